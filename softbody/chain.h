@@ -1,0 +1,237 @@
+/* A soft (or mixed soft/rigid) serial chain fixed at a base frame.
+ *
+ * The chain is a list of segments; each one owns a contiguous block of the
+ * generalized coordinates q:
+ *   PCS  Cosserat piece with constant strain xi = xi* + Phi q over its
+ *        length; q = the selected strain components (mask), in twist order.
+ *   PLS  piecewise linear strain (paper 003): `elements` elements, q = the
+ *        selected strain components at the elements+1 nodes (hat functions),
+ *        poses integrated between quadrature nodes with a 4th-order Magnus step.
+ *   PCC  constant-curvature section in actuator space: q = the elongations
+ *        of three chambers (m, 0 at rest), a linear map to (kx, ky, ez).
+ *   REVOLUTE / PRISMATIC / FIXED  a rigid joint (q = angle or offset) that
+ *        carries a rigid link.
+ * Strains are in the body frame of the rod cross-section, local z along the
+ * rod; xi* = [0 0 0 0 0 1] is the straight, unstretched rod.
+ *
+ * Internally the chain is flattened into nodes: each node is a frame reached
+ * from its parent by g = G exp(Om(q)) and carries a spatial inertia (a
+ * quadrature slice, a lumped disk, a rigid link, or nothing). Dynamics are
+ * recursive over nodes, so their cost is linear in the number of nodes. */
+#ifndef SB_CHAIN_H
+#define SB_CHAIN_H
+
+#include "se3.h"
+
+typedef enum {
+  SB_SEG_PCS,
+  SB_SEG_PLS,
+  SB_SEG_PCC,
+  SB_SEG_REVOLUTE,
+  SB_SEG_PRISMATIC,
+  SB_SEG_FIXED
+} sb_segment_type;
+
+/* Strain component bits, in twist order [kx ky kz ex ey ez]. */
+enum {
+  SB_KX = 1, SB_KY = 2, SB_KZ = 4, SB_EX = 8, SB_EY = 16, SB_EZ = 32,
+  SB_STRAIN_BENDING = SB_KX | SB_KY,
+  SB_STRAIN_ALL = 63
+};
+
+/* Parameters of one segment. Start from sb_segment_default(type). SI units. */
+typedef struct {
+  sb_segment_type type;
+  sb_pose placement;   /* start frame relative to the previous segment's end (identity) */
+  /* soft segments (PCS, PLS, PCC) */
+  double length;       /* rest length, m */
+  double radius;       /* cross-section radius for inertia and material stiffness, m */
+  double mass;         /* kg; if > 0 overrides density (line density = mass/length) */
+  double density;      /* kg/m^3, used when mass == 0 */
+  int slices;          /* Gauss quadrature nodes per piece (PCS, PCC) or per element (PLS) */
+  /* Cosserat material (PCS, PLS) */
+  int strains;         /* SB_K?/SB_E? mask of the strains that are coordinates */
+  int elements;        /* PLS: number of elements */
+  double young;        /* E, Pa */
+  double shear;        /* G, Pa; 0 means E/3 (incompressible) */
+  double viscosity;    /* Kelvin-Voigt eta, Pa*s: damping = eta * diag(I, I, J, A, A, A) */
+  /* PCC in actuator space */
+  double chamber_radius;    /* distance of the chambers from the axis, m */
+  double chamber_angle;     /* angle of chamber 1 about z, rad; the others at +120, +240 deg */
+  double chamber_stiffness; /* K per chamber, N/m */
+  double chamber_damping;   /* B per chamber, N*s/m */
+  /* rigid joints */
+  double axis[3];           /* joint axis in the joint frame (normalized on build) */
+  double joint_stiffness;   /* N*m/rad or N/m about q = 0 */
+  double joint_damping;
+  double link_mass;         /* rigid link attached to the joint frame, kg */
+  double link_com[3];       /* its centre of mass in the joint frame, m */
+  double link_inertia[6];   /* about the com, joint-frame axes: xx yy zz xy xz yz, kg*m^2 */
+} sb_segment_params;
+
+/* A lumped rigid disk (solid cylinder, axis = local z) on a soft segment. */
+typedef struct {
+  int segment;
+  double s;          /* arc length from the segment start, m */
+  double mass;       /* kg */
+  double radius;     /* m */
+  double thickness;  /* m */
+} sb_disk_params;
+
+typedef struct {
+  int nseg;
+  const sb_segment_params *seg;
+  int ndisk;
+  const sb_disk_params *disk;
+  sb_pose base;        /* world pose of the base frame */
+  double gravity[3];   /* world, m/s^2 */
+} sb_chain_params;
+
+/* Defaults for a segment type (documented in chain.c). */
+sb_segment_params sb_segment_default(sb_segment_type type);
+
+typedef struct {
+  int seg, unit;
+  double s0, s1;       /* arc-length interval of the step that reaches this node */
+  int element;         /* PLS element of the step, else -1 */
+  sb_pose G;           /* constant transform applied before exp(Om) */
+  int col0, ncol;      /* global columns the step depends on */
+  int soff;            /* offset of this node's 6 x ncol blocks in the work arrays */
+  double inertia[36];  /* spatial inertia in the node frame */
+  double mass, com[3];
+} sb_node;
+
+/* A run of consecutive nodes that depend on the same columns. */
+typedef struct {
+  int node0, node1;    /* inclusive */
+  int col0, ncol;
+} sb_unit;
+
+typedef struct {
+  sb_segment_params p; /* validated copy (axis normalized, defaults resolved) */
+  int col0, ncol;
+  int node0, nnode;
+  int ncomp;           /* PCS/PLS: number of strain components in the basis */
+  int comp[6];         /* their twist indices */
+  double Phi[6 * 6];   /* PCS/PCC: constant 6 x ncol basis; PLS: the 6 x ncomp B */
+  double line_inertia[6]; /* spatial inertia per unit rest length, diagonal */
+} sb_segment;
+
+typedef struct {
+  int n;               /* generalized coordinates */
+  int nseg, nnode, nunit;
+  sb_segment *seg;
+  sb_node *node;
+  sb_unit *unit;
+  double *K, *D;       /* n x n stiffness and damping, constant */
+  sb_pose base;
+  double gravity[3];
+  double total_mass;
+  int maxcol;          /* widest unit */
+  int stotal;          /* total size of the per-node 6 x ncol blocks */
+} sb_model;
+
+typedef struct {
+  double t;
+  double *q, *v;       /* n each */
+} sb_state;
+
+/* Preallocated workspace: everything the step loop touches. */
+typedef struct {
+  int n;
+  double *q, *v;                  /* copy of the kinematics input */
+  sb_pose *g;                     /* node world poses */
+  double *X;                      /* 36 per node: Ad of parent->node */
+  double *S, *Jpart;              /* per node 6 x ncol: motion subspace, unit-local Jacobian */
+  double *eta, *nu;               /* 6 per node: twist, twist of the step (S v) */
+  double *bterm, *vp;             /* 6 per node: local and accumulated velocity-product accel */
+  double *acc, *F, *Ic, *P;       /* RNEA and CRBA scratch */
+  double *Xu, *Jend;              /* per unit: 36, and 6 x n full Jacobian at its last node */
+  double *M, *c, *Mt, *L;         /* n x n mass, bias, M~ and its Cholesky factor */
+  double *vstar, *rhs, *tmp, *tmp2;
+  double *J6n;                    /* 6 x n scratch for point Jacobians */
+  double h;
+  int kin_valid, vel_valid, step_ready;
+} sb_work;
+
+/* Builds a model; returns NULL and writes a message naming the bad parameter. */
+sb_model *sb_model_create(const sb_chain_params *params, char *error, int error_size);
+void sb_model_free(sb_model *m);
+
+/* State at rest (q = 0, v = 0, t = 0). */
+sb_state *sb_state_create(const sb_model *m);
+void sb_state_reset(const sb_model *m, sb_state *s);
+void sb_state_free(sb_state *s);
+
+sb_work *sb_work_create(const sb_model *m);
+void sb_work_free(sb_work *w);
+
+/* Forward pass: node poses, Jacobian blocks and, with v != NULL, twists and
+ * velocity-product terms. Every query below reads the last call's result. */
+void sb_kinematics(const sb_model *m, sb_work *w, const double *q, const double *v);
+
+/* Pose, body Jacobian (6 x n, twist of the frame in its own coordinates),
+ * twist, and velocity-product term dJ/dt*v at arc length s of a segment
+ * (rigid segments: their joint frame). Any output may be NULL.
+ * Returns 0, or -1 for a bad segment or s outside [0, length]. */
+int sb_point_kinematics(const sb_model *m, const sb_work *w, int seg, double s, sb_pose *g,
+                        double *J, double eta[6], double dJv[6]);
+
+/* Full 6 x n body Jacobian of node k. */
+void sb_node_jacobian(const sb_model *m, const sb_work *w, int k, double *J);
+
+/* Mass matrix by composite inertias over nodes (n x n). */
+void sb_mass_matrix(const sb_model *m, sb_work *w, double *M);
+/* Bias c(q, v): Coriolis, centrifugal and gravity (needs v in kinematics). */
+void sb_bias(const sb_model *m, sb_work *w, double *c);
+/* Inverse dynamics: tau = M a + c + K q + D v. */
+void sb_inverse_dynamics(const sb_model *m, sb_work *w, const double *a, double *tau);
+/* Forward dynamics: a = M^-1 (tau - c - K q - D v). Returns 0 or -1 (M not SPD). */
+int sb_forward_dynamics(const sb_model *m, sb_work *w, const double *tau, double *a);
+
+/* Energies at the last kinematics: kinetic, gravitational, elastic. */
+void sb_energy(const sb_model *m, sb_work *w, double *kinetic, double *gravity, double *elastic);
+
+/* Adds J^T wrench to Q for a force f and moment mo, both in world axes,
+ * applied at the frame origin of (seg, s). Returns 0 or -1 as above. */
+int sb_add_world_wrench(const sb_model *m, sb_work *w, int seg, double s, const double f[3],
+                        const double mo[3], double *Q);
+
+/* Linearly implicit Euler (elastic and viscous terms implicit):
+ *   M~ = M + h D + h^2 K
+ *   M~ (v* - v) = h (tau - c(q,v) - K (q + h v) - D v)
+ *   M~ (v+ - v*) = p        (p: generalized contact impulse, J^T lambda)
+ *   q+ = q + h v+
+ * prepare computes M~ (factored) and v*; solve_mt applies M~^-1 for the
+ * contact code; commit advances the state. Errors leave the state unchanged. */
+int sb_step_prepare(const sb_model *m, const sb_state *s, sb_work *w, const double *tau, double h,
+                    char *error, int error_size);
+void sb_step_solve_mt(const sb_model *m, sb_work *w, const double *rhs, double *x);
+int sb_step_commit(const sb_model *m, sb_state *s, sb_work *w, const double *impulse, char *error,
+                   int error_size);
+
+/* Contact hook: fill the generalized impulse p (n, zeroed) from w->vstar
+ * and M~ (via sb_step_solve_mt). Return 0, or nonzero to abort the step. */
+typedef int (*sb_impulse_fn)(void *user, const sb_model *m, const sb_state *s, sb_work *w,
+                             double *p);
+int sb_step(const sb_model *m, sb_state *s, sb_work *w, const double *tau, double h,
+            sb_impulse_fn hook, void *user, char *error, int error_size);
+
+/* A dead load: world force/moment at (seg, s). */
+typedef struct {
+  int seg;
+  double s;
+  double force[3], moment[3];
+} sb_point_load;
+
+/* Static equilibrium c(q,0) + K q = tau + sum J^T loads by damped Newton from
+ * q (in/out). Returns 0 when |residual|inf <= tol, -1 otherwise. */
+int sb_static_solve(const sb_model *m, sb_work *w, const double *tau, const sb_point_load *loads,
+                    int nload, double *q, double tol, int max_iter, double *residual, char *error,
+                    int error_size);
+
+/* Static residual c(q,0) + K q - tau - sum J^T loads (n). */
+void sb_static_residual(const sb_model *m, sb_work *w, const double *q, const double *tau,
+                        const sb_point_load *loads, int nload, double *r);
+
+#endif

@@ -1,0 +1,102 @@
+/* Linearly implicit Euler, DESIGN §3. The elastic force is taken at the end
+ * of the step, K (q + h v+), linearized exactly (it is linear in q); note the
+ * h K v term, which the shorthand of DESIGN §3 leaves out and without which
+ * the stiffness would act on q + h (v+ - v) instead of q+. */
+#include <lapacke.h>
+#include <math.h>
+#include <string.h>
+
+#include "chain.h"
+#include "sb_util.h"
+
+int sb_step_prepare(const sb_model *m, const sb_state *s, sb_work *w, const double *tau, double h,
+                    char *error, int error_size) {
+  int n = m->n;
+  w->step_ready = 0;
+  if (!(isfinite(h) && h > 0)) {
+    sb_errorf(error, error_size, "time step must be positive and finite (got %g)", h);
+    return -1;
+  }
+  for (int i = 0; i < n; i++)
+    if (!isfinite(s->q[i]) || !isfinite(s->v[i]) || (tau && !isfinite(tau[i]))) {
+      sb_errorf(error, error_size, "non-finite %s[%d] at t = %g", !isfinite(s->q[i]) ? "q" : !isfinite(s->v[i]) ? "v" : "tau", i, s->t);
+      return -1;
+    }
+  sb_kinematics(m, w, s->q, s->v);
+  sb_mass_matrix(m, w, w->M);
+  sb_bias(m, w, w->c);
+  for (int i = 0; i < n; i++) {
+    double r = (tau ? tau[i] : 0) - w->c[i];
+    for (int j = 0; j < n; j++) {
+      double Kij = m->K[i * n + j], Dij = m->D[i * n + j];
+      r -= Kij * (s->q[j] + h * s->v[j]) + Dij * s->v[j];
+      w->Mt[i * n + j] = w->M[i * n + j] + h * Dij + h * h * Kij;
+    }
+    w->rhs[i] = h * r;
+  }
+  memcpy(w->L, w->Mt, (size_t)n * n * sizeof(double));
+  if (LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'L', n, w->L, n)) {
+    sb_errorf(error, error_size, "M + hD + h^2K is not positive definite at t = %g", s->t);
+    return -1;
+  }
+  memcpy(w->tmp, w->rhs, n * sizeof(double));
+  LAPACKE_dpotrs_work(LAPACK_COL_MAJOR, 'L', n, 1, w->L, n, w->tmp, n);
+  for (int i = 0; i < n; i++) {
+    w->vstar[i] = s->v[i] + w->tmp[i];
+    if (!isfinite(w->vstar[i])) {
+      sb_errorf(error, error_size, "free velocity is not finite at t = %g (coordinate %d)", s->t, i);
+      return -1;
+    }
+  }
+  w->h = h;
+  w->step_ready = 1;
+  return 0;
+}
+
+void sb_step_solve_mt(const sb_model *m, sb_work *w, const double *rhs, double *x) {
+  if (x != rhs) memcpy(x, rhs, m->n * sizeof(double));
+  LAPACKE_dpotrs_work(LAPACK_COL_MAJOR, 'L', m->n, 1, w->L, m->n, x, m->n);
+}
+
+int sb_step_commit(const sb_model *m, sb_state *s, sb_work *w, const double *impulse, char *error,
+                   int error_size) {
+  int n = m->n;
+  if (!w->step_ready) {
+    sb_errorf(error, error_size, "sb_step_commit called without a successful sb_step_prepare");
+    return -1;
+  }
+  double *vn = w->tmp, *dv = w->tmp2;
+  memcpy(vn, w->vstar, n * sizeof(double));
+  if (impulse) {
+    sb_step_solve_mt(m, w, impulse, dv);
+    for (int i = 0; i < n; i++) vn[i] += dv[i];
+  }
+  for (int i = 0; i < n; i++)
+    if (!isfinite(vn[i]) || !isfinite(s->q[i] + w->h * vn[i])) {
+      sb_errorf(error, error_size, "step produced a non-finite velocity at t = %g (coordinate %d); state kept", s->t, i);
+      return -1;
+    }
+  for (int i = 0; i < n; i++) {
+    s->v[i] = vn[i];
+    s->q[i] += w->h * vn[i];
+  }
+  s->t += w->h;
+  w->step_ready = 0;
+  return 0;
+}
+
+int sb_step(const sb_model *m, sb_state *s, sb_work *w, const double *tau, double h,
+            sb_impulse_fn hook, void *user, char *error, int error_size) {
+  if (sb_step_prepare(m, s, w, tau, h, error, error_size)) return -1;
+  const double *p = NULL;
+  if (hook) {
+    memset(w->rhs, 0, m->n * sizeof(double));
+    if (hook(user, m, s, w, w->rhs)) {
+      if (error && error_size > 0 && !error[0]) sb_errorf(error, error_size, "contact hook failed at t = %g", s->t);
+      w->step_ready = 0;
+      return -1;
+    }
+    p = w->rhs;
+  }
+  return sb_step_commit(m, s, w, p, error, error_size);
+}

@@ -1,0 +1,218 @@
+/* Kinematics of every segment type against central finite differences of the
+ * pose: body Jacobians and the velocity-product term dJ/dt v, at random,
+ * straight and nearly straight (1e-9) configurations; PLS against PCS and
+ * against a fine reference (Magnus order); PCC extension. */
+#include <string.h>
+
+#include "chain.h"
+#include "testutil.h"
+#include "zoo.h"
+
+static void fd_twist(const sb_pose *g, const sb_pose *gp, const sb_pose *gm, double eps, double t[6]) {
+  double dR[9], W[9], dp[3];
+  for (int i = 0; i < 9; i++) dR[i] = (gp->R[i] - gm->R[i]) / (2 * eps);
+  sb_matmul_tn(3, 3, 3, g->R, dR, W);
+  sb_vee3(W, t);
+  for (int i = 0; i < 3; i++) dp[i] = (gp->p[i] - gm->p[i]) / (2 * eps);
+  for (int i = 0; i < 3; i++) t[3 + i] = g->R[i] * dp[0] + g->R[3 + i] * dp[1] + g->R[6 + i] * dp[2];
+}
+
+static double worst_jac, worst_dj;
+
+static void check_point(const sb_model *m, sb_work *w, const double *q, const double *v, int seg,
+                        double s, const char *what) {
+  int n = m->n;
+  double *J = malloc(sizeof(double) * 6 * n), *Jp = malloc(sizeof(double) * 6 * n),
+         *Jm = malloc(sizeof(double) * 6 * n), *qq = malloc(sizeof(double) * n);
+  sb_pose g, gp, gm;
+  double eta[6], dJv[6];
+  sb_kinematics(m, w, q, v);
+  EXPECT(sb_point_kinematics(m, w, seg, s, &g, J, eta, dJv) == 0, "point query %d %g", seg, s);
+  /* Column by column against the pose. */
+  double fdJ[6 * 64], eps = 1e-6;
+  for (int j = 0; j < n; j++) {
+    memcpy(qq, q, sizeof(double) * n);
+    qq[j] += eps;
+    sb_kinematics(m, w, qq, NULL);
+    sb_point_kinematics(m, w, seg, s, &gp, NULL, NULL, NULL);
+    qq[j] -= 2 * eps;
+    sb_kinematics(m, w, qq, NULL);
+    sb_point_kinematics(m, w, seg, s, &gm, NULL, NULL, NULL);
+    double t[6];
+    fd_twist(&g, &gp, &gm, eps, t);
+    for (int i = 0; i < 6; i++) fdJ[i * n + j] = t[i];
+  }
+  double e = tu_relerr(J, fdJ, 6 * n, 1e-3);
+  worst_jac = fmax(worst_jac, e);
+  EXPECT(e <= 1e-6, "%s: Jacobian at seg %d s %g vs FD: rel err %g", what, seg, s, e);
+  /* Twist = J v, and dJ/dt v = d/dt (J(q + t v) v) at t = 0. */
+  double Jv[6] = {0};
+  for (int i = 0; i < 6; i++)
+    for (int j = 0; j < n; j++) Jv[i] += J[i * n + j] * v[j];
+  EXPECT(tu_relerr(eta, Jv, 6, 1e-3) < 1e-12, "%s: twist = J v at seg %d s %g", what, seg, s);
+  double h = 1e-6;
+  for (int j = 0; j < n; j++) qq[j] = q[j] + h * v[j];
+  sb_kinematics(m, w, qq, NULL);
+  sb_point_kinematics(m, w, seg, s, NULL, Jp, NULL, NULL);
+  for (int j = 0; j < n; j++) qq[j] = q[j] - h * v[j];
+  sb_kinematics(m, w, qq, NULL);
+  sb_point_kinematics(m, w, seg, s, NULL, Jm, NULL, NULL);
+  double fd[6] = {0};
+  for (int i = 0; i < 6; i++)
+    for (int j = 0; j < n; j++) fd[i] += (Jp[i * n + j] - Jm[i * n + j]) * v[j] / (2 * h);
+  e = tu_relerr(dJv, fd, 6, 1e-3);
+  worst_dj = fmax(worst_dj, e);
+  EXPECT(e <= 1e-6, "%s: dJ/dt v at seg %d s %g vs FD: rel err %g", what, seg, s, e);
+  free(J); free(Jp); free(Jm); free(qq);
+}
+
+static void check_all_points(const sb_model *m, sb_work *w, const double *q, const double *v, const char *what) {
+  for (int i = 0; i < m->nseg; i++) {
+    const sb_segment *sg = &m->seg[i];
+    if (sg->p.type == SB_SEG_PCS || sg->p.type == SB_SEG_PLS || sg->p.type == SB_SEG_PCC) {
+      double L = sg->p.length;
+      double ss[] = {0, 0.137 * L, m->node[sg->node0 + 1].s1, 0.5 * L, 0.71 * L, L};
+      for (size_t k = 0; k < sizeof ss / sizeof ss[0]; k++) check_point(m, w, q, v, i, ss[k], what);
+    } else {
+      check_point(m, w, q, v, i, 0, what);
+    }
+  }
+}
+
+/* Tip pose of a single PLS rod with a strain field given by nodal values. */
+static sb_pose pls_tip(int elements, int slices, const double *nodal /* 3 x (elements+1) at 1/12 spacing */) {
+  sb_segment_params s = sb_segment_default(SB_SEG_PLS);
+  s.length = 0.3; s.elements = elements; s.slices = slices; s.strains = SB_KX | SB_KY | SB_EZ;
+  sb_chain_params c = {0};
+  c.nseg = 1; c.seg = &s; c.base = sb_pose_identity();
+  char err[256];
+  sb_model *m = sb_model_create(&c, err, sizeof err);
+  sb_work *w = sb_work_create(m);
+  double q[3 * 257];
+  /* sample the reference piecewise linear field (12 pieces) at this model's nodes */
+  for (int e = 0; e <= elements; e++) {
+    double x = 12.0 * e / elements;
+    int i = (int)floor(x);
+    if (i >= 12) i = 11;
+    double t = x - i;
+    for (int c3 = 0; c3 < 3; c3++) q[3 * e + c3] = (1 - t) * nodal[3 * i + c3] + t * nodal[3 * (i + 1) + c3];
+  }
+  sb_kinematics(m, w, q, NULL);
+  sb_pose g;
+  sb_point_kinematics(m, w, 0, 0.3, &g, NULL, NULL, NULL);
+  sb_work_free(w);
+  sb_model_free(m);
+  return g;
+}
+
+static double pose_dist(const sb_pose *a, const sb_pose *b) {
+  double d = 0;
+  for (int i = 0; i < 3; i++) d = fmax(d, fabs(a->p[i] - b->p[i]));
+  for (int i = 0; i < 9; i++) d = fmax(d, 0.3 * fabs(a->R[i] - b->R[i]));
+  return d;
+}
+
+int main(void) {
+  char err[256];
+  zoo_chain z;
+  zoo_build(&z, 1);
+  sb_model *m = sb_model_create(&z.chain, err, sizeof err);
+  EXPECT(m != NULL, "zoo model: %s", err);
+  if (!m) return test_report("kinematics");
+  sb_work *w = sb_work_create(m);
+  int n = m->n;
+  double *q = calloc(n, sizeof(double)), *v = calloc(n, sizeof(double));
+
+  for (int rep = 0; rep < 3; rep++) {
+    zoo_random_q(m, q, 1, tu_rand);
+    zoo_random_q(m, v, 3, tu_rand);
+    check_all_points(m, w, q, v, "random");
+  }
+  memset(q, 0, sizeof(double) * n);
+  zoo_random_q(m, v, 3, tu_rand);
+  check_all_points(m, w, q, v, "straight");
+  zoo_random_q(m, q, 1e-9, tu_rand);
+  check_all_points(m, w, q, v, "curvature 1e-9");
+  printf("worst relative error: Jacobian %.3g, dJ/dt v %.3g\n", worst_jac, worst_dj);
+
+  /* PLS with a constant strain field is exactly PCS. */
+  {
+    sb_segment_params a = sb_segment_default(SB_SEG_PCS), b = sb_segment_default(SB_SEG_PLS);
+    a.length = b.length = 0.3;
+    a.strains = b.strains = SB_STRAIN_ALL;
+    b.elements = 5;
+    sb_chain_params ca = {0}, cb = {0};
+    ca.nseg = cb.nseg = 1; ca.seg = &a; cb.seg = &b; ca.base = cb.base = sb_pose_identity();
+    sb_model *ma = sb_model_create(&ca, err, sizeof err), *mb = sb_model_create(&cb, err, sizeof err);
+    sb_work *wa = sb_work_create(ma), *wb = sb_work_create(mb);
+    double xi[6] = {3, -2, 1.5, 0.1, -0.05, 0.2}, qb[36];
+    for (int e = 0; e <= 5; e++) memcpy(qb + 6 * e, xi, sizeof xi);
+    sb_kinematics(ma, wa, xi, NULL);
+    sb_kinematics(mb, wb, qb, NULL);
+    for (double s = 0; s <= 0.3; s += 0.0375) {
+      sb_pose ga, gb;
+      sb_point_kinematics(ma, wa, 0, s, &ga, NULL, NULL, NULL);
+      sb_point_kinematics(mb, wb, 0, s, &gb, NULL, NULL, NULL);
+      EXPECT(pose_dist(&ga, &gb) < 1e-13, "PLS constant strain = PCS at s=%g: %g", s, pose_dist(&ga, &gb));
+    }
+    sb_work_free(wa); sb_work_free(wb); sb_model_free(ma); sb_model_free(mb);
+  }
+
+  /* Magnus step: error against a fine reference falls as h^4. */
+  {
+    double nodal[3 * 13];
+    for (int i = 0; i < 13; i++) {
+      nodal[3 * i] = 6 * sin(0.7 * i);
+      nodal[3 * i + 1] = 5 * cos(0.4 * i + 1);
+      nodal[3 * i + 2] = 0.1 * sin(i);
+    }
+    sb_pose ref = pls_tip(12, 32, nodal);
+    double e1 = pose_dist(&ref, (sb_pose[]){pls_tip(12, 2, nodal)});
+    double e2 = pose_dist(&ref, (sb_pose[]){pls_tip(12, 4, nodal)});
+    double order = log(e1 / e2) / log((2 + 1.0) / (4 + 1.0));
+    /* slices k -> k+1 steps per element */
+    order = log(e1 / e2) / log(5.0 / 3.0);
+    printf("Magnus: tip error %.3g (3 steps/element), %.3g (5 steps/element), observed order %.2f\n", e1, e2, order);
+    EXPECT(order > 3.5, "Magnus step order %.2f < 3.5", order);
+  }
+
+  /* PCC: equal chamber elongations give pure extension. */
+  {
+    sb_segment_params s = sb_segment_default(SB_SEG_PCC);
+    s.length = 0.15;
+    sb_chain_params c = {0};
+    c.nseg = 1; c.seg = &s; c.base = sb_pose_identity();
+    sb_model *mp = sb_model_create(&c, err, sizeof err);
+    sb_work *wp = sb_work_create(mp);
+    double ql[3] = {0.012, 0.012, 0.012};
+    sb_kinematics(mp, wp, ql, NULL);
+    sb_pose g;
+    sb_point_kinematics(mp, wp, 0, 0.15, &g, NULL, NULL, NULL);
+    double expect[3] = {0, 0, 0.162};
+    EXPECT(tu_relerr(g.p, expect, 3, 1) < 1e-14, "PCC equal elongation: tip (%g %g %g)", g.p[0], g.p[1], g.p[2]);
+    double I9[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+    EXPECT(tu_relerr(g.R, I9, 9, 1) < 1e-14, "PCC equal elongation: no rotation");
+    /* Unequal elongations: each chamber line (offset d at angle psi) has the commanded length. */
+    double ql2[3] = {0.01, -0.004, 0.002};
+    sb_kinematics(mp, wp, ql2, NULL);
+    for (int j = 0; j < 3; j++) {
+      double psi = s.chamber_angle + 2 * M_PI * j / 3, len = 0, prev[3];
+      int N = 2000;
+      for (int k = 0; k <= N; k++) {
+        sb_pose gk;
+        sb_point_kinematics(mp, wp, 0, 0.15 * k / N, &gk, NULL, NULL, NULL);
+        double off[3] = {s.chamber_radius * cos(psi), s.chamber_radius * sin(psi), 0}, x[3];
+        sb_pose_apply(&gk, off, x);
+        if (k) len += sqrt(pow(x[0] - prev[0], 2) + pow(x[1] - prev[1], 2) + pow(x[2] - prev[2], 2));
+        memcpy(prev, x, sizeof x);
+      }
+      EXPECT(fabs(len - (0.15 + ql2[j])) < 1e-7, "PCC chamber %d length %.9f vs %.9f", j, len, 0.15 + ql2[j]);
+    }
+    sb_work_free(wp);
+    sb_model_free(mp);
+  }
+  free(q); free(v);
+  sb_work_free(w);
+  sb_model_free(m);
+  return test_report("kinematics");
+}
