@@ -9,6 +9,10 @@
 
 #include "sb_util.h"
 
+/* OpenBLAS API (libopenblas-dev): its threads only add spin-waiting on the
+ * small dense systems of a soft body. */
+void openblas_set_num_threads(int num_threads);
+
 sb_segment_params sb_segment_default(sb_segment_type type) {
   sb_segment_params p;
   memset(&p, 0, sizeof p);
@@ -245,6 +249,7 @@ sb_model *sb_model_create(const sb_chain_params *cp, char *error, int error_size
     }
   }
 
+  openblas_set_num_threads(1);
   sb_model *m = calloc(1, sizeof *m);
   m->nseg = cp->nseg;
   m->seg = calloc(cp->nseg, sizeof *m->seg);
@@ -604,10 +609,12 @@ static void step_frame(const sb_segment *sg, int element, double s0, double s1, 
   sb_pose E = sb_se3_exp(Om);
   o->grel = sb_pose_mul(G, &E);
   sb_Ad_inv(&o->grel, o->X);
+  sb_tangent T;
+  sb_tangent_init(&T, Om);
   for (int j = 0; j < ncol; j++) {
     double col[6], tc[6];
     for (int i = 0; i < 6; i++) col[i] = Omq[i * ncol + j];
-    sb_se3_tangent_apply(Om, col, tc);
+    sb_tangent_apply(&T, col, tc);
     for (int i = 0; i < 6; i++) S[i * ncol + j] = tc[i];
   }
   if (!v) return;
@@ -620,8 +627,8 @@ static void step_frame(const sb_segment *sg, int element, double s0, double s1, 
     }
   }
   double a[6], b[6];
-  sb_se3_tangent_deriv_apply(Om, Omd, Omd, a);
-  sb_se3_tangent_apply(Om, Omqq, b);
+  sb_tangent_deriv_apply(&T, Omd, Omd, a);
+  sb_tangent_apply(&T, Omqq, b);
   for (int i = 0; i < 6; i++) o->zeta[i] = a[i] + b[i];
 }
 

@@ -287,88 +287,99 @@ void sb_coad_apply(const double xi[6], const double F[6], double out[6]) {
 }
 
 /* T(Om) = I + sum_{k=1..4} c_k ad^k (ad_Om satisfies ad^5 = -2 t^2 ad^3 - t^4 ad),
- * with c_k = N_k(t) / (2 t^m_k); dk = c_k'(t)/t, smooth at t = 0. */
-static double coef_sin(int e) { return (e % 2 == 1) ? (((e - 1) / 2) % 2 ? -1 : 1) * inv_fact[e] : 0; }
-static double coef_cos(int e) { return (e % 2 == 0) ? ((e / 2) % 2 ? -1 : 1) * inv_fact[e] : 0; }
-static double coef_tsin(int e) { return e >= 1 ? coef_sin(e - 1) : 0; }
-static double coef_tcos(int e) { return e >= 1 ? coef_cos(e - 1) : 0; }
+ * with c_k = N_k(t) / (2 t^m_k), m = 2, 3, 4, 5:
+ *   N1 = t sin t + 4 cos t - 4,   N2 = 4t - 5 sin t + t cos t,
+ *   N3 = t sin t + 2 cos t - 2,   N4 = 2t - 3 sin t + t cos t,
+ * and d_k = c_k'(t)/t, which is smooth at t = 0. Below SERIES_ANGLE both come
+ * from the Taylor coefficients of c_k in t^2, tabulated here (exact fractions
+ * rounded to double, generated with Python from the series of sin and cos). */
+static const double tangent_series[4][17] = {
+  {-0.5, 0.0, 0.001388888888888889, -4.96031746031746e-05, 8.267195767195768e-07, -8.35070279514724e-09, 5.735372798864862e-11, -2.867686399432431e-13, 1.093344487801036e-15, -3.288254098649732e-18, 8.007112253205516e-21, -1.6117375710961184e-23, 2.7275558895472774e-26, -3.9358670844838056e-29, 4.900983917460677e-32, -5.320547056796641e-35, 5.080736303281742e-38},
+  {0.16666666666666666, 0.0, -0.0001984126984126984, 5.5114638447971785e-06, -7.515632515632516e-08, 6.423617534728645e-10, -3.823581865909908e-12, 1.6868743526073125e-14, -5.75444467263703e-17, 1.565835285071301e-19, -3.4813531535676156e-22, 6.446950284384473e-25, -1.01020588501751e-27, 1.357195546373726e-30, -1.5809625540195733e-33, 1.612286986908073e-36, -1.4516389437947836e-39},
+  {-0.041666666666666664, 0.002777777777777778, -7.440476190476191e-05, 1.1022927689594355e-06, -1.043837849393405e-08, 6.882447358637835e-11, -3.3456341326711696e-13, 1.249536557486898e-15, -3.6992858609809485e-18, 8.896791392450573e-21, -1.77291132820573e-23, 2.975515515869757e-26, -4.263856008190789e-29, 5.277982680342268e-32, -5.700586132282115e-35, 5.419452056833859e-38, -4.569974452687282e-41},
+  {0.008333333333333333, -0.0003968253968253968, 8.267195767195768e-06, -1.0020843354176688e-07, 8.029521918410807e-10, -4.58829823909189e-12, 1.9680200780418645e-14, -6.576508197299464e-17, 1.7615646957052136e-19, -3.868170170630684e-22, 7.091645312822921e-25, -1.1020427836554655e-27, 1.4702951752382032e-30, -1.7025750581749252e-33, 1.7274503431157927e-36, -1.5484148733811025e-39, 1.2351282304560222e-42}
 
-/* Taylor coefficient of t^e in N_k. */
-static double coef_num(int k, int e) {
-  switch (k) {
-    case 1: return coef_tsin(e) + 4 * coef_cos(e) - (e == 0 ? 4 : 0);
-    case 2: return (e == 1 ? 4 : 0) - 5 * coef_sin(e) + coef_tcos(e);
-    case 3: return coef_tsin(e) + 2 * coef_cos(e) - (e == 0 ? 2 : 0);
-    default: return (e == 1 ? 2 : 0) - 3 * coef_sin(e) + coef_tcos(e);
-  }
-}
+};
 
-static void tangent_coeffs(double t, double c[5], double d[5]) {
-  static const int m[5] = {0, 2, 3, 4, 5};
+void sb_tangent_init(sb_tangent *T, const double Om[6]) {
+  memcpy(T->Om, Om, sizeof T->Om);
+  double t = sqrt(dot3(Om, Om));
   if (t < SERIES_ANGLE) {
     double t2 = t * t;
-    for (int k = 1; k <= 4; k++) {
-      double sc = 0, sd = 0, pw = 1;
-      for (int j = 0; j < SERIES_TERMS && m[k] + 2 * j <= 40; j++) {
-        double a = 0.5 * coef_num(k, m[k] + 2 * j);
-        sc += a * pw;
-        if (j + 1 < SERIES_TERMS && m[k] + 2 * j + 2 <= 40) sd += 2 * (j + 1) * 0.5 * coef_num(k, m[k] + 2 * j + 2) * pw;
-        pw *= t2;
+    for (int k = 0; k < 4; k++) {
+      const double *a = tangent_series[k];
+      double sc = a[SERIES_TERMS - 1], sd = 2 * SERIES_TERMS * a[SERIES_TERMS];
+      for (int j = SERIES_TERMS - 2; j >= 0; j--) {
+        sc = sc * t2 + a[j];
+        sd = sd * t2 + 2 * (j + 1) * a[j + 1];
       }
-      c[k] = sc;
-      d[k] = sd;
+      T->c[k + 1] = sc;
+      T->d[k + 1] = sd;
     }
     return;
   }
+  static const int m[5] = {0, 2, 3, 4, 5};
   double s = sin(t), co = cos(t);
   double N[5] = {0, t * s + 4 * co - 4, 4 * t - 5 * s + t * co, t * s + 2 * co - 2, 2 * t - 3 * s + t * co};
   double dN[5] = {0, t * co - 3 * s, 4 - 4 * co - t * s, t * co - s, 2 - 2 * co - t * s};
   for (int k = 1; k <= 4; k++) {
-    c[k] = N[k] / (2 * pow(t, m[k]));
-    d[k] = (t * dN[k] - m[k] * N[k]) / (2 * pow(t, m[k] + 2));
+    T->c[k] = N[k] / (2 * pow(t, m[k]));
+    T->d[k] = (t * dN[k] - m[k] * N[k]) / (2 * pow(t, m[k] + 2));
   }
 }
 
-void sb_se3_tangent_apply(const double Om[6], const double x[6], double out[6]) {
-  double c[5], d[5], u[6], y[6];
-  tangent_coeffs(sqrt(dot3(Om, Om)), c, d);
+void sb_tangent_apply(const sb_tangent *T, const double x[6], double out[6]) {
+  double u[6], y[6];
   memcpy(u, x, sizeof u);
   memcpy(y, x, sizeof y);
   for (int k = 1; k <= 4; k++) {
-    sb_ad_apply(Om, u, u);
-    for (int i = 0; i < 6; i++) y[i] += c[k] * u[i];
+    sb_ad_apply(T->Om, u, u);
+    for (int i = 0; i < 6; i++) y[i] += T->c[k] * u[i];
   }
   memcpy(out, y, sizeof y);
 }
 
-void sb_se3_tangent(const double Om[6], double T[36]) {
+void sb_tangent_deriv_apply(const sb_tangent *T, const double dv[6], const double x[6], double out[6]) {
+  double u[5][6], y[6] = {0};
+  double wd = dot3(T->Om, dv);
+  memcpy(u[0], x, sizeof u[0]);
+  for (int k = 1; k <= 4; k++) sb_ad_apply(T->Om, u[k - 1], u[k]);
+  for (int k = 1; k <= 4; k++) {
+    for (int i = 0; i < 6; i++) y[i] += T->d[k] * wd * u[k][i];
+    /* d(ad^k)[dv] x = sum_j ad^j ad_dv ad^(k-1-j) x */
+    for (int j = 0; j < k; j++) {
+      double v[6];
+      sb_ad_apply(dv, u[k - 1 - j], v);
+      for (int r = 0; r < j; r++) sb_ad_apply(T->Om, v, v);
+      for (int i = 0; i < 6; i++) y[i] += T->c[k] * v[i];
+    }
+  }
+  memcpy(out, y, sizeof y);
+}
+
+void sb_se3_tangent_apply(const double Om[6], const double x[6], double out[6]) {
+  sb_tangent T;
+  sb_tangent_init(&T, Om);
+  sb_tangent_apply(&T, x, out);
+}
+
+void sb_se3_tangent(const double Om[6], double Tm[36]) {
+  sb_tangent T;
+  sb_tangent_init(&T, Om);
   double e[6], col[6];
   for (int j = 0; j < 6; j++) {
     memset(e, 0, sizeof e);
     e[j] = 1;
-    sb_se3_tangent_apply(Om, e, col);
-    for (int i = 0; i < 6; i++) T[6 * i + j] = col[i];
+    sb_tangent_apply(&T, e, col);
+    for (int i = 0; i < 6; i++) Tm[6 * i + j] = col[i];
   }
 }
 
 void sb_se3_tangent_deriv_apply(const double Om[6], const double dv[6], const double x[6],
                                 double out[6]) {
-  double c[5], d[5], u[5][6], y[6] = {0};
-  tangent_coeffs(sqrt(dot3(Om, Om)), c, d);
-  double wd = dot3(Om, dv);
-  memcpy(u[0], x, sizeof u[0]);
-  for (int k = 1; k <= 4; k++) sb_ad_apply(Om, u[k - 1], u[k]);
-  for (int k = 1; k <= 4; k++) {
-    for (int i = 0; i < 6; i++) y[i] += d[k] * wd * u[k][i];
-    /* d(ad^k)[dv] x = sum_j ad^j ad_dv ad^(k-1-j) x */
-    for (int j = 0; j < k; j++) {
-      double v[6];
-      sb_ad_apply(dv, u[k - 1 - j], v);
-      for (int r = 0; r < j; r++) sb_ad_apply(Om, v, v);
-      for (int i = 0; i < 6; i++) y[i] += c[k] * v[i];
-    }
-  }
-  memcpy(out, y, sizeof y);
+  sb_tangent T;
+  sb_tangent_init(&T, Om);
+  sb_tangent_deriv_apply(&T, dv, x, out);
 }
 
 void sb_matmul(int m, int k, int n, const double *A, const double *B, double *C) {

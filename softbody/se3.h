@@ -62,6 +62,16 @@ void sb_se3_tangent_apply(const double Om[6], const double x[6], double out[6]);
 void sb_se3_tangent_deriv_apply(const double Om[6], const double d[6], const double x[6],
                                 double out[6]);
 
+/* The same with the scalar coefficients computed once for a given Om, for
+ * repeated use (every column of a motion subspace). */
+typedef struct {
+  double Om[6];
+  double c[5], d[5];
+} sb_tangent;
+void sb_tangent_init(sb_tangent *T, const double Om[6]);
+void sb_tangent_apply(const sb_tangent *T, const double x[6], double out[6]);
+void sb_tangent_deriv_apply(const sb_tangent *T, const double d[6], const double x[6], double out[6]);
+
 /* Small dense helpers used across softbody/. C = A(m x k) * B(k x n). */
 void sb_matmul(int m, int k, int n, const double *A, const double *B, double *C);
 /* C = A^T * B with A (k x m), B (k x n). */
