@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds with -Wall -Wextra -Werror, runs every
+# test, then builds again with AddressSanitizer + UndefinedBehaviorSanitizer
+# and runs every test once more.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh --test
+export OPENBLAS_NUM_THREADS=1
+
+echo "== tests (release build) =="
+scripts/build.sh build
+ctest --test-dir build --output-on-failure
+
+echo "== tests (AddressSanitizer + UndefinedBehaviorSanitizer) =="
+scripts/build.sh build-asan -DCUSP_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+# OpenBLAS keeps its buffers for the life of the process: not our leaks.
+ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions="$PWD/tests/lsan.supp" \
+UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build-asan --output-on-failure
