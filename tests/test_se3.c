@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "se3.h"
+#include "fd.h"
 #include "testutil.h"
 
 /* exp of a 4x4 matrix by scaling and squaring of its Taylor series. */
@@ -39,15 +40,6 @@ static void rand6(double x[6], double ang, double lin) {
   for (int i = 0; i < 3; i++) { x[i] = ang * tu_rand(); x[3 + i] = lin * tu_rand(); }
 }
 
-/* Body twist vee(g^-1 dg) from poses at +-eps. */
-static void fd_twist(const sb_pose *g, const sb_pose *gp, const sb_pose *gm, double eps, double t[6]) {
-  double dR[9], W[9], dp[3];
-  for (int i = 0; i < 9; i++) dR[i] = (gp->R[i] - gm->R[i]) / (2 * eps);
-  sb_matmul_tn(3, 3, 3, g->R, dR, W);
-  sb_vee3(W, t);
-  for (int i = 0; i < 3; i++) dp[i] = (gp->p[i] - gm->p[i]) / (2 * eps);
-  for (int i = 0; i < 3; i++) t[3 + i] = g->R[i] * dp[0] + g->R[3 + i] * dp[1] + g->R[6 + i] * dp[2];
-}
 
 static void check_tangent(const double Om[6], const char *what) {
   double d[6], T[36], fd[6], Td[6];
