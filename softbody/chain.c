@@ -676,14 +676,28 @@ void sb_kinematics(const sb_model *m, sb_work *w, const double *q, const double 
       memset(vpk, 0, 6 * sizeof(double));
     }
   }
-  /* Per unit: Ad across it and the full Jacobian at its last node. */
-  int cmax = 0;
+  /* Ad across each unit, for the mass matrix and the Jacobian queries. */
   for (int u = 0; u < m->nunit; u++) {
     const sb_unit *un = &m->unit[u];
     const sb_pose *gprev = un->node0 ? &w->g[un->node0 - 1] : &m->base;
     sb_pose rel = sb_pose_inv_mul(&w->g[un->node1], gprev);
-    double *Xu = w->Xu + 36 * u, *J = w->Jend + (size_t)6 * n * u;
-    sb_Ad(&rel, Xu);
+    sb_Ad(&rel, w->Xu + 36 * u);
+  }
+  w->kin_valid = 1;
+  w->jend_valid = 0;
+}
+
+
+/* Per unit: Ad across it and the full Jacobian at its last node. Costs
+ * units x n, so it is built on the first Jacobian query after a kinematics
+ * pass, not in the pass itself (the dynamics do not need it). */
+static void unit_jacobians(const sb_model *m, sb_work *w) {
+  int n = m->n;
+  int cmax = 0;
+  for (int u = 0; u < m->nunit; u++) {
+    const sb_unit *un = &m->unit[u];
+    const double *Xu = w->Xu + 36 * u;
+    double *J = w->Jend + (size_t)6 * n * u;
     memset(J, 0, 6 * n * sizeof(double));
     if (u) {
       const double *Jq = w->Jend + (size_t)6 * n * (u - 1);
@@ -699,11 +713,12 @@ void sb_kinematics(const sb_model *m, sb_work *w, const double *q, const double 
       for (int j = 0; j < un->ncol; j++) J[i * n + un->col0 + j] += Jp[i * un->ncol + j];
     if (un->col0 + un->ncol > cmax) cmax = un->col0 + un->ncol;
   }
-  w->kin_valid = 1;
+  w->jend_valid = 1;
 }
 
-void sb_node_jacobian(const sb_model *m, const sb_work *w, int k, double *J) {
+void sb_node_jacobian(const sb_model *m, sb_work *w, int k, double *J) {
   int n = m->n;
+  if (!w->jend_valid) unit_jacobians(m, w);
   const sb_node *nd = &m->node[k];
   const sb_unit *un = &m->unit[nd->unit];
   memset(J, 0, 6 * n * sizeof(double));
@@ -718,7 +733,7 @@ void sb_node_jacobian(const sb_model *m, const sb_work *w, int k, double *J) {
     for (int j = 0; j < nd->ncol; j++) J[i * n + nd->col0 + j] += Jp[i * nd->ncol + j];
 }
 
-int sb_point_kinematics(const sb_model *m, const sb_work *w, int seg, double s, sb_pose *g,
+int sb_point_kinematics(const sb_model *m, sb_work *w, int seg, double s, sb_pose *g,
                         double *J, double eta[6], double dJv[6]) {
   if (seg < 0 || seg >= m->nseg) return -1;
   const sb_segment *sg = &m->seg[seg];

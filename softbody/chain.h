@@ -151,7 +151,7 @@ typedef struct {
   double *vstar, *rhs, *tmp, *tmp2;
   double *J6n;                    /* 6 x n scratch for point Jacobians */
   double h;
-  int kin_valid, vel_valid, step_ready;
+  int kin_valid, vel_valid, jend_valid, step_ready;
 } sb_work;
 
 /* Builds a model; returns NULL and writes a message naming the bad parameter. */
@@ -174,11 +174,11 @@ void sb_kinematics(const sb_model *m, sb_work *w, const double *q, const double 
  * twist, and velocity-product term dJ/dt*v at arc length s of a segment
  * (rigid segments: their joint frame). Any output may be NULL.
  * Returns 0, or -1 for a bad segment or s outside [0, length]. */
-int sb_point_kinematics(const sb_model *m, const sb_work *w, int seg, double s, sb_pose *g,
+int sb_point_kinematics(const sb_model *m, sb_work *w, int seg, double s, sb_pose *g,
                         double *J, double eta[6], double dJv[6]);
 
 /* Full 6 x n body Jacobian of node k. */
-void sb_node_jacobian(const sb_model *m, const sb_work *w, int k, double *J);
+void sb_node_jacobian(const sb_model *m, sb_work *w, int k, double *J);
 
 /* Mass matrix by composite inertias over nodes (n x n). */
 void sb_mass_matrix(const sb_model *m, sb_work *w, double *M);

@@ -100,6 +100,39 @@ static void check_model(const sb_model *m, const char *name) {
     EXPECT(e <= 1e-7, "%s: gravity force vs dV/dq: rel err %g", name, e);
     free(gfd);
 
+    /* The velocity terms from the Christoffel symbols of M (finite
+     * differences): c - g = sum_jk (dM_ij/dq_k - 1/2 dM_jk/dq_i) v_j v_k. */
+    {
+      double *dM = calloc((size_t)n * n * n, sizeof(double)), *cv = calloc(n, sizeof(double));
+      double hs = 1e-6;
+      for (int k = 0; k < n; k++) {
+        memcpy(qq, q, sizeof(double) * n);
+        qq[k] += hs;
+        sb_kinematics(m, w, qq, NULL);
+        sb_mass_matrix(m, w, Mp);
+        qq[k] -= 2 * hs;
+        sb_kinematics(m, w, qq, NULL);
+        sb_mass_matrix(m, w, Mm);
+        for (int i = 0; i < n * n; i++) dM[(size_t)k * n * n + i] = (Mp[i] - Mm[i]) / (2 * hs);
+      }
+      for (int i = 0; i < n; i++) {
+        double s = 0;
+        for (int j = 0; j < n; j++)
+          for (int k = 0; k < n; k++)
+            s += (dM[(size_t)k * n * n + i * n + j] - 0.5 * dM[(size_t)i * n * n + j * n + k]) * v[j] * v[k];
+        cv[i] = s;
+      }
+      sb_kinematics(m, w, q, v);
+      sb_bias(m, w, c);
+      sb_kinematics(m, w, q, NULL);
+      sb_bias(m, w, c0);
+      for (int i = 0; i < n; i++) c[i] -= c0[i];
+      double ec = tu_relerr(c, cv, n, 1e-9);
+      EXPECT(ec <= 1e-6, "%s: Coriolis/centrifugal vs Christoffel symbols of M: rel err %g", name, ec);
+      free(dM);
+      free(cv);
+    }
+
     /* Power balance identity: v^T dM/dt v = 2 v^T (c(q,v) - c(q,0)). */
     sb_kinematics(m, w, q, v);
     sb_bias(m, w, c);

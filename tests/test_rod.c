@@ -143,6 +143,24 @@ int main(void) {
     }
   }
 
+  /* 2b. Axial tip force: elongation P L / (E A) (shear and bending idle). */
+  {
+    double L = 0.3, r = 0.004, E = 2e6, A = M_PI * r * r, P = 1e-3 * E * A;
+    for (int pls = 0; pls <= 1; pls++) {
+      rod rd;
+      rod_build(&rd, pls, pls ? 4 : 8, L, r, E, 1000, SB_STRAIN_ALL);
+      sb_point_load ld = {0};
+      ld.seg = tip_segment(&rd);
+      ld.s = pls ? L : L / 8;
+      ld.force[0] = P; /* world x = the rod axis */
+      double res;
+      sb_pose tip = solve_tip(&rd, &ld, 1, NULL, NULL, &res);
+      double expect = P * L / (E * A), got = tip.p[0] - L;
+      printf("axial force (%s): elongation %.6e m, PL/EA %.6e m\n", pls ? "PLS" : "PCS", got, expect);
+      EXPECT(fabs(got - expect) <= 1e-6 * expect, "axial elongation %.9g vs PL/EA %.9g", got, expect);
+    }
+  }
+
   /* 3. Large deflection: tip load P with P L^2 / EI = 1, 3, 10. */
   {
     double L = 0.4, r = 0.003, E = 5e6;
