@@ -5,7 +5,7 @@
 
 #include "chain.h"
 
-static sb_pose zoo_pose(double rx, double ry, double rz, double x, double y, double z) {
+static inline sb_pose zoo_pose(double rx, double ry, double rz, double x, double y, double z) {
   double w[3] = {rx, ry, rz};
   sb_pose g;
   sb_so3_exp(w, g.R);
@@ -19,7 +19,7 @@ typedef struct {
   sb_chain_params chain;
 } zoo_chain;
 
-static void zoo_build(zoo_chain *z, int with_rigid) {
+static inline void zoo_build(zoo_chain *z, int with_rigid) {
   int k = 0;
   sb_segment_params *s = z->seg;
   s[k] = sb_segment_default(SB_SEG_PCS);
@@ -71,7 +71,7 @@ static void zoo_build(zoo_chain *z, int with_rigid) {
 }
 
 /* Random coordinates of a plausible size for each segment type. */
-static void zoo_random_q(const sb_model *m, double *q, double scale, double (*rnd)(void)) {
+static inline void zoo_random_q(const sb_model *m, double *q, double scale, double (*rnd)(void)) {
   for (int i = 0; i < m->nseg; i++) {
     const sb_segment *sg = &m->seg[i];
     for (int j = 0; j < sg->ncol; j++) {

@@ -1,0 +1,54 @@
+/* The step loop allocates nothing: malloc/calloc/realloc from cusp's own
+ * code are counted (linker --wrap) across many steps of the CUSP arm and of
+ * a chain with every segment type, including point Jacobian queries. */
+#include <stddef.h>
+#include <string.h>
+
+#include "chain.h"
+#include "presets.h"
+#include "testutil.h"
+#include "zoo.h"
+
+static long allocs;
+void *__real_malloc(size_t n);
+void *__real_calloc(size_t a, size_t b);
+void *__real_realloc(void *p, size_t n);
+void *__wrap_malloc(size_t n) { allocs++; return __real_malloc(n); }
+void *__wrap_calloc(size_t a, size_t b) { allocs++; return __real_calloc(a, b); }
+void *__wrap_realloc(void *p, size_t n) { allocs++; return __real_realloc(p, n); }
+
+static void run(const sb_chain_params *cp, const char *name) {
+  char err[256];
+  sb_model *m = sb_model_create(cp, err, sizeof err);
+  EXPECT(m != NULL, "%s: %s", name, err);
+  if (!m) return;
+  sb_state *s = sb_state_create(m);
+  sb_work *w = sb_work_create(m);
+  double *J = calloc(6 * m->n, sizeof(double));
+  long before = allocs;
+  int ok = 1;
+  for (int k = 0; k < 500 && ok; k++) {
+    ok = sb_step(m, s, w, NULL, 1e-3, NULL, NULL, err, sizeof err) == 0;
+    sb_pose g;
+    double eta[6], dJv[6];
+    sb_kinematics(m, w, s->q, s->v);
+    sb_point_kinematics(m, w, m->nseg - 1, 0, &g, J, eta, dJv);
+  }
+  EXPECT(ok, "%s: step failed: %s", name, err);
+  EXPECT(allocs == before, "%s: %ld allocations in 500 steps", name, allocs - before);
+  free(J);
+  sb_work_free(w);
+  sb_state_free(s);
+  sb_model_free(m);
+}
+
+int main(void) {
+  sb_cusp_arm arm;
+  sb_preset_cusp_arm(&arm);
+  run(&arm.chain, "cusp arm");
+  zoo_chain z;
+  zoo_build(&z, 1);
+  run(&z.chain, "zoo");
+  EXPECT(allocs > 0, "the allocation counter sees cusp's allocations (%ld)", allocs);
+  return test_report("noalloc");
+}
