@@ -2,8 +2,6 @@
 
 #include <lapacke.h>
 #include <math.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -44,9 +44,9 @@ static void rnea(const sb_model *m, sb_work *w, const double *a, int gravity, do
       tau[nd->col0 + j] += s;
     }
     if (k) {
-      double t[6];
+      double t[6], *Fparent = w->F + 6 * (k - 1);
       sb_mat6t_vec(w->X + 36 * k, F, t);
-      for (int i = 0; i < 6; i++) F[i - 6] += t[i];
+      for (int i = 0; i < 6; i++) Fparent[i] += t[i];
     }
   }
 }

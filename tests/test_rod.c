@@ -43,6 +43,17 @@ static void rod_build(rod *r, int pls, int N, double L, double radius, double E,
 
 static int tip_segment(const rod *r) { return r->chain.nseg - 1; }
 
+/* A dead force/moment (world axes) at the free end. */
+static sb_point_load tip_load(const rod *r, double fx, double fz, double my) {
+  sb_point_load ld = {0};
+  ld.seg = tip_segment(r);
+  ld.s = r->seg[ld.seg].length;
+  ld.force[0] = fx;
+  ld.force[2] = fz;
+  ld.moment[1] = my;
+  return ld;
+}
+
 static sb_pose solve_tip(const rod *r, const sb_point_load *loads, int nload, double *q_inout,
                          sb_model **mout, double *resid) {
   char err[256];
@@ -127,10 +138,8 @@ int main(void) {
     for (int pls = 0; pls <= 1; pls++) {
       rod rd;
       rod_build(&rd, pls, pls ? 4 : 8, L, r, E, 1000, SB_STRAIN_ALL);
-      sb_point_load ld = {0};
-      ld.seg = tip_segment(&rd);
-      ld.s = pls ? L : L / 8;
-      ld.moment[1] = 2 * M_PI * E * I / L; /* world y = local y: bends in the xz plane */
+      /* world y = local y: bends in the xz plane */
+      sb_point_load ld = tip_load(&rd, 0, 0, 2 * M_PI * E * I / L);
       double res;
       sb_pose tip = solve_tip(&rd, &ld, 1, NULL, NULL, &res);
       double gap = sqrt(tip.p[0] * tip.p[0] + tip.p[1] * tip.p[1] + tip.p[2] * tip.p[2]);
@@ -148,10 +157,7 @@ int main(void) {
     for (int pls = 0; pls <= 1; pls++) {
       rod rd;
       rod_build(&rd, pls, pls ? 4 : 8, L, r, E, 1000, SB_STRAIN_ALL);
-      sb_point_load ld = {0};
-      ld.seg = tip_segment(&rd);
-      ld.s = pls ? L : L / 8;
-      ld.force[0] = P; /* world x = the rod axis */
+      sb_point_load ld = tip_load(&rd, P, 0, 0); /* world x = the rod axis */
       double res;
       sb_pose tip = solve_tip(&rd, &ld, 1, NULL, NULL, &res);
       double expect = P * L / (E * A), got = tip.p[0] - L;
@@ -177,10 +183,7 @@ int main(void) {
       double res = 0;
       for (int k = 1; k <= 4; k++) {
         double al = prev + (alphas[a] - prev) * k / 4;
-        sb_point_load ld = {0};
-        ld.seg = tip_segment(&rd);
-        ld.s = L / 32;
-        ld.force[2] = -al * EI / (L * L);
+        sb_point_load ld = tip_load(&rd, 0, -al * EI / (L * L), 0);
         tip = solve_tip(&rd, &ld, 1, q, NULL, &res);
       }
       double dx = tip.p[0] - L * xe, dz = tip.p[2] - L * ye;
