@@ -1,0 +1,146 @@
+/* cusp-lcp: solves one LCP file of the peer set's .dat format with the
+ * cusp solvers (Ruiz equilibration and optional Tikhonov first) and prints
+ * the outcome, or JSON on the last line. Exit code: 0 solved, 1 not
+ * solved, 2 bad arguments or unreadable input. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lcp.h"
+
+#define HUMAN_Z_MAX 20 /* entries of z printed without --json */
+
+static int usage(const char *msg) {
+  if (msg) fprintf(stderr, "cusp-lcp: %s\n", msg);
+  fprintf(stderr,
+          "usage: cusp-lcp FILE.dat [--solver fb|lemke|pgs] [--no-ruiz] [--tikhonov EPS] [--json]\n"
+          "  --solver X     only solver X (default: the chain fb -> lemke -> pgs)\n"
+          "  --no-ruiz      skip Ruiz equilibration (default: 10 iterations)\n"
+          "  --tikhonov EPS add EPS >= 0 to every diagonal entry of the scaled matrix (default 0)\n"
+          "  --json         print one JSON object as the last line\n"
+          "exit code: 0 solved, 1 not solved, 2 bad arguments or unreadable file\n");
+  return 2;
+}
+
+/* JSON cannot hold inf or nan: they become null (the library never returns
+ * them; this is the guard). */
+static void json_number(double x) {
+  if (isfinite(x)) printf("%.17g", x);
+  else printf("null");
+}
+
+static void json_string(const char *s) {
+  putchar('"');
+  for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+    if (*c == '"' || *c == '\\') printf("\\%c", *c);
+    else if (*c < 0x20) printf("\\u%04x", *c);
+    else putchar(*c);
+  }
+  putchar('"');
+}
+
+int main(int argc, char **argv) {
+  const char *path = NULL;
+  int json = 0, ruiz_iterations = 10, single = 0;
+  double tikhonov = 0;
+  sb_lcp_solver solver = SB_LCP_LEMKE;
+  for (int i = 1; i < argc; i++) {
+    char msg[256];
+    if (!strcmp(argv[i], "--json")) json = 1;
+    else if (!strcmp(argv[i], "--no-ruiz")) ruiz_iterations = 0;
+    else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { usage(NULL); return 0; }
+    else if (!strcmp(argv[i], "--solver") && i + 1 < argc) {
+      if (sb_lcp_solver_parse(argv[++i], &solver)) {
+        snprintf(msg, sizeof msg, "unknown solver '%s' (fb, lemke or pgs)", argv[i]);
+        return usage(msg);
+      }
+      single = 1;
+    } else if (!strcmp(argv[i], "--tikhonov") && i + 1 < argc) {
+      char *end;
+      tikhonov = strtod(argv[++i], &end);
+      if (end == argv[i] || *end || !isfinite(tikhonov) || tikhonov < 0) {
+        snprintf(msg, sizeof msg, "--tikhonov needs a finite number >= 0, not '%s'", argv[i]);
+        return usage(msg);
+      }
+    } else if (argv[i][0] != '-') {
+      if (path) {
+        snprintf(msg, sizeof msg, "one file only ('%s', then '%s')", path, argv[i]);
+        return usage(msg);
+      }
+      path = argv[i];
+    } else {
+      snprintf(msg, sizeof msg, "unknown or incomplete argument '%s'", argv[i]);
+      return usage(msg);
+    }
+  }
+  if (!path) return usage("no LCP file given");
+
+  int n;
+  double *M, *q;
+  char err[256];
+  if (sb_lcp_read_dat(path, &n, &M, &q, err, sizeof err)) {
+    fprintf(stderr, "cusp-lcp: %s\n", err);
+    return 2;
+  }
+  double *z = calloc(n, sizeof(double)), *w = calloc(n, sizeof(double));
+  sb_lcp_work *work = sb_lcp_work_create(n);
+  if (!z || !w || !work) {
+    fprintf(stderr, "cusp-lcp: out of memory for n = %d\n", n);
+    free(M);
+    free(q);
+    free(z);
+    free(w);
+    sb_lcp_work_free(work);
+    return 2;
+  }
+  sb_lcp_options opt = sb_lcp_default_options();
+  if (single) {
+    opt.nchain = 1;
+    opt.chain[0] = solver;
+  }
+  sb_lcp_info info;
+  sb_lcp_status status = sb_lcp_condition_solve(work, n, M, q, z, w, ruiz_iterations, tikhonov, &opt, &info);
+
+  if (json) {
+    printf("{\"file\": ");
+    json_string(path);
+    printf(", \"n\": %d, \"solver\": \"%s\", \"status\": \"%s\", \"attempts\": %d, \"iterations\": %d, \"residual\": ",
+           n, sb_lcp_solver_name(info.solver), sb_lcp_status_name(status), info.attempts, info.iterations);
+    json_number(info.residual);
+    printf(", \"complementarity\": ");
+    json_number(info.complementarity);
+    printf(", \"time_us\": ");
+    json_number(info.time_us);
+    printf(", \"ruiz_iterations\": %d, \"tikhonov\": ", ruiz_iterations);
+    json_number(tikhonov);
+    printf(", \"message\": ");
+    json_string(info.message);
+    printf(", \"z\": [");
+    for (int i = 0; i < n; i++) {
+      if (i) printf(", ");
+      json_number(z[i]);
+    }
+    printf("]}\n");
+  } else {
+    printf("file             %s\n", path);
+    printf("n                %d\n", n);
+    printf("solver           %s (%d tried; Ruiz %d iterations, Tikhonov %g)\n", sb_lcp_solver_name(info.solver),
+           info.attempts, ruiz_iterations, tikhonov);
+    printf("status           %s%s%s\n", sb_lcp_status_name(status), info.message[0] ? ": " : "", info.message);
+    printf("iterations       %d\n", info.iterations);
+    printf("residual         %.3e  (||min(z, Mz + q)||inf)\n", info.residual);
+    printf("complementarity  %.3e  (|z'w|)\n", info.complementarity);
+    printf("time             %.1f us\n", info.time_us);
+    printf("z               ");
+    for (int i = 0; i < n && i < HUMAN_Z_MAX; i++) printf(" %.10g", z[i]);
+    if (n > HUMAN_Z_MAX) printf(" ... (%d more; --json prints all)", n - HUMAN_Z_MAX);
+    printf("\n");
+  }
+  free(M);
+  free(q);
+  free(z);
+  free(w);
+  sb_lcp_work_free(work);
+  return status == SB_LCP_SOLVED ? 0 : 1;
+}

@@ -1,0 +1,152 @@
+/* The three conditioning stages of the CUSP paper (§III-D). */
+#include "condition.h"
+
+#include <cblas.h>
+#include <lapacke.h>
+#include <math.h>
+#include <string.h>
+
+#include "lcp_internal.h"
+#include "sb_util.h"
+
+int sb_rank_select_work_size(int N, int m) {
+  /* reflector scalars, a copy of St, then LAPACK's blocked workspaces
+   * (dgeqp3: 2 m + (m + 1) nb, dormqr: m nb) */
+  int nb = 64;
+  return m + N * m + 3 * N + 2 * m + (2 * m + 1) * nb + 8;
+}
+
+/* Column-pivoted QR of the first `ncol` columns of the rows r0.. of St
+ * (leading dimension N); counts |R_kk| > eta and marks the kept ones. */
+static int qp3_keep(int N, int r0, int ncol, double *cols, const int *colid, double eta, int *keep,
+                    double *tau, int *jpvt, double *work, int lwork, double *rmax) {
+  int rows = N - r0;
+  if (ncol == 0 || rows <= 0) return 0;
+  for (int j = 0; j < ncol; j++) jpvt[j] = 0;
+  if (LAPACKE_dgeqp3_work(LAPACK_COL_MAJOR, rows, ncol, cols + r0, N, jpvt, tau, work, lwork))
+    return -1;
+  double tol = eta * *rmax;
+  int kept = 0, kmax = rows < ncol ? rows : ncol;
+  for (int k = 0; k < kmax; k++) {
+    if (!(fabs(cols[r0 + (size_t)k * N + k]) > tol)) break;  /* pivoted: |R_kk| decreasing */
+    keep[colid[jpvt[k] - 1]] = 1;
+    kept++;
+  }
+  return kept;
+}
+
+int sb_rank_select(int N, int m, double *St, const int *priority, double eps, int *keep,
+                   double *work, int lwork, int *iwork) {
+  for (int k = 0; k < m; k++) keep[k] = 0;
+  if (m == 0) return 0;
+  if (N == 0) return 0;
+  /* Reorder columns in place: priority group first. iwork[0..m) = original ids,
+   * iwork[m..2m) = pivots. */
+  int *colid = iwork, *jpvt = iwork + m;
+  int na = 0;
+  for (int k = 0; k < m; k++)
+    if (priority && priority[k]) colid[na++] = k;
+  int nb = na;
+  for (int k = 0; k < m; k++)
+    if (!(priority && priority[k])) colid[nb++] = k;
+  /* permute columns via a cycle-free copy through the work array */
+  double *tau = work, *buf = work + m, *qwork = buf + (size_t)N * m;
+  int qlwork = lwork - m - N * m;
+  if (qlwork < 3 * N + 1 + m) return -1;
+  memcpy(buf, St, (size_t)N * m * sizeof(double));
+  for (int k = 0; k < m; k++) memcpy(St + (size_t)k * N, buf + (size_t)colid[k] * N, N * sizeof(double));
+  /* |R_11| of a single pivoted QR would be the largest column norm */
+  double rmax = 0;
+  for (int k = 0; k < m; k++) rmax = fmax(rmax, cblas_dnrm2(N, St + (size_t)k * N, 1));
+  int kept1 = qp3_keep(N, 0, na, St, colid, eps, keep, tau, jpvt, qwork, qlwork, &rmax);
+  if (kept1 < 0) return -1;
+  int nrest = m - na;
+  if (nrest == 0) return kept1;
+  double *rest = St + (size_t)na * N;
+  if (na > 0) {
+    /* Remove from the second group what the kept part of the first spans:
+     * apply Q^T of the first factorization, then look only at rows kept1.. */
+    int kref = na < N ? na : N;
+    if (LAPACKE_dormqr_work(LAPACK_COL_MAJOR, 'L', 'T', N, nrest, kref, St, N, tau, rest, N, qwork, qlwork))
+      return -1;
+  }
+  int kept2 = qp3_keep(N, kept1, nrest, rest, colid + na, eps, keep, tau, jpvt, qwork, qlwork, &rmax);
+  if (kept2 < 0) return -1;
+  return kept1 + kept2;
+}
+
+void sb_ruiz(int n, double *A, double *b, double *dr, double *dc, int iterations) {
+  for (int i = 0; i < n; i++) dr[i] = dc[i] = 1;
+  for (int it = 0; it < iterations; it++) {
+    double worst = 0;
+    /* row norms in dr's scratch-free way: accumulate, then scale */
+    for (int i = 0; i < n; i++) {
+      double s = 0;
+      for (int j = 0; j < n; j++) s += A[(size_t)j * n + i] * A[(size_t)j * n + i];
+      double f = s > 0 ? 1 / sqrt(sqrt(s)) : 1;
+      worst = fmax(worst, fabs(1 - sqrt(s)));
+      for (int j = 0; j < n; j++) A[(size_t)j * n + i] *= f;
+      dr[i] *= f;
+      if (b) b[i] *= f;
+    }
+    for (int j = 0; j < n; j++) {
+      double s = 0;
+      for (int i = 0; i < n; i++) s += A[(size_t)j * n + i] * A[(size_t)j * n + i];
+      double f = s > 0 ? 1 / sqrt(sqrt(s)) : 1;
+      worst = fmax(worst, fabs(1 - sqrt(s)));
+      for (int i = 0; i < n; i++) A[(size_t)j * n + i] *= f;
+      dc[j] *= f;
+    }
+    if (worst < 1e-3) break;  /* rows and columns already have unit norm */
+  }
+}
+
+void sb_tikhonov(int n, double *A, const int *mask, double eps) {
+  if (!(eps > 0)) return;
+  for (int i = 0; i < n; i++)
+    if (!mask || mask[i]) A[(size_t)i * n + i] += eps;
+}
+
+sb_lcp_status sb_lcp_condition_solve(sb_lcp_work *wk, int n, const double *M, const double *q,
+                                     double *z, double *w, int ruiz_iterations, double tikhonov,
+                                     const sb_lcp_options *opt, sb_lcp_info *info) {
+  sb_lcp_options def = sb_lcp_default_options();
+  if (!opt) opt = &def;
+  sb_lcp_info local;
+  if (!info) info = &local;
+  double t0 = sb_lcp_now_us();
+  /* let the solver validate sizes and values first, on the raw data */
+  if (!wk || n < 1 || n > wk->nmax || !M || !q || !z) return sb_lcp_solve(wk, n, M, q, z, w, opt, info);
+  for (size_t k = 0; k < (size_t)n * n; k++)
+    if (!isfinite(M[k])) return sb_lcp_solve(wk, n, M, q, z, w, opt, info);
+  if (!(tikhonov >= 0) || !isfinite(tikhonov)) {
+    memset(info, 0, sizeof *info);
+    info->status = SB_LCP_BAD_INPUT;
+    info->residual = INFINITY;
+    sb_errorf(info->message, sizeof info->message, "tikhonov must be finite and >= 0 (got %g)", tikhonov);
+    memset(z, 0, n * sizeof(double));
+    if (w) memset(w, 0, n * sizeof(double));
+    return info->status;
+  }
+  memcpy(wk->Ms, M, (size_t)n * n * sizeof(double));
+  memcpy(wk->qs, q, n * sizeof(double));
+  sb_ruiz(n, wk->Ms, wk->qs, wk->dr, wk->dc, ruiz_iterations > 0 ? ruiz_iterations : 0);
+  sb_tikhonov(n, wk->Ms, NULL, tikhonov);
+  for (int i = 0; i < n; i++) wk->zs[i] = opt->warm_start && isfinite(z[i]) ? z[i] / wk->dc[i] : 0;
+  sb_lcp_status st = sb_lcp_solve(wk, n, wk->Ms, wk->qs, wk->zs, NULL, opt, info);
+  for (int i = 0; i < n; i++) z[i] = wk->zs[i] * wk->dc[i];
+  double *wv = wk->w;
+  info->residual = sb_lcp_residual(n, M, q, z, wv, &info->complementarity);
+  if (w) memcpy(w, wv, n * sizeof(double));
+  double maxq = 0;
+  for (int i = 0; i < n; i++) maxq = fmax(maxq, fabs(q[i]));
+  double accept = fmax(opt->tol > 0 ? opt->tol : 1e-12, 1e-9) * fmax(1, maxq);
+  if (st == SB_LCP_SOLVED && !(info->residual <= accept)) {
+    st = info->status = SB_LCP_STALLED;
+    sb_errorf(info->message, sizeof info->message,
+              "the conditioned problem was solved but the original residual is %.3g (> %.3g)",
+              info->residual, accept);
+  }
+  info->time_us = sb_lcp_now_us() - t0;
+  return st;
+}

@@ -1,0 +1,31 @@
+/* The three-stage conditioning of the CUSP paper (000_..., §III-D), each
+ * stage usable on its own:
+ *   1. inertial rank selection: column-pivoted QR of the whitened normal
+ *      Jacobian S^T = (J_n L^-T)^T, keeping normals with |R_kk| > eps |R_11|
+ *   2. Ruiz equilibration: A <- Dr A Dc, b <- Dr b with positive diagonal
+ *      Dr, Dc from the l2 norms of rows and columns (complementarity is kept:
+ *      w_s = Dr w, z = Dc z_s)
+ *   3. Tikhonov: + eps on chosen diagonal entries (the normal impulses). */
+#ifndef SB_CONDITION_H
+#define SB_CONDITION_H
+
+#include "lcp.h"
+
+/* Stage 1. St is the N x m whitened normal Jacobian transposed (column k =
+ * contact k), column-major, overwritten. Columns with priority[k] != 0 are
+ * considered first (pivoted among themselves), the others only in the
+ * complement of what the first group spans, so a contact that must act (it
+ * closes within the step) is never dropped for one that need not. keep[k] is
+ * set to 1 or 0. work: sb_rank_select_work_size(N, m) doubles; iwork: m ints.
+ * Returns the number kept, or -1 on a LAPACK failure. */
+int sb_rank_select(int N, int m, double *St, const int *priority, double eps, int *keep,
+                   double *work, int lwork, int *iwork);
+int sb_rank_select_work_size(int N, int m);
+
+/* Stage 2 on a column-major n x n matrix; dr, dc receive the total scalings. */
+void sb_ruiz(int n, double *A, double *b, double *dr, double *dc, int iterations);
+
+/* Stage 3: A(i, i) += eps for every i with mask[i] != 0 (all when mask is NULL). */
+void sb_tikhonov(int n, double *A, const int *mask, double eps);
+
+#endif

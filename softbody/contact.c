@@ -1,0 +1,621 @@
+/* Contact LCP assembly (CUSP paper eq. 8-13) over soft, dense and custom
+ * bodies, conditioning (condition.c) and solve (lcp.c). */
+#include "contact.h"
+
+#include <cblas.h>
+#include <lapacke.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "condition.h"
+#include "lcp_internal.h"
+#include "sb_util.h"
+
+typedef enum { BODY_SOFT, BODY_DENSE, BODY_CUSTOM } body_kind;
+
+typedef struct {
+  body_kind kind;
+  int nv, off;             /* its coordinates in the stacked velocity */
+  const sb_model *m;       /* soft */
+  sb_work *w;
+  double *L;               /* dense: Cholesky factor (lower, column-major) */
+  sb_body_apply_fn solve, half_solve;
+  void *ctx;
+} body_t;
+
+struct sb_contact_problem {
+  int max_c, max_b, max_dof, max_r;
+  int nb, nc, ndof;
+  size_t pool_used;
+  body_t *bodies;
+  double *pool;            /* dense factors */
+  double *vfree;           /* stacked free velocities (dense/custom copied; soft filled at solve) */
+  sb_contact *c;
+  double *frame;           /* 9 per contact: world columns t1 t2 n, row-major */
+  double *vstatic;         /* 3 per contact: static sides' velocity, contact frame */
+  double *Jt;              /* ndof x 3 max_c: column 3i + k = row k (t1, t2, n) of contact i */
+  double *Y;               /* M^-1 Jt */
+  double *W;               /* 3m x 3m Delassus in contact frames */
+  double *u;               /* 3m: free, then final relative velocities (contact frame) */
+  double *J6, *scratch;
+  double *St, *qrwork;
+  int lqrwork, *iwork, *prio, *keep, *kept;
+  int nvar_cap;
+  double *A, *b, *As, *bs, *z, *zs, *wv, *dr, *dc, *lambda, *p, *pv;
+  int *normal_mask, *blocks;
+  sb_lcp_work *lcp;
+  long *prev_id;
+  double *prev_z;
+  int nprev, prev_r;
+  int directions;          /* r of the last solve */
+  int nvar;
+  double *stabv;           /* per contact gap term added to the normal row */
+};
+
+sb_contact_options sb_contact_default_options(void) {
+  sb_contact_options o;
+  memset(&o, 0, sizeof o);
+  o.directions = 4;
+  o.rank_selection = 1;
+  o.rank_tol = 1e-6;
+  o.ruiz_iterations = 10;
+  o.tikhonov = 1e-10;
+  o.stabilization = 0.2;
+  o.speculative = 1;
+  o.warm_start = 1;
+  o.lcp = sb_lcp_default_options();
+  return o;
+}
+
+void sb_contact_free(sb_contact_problem *p) {
+  if (!p) return;
+  void *ptr[] = {p->bodies, p->pool, p->vfree, p->c, p->frame, p->vstatic, p->Jt, p->Y, p->W,
+                 p->u, p->J6, p->scratch, p->St, p->qrwork, p->iwork, p->prio, p->keep, p->kept,
+                 p->A, p->b, p->As, p->bs, p->z, p->zs, p->wv, p->dr, p->dc, p->lambda, p->p,
+                 p->pv, p->normal_mask, p->blocks, p->prev_id, p->prev_z, p->stabv};
+  for (size_t k = 0; k < sizeof ptr / sizeof ptr[0]; k++) free(ptr[k]);
+  sb_lcp_work_free(p->lcp);
+  free(p);
+}
+
+sb_contact_problem *sb_contact_create(int max_contacts, int max_bodies, int max_dof,
+                                      int max_directions, char *error, int error_size) {
+  if (max_contacts < 1 || max_bodies < 1 || max_dof < 1 || max_directions < 3 ||
+      max_directions > SB_CONTACT_MAX_DIRECTIONS || max_contacts > 100000 || max_dof > 100000) {
+    sb_errorf(error, error_size,
+              "contact problem capacity: contacts %d, bodies %d, dof %d must be >= 1 and "
+              "directions %d within 3..%d",
+              max_contacts, max_bodies, max_dof, max_directions, SB_CONTACT_MAX_DIRECTIONS);
+    return NULL;
+  }
+  sb_contact_problem *p = calloc(1, sizeof *p);
+  if (!p) goto oom;
+  p->max_c = max_contacts;
+  p->max_b = max_bodies;
+  p->max_dof = max_dof;
+  p->max_r = max_directions;
+  size_t mc = max_contacts, nd = max_dof, m3 = 3 * mc;
+  size_t nvar = mc * (max_directions + 2);
+  p->nvar_cap = (int)nvar;
+  p->lqrwork = sb_rank_select_work_size(max_dof, max_contacts);
+  int ok = 1;
+#define ALLOC(ptr, count) ok &= ((ptr) = calloc((count), sizeof *(ptr))) != NULL
+  ALLOC(p->bodies, max_bodies);
+  ALLOC(p->pool, nd * nd);
+  ALLOC(p->vfree, nd);
+  ALLOC(p->c, mc);
+  ALLOC(p->frame, 9 * mc);
+  ALLOC(p->vstatic, m3);
+  ALLOC(p->Jt, nd * m3);
+  ALLOC(p->Y, nd * m3);
+  ALLOC(p->W, m3 * m3);
+  ALLOC(p->u, m3);
+  ALLOC(p->J6, 6 * nd);
+  ALLOC(p->scratch, nd * m3);
+  ALLOC(p->St, nd * mc);
+  ALLOC(p->qrwork, p->lqrwork);
+  ALLOC(p->iwork, 2 * mc);
+  ALLOC(p->prio, mc);
+  ALLOC(p->keep, mc);
+  ALLOC(p->kept, mc);
+  ALLOC(p->A, nvar * nvar);
+  ALLOC(p->As, nvar * nvar);
+  ALLOC(p->b, nvar);
+  ALLOC(p->bs, nvar);
+  ALLOC(p->z, nvar);
+  ALLOC(p->zs, nvar);
+  ALLOC(p->wv, nvar);
+  ALLOC(p->dr, nvar);
+  ALLOC(p->dc, nvar);
+  ALLOC(p->normal_mask, nvar);
+  ALLOC(p->blocks, mc);
+  ALLOC(p->lambda, m3);
+  ALLOC(p->p, nd);
+  ALLOC(p->pv, nd);
+  ALLOC(p->prev_id, mc);
+  ALLOC(p->prev_z, nvar);
+  ALLOC(p->stabv, mc);
+#undef ALLOC
+  if (!ok) goto oom;
+  p->lcp = sb_lcp_work_create((int)nvar);
+  if (!p->lcp) goto oom;
+  return p;
+oom:
+  sb_contact_free(p);
+  sb_errorf(error, error_size, "out of memory for a contact problem of %d contacts, %d dof, r = %d",
+            max_contacts, max_dof, max_directions);
+  return NULL;
+}
+
+void sb_contact_clear(sb_contact_problem *p) {
+  p->nb = p->nc = p->ndof = 0;
+  p->pool_used = 0;
+  p->nvar = 0;
+}
+
+static int add_body(sb_contact_problem *p, int nv, char *error, int error_size) {
+  if (p->nb >= p->max_b) {
+    sb_errorf(error, error_size, "contact problem: more than %d bodies", p->max_b);
+    return -1;
+  }
+  if (nv < 1 || p->ndof + nv > p->max_dof) {
+    sb_errorf(error, error_size, "contact problem: body of %d coordinates does not fit (%d of %d used)",
+              nv, p->ndof, p->max_dof);
+    return -1;
+  }
+  /* a new body changes the stacked coordinates: contacts must come after */
+  if (p->nc > 0) {
+    sb_errorf(error, error_size, "contact problem: add every body before the first contact");
+    return -1;
+  }
+  body_t *b = &p->bodies[p->nb];
+  memset(b, 0, sizeof *b);
+  b->nv = nv;
+  b->off = p->ndof;
+  p->ndof += nv;
+  return p->nb++;
+}
+
+int sb_contact_add_soft(sb_contact_problem *p, const sb_model *m, sb_work *w, char *error,
+                        int error_size) {
+  if (!m || !w) {
+    sb_errorf(error, error_size, "contact problem: soft body without model or workspace");
+    return -1;
+  }
+  int k = add_body(p, m->n, error, error_size);
+  if (k < 0) return -1;
+  p->bodies[k].kind = BODY_SOFT;
+  p->bodies[k].m = m;
+  p->bodies[k].w = w;
+  return k;
+}
+
+int sb_contact_add_dense(sb_contact_problem *p, int nv, const double *M, const double *vfree,
+                         char *error, int error_size) {
+  if (!M || !vfree) {
+    sb_errorf(error, error_size, "contact problem: dense body without mass matrix or free velocity");
+    return -1;
+  }
+  for (int i = 0; i < nv * nv; i++)
+    if (!isfinite(M[i])) {
+      sb_errorf(error, error_size, "contact problem: dense body mass matrix entry %d is not finite", i);
+      return -1;
+    }
+  for (int i = 0; i < nv; i++)
+    if (!isfinite(vfree[i])) {
+      sb_errorf(error, error_size, "contact problem: dense body free velocity %d is not finite", i);
+      return -1;
+    }
+  int k = add_body(p, nv, error, error_size);
+  if (k < 0) return -1;
+  body_t *b = &p->bodies[k];
+  b->kind = BODY_DENSE;
+  b->L = p->pool + p->pool_used;
+  p->pool_used += (size_t)nv * nv;
+  memcpy(b->L, M, (size_t)nv * nv * sizeof(double)); /* symmetric: row/column order agree */
+  memcpy(p->vfree + b->off, vfree, nv * sizeof(double));
+  if (LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'L', nv, b->L, nv)) {
+    p->nb--;
+    p->ndof -= nv;
+    p->pool_used -= (size_t)nv * nv;
+    sb_errorf(error, error_size, "contact problem: dense body mass matrix is not positive definite");
+    return -1;
+  }
+  return k;
+}
+
+int sb_contact_add_custom(sb_contact_problem *p, int nv, sb_body_apply_fn solve,
+                          sb_body_apply_fn half_solve, void *ctx, const double *vfree, char *error,
+                          int error_size) {
+  if (!solve || !half_solve || !vfree) {
+    sb_errorf(error, error_size, "contact problem: custom body needs solve, half_solve and vfree");
+    return -1;
+  }
+  for (int i = 0; i < nv; i++)
+    if (!isfinite(vfree[i])) {
+      sb_errorf(error, error_size, "contact problem: custom body free velocity %d is not finite", i);
+      return -1;
+    }
+  int k = add_body(p, nv, error, error_size);
+  if (k < 0) return -1;
+  body_t *b = &p->bodies[k];
+  b->kind = BODY_CUSTOM;
+  b->solve = solve;
+  b->half_solve = half_solve;
+  b->ctx = ctx;
+  memcpy(p->vfree + b->off, vfree, nv * sizeof(double));
+  return k;
+}
+
+static double dot3(const double *a, const double *b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
+
+/* Contact frame: columns t1, t2, n (world), row-major R[3 * row + col]. */
+static void contact_frame(const double n[3], const double hint[3], double R[9]) {
+  double t1[3], t2[3];
+  double hn = dot3(hint, n);
+  for (int k = 0; k < 3; k++) t1[k] = hint[k] - hn * n[k];
+  double len = sqrt(dot3(t1, t1));
+  if (len < 1e-9) {
+    /* the world axis least aligned with n, made orthogonal */
+    int a = 0;
+    for (int k = 1; k < 3; k++)
+      if (fabs(n[k]) < fabs(n[a])) a = k;
+    double e[3] = {0, 0, 0};
+    e[a] = 1;
+    double en = n[a];
+    for (int k = 0; k < 3; k++) t1[k] = e[k] - en * n[k];
+    len = sqrt(dot3(t1, t1));
+  }
+  for (int k = 0; k < 3; k++) t1[k] /= len;
+  t2[0] = n[1] * t1[2] - n[2] * t1[1];
+  t2[1] = n[2] * t1[0] - n[0] * t1[2];
+  t2[2] = n[0] * t1[1] - n[1] * t1[0];
+  for (int k = 0; k < 3; k++) {
+    R[3 * k + 0] = t1[k];
+    R[3 * k + 1] = t2[k];
+    R[3 * k + 2] = n[k];
+  }
+}
+
+/* Adds sign * (contact-frame rows of the side's point-velocity Jacobian) into
+ * the columns 3i..3i+2 of Jt. */
+static int add_side(sb_contact_problem *p, int i, const sb_contact_side *sd, double sign,
+                    const double R[9], char *error, int error_size) {
+  double *col = p->Jt + (size_t)3 * i * p->max_dof;
+  size_t ld = p->max_dof;
+  if (sd->body < 0) {
+    for (int k = 0; k < 3; k++) {
+      double d[3] = {R[k], R[3 + k], R[6 + k]};
+      p->vstatic[3 * i + k] += sign * dot3(d, sd->velocity);
+    }
+    return 0;
+  }
+  const body_t *b = &p->bodies[sd->body];
+  if (b->kind == BODY_SOFT) {
+    sb_pose g;
+    int n = b->nv;
+    if (sb_point_kinematics(b->m, b->w, sd->seg, sd->s, &g, p->J6, NULL, NULL)) {
+      sb_errorf(error, error_size, "contact %d: no point at segment %d, s = %g on soft body %d", i,
+                sd->seg, sd->s, sd->body);
+      return -1;
+    }
+    const double *r = sd->offset;
+    for (int k = 0; k < 3; k++) {
+      /* d . R_g (v + omega x r) = u . v - (u x r) . omega, u = R_g^T d */
+      double d[3] = {R[k], R[3 + k], R[6 + k]}, u[3], uxr[3];
+      for (int a = 0; a < 3; a++) u[a] = g.R[a] * d[0] + g.R[3 + a] * d[1] + g.R[6 + a] * d[2];
+      uxr[0] = u[1] * r[2] - u[2] * r[1];
+      uxr[1] = u[2] * r[0] - u[0] * r[2];
+      uxr[2] = u[0] * r[1] - u[1] * r[0];
+      double *c = col + k * ld + b->off;
+      for (int j = 0; j < n; j++) {
+        double v = 0;
+        for (int a = 0; a < 3; a++) v += u[a] * p->J6[(3 + a) * n + j] - uxr[a] * p->J6[a * n + j];
+        c[j] += sign * v;
+      }
+    }
+    return 0;
+  }
+  if (!sd->jac) {
+    sb_errorf(error, error_size, "contact %d: body %d needs a point Jacobian (jac)", i, sd->body);
+    return -1;
+  }
+  for (int j = 0; j < 3 * b->nv; j++)
+    if (!isfinite(sd->jac[j])) {
+      sb_errorf(error, error_size, "contact %d: Jacobian entry %d of body %d is not finite", i, j, sd->body);
+      return -1;
+    }
+  for (int k = 0; k < 3; k++) {
+    double *c = col + k * ld + b->off;
+    for (int j = 0; j < b->nv; j++)
+      c[j] += sign * (R[k] * sd->jac[j] + R[3 + k] * sd->jac[b->nv + j] + R[6 + k] * sd->jac[2 * b->nv + j]);
+  }
+  return 0;
+}
+
+int sb_contact_add(sb_contact_problem *p, const sb_contact *c, char *error, int error_size) {
+  int i = p->nc;
+  if (i >= p->max_c) {
+    sb_errorf(error, error_size, "contact problem: more than %d contacts", p->max_c);
+    return -1;
+  }
+  double nn = sqrt(dot3(c->normal, c->normal));
+  if (!(isfinite(nn) && nn > 1e-12)) {
+    sb_errorf(error, error_size, "contact %d: normal must be finite and nonzero", i);
+    return -1;
+  }
+  if (!isfinite(c->gap) || !(c->friction >= 0) || !isfinite(c->friction)) {
+    sb_errorf(error, error_size, "contact %d: gap (%g) must be finite and friction (%g) finite and >= 0",
+              i, c->gap, c->friction);
+    return -1;
+  }
+  for (int k = 0; k < 3; k++)
+    if (!isfinite(c->tangent[k]) || !isfinite(c->side[0].velocity[k]) || !isfinite(c->side[1].velocity[k]) ||
+        !isfinite(c->side[0].offset[k]) || !isfinite(c->side[1].offset[k])) {
+      sb_errorf(error, error_size, "contact %d: tangent, offset and velocity must be finite", i);
+      return -1;
+    }
+  for (int s = 0; s < 2; s++)
+    if (c->side[s].body < -1 || c->side[s].body >= p->nb) {
+      sb_errorf(error, error_size, "contact %d: side %d names body %d, but the problem has %d", i, s,
+                c->side[s].body, p->nb);
+      return -1;
+    }
+  if (c->side[0].body < 0 && c->side[1].body < 0) {
+    sb_errorf(error, error_size, "contact %d: both sides are the static world", i);
+    return -1;
+  }
+  sb_contact *cc = &p->c[i];
+  *cc = *c;
+  cc->side[0].jac = cc->side[1].jac = NULL;
+  for (int k = 0; k < 3; k++) cc->normal[k] = c->normal[k] / nn;
+  double *R = p->frame + 9 * i;
+  contact_frame(cc->normal, c->tangent, R);
+  for (int k = 0; k < 3; k++) {
+    memset(p->Jt + (size_t)(3 * i + k) * p->max_dof, 0, p->max_dof * sizeof(double));
+    p->vstatic[3 * i + k] = 0;
+  }
+  if (add_side(p, i, &c->side[0], 1.0, R, error, error_size) ||
+      add_side(p, i, &c->side[1], -1.0, R, error, error_size))
+    return -1;
+  return p->nc++;
+}
+
+/* x <- M^-1 x (which = 0) or F^-1 x (which = 1) on the rows of body b, for
+ * ncol columns of leading dimension ld. */
+static void body_apply(sb_contact_problem *p, const body_t *b, int which, double *x, int ncol, int ld) {
+  double *blk = x + b->off;
+  if (b->kind == BODY_CUSTOM) {
+    /* custom functions want contiguous nv x ncol */
+    for (int j = 0; j < ncol; j++) memcpy(p->scratch + (size_t)j * b->nv, blk + (size_t)j * ld, b->nv * sizeof(double));
+    (which ? b->half_solve : b->solve)(b->ctx, ncol, p->scratch);
+    for (int j = 0; j < ncol; j++) memcpy(blk + (size_t)j * ld, p->scratch + (size_t)j * b->nv, b->nv * sizeof(double));
+    return;
+  }
+  const double *L = b->kind == BODY_SOFT ? b->w->L : b->L;
+  if (which)
+    cblas_dtrsm(CblasColMajor, CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, b->nv, ncol, 1.0, L, b->nv, blk, ld);
+  else
+    LAPACKE_dpotrs_work(LAPACK_COL_MAJOR, 'L', b->nv, ncol, L, b->nv, blk, ld);
+}
+
+static void apply_all(sb_contact_problem *p, int which, double *x, int ncol, int ld) {
+  for (int k = 0; k < p->nb; k++) body_apply(p, &p->bodies[k], which, x, ncol, ld);
+}
+
+int sb_contact_solve(sb_contact_problem *p, double h, const sb_contact_options *opt,
+                     sb_contact_info *info, char *error, int error_size) {
+  double t0 = sb_lcp_now_us();
+  sb_contact_options def = sb_contact_default_options();
+  if (!opt) opt = &def;
+  sb_contact_info local;
+  if (!info) info = &local;
+  memset(info, 0, sizeof *info);
+  int m = p->nc, N = p->ndof, ld = p->max_dof, r = opt->directions;
+  info->ncontact = m;
+  memset(p->p, 0, N * sizeof(double));
+  memset(p->lambda, 0, 3 * m * sizeof(double));
+  for (int k = 0; k < m; k++) p->keep[k] = 0;
+  p->nvar = 0;
+  if (!(isfinite(h) && h > 0)) {
+    sb_errorf(error, error_size, "contact solve: time step must be positive and finite (got %g)", h);
+    return -1;
+  }
+  if (r < 3 || r > p->max_r) {
+    sb_errorf(error, error_size, "contact solve: %d friction directions, outside 3..%d", r, p->max_r);
+    return -1;
+  }
+  if (!(opt->rank_tol >= 0 && opt->rank_tol < 1) || !(opt->tikhonov >= 0) || !isfinite(opt->tikhonov) ||
+      !(opt->stabilization >= 0 && opt->stabilization <= 1) || opt->ruiz_iterations < 0) {
+    sb_errorf(error, error_size,
+              "contact solve: options out of range (rank_tol %g in [0, 1), tikhonov %g >= 0, "
+              "stabilization %g in [0, 1], ruiz_iterations %d >= 0)",
+              opt->rank_tol, opt->tikhonov, opt->stabilization, opt->ruiz_iterations);
+    return -1;
+  }
+  for (int k = 0; k < p->nb; k++) {
+    body_t *b = &p->bodies[k];
+    if (b->kind != BODY_SOFT) continue;
+    if (!b->w->step_ready) {
+      sb_errorf(error, error_size, "contact solve: soft body %d has no prepared step (call sb_step_prepare)", k);
+      return -1;
+    }
+    memcpy(p->vfree + b->off, b->w->vstar, b->nv * sizeof(double));
+  }
+  if (m == 0) {
+    info->lcp.status = SB_LCP_SOLVED;
+    info->time_us = sb_lcp_now_us() - t0;
+    return 0;
+  }
+  int m3 = 3 * m;
+  /* free relative velocities (contact frame) and gap terms */
+  for (int c = 0; c < m3; c++)
+    p->u[c] = cblas_ddot(N, p->Jt + (size_t)c * ld, 1, p->vfree, 1) + p->vstatic[c];
+  for (int i = 0; i < m; i++) {
+    double g = p->c[i].gap;
+    p->stabv[i] = g >= 0 ? (opt->speculative ? g / h : 0) : opt->stabilization * g / h;
+  }
+  /* Delassus W = J M^-1 J^T over all contacts */
+  for (int c = 0; c < m3; c++) memcpy(p->Y + (size_t)c * ld, p->Jt + (size_t)c * ld, N * sizeof(double));
+  apply_all(p, 0, p->Y, m3, ld);
+  cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, m3, m3, N, 1.0, p->Jt, ld, p->Y, ld, 0.0, p->W, m3);
+
+  /* Stage 1: inertial rank selection on the whitened normal rows */
+  int nk = 0;
+  if (opt->rank_selection) {
+    for (int i = 0; i < m; i++) {
+      memcpy(p->St + (size_t)i * N, p->Jt + (size_t)(3 * i + 2) * ld, N * sizeof(double));
+      p->prio[i] = p->u[3 * i + 2] + p->stabv[i] < 0; /* closes within the step */
+    }
+    apply_all(p, 1, p->St, m, N);
+    if (sb_rank_select(N, m, p->St, p->prio, opt->rank_tol, p->keep, p->qrwork, p->lqrwork, p->iwork) < 0) {
+      sb_errorf(error, error_size, "contact solve: rank-revealing QR failed");
+      return -1;
+    }
+  } else {
+    for (int i = 0; i < m; i++) p->keep[i] = 1;
+  }
+  for (int i = 0; i < m; i++)
+    if (p->keep[i]) p->kept[nk++] = i;
+  info->nkept = nk;
+  int bs = r + 2, n = nk * bs;
+  p->nvar = n;
+  p->directions = r;
+  info->nvar = n;
+  double Dx[SB_CONTACT_MAX_DIRECTIONS], Dy[SB_CONTACT_MAX_DIRECTIONS];
+  for (int k = 0; k < r; k++) {
+    Dx[k] = cos(2 * M_PI * k / r);
+    Dy[k] = sin(2 * M_PI * k / r);
+  }
+  if (n > 0) {
+    /* Assemble eq. (11)-(13) over the kept contacts */
+    double *A = p->A, *b = p->b;
+    memset(A, 0, (size_t)n * n * sizeof(double));
+#define W_(a, b) p->W[(size_t)(b) * m3 + (a)]
+#define A_(i, j) A[(size_t)(j) * n + (i)]
+    for (int a = 0; a < nk; a++) {
+      int ia = p->kept[a], oa = a * bs;
+      for (int c = 0; c < nk; c++) {
+        int ic = p->kept[c], oc = c * bs;
+        int na = 3 * ia + 2, nc = 3 * ic + 2, ta = 3 * ia, tc = 3 * ic;
+        A_(oa, oc) = W_(na, nc);
+        for (int l = 0; l < r; l++) {
+          A_(oa, oc + 1 + l) = W_(na, tc) * Dx[l] + W_(na, tc + 1) * Dy[l];
+          A_(oa + 1 + l, oc) = Dx[l] * W_(ta, nc) + Dy[l] * W_(ta + 1, nc);
+        }
+        for (int k = 0; k < r; k++) {
+          double wx = Dx[k] * W_(ta, tc) + Dy[k] * W_(ta + 1, tc);
+          double wy = Dx[k] * W_(ta, tc + 1) + Dy[k] * W_(ta + 1, tc + 1);
+          for (int l = 0; l < r; l++) A_(oa + 1 + k, oc + 1 + l) = wx * Dx[l] + wy * Dy[l];
+        }
+      }
+      for (int k = 0; k < r; k++) {
+        A_(oa + 1 + k, oa + bs - 1) = 1;
+        A_(oa + bs - 1, oa + 1 + k) = -1;
+      }
+      A_(oa + bs - 1, oa) = p->c[ia].friction;
+      b[oa] = p->u[3 * ia + 2] + p->stabv[ia];
+      for (int k = 0; k < r; k++) b[oa + 1 + k] = Dx[k] * p->u[3 * ia] + Dy[k] * p->u[3 * ia + 1];
+      b[oa + bs - 1] = 0;
+      for (int k = 0; k < bs; k++) p->normal_mask[oa + k] = k == 0;
+      p->blocks[a] = bs;
+    }
+#undef A_
+    /* Stages 2 and 3 on a copy */
+    memcpy(p->As, A, (size_t)n * n * sizeof(double));
+    memcpy(p->bs, b, n * sizeof(double));
+    sb_ruiz(n, p->As, p->bs, p->dr, p->dc, opt->ruiz_iterations);
+    sb_tikhonov(n, p->As, p->normal_mask, opt->tikhonov);
+    /* warm start by contact identity, in scaled variables */
+    for (int a = 0; a < nk; a++) {
+      int ia = p->kept[a], found = -1;
+      if (opt->warm_start && p->c[ia].id >= 0 && p->prev_r == r)
+        for (int k = 0; k < p->nprev && found < 0; k++)
+          if (p->prev_id[k] == p->c[ia].id) found = k;
+      for (int k = 0; k < bs; k++)
+        p->zs[a * bs + k] = found >= 0 ? p->prev_z[(size_t)found * bs + k] / p->dc[a * bs + k] : 0;
+    }
+    sb_lcp_options lo = opt->lcp;
+    lo.warm_start = opt->warm_start;
+    lo.nblock = nk;
+    lo.block = p->blocks;
+    sb_lcp_solve(p->lcp, n, p->As, p->bs, p->zs, NULL, &lo, &info->lcp);
+    for (int k = 0; k < n; k++) p->z[k] = p->zs[k] * p->dc[k];
+    info->residual = sb_lcp_residual(n, A, b, p->z, p->wv, &info->complementarity);
+    /* impulses: contact frame (t1, t2, n) per contact, then generalized */
+    for (int a = 0; a < nk; a++) {
+      int ia = p->kept[a], oa = a * bs;
+      double lx = 0, ly = 0;
+      for (int k = 0; k < r; k++) {
+        lx += Dx[k] * p->z[oa + 1 + k];
+        ly += Dy[k] * p->z[oa + 1 + k];
+      }
+      p->lambda[3 * ia] = lx;
+      p->lambda[3 * ia + 1] = ly;
+      p->lambda[3 * ia + 2] = p->z[oa];
+    }
+    cblas_dgemv(CblasColMajor, CblasNoTrans, N, m3, 1.0, p->Jt, ld, p->lambda, 1, 0.0, p->p, 1);
+    /* remember the solution for the next warm start */
+    p->nprev = 0;
+    p->prev_r = r;
+    for (int a = 0; a < nk; a++) {
+      int ia = p->kept[a];
+      if (p->c[ia].id < 0) continue;
+      p->prev_id[p->nprev] = p->c[ia].id;
+      memcpy(p->prev_z + (size_t)p->nprev * bs, p->z + a * bs, bs * sizeof(double));
+      p->nprev++;
+    }
+  } else {
+    info->lcp.status = SB_LCP_SOLVED;
+  }
+  /* final relative velocities u = u_free + W lambda (contact frame) */
+  cblas_dgemv(CblasColMajor, CblasNoTrans, m3, m3, 1.0, p->W, m3, p->lambda, 1, 1.0, p->u, 1);
+#undef W_
+  info->dropped_min_vn = 0;
+  for (int i = 0; i < m; i++)
+    if (!p->keep[i]) info->dropped_min_vn = fmin(info->dropped_min_vn, p->u[3 * i + 2] + p->stabv[i]);
+  info->time_us = sb_lcp_now_us() - t0;
+  if (info->lcp.status != SB_LCP_SOLVED) {
+    sb_errorf(error, error_size, "contact LCP (%d contacts, %d variables) not solved: %s", m, n,
+              info->lcp.message);
+    return -1;
+  }
+  return 0;
+}
+
+const double *sb_contact_body_impulse(const sb_contact_problem *p, int body) {
+  return p->p + p->bodies[body].off;
+}
+
+void sb_contact_body_velocity(sb_contact_problem *p, int body, double *v) {
+  const body_t *b = &p->bodies[body];
+  memset(p->pv, 0, p->ndof * sizeof(double));
+  memcpy(p->pv + b->off, p->p + b->off, b->nv * sizeof(double));
+  body_apply(p, b, 0, p->pv, 1, p->max_dof);
+  for (int j = 0; j < b->nv; j++) v[j] = p->vfree[b->off + j] + p->pv[b->off + j];
+}
+
+void sb_contact_result(const sb_contact_problem *p, int contact, double impulse[3],
+                       double *normal_impulse, double frame[9], int *kept) {
+  const double *R = p->frame + 9 * contact, *l = p->lambda + 3 * contact;
+  if (impulse)
+    for (int k = 0; k < 3; k++) impulse[k] = R[3 * k] * l[0] + R[3 * k + 1] * l[1] + R[3 * k + 2] * l[2];
+  if (normal_impulse) *normal_impulse = l[2];
+  if (frame) memcpy(frame, R, 9 * sizeof(double));
+  if (kept) *kept = p->keep[contact];
+}
+
+void sb_contact_relative_velocity(sb_contact_problem *p, int contact, double v[3]) {
+  const double *R = p->frame + 9 * contact, *u = p->u + 3 * contact;
+  for (int k = 0; k < 3; k++) v[k] = R[3 * k] * u[0] + R[3 * k + 1] * u[1] + R[3 * k + 2] * u[2];
+}
+
+void sb_contact_lcp(const sb_contact_problem *p, int *n, const double **A, const double **b,
+                    const double **A_conditioned, const double **b_conditioned) {
+  if (n) *n = p->nvar;
+  if (A) *A = p->A;
+  if (b) *b = p->b;
+  if (A_conditioned) *A_conditioned = p->As;
+  if (b_conditioned) *b_conditioned = p->bs;
+}

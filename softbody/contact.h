@@ -1,0 +1,128 @@
+/* Velocity-level frictional contact between soft chains and other bodies,
+ * as the LCP of the CUSP paper (000_..., eq. 8-13), conditioned (condition.h)
+ * and solved (lcp.h).
+ *
+ * A problem holds bodies and contacts for one time step. Bodies:
+ *   soft   an sb chain after sb_step_prepare: M~ = M + hD + h^2 K (factored
+ *          there), free velocity v* (the impulse moves it: M~ dv = J^T lambda)
+ *   dense  any body given by its (SPD) mass matrix and free velocity, e.g. a
+ *          rigid body
+ *   custom any body given by functions: x <- M^-1 x and x <- F^-1 x for some
+ *          factor M = F F^T (MuJoCo: mj_solveM, mj_solveM2)
+ * The static world is body -1. Each contact joins a point of side 0 to a
+ * point of side 1; the normal points from side 1 into side 0, so the normal
+ * velocity n . (v0 - v1) is positive when they separate.
+ *
+ * Per contact i the unknowns are z_i = [fn, beta_1..beta_r, gamma] (impulses,
+ * N*s, and the sliding speed bound), with w_i = [vn + stab, D^T vt + gamma e,
+ * mu fn - e^T beta]. Gap stabilization (DESIGN §3): the normal right-hand side
+ * gets g/h for a gap g >= 0 (acts only if it would close within the step) and
+ * alpha g/h for a penetration g < 0 (pushed out at rate alpha |g| / h). */
+#ifndef SB_CONTACT_H
+#define SB_CONTACT_H
+
+#include "chain.h"
+#include "lcp.h"
+
+#define SB_CONTACT_MAX_DIRECTIONS 16
+
+typedef struct {
+  int body;            /* problem body index, or -1 for the static world */
+  /* soft body: the material point at arc length s of segment seg, offset in
+   * that cross-section's frame (e.g. the rim of a disk) */
+  int seg;
+  double s;
+  double offset[3];
+  /* dense/custom body: 3 x nv row-major Jacobian of the point's world
+   * velocity (not copied: must live until sb_contact_add returns) */
+  const double *jac;
+  /* static world: the point's prescribed world velocity (a moving obstacle) */
+  double velocity[3];
+} sb_contact_side;
+
+typedef struct {
+  sb_contact_side side[2];
+  double normal[3];    /* world, unit (normalized on add), from side 1 into side 0 */
+  double gap;          /* signed distance along the normal, m; < 0: penetration */
+  double friction;     /* Coulomb coefficient mu >= 0 */
+  double tangent[3];   /* optional first friction direction (projected on the
+                          tangent plane); zero: chosen from the normal */
+  long id;             /* identity across steps for warm starts; < 0: none */
+} sb_contact;
+
+typedef struct {
+  int directions;          /* friction pyramid directions r, 3..16 (default 4) */
+  int rank_selection;      /* stage 1 on/off (default 1) */
+  double rank_tol;         /* eps_rank relative to |R_11| (default 1e-6) */
+  int ruiz_iterations;     /* stage 2: 0 turns it off (default 10) */
+  double tikhonov;         /* stage 3: eps_W on the scaled normal diagonal (default 1e-10; 0 off) */
+  double stabilization;    /* alpha in (0, 1] for penetrations (default 0.2) */
+  int speculative;         /* gaps g > 0 enter as g/h (default 1); 0: as 0 */
+  int warm_start;          /* start from the last solution of contacts with the same id */
+  sb_lcp_options lcp;      /* solver chain, tolerances */
+} sb_contact_options;
+
+typedef struct {
+  sb_lcp_info lcp;         /* of the conditioned solve */
+  int ncontact, nkept;     /* contacts given, kept by stage 1 */
+  int nvar;                /* LCP size after stage 1 */
+  double residual;         /* ||min(z, w)||inf in physical units, unregularized, unscaled */
+  double complementarity;
+  double dropped_min_vn;   /* smallest normal velocity at dropped contacts, m/s (0 if none) */
+  double time_us;          /* assembly + conditioning + solve */
+} sb_contact_info;
+
+typedef struct sb_contact_problem sb_contact_problem;
+
+sb_contact_options sb_contact_default_options(void);
+
+/* Capacity: contacts, bodies, total velocity coordinates over all bodies,
+ * largest r. NULL with a message if a size is bad or memory runs out. */
+sb_contact_problem *sb_contact_create(int max_contacts, int max_bodies, int max_dof,
+                                      int max_directions, char *error, int error_size);
+void sb_contact_free(sb_contact_problem *p);
+
+/* Empties the problem (bodies and contacts) for a new step; keeps warm-start data. */
+void sb_contact_clear(sb_contact_problem *p);
+
+/* Each add returns the body index, or -1 with a message. The body's data is
+ * read at solve time, so it must stay valid until then. */
+int sb_contact_add_soft(sb_contact_problem *p, const sb_model *m, sb_work *w, char *error,
+                        int error_size);
+/* M: nv x nv SPD (copied and factored now), vfree: nv (copied). */
+int sb_contact_add_dense(sb_contact_problem *p, int nv, const double *M, const double *vfree,
+                         char *error, int error_size);
+/* solve: x <- M^-1 x for ncol columns (nv x ncol, column-major); half_solve:
+ * x <- F^-1 x for a factor M = F F^T. vfree: nv (copied). */
+typedef void (*sb_body_apply_fn)(void *ctx, int ncol, double *x);
+int sb_contact_add_custom(sb_contact_problem *p, int nv, sb_body_apply_fn solve,
+                          sb_body_apply_fn half_solve, void *ctx, const double *vfree, char *error,
+                          int error_size);
+
+/* Adds a contact (its Jacobian rows are built now: soft bodies need their
+ * kinematics from sb_step_prepare). Returns the contact index or -1. */
+int sb_contact_add(sb_contact_problem *p, const sb_contact *c, char *error, int error_size);
+
+/* Assembles, conditions and solves. Returns 0 when the LCP is solved; else -1
+ * with a message (the impulses then hold the fallback's best finite answer). */
+int sb_contact_solve(sb_contact_problem *p, double h, const sb_contact_options *opt,
+                     sb_contact_info *info, char *error, int error_size);
+
+/* Results of the last solve. */
+const double *sb_contact_body_impulse(const sb_contact_problem *p, int body);  /* nv: sum J^T lambda */
+/* v+ = vfree + M^-1 p for the body (nv into v). */
+void sb_contact_body_velocity(sb_contact_problem *p, int body, double *v);
+/* World impulse on side 0 (side 1 gets the opposite), its normal part, the
+ * world contact frame (columns t1 t2 n, row-major 3x3), and whether stage 1
+ * kept the contact. Any output may be NULL. */
+void sb_contact_result(const sb_contact_problem *p, int contact, double impulse[3],
+                       double *normal_impulse, double frame[9], int *kept);
+/* Relative velocity of the contact after the step (world, side 0 minus side 1). */
+void sb_contact_relative_velocity(sb_contact_problem *p, int contact, double v[3]);
+
+/* The assembled LCP before conditioning (kept contacts only), column-major,
+ * and the stage-2 scalings: for tests and ablations. */
+void sb_contact_lcp(const sb_contact_problem *p, int *n, const double **A, const double **b,
+                    const double **A_conditioned, const double **b_conditioned);
+
+#endif

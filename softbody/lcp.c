@@ -1,0 +1,591 @@
+/* LCP solvers: Fischer-Burmeister semismooth Newton with a Levenberg-Marquardt
+ * trust region, Lemke's complementary pivoting, projected Gauss-Seidel, and
+ * the fallback chain that strings them together. */
+#include <cblas.h>
+#include <lapacke.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "lcp_internal.h"
+#include "sb_util.h"
+
+double sb_lcp_now_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e6 + ts.tv_nsec * 1e-3;
+}
+
+sb_lcp_options sb_lcp_default_options(void) {
+  sb_lcp_options o;
+  memset(&o, 0, sizeof o);
+  o.tol = 1e-12;
+  o.max_iter = 100;
+  o.max_pivots = 0;
+  o.max_sweeps = 10000;
+  o.nchain = 3;
+  o.chain[0] = SB_LCP_FB;
+  o.chain[1] = SB_LCP_LEMKE;
+  o.chain[2] = SB_LCP_PGS;
+  return o;
+}
+
+sb_lcp_work *sb_lcp_work_create(int nmax) {
+  if (nmax < 1) return NULL;
+  sb_lcp_work *w = calloc(1, sizeof *w);
+  if (!w) return NULL;
+  size_t n = (size_t)nmax, nn = n * n;
+  w->nmax = nmax;
+  double **vec[] = {&w->w, &w->zbest, &w->ztry, &w->phi, &w->phitry, &w->g, &w->d, &w->da,
+                    &w->db, &w->colbuf, &w->zloc, &w->qloc, &w->qs, &w->zs, &w->dr, &w->dc};
+  int ok = 1;
+  for (size_t k = 0; k < sizeof vec / sizeof vec[0]; k++) ok &= (*vec[k] = calloc(n, sizeof(double))) != NULL;
+  ok &= (w->rowbuf = calloc(n + 2, sizeof(double))) != NULL;
+  ok &= (w->H = calloc(nn, sizeof(double))) != NULL;
+  ok &= (w->HtH = calloc(nn, sizeof(double))) != NULL;
+  ok &= (w->LU = calloc(nn, sizeof(double))) != NULL;
+  ok &= (w->Ms = calloc(nn, sizeof(double))) != NULL;
+  ok &= (w->T = calloc(n * (n + 2), sizeof(double))) != NULL;
+  ok &= (w->basis = calloc(n, sizeof(int))) != NULL;
+  ok &= (w->nonbasis = calloc(n + 1, sizeof(int))) != NULL;
+  ok &= (w->ties = calloc(n, sizeof(int))) != NULL;
+  ok &= (w->ipiv = calloc(n, sizeof(int))) != NULL;
+  ok &= (w->idx = calloc(n, sizeof(int))) != NULL;
+  if (!ok) {
+    sb_lcp_work_free(w);
+    return NULL;
+  }
+  return w;
+}
+
+void sb_lcp_work_free(sb_lcp_work *w) {
+  if (!w) return;
+  void *p[] = {w->w, w->zbest, w->ztry, w->phi, w->phitry, w->g, w->d, w->da, w->db, w->colbuf,
+               w->zloc, w->qloc, w->qs, w->zs, w->dr, w->dc, w->rowbuf, w->H, w->HtH, w->LU,
+               w->Ms, w->T, w->basis, w->nonbasis, w->ties, w->ipiv, w->idx};
+  for (size_t k = 0; k < sizeof p / sizeof p[0]; k++) free(p[k]);
+  free(w);
+}
+
+int sb_lcp_work_size(const sb_lcp_work *w) { return w ? w->nmax : 0; }
+
+const char *sb_lcp_solver_name(sb_lcp_solver s) {
+  switch (s) {
+    case SB_LCP_FB: return "fb";
+    case SB_LCP_LEMKE: return "lemke";
+    case SB_LCP_PGS: return "pgs";
+    default: return "unknown";
+  }
+}
+
+const char *sb_lcp_status_name(sb_lcp_status s) {
+  switch (s) {
+    case SB_LCP_SOLVED: return "solved";
+    case SB_LCP_MAX_ITER: return "max_iter";
+    case SB_LCP_RAY: return "ray";
+    case SB_LCP_STALLED: return "stalled";
+    case SB_LCP_BAD_INPUT: return "bad_input";
+    default: return "unknown";
+  }
+}
+
+int sb_lcp_solver_parse(const char *name, sb_lcp_solver *out) {
+  for (int s = 0; s < SB_LCP_NSOLVERS; s++)
+    if (name && !strcmp(name, sb_lcp_solver_name((sb_lcp_solver)s))) {
+      *out = (sb_lcp_solver)s;
+      return 0;
+    }
+  return -1;
+}
+
+double sb_lcp_residual(int n, const double *M, const double *q, const double *z, double *w,
+                       double *complementarity) {
+  memcpy(w, q, n * sizeof(double));
+  cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, 1.0, M, n, z, 1, 1.0, w, 1);
+  double r = 0, c = 0;
+  for (int i = 0; i < n; i++) {
+    double m = fmin(z[i], w[i]);
+    r = fmax(r, isnan(m) ? INFINITY : fabs(m));
+    c += z[i] * w[i];
+  }
+  if (complementarity) *complementarity = fabs(c);
+  return r;
+}
+
+static int all_finite(int n, const double *x) {
+  for (int i = 0; i < n; i++)
+    if (!isfinite(x[i])) return 0;
+  return 1;
+}
+
+/* ---------- Fischer-Burmeister semismooth Newton, LM trust region ---------- */
+
+/* phi(a, b) = sqrt(a^2 + b^2) - a - b: zero exactly when a, b >= 0, ab = 0. */
+static double fb_eval(int n, const double *M, const double *q, const double *z, double *w,
+                      double *phi) {
+  memcpy(w, q, n * sizeof(double));
+  cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, 1.0, M, n, z, 1, 1.0, w, 1);
+  double s = 0;
+  for (int i = 0; i < n; i++) {
+    phi[i] = hypot(z[i], w[i]) - z[i] - w[i];
+    s += phi[i] * phi[i];
+  }
+  return 0.5 * s;
+}
+
+/* max(1, max_i |q_i| + sum_j |M_ij z_j|): the size of the terms that make up
+ * w, hence the floating-point yardstick for its residual. */
+static double term_scale(int n, const double *M, const double *q, const double *z) {
+  double s = 1;
+  for (int i = 0; i < n; i++) {
+    double t = fabs(q[i]);
+    for (int j = 0; j < n; j++) t += fabs(M[(size_t)j * n + i] * z[j]);
+    s = fmax(s, t);
+  }
+  return s;
+}
+
+static double min_residual(int n, const double *z, const double *w) {
+  double r = 0;
+  for (int i = 0; i < n; i++) {
+    double m = fmin(z[i], w[i]);
+    r = fmax(r, isnan(m) ? INFINITY : fabs(m));
+  }
+  return r;
+}
+
+/* Semismooth Newton on Phi(z) = phi(z, Mz + q) = 0. Each iteration first
+ * tries the Newton direction H d = -Phi (H an element of the generalized
+ * Jacobian) with an Armijo backtracking on |Phi|^2; when H is singular or
+ * the search fails, Levenberg-Marquardt steps (H^T H + mu I) d = -H^T Phi with mu
+ * adapted as a trust region (ratio of actual to predicted reduction). */
+static sb_lcp_status solve_fb(sb_lcp_work *wk, int n, const double *M, const double *q, double *z,
+                              double tol, int max_iter, int *iters, char *msg, int msg_size) {
+  double *w = wk->w, *phi = wk->phi, *H = wk->H, *A = wk->HtH, *g = wk->g, *d = wk->d;
+  double *zt = wk->ztry, *wt = wk->colbuf, *phit = wk->phitry, *Hd = wk->da;
+  int *piv = wk->ipiv;
+  double psi = fb_eval(n, M, q, z, w, phi);
+  double lambda = 1e-6; /* mu = lambda * max diag(H^T H) */
+  int it = 0, collapsed = 0;
+  for (; it < max_iter && !collapsed; it++) {
+    if (min_residual(n, z, w) <= tol * term_scale(n, M, q, z)) {
+      *iters = it;
+      return SB_LCP_SOLVED;
+    }
+    /* H = Da + Db M; at a degenerate pair (0, 0) any (a, b) with |(a, b)| <= 1 is valid */
+    for (int i = 0; i < n; i++) {
+      double r = hypot(z[i], w[i]), a, b;
+      if (r > 1e-300) {
+        a = z[i] / r - 1;
+        b = w[i] / r - 1;
+      } else {
+        a = b = M_SQRT1_2 - 1;
+      }
+      for (int j = 0; j < n; j++) H[(size_t)j * n + i] = b * M[(size_t)j * n + i];
+      H[(size_t)i * n + i] += a;
+    }
+    /* Newton */
+    memcpy(A, H, (size_t)n * n * sizeof(double));
+    if (!LAPACKE_dgetrf_work(LAPACK_COL_MAJOR, n, n, A, n, piv)) {
+      for (int i = 0; i < n; i++) d[i] = -phi[i];
+      LAPACKE_dgetrs_work(LAPACK_COL_MAJOR, 'N', n, 1, A, n, piv, d, n);
+      /* Armijo backtracking: d is a descent direction, grad(psi) . d = -|Phi|^2 */
+      int accepted = 0;
+      for (double t = 1; t > 1e-4 && !accepted; t *= 0.5) {
+        for (int i = 0; i < n; i++) zt[i] = z[i] + t * d[i];
+        double psit = fb_eval(n, M, q, zt, wt, phit);
+        if (isfinite(psit) && psit <= (1 - 2e-4 * t) * psi) {
+          memcpy(z, zt, n * sizeof(double));
+          memcpy(w, wt, n * sizeof(double));
+          memcpy(phi, phit, n * sizeof(double));
+          psi = psit;
+          accepted = 1;
+        }
+      }
+      if (accepted) {
+        lambda = fmax(lambda / 4, 1e-16);
+        continue;
+      }
+    }
+    /* Levenberg-Marquardt */
+    cblas_dgemv(CblasColMajor, CblasTrans, n, n, 1.0, H, n, phi, 1, 0.0, g, 1);
+    for (;;) {
+      cblas_dsyrk(CblasColMajor, CblasLower, CblasTrans, n, n, 1.0, H, n, 0.0, A, n);
+      double dmax = 0;
+      for (int i = 0; i < n; i++) dmax = fmax(dmax, A[(size_t)i * n + i]);
+      double mu = lambda * fmax(dmax, 1e-300);
+      for (int i = 0; i < n; i++) A[(size_t)i * n + i] += mu;
+      int ok = !LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'L', n, A, n);
+      double rho = -1, psit = INFINITY;
+      if (ok) {
+        for (int i = 0; i < n; i++) d[i] = -g[i];
+        LAPACKE_dpotrs_work(LAPACK_COL_MAJOR, 'L', n, 1, A, n, d, n);
+        memcpy(Hd, phi, n * sizeof(double));
+        cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, 1.0, H, n, d, 1, 1.0, Hd, 1);
+        double pred = psi - 0.5 * cblas_ddot(n, Hd, 1, Hd, 1);
+        for (int i = 0; i < n; i++) zt[i] = z[i] + d[i];
+        psit = fb_eval(n, M, q, zt, wt, phit);
+        if (pred > 0 && isfinite(psit)) rho = (psi - psit) / pred;
+      }
+      if (rho > 1e-4) {
+        memcpy(z, zt, n * sizeof(double));
+        memcpy(w, wt, n * sizeof(double));
+        memcpy(phi, phit, n * sizeof(double));
+        psi = psit;
+        if (rho > 0.75) lambda = fmax(lambda / 4, 1e-16);
+        else if (rho < 0.25) lambda *= 4;
+        break;
+      }
+      lambda *= 4;
+      if (lambda > 1e10) {
+        collapsed = 1;
+        break;
+      }
+    }
+  }
+  *iters = it;
+  double res = min_residual(n, z, w);
+  if (res <= tol * term_scale(n, M, q, z)) return SB_LCP_SOLVED;
+  if (!collapsed) {
+    sb_errorf(msg, msg_size, "fb: %d Newton iterations, residual %.3g", it, res);
+    return SB_LCP_MAX_ITER;
+  }
+  sb_errorf(msg, msg_size, "fb: trust region collapsed after %d iterations (a stationary point of "
+            "the merit function that is not a solution), residual %.3g", it, res);
+  return SB_LCP_STALLED;
+}
+
+/* ---------- Lemke ---------- */
+
+/* Condensed tableau x_B = bbar + T x_N over the variables w_0..w_{n-1}
+ * (ids 0..n-1), z_0..z_{n-1} (n..2n-1) and the artificial z0 (2n); bbar is
+ * column n + 1 of T so that a pivot is one rank-1 update. */
+static double lemke_binv(const sb_lcp_work *wk, int n, int row, int k, const int *pos) {
+  /* entry (row, k) of the basis inverse: the tableau column of w_k */
+  int p = pos[k];
+  if (p >= 0) return p == row ? 1.0 : 0.0;
+  return -wk->T[(size_t)(-p - 1) * n + row];
+}
+
+static sb_lcp_status lemke_core(sb_lcp_work *wk, int n, const double *M, int ldm, const double *q,
+                                double *z, int max_pivots, int *pivots, char *msg, int msg_size) {
+  double *T = wk->T, *rr = wk->rowbuf, *tc = wk->colbuf;
+  int *basis = wk->basis, *nonb = wk->nonbasis, *ties = wk->ties;
+  int *pos = wk->idx; /* w_k: >= 0 basic row, < 0 nonbasic column -(c + 1); only w ids */
+  int nc = n + 2, bcol = n + 1;
+  *pivots = 0;
+  for (int i = 0; i < n; i++) z[i] = 0;
+  int rmin = 0;
+  for (int i = 1; i < n; i++)
+    if (q[i] < q[rmin]) rmin = i;
+  if (q[rmin] >= 0) return SB_LCP_SOLVED;
+  for (int j = 0; j < n; j++)
+    for (int i = 0; i < n; i++) T[(size_t)j * n + i] = M[(size_t)j * ldm + i];
+  for (int i = 0; i < n; i++) {
+    T[(size_t)n * n + i] = 1.0; /* covering vector */
+    T[(size_t)bcol * n + i] = q[i];
+    basis[i] = i;
+    pos[i] = i;
+    nonb[i] = n + i;
+  }
+  nonb[n] = 2 * n;
+  int row = rmin, col = n;
+  for (;;) {
+    /* pivot on (row, col) */
+    double p = T[(size_t)col * n + row];
+    for (int i = 0; i < n; i++) tc[i] = T[(size_t)col * n + i];
+    for (int j = 0; j < nc; j++) rr[j] = -T[(size_t)j * n + row] / p;
+    rr[col] = 1.0 / p;
+    tc[row] = 0;
+    for (int i = 0; i < n; i++) T[(size_t)col * n + i] = 0;
+    cblas_dger(CblasColMajor, n, nc, 1.0, tc, 1, rr, 1, T, n);
+    for (int j = 0; j < nc; j++) T[(size_t)j * n + row] = rr[j];
+    int leaving = basis[row], entering = nonb[col];
+    basis[row] = entering;
+    nonb[col] = leaving;
+    if (leaving < n) pos[leaving] = -(col + 1);
+    if (entering < n) pos[entering] = row;
+    (*pivots)++;
+    if (leaving == 2 * n) break; /* z0 left the basis: complementary solution */
+    if (*pivots >= max_pivots) {
+      sb_errorf(msg, msg_size, "lemke: %d pivots without a solution", *pivots);
+      return SB_LCP_MAX_ITER;
+    }
+    /* the complement of the leaving variable enters */
+    int ent = leaving < n ? leaving + n : leaving - n;
+    col = -1;
+    for (int j = 0; j <= n; j++)
+      if (nonb[j] == ent) col = j;
+    double cmax = 0;
+    for (int i = 0; i < n; i++) cmax = fmax(cmax, fabs(T[(size_t)col * n + i]));
+    double ptol = 1e-12 * fmax(cmax, 1e-300);
+    /* minimum ratio over rows that block (x_i decreases as the entering one grows) */
+    double best = INFINITY;
+    int nt = 0;
+    for (int i = 0; i < n; i++) {
+      double a = -T[(size_t)col * n + i];
+      if (a <= ptol) continue;
+      double ratio = fmax(T[(size_t)bcol * n + i], 0) / a;
+      if (ratio < best * (1 - 1e-12) - 1e-300) {
+        best = ratio;
+        nt = 0;
+        ties[nt++] = i;
+      } else if (ratio <= best * (1 + 1e-12) + 1e-300) {
+        ties[nt++] = i;
+      }
+    }
+    if (nt == 0) {
+      sb_errorf(msg, msg_size, "lemke: secondary ray after %d pivots (no solution found)", *pivots);
+      return SB_LCP_RAY;
+    }
+    row = -1;
+    for (int t = 0; t < nt; t++)
+      if (basis[ties[t]] == 2 * n) row = ties[t]; /* let z0 leave when it can */
+    /* lexicographic rule: smallest row of B^-1 / a among the ties */
+    for (int k = 0; row < 0 && k < n && nt > 1; k++) {
+      double lo = INFINITY;
+      for (int t = 0; t < nt; t++) {
+        double v = lemke_binv(wk, n, ties[t], k, pos) / -T[(size_t)col * n + ties[t]];
+        lo = fmin(lo, v);
+      }
+      int keep = 0;
+      for (int t = 0; t < nt; t++) {
+        double v = lemke_binv(wk, n, ties[t], k, pos) / -T[(size_t)col * n + ties[t]];
+        if (v <= lo + 1e-14 * fmax(fabs(lo), 1)) ties[keep++] = ties[t];
+      }
+      nt = keep;
+    }
+    if (row < 0) row = ties[0];
+  }
+  for (int i = 0; i < n; i++)
+    if (basis[i] >= n && basis[i] < 2 * n) z[basis[i] - n] = fmax(T[(size_t)bcol * n + i], 0);
+  return SB_LCP_SOLVED;
+}
+
+/* Re-solves the complementary basis Lemke found, M_BB z_B = -q_B, from the
+ * original data: removes the round-off accumulated over the pivots. */
+static void lemke_polish(sb_lcp_work *wk, int n, const double *M, const double *q, double *z) {
+  int *B = wk->ipiv, nb = 0; /* ipiv reused as the index set, then as pivots */
+  int *set = wk->ties;
+  for (int i = 0; i < n; i++)
+    if (z[i] > 0) set[nb++] = i;
+  if (nb == 0) return;
+  double *A = wk->LU, *x = wk->zloc;
+  for (int b = 0; b < nb; b++) {
+    for (int a = 0; a < nb; a++) A[(size_t)b * nb + a] = M[(size_t)set[b] * n + set[a]];
+    x[b] = -q[set[b]];
+  }
+  if (LAPACKE_dgetrf_work(LAPACK_COL_MAJOR, nb, nb, A, nb, B)) return;
+  LAPACKE_dgetrs_work(LAPACK_COL_MAJOR, 'N', nb, 1, A, nb, B, x, nb);
+  double *zt = wk->ztry, *wt = wk->colbuf;
+  memset(zt, 0, n * sizeof(double));
+  for (int b = 0; b < nb; b++) zt[set[b]] = fmax(x[b], 0);
+  if (!all_finite(n, zt)) return;
+  double r0 = sb_lcp_residual(n, M, q, z, wt, NULL);
+  double r1 = sb_lcp_residual(n, M, q, zt, wt, NULL);
+  if (r1 <= r0) memcpy(z, zt, n * sizeof(double));
+}
+
+/* ---------- projected Gauss-Seidel ---------- */
+
+static sb_lcp_status solve_pgs(sb_lcp_work *wk, int n, const double *M, const double *q, double *z,
+                               const sb_lcp_options *opt, double tol, int *sweeps, char *msg,
+                               int msg_size) {
+  int nblock = opt->nblock, one = 1;
+  const int *bsize = opt->block;
+  if (nblock <= 0) {
+    nblock = n;
+    bsize = NULL;
+  }
+  double *w = wk->w;
+  int sweep = 0;
+  for (; sweep < opt->max_sweeps; sweep++) {
+    int o = 0;
+    for (int b = 0; b < nblock; b++) {
+      int s = bsize ? bsize[b] : one;
+      if (s == 1 && M[(size_t)o * n + o] > 0) {
+        double wi = q[o] + cblas_ddot(n, M + o, n, z, 1);
+        z[o] = fmax(0, z[o] - wi / M[(size_t)o * n + o]);
+      } else if (s == 1) {
+        sb_errorf(msg, msg_size, "pgs: diagonal %d is %g, not positive (give blocks)", o, M[(size_t)o * n + o]);
+        *sweeps = sweep;
+        return SB_LCP_STALLED;
+      } else {
+        /* exact local solve: q_loc = (q + M z)_b - M_bb z_b */
+        double *ql = wk->qloc;
+        for (int i = 0; i < s; i++) ql[i] = q[o + i] + cblas_ddot(n, M + o + i, n, z, 1);
+        for (int i = 0; i < s; i++)
+          for (int j = 0; j < s; j++) ql[i] -= M[(size_t)(o + j) * n + o + i] * z[o + j];
+        double zl[64];
+        int piv;
+        char lm[8];
+        if (s > 64 || lemke_core(wk, s, M + (size_t)o * n + o, n, ql, zl, 50 * s + 100, &piv, lm, sizeof lm) != SB_LCP_SOLVED) {
+          sb_errorf(msg, msg_size, "pgs: local problem of block %d (size %d) has no solution", b, s);
+          *sweeps = sweep;
+          return SB_LCP_STALLED;
+        }
+        memcpy(z + o, zl, s * sizeof(double));
+      }
+      o += s;
+    }
+    double r = sb_lcp_residual(n, M, q, z, w, NULL);
+    if (!isfinite(r)) break;
+    if (r <= tol * term_scale(n, M, q, z)) {
+      *sweeps = sweep + 1;
+      return SB_LCP_SOLVED;
+    }
+  }
+  *sweeps = sweep;
+  double r = sb_lcp_residual(n, M, q, z, w, NULL);
+  sb_errorf(msg, msg_size, "pgs: %d sweeps, residual %.3g", sweep, r);
+  return SB_LCP_MAX_ITER;
+}
+
+/* ---------- driver ---------- */
+
+static sb_lcp_status check_input(sb_lcp_work *wk, int n, const double *M, const double *q,
+                                 const double *z, const sb_lcp_options *opt, char *msg, int size) {
+  if (!wk || !M || !q || !z || !opt) {
+    sb_errorf(msg, size, "lcp: missing workspace, matrix, vector or options");
+    return SB_LCP_BAD_INPUT;
+  }
+  if (n < 1 || n > wk->nmax) {
+    sb_errorf(msg, size, "lcp: size %d outside 1..%d (the workspace size)", n, wk->nmax);
+    return SB_LCP_BAD_INPUT;
+  }
+  for (size_t k = 0; k < (size_t)n * n; k++)
+    if (!isfinite(M[k])) {
+      sb_errorf(msg, size, "lcp: M(%d, %d) is not finite", (int)(k % n), (int)(k / n));
+      return SB_LCP_BAD_INPUT;
+    }
+  for (int i = 0; i < n; i++)
+    if (!isfinite(q[i])) {
+      sb_errorf(msg, size, "lcp: q(%d) is not finite", i);
+      return SB_LCP_BAD_INPUT;
+    }
+  if (opt->nblock > 0) {
+    int sum = 0;
+    for (int b = 0; b < opt->nblock; b++) {
+      if (!opt->block || opt->block[b] < 1 || opt->block[b] > 64) {
+        sb_errorf(msg, size, "lcp: PGS block %d has a size outside 1..64", b);
+        return SB_LCP_BAD_INPUT;
+      }
+      sum += opt->block[b];
+    }
+    if (sum != n) {
+      sb_errorf(msg, size, "lcp: PGS block sizes sum to %d, not n = %d", sum, n);
+      return SB_LCP_BAD_INPUT;
+    }
+  }
+  return SB_LCP_SOLVED;
+}
+
+static sb_lcp_status run_one(sb_lcp_work *wk, sb_lcp_solver solver, int n, const double *M,
+                             const double *q, double *z, int warm, const sb_lcp_options *opt,
+                             double tol, int *iters, char *msg, int msg_size) {
+  if (!warm || !all_finite(n, z)) memset(z, 0, n * sizeof(double));
+  *iters = 0;
+  switch (solver) {
+    case SB_LCP_FB:
+      return solve_fb(wk, n, M, q, z, tol, opt->max_iter > 0 ? opt->max_iter : 100, iters, msg, msg_size);
+    case SB_LCP_LEMKE: {
+      int maxp = opt->max_pivots > 0 ? opt->max_pivots : 50 * n + 100;
+      sb_lcp_status st = lemke_core(wk, n, M, n, q, z, maxp, iters, msg, msg_size);
+      if (st == SB_LCP_SOLVED) lemke_polish(wk, n, M, q, z);
+      return st;
+    }
+    case SB_LCP_PGS:
+      return solve_pgs(wk, n, M, q, z, opt, tol, iters, msg, msg_size);
+    default:
+      sb_errorf(msg, msg_size, "lcp: unknown solver %d", (int)solver);
+      return SB_LCP_BAD_INPUT;
+  }
+}
+
+static sb_lcp_status solve_chain(sb_lcp_work *wk, int nchain, const sb_lcp_solver *chain, int n,
+                                 const double *M, const double *q, double *z, double *wout,
+                                 const sb_lcp_options *opt, sb_lcp_info *info) {
+  double t0 = sb_lcp_now_us();
+  sb_lcp_info local;
+  if (!info) info = &local;
+  memset(info, 0, sizeof *info);
+  info->status = check_input(wk, n, M, q, z, opt, info->message, sizeof info->message);
+  if (info->status != SB_LCP_SOLVED) {
+    if (z && n > 0 && (!wk || n <= wk->nmax)) memset(z, 0, n * sizeof(double));
+    if (wout && n > 0 && (!wk || n <= wk->nmax)) memset(wout, 0, n * sizeof(double));
+    info->residual = INFINITY;
+    info->time_us = sb_lcp_now_us() - t0;
+    return info->status;
+  }
+  double tol = opt->tol > 0 ? opt->tol : 1e-12;
+  double *zbest = wk->zbest, rbest = INFINITY;
+  int best_iters = 0, have_best = 0;
+  sb_lcp_status best_status = SB_LCP_STALLED;
+  sb_lcp_solver best_solver = nchain > 0 ? chain[0] : SB_LCP_FB;
+  char best_msg[sizeof info->message] = "", first_msg[sizeof info->message] = "";
+  int warm = opt->warm_start && all_finite(n, z);
+  if (warm) memcpy(zbest, z, n * sizeof(double)); /* kept apart from the attempts */
+  else memset(zbest, 0, n * sizeof(double));
+  for (int k = 0; k < nchain; k++) {
+    char msg[sizeof info->message] = "";
+    int iters;
+    if (k > 0) memcpy(z, zbest, n * sizeof(double));
+    sb_lcp_status st = run_one(wk, chain[k], n, M, q, z, warm, opt, tol, &iters, msg, sizeof msg);
+    info->attempts++;
+    double r = all_finite(n, z) ? sb_lcp_residual(n, M, q, z, wk->w, NULL) : INFINITY;
+    if (st == SB_LCP_SOLVED && !(r <= tol * term_scale(n, M, q, z))) {
+      sb_errorf(msg, sizeof msg, "%s: ended with residual %.3g above tolerance %.3g",
+                sb_lcp_solver_name(chain[k]), r, tol * term_scale(n, M, q, z));
+      st = SB_LCP_STALLED;
+    }
+    if (k == 0) memcpy(first_msg, msg, sizeof msg);
+    if (st == SB_LCP_SOLVED || !have_best || r < rbest) {
+      if (isfinite(r)) memcpy(zbest, z, n * sizeof(double));
+      rbest = r;
+      have_best = 1;
+      best_status = st;
+      best_solver = chain[k];
+      best_iters = iters;
+      memcpy(best_msg, msg, sizeof msg);
+    }
+    if (st == SB_LCP_SOLVED) {
+      if (k > 0)
+        sb_errorf(best_msg, sizeof best_msg, "solved by %s after %s failed (%s)",
+                  sb_lcp_solver_name(chain[k]), sb_lcp_solver_name(chain[0]), first_msg);
+      break;
+    }
+    warm = 1; /* later attempts start from the best iterate so far */
+  }
+  if (!isfinite(rbest)) memset(zbest, 0, n * sizeof(double));
+  memcpy(z, zbest, n * sizeof(double));
+  double *w = wk->w;
+  info->residual = sb_lcp_residual(n, M, q, z, w, &info->complementarity);
+  if (wout) memcpy(wout, w, n * sizeof(double));
+  info->status = best_status;
+  info->solver = best_solver;
+  info->iterations = best_iters;
+  memcpy(info->message, best_msg, sizeof info->message);
+  info->time_us = sb_lcp_now_us() - t0;
+  return info->status;
+}
+
+sb_lcp_status sb_lcp_solve(sb_lcp_work *work, int n, const double *M, const double *q, double *z,
+                           double *w, const sb_lcp_options *opt, sb_lcp_info *info) {
+  sb_lcp_options def = sb_lcp_default_options();
+  if (!opt) opt = &def;
+  int nchain = opt->nchain;
+  if (nchain < 1 || nchain > SB_LCP_MAX_CHAIN) {
+    opt = &def;
+    nchain = def.nchain;
+  }
+  return solve_chain(work, nchain, opt->chain, n, M, q, z, w, opt, info);
+}
+
+sb_lcp_status sb_lcp_solve_with(sb_lcp_work *work, sb_lcp_solver solver, int n, const double *M,
+                                const double *q, double *z, double *w, const sb_lcp_options *opt,
+                                sb_lcp_info *info) {
+  sb_lcp_options def = sb_lcp_default_options();
+  if (!opt) opt = &def;
+  return solve_chain(work, 1, &solver, n, M, q, z, w, opt, info);
+}

@@ -1,0 +1,203 @@
+/* The three LCP solvers on problems with a unique solution (P-matrices):
+ * they must agree with each other and, for small sizes, with a brute-force
+ * enumeration of complementary bases; plus degenerate problems, warm starts,
+ * the fallback chain and the no-NaN contract. */
+#include <lapacke.h>
+#include <string.h>
+
+#include "lcp.h"
+#include "testutil.h"
+
+#define NMAX 80
+
+/* Brute force: every index set B, solve M_BB z_B = -q_B, check signs. */
+static int enumerate(int n, const double *M, const double *q, double *z) {
+  double A[12 * 12], x[12];
+  int piv[12];
+  for (unsigned long set = 0; set < (1ul << n); set++) {
+    int idx[12], nb = 0;
+    for (int i = 0; i < n; i++)
+      if (set >> i & 1) idx[nb++] = i;
+    for (int a = 0; a < nb; a++) {
+      for (int b = 0; b < nb; b++) A[b * nb + a] = M[idx[b] * n + idx[a]];
+      x[a] = -q[idx[a]];
+    }
+    if (nb && LAPACKE_dgesv(LAPACK_COL_MAJOR, nb, 1, A, nb, piv, x, nb)) continue;
+    double zz[12] = {0};
+    int ok = 1;
+    for (int a = 0; a < nb; a++) {
+      if (x[a] < -1e-12) ok = 0;
+      zz[idx[a]] = x[a];
+    }
+    for (int i = 0; i < n && ok; i++) {
+      double w = q[i];
+      for (int j = 0; j < n; j++) w += M[j * n + i] * zz[j];
+      if (w < -1e-10) ok = 0;
+    }
+    if (ok) {
+      memcpy(z, zz, n * sizeof(double));
+      return 0;
+    }
+  }
+  return -1;
+}
+
+typedef enum { SPD, DOMINANT, SCALED } kind;
+
+static void make(kind k, int n, double *M, double *q) {
+  double B[NMAX * NMAX];
+  for (int i = 0; i < n * n; i++) B[i] = tu_rand();
+  for (int i = 0; i < n; i++) q[i] = tu_rand() * 3;
+  for (int j = 0; j < n; j++)
+    for (int i = 0; i < n; i++) {
+      double s = 0;
+      switch (k) {
+        case SPD:
+          for (int l = 0; l < n; l++) s += B[l * n + i] * B[l * n + j];
+          s += i == j ? 0.1 : 0;
+          break;
+        case DOMINANT: /* nonsymmetric, strictly diagonally dominant, positive diagonal */
+          s = i == j ? n + 1.0 : B[j * n + i];
+          break;
+        case SCALED: /* Dl (SPD) Dr: still a P-matrix, nonsymmetric, scales 0.1..10 */
+          for (int l = 0; l < n; l++) s += B[l * n + i] * B[l * n + j];
+          s = (s + (i == j ? 0.1 : 0)) * pow(10, sin(7.0 * i)) * pow(10, cos(5.0 * j));
+          break;
+      }
+      M[j * n + i] = s;
+    }
+}
+
+int main(void) {
+  sb_lcp_work *wk = sb_lcp_work_create(NMAX);
+  static double M[NMAX * NMAX], q[NMAX], z[3][NMAX], zref[NMAX], w[NMAX];
+  sb_lcp_options opt = sb_lcp_default_options();
+  opt.tol = 1e-13;
+  int sizes[] = {1, 2, 3, 5, 8, 10, 12, 20, 40, 80};
+  double worst_agree = 0, worst_enum = 0;
+  for (int kk = 0; kk < 3; kk++)
+    for (unsigned si = 0; si < sizeof sizes / sizeof sizes[0]; si++)
+      for (int trial = 0; trial < 4; trial++) {
+        int n = sizes[si];
+        make((kind)kk, n, M, q);
+        sb_lcp_info info[3];
+        int nsolver = kk == SCALED ? 2 : 3; /* PGS is not column-scaling invariant */
+        for (int s = 0; s < nsolver; s++) {
+          sb_lcp_status st = sb_lcp_solve_with(wk, (sb_lcp_solver)s, n, M, q, z[s], w, &opt, &info[s]);
+          EXPECT(st == SB_LCP_SOLVED, "kind %d n %d trial %d: %s -> %s (%s)", kk, n, trial,
+                 sb_lcp_solver_name((sb_lcp_solver)s), sb_lcp_status_name(st), info[s].message);
+          double c, r = sb_lcp_residual(n, M, q, z[s], w, &c);
+          EXPECT(r <= 1e-10 && r == info[s].residual, "kind %d n %d: %s residual %g (reported %g)", kk, n,
+                 sb_lcp_solver_name((sb_lcp_solver)s), r, info[s].residual);
+        }
+        for (int s = 1; s < nsolver; s++) {
+          double e = tu_relerr(z[s], z[0], n, 1.0);
+          worst_agree = fmax(worst_agree, e);
+          EXPECT(e <= 1e-8, "kind %d n %d trial %d: %s and fb differ by %g", kk, n, trial,
+                 sb_lcp_solver_name((sb_lcp_solver)s), e);
+        }
+        if (n <= 12) {
+          EXPECT(enumerate(n, M, q, zref) == 0, "enumeration finds the solution (kind %d n %d)", kk, n);
+          double e = tu_relerr(z[1], zref, n, 1.0);
+          worst_enum = fmax(worst_enum, e);
+          EXPECT(e <= 1e-9, "kind %d n %d: lemke vs enumeration %g", kk, n, e);
+        }
+      }
+  printf("P-matrix LCPs: solvers agree to %.2e, Lemke vs enumeration %.2e\n", worst_agree, worst_enum);
+
+  /* Murty's exponential example for pivoting: 2^n - 1 pivots, unique solution e_n. */
+  {
+    int n = 8;
+    for (int j = 0; j < n; j++)
+      for (int i = 0; i < n; i++) M[j * n + i] = i == j ? 1 : (i > j ? 2 : 0);
+    for (int i = 0; i < n; i++) q[i] = -1;
+    sb_lcp_info info;
+    EXPECT(sb_lcp_solve_with(wk, SB_LCP_LEMKE, n, M, q, z[0], w, &opt, &info) == SB_LCP_SOLVED, "murty: %s", info.message);
+    EXPECT(fabs(z[0][0] - 1) < 1e-12 && tu_maxabs(z[0] + 1, n - 1) < 1e-12, "murty solution is e_1");
+  }
+
+  /* Degenerate: q = 0 rows and duplicated constraints (a PSD, singular M). */
+  {
+    int n = 6;
+    double v[6] = {1, 2, 1, 2, 1, 2};
+    for (int j = 0; j < n; j++)
+      for (int i = 0; i < n; i++) M[j * n + i] = v[i] * v[j];
+    for (int i = 0; i < n; i++) q[i] = i < 2 ? -1.0 : 0.0;
+    for (int s = 0; s < 2; s++) {
+      sb_lcp_info info;
+      sb_lcp_status st = sb_lcp_solve_with(wk, (sb_lcp_solver)s, n, M, q, z[0], w, &opt, &info);
+      EXPECT(st == SB_LCP_SOLVED && info.residual <= 1e-10, "degenerate PSD: %s %s %g",
+             sb_lcp_solver_name((sb_lcp_solver)s), sb_lcp_status_name(st), info.residual);
+    }
+  }
+
+  /* No solution: M = [-1], q = [-1]. Lemke ends on a ray, nobody claims success,
+   * and z stays finite. */
+  {
+    double m1 = -1, q1 = -1, z1 = 7, w1;
+    sb_lcp_info info;
+    EXPECT(sb_lcp_solve_with(wk, SB_LCP_LEMKE, 1, &m1, &q1, &z1, &w1, &opt, &info) == SB_LCP_RAY,
+           "unsolvable: lemke reports a ray (%s)", sb_lcp_status_name(info.status));
+    EXPECT(sb_lcp_solve(wk, 1, &m1, &q1, &z1, &w1, &opt, &info) != SB_LCP_SOLVED && isfinite(z1) && isfinite(w1),
+           "unsolvable: the chain does not claim success, z finite");
+    EXPECT(info.attempts == 3 && info.message[0], "unsolvable: three attempts, a message (%d, '%s')",
+           info.attempts, info.message);
+  }
+
+  /* Fallback: PGS alone stalls on a zero diagonal, the chain PGS -> Lemke solves. */
+  {
+    int n = 2;
+    double Mz[4] = {0, -1, 1, 0}, qz[2] = {-1, 1}; /* M = [0 1; -1 0]: solution (1, 1) */
+    sb_lcp_options o = opt;
+    o.nchain = 2;
+    o.chain[0] = SB_LCP_PGS;
+    o.chain[1] = SB_LCP_LEMKE;
+    sb_lcp_info info;
+    EXPECT(sb_lcp_solve_with(wk, SB_LCP_PGS, n, Mz, qz, z[0], w, &o, &info) == SB_LCP_STALLED,
+           "pgs on a zero diagonal stalls (%s)", sb_lcp_status_name(info.status));
+    EXPECT(sb_lcp_solve(wk, n, Mz, qz, z[0], w, &o, &info) == SB_LCP_SOLVED && info.solver == SB_LCP_LEMKE &&
+               info.attempts == 2 && info.residual <= 1e-12,
+           "fallback to lemke: %s by %s, '%s'", sb_lcp_status_name(info.status), sb_lcp_solver_name(info.solver),
+           info.message);
+  }
+
+  /* Warm start from the solution: FB and PGS stop at once. */
+  {
+    int n = 20;
+    make(SPD, n, M, q);
+    sb_lcp_info info;
+    sb_lcp_solve_with(wk, SB_LCP_LEMKE, n, M, q, z[0], w, &opt, &info);
+    sb_lcp_options o = opt;
+    o.warm_start = 1;
+    memcpy(z[1], z[0], n * sizeof(double));
+    sb_lcp_solve_with(wk, SB_LCP_FB, n, M, q, z[1], w, &o, &info);
+    EXPECT(info.status == SB_LCP_SOLVED && info.iterations <= 1, "fb warm start: %d iterations", info.iterations);
+    memcpy(z[1], z[0], n * sizeof(double));
+    sb_lcp_solve_with(wk, SB_LCP_PGS, n, M, q, z[1], w, &o, &info);
+    EXPECT(info.status == SB_LCP_SOLVED && info.iterations <= 1, "pgs warm start: %d sweeps", info.iterations);
+  }
+
+  /* Bad input: sizes and non-finite data are refused with a message, z zeroed. */
+  {
+    double m2[4] = {1, 0, 0, 1}, q2[2] = {-1, -1}, z2[2] = {NAN, NAN}, w2[2];
+    sb_lcp_info info;
+    EXPECT(sb_lcp_solve(wk, 0, m2, q2, z2, w2, &opt, &info) == SB_LCP_BAD_INPUT && info.message[0], "n = 0 refused");
+    EXPECT(sb_lcp_solve(wk, NMAX + 1, m2, q2, z2, w2, &opt, &info) == SB_LCP_BAD_INPUT, "n above workspace refused");
+    m2[1] = NAN;
+    EXPECT(sb_lcp_solve(wk, 2, m2, q2, z2, w2, &opt, &info) == SB_LCP_BAD_INPUT && strstr(info.message, "M(1, 0)"),
+           "NaN in M named: '%s'", info.message);
+    EXPECT(z2[0] == 0 && z2[1] == 0, "z zeroed on bad input");
+    m2[1] = 0;
+    q2[1] = INFINITY;
+    EXPECT(sb_lcp_solve(wk, 2, m2, q2, z2, w2, &opt, &info) == SB_LCP_BAD_INPUT && strstr(info.message, "q(1)"),
+           "Inf in q named: '%s'", info.message);
+    q2[1] = -1;
+    sb_lcp_options o = opt;
+    o.warm_start = 1;
+    z2[0] = NAN;
+    EXPECT(sb_lcp_solve(wk, 2, m2, q2, z2, w2, &o, &info) == SB_LCP_SOLVED && fabs(z2[0] - 1) < 1e-12,
+           "a NaN warm start is ignored");
+  }
+  sb_lcp_work_free(wk);
+  return test_report("lcp_solvers");
+}
