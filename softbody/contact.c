@@ -37,7 +37,7 @@ struct sb_contact_problem {
   double *Jt;              /* ndof x 3 max_c: column 3i + k = row k (t1, t2, n) of contact i */
   double *Y;               /* M^-1 Jt */
   double *W;               /* 3m x 3m Delassus in contact frames */
-  double *u;               /* 3m: free, then final relative velocities (contact frame) */
+  double *u, *uf;          /* 3m: free and final relative velocities (contact frame) */
   double *J6, *scratch;
   double *St, *qrwork;
   int lqrwork, *iwork, *prio, *keep, *kept;
@@ -64,6 +64,8 @@ sb_contact_options sb_contact_default_options(void) {
   o.stabilization = 0.2;
   o.speculative = 1;
   o.warm_start = 1;
+  o.rank_refine = 2;
+  o.proximal_steps = 1;
   o.lcp = sb_lcp_default_options();
   return o;
 }
@@ -71,7 +73,7 @@ sb_contact_options sb_contact_default_options(void) {
 void sb_contact_free(sb_contact_problem *p) {
   if (!p) return;
   void *ptr[] = {p->bodies, p->pool, p->vfree, p->c, p->frame, p->vstatic, p->Jt, p->Y, p->W,
-                 p->u, p->J6, p->scratch, p->St, p->qrwork, p->iwork, p->prio, p->keep, p->kept,
+                 p->u, p->uf, p->J6, p->scratch, p->St, p->qrwork, p->iwork, p->prio, p->keep, p->kept,
                  p->A, p->b, p->As, p->bs, p->z, p->zs, p->wv, p->dr, p->dc, p->lambda, p->p,
                  p->pv, p->normal_mask, p->blocks, p->prev_id, p->prev_z, p->stabv};
   for (size_t k = 0; k < sizeof ptr / sizeof ptr[0]; k++) free(ptr[k]);
@@ -111,6 +113,7 @@ sb_contact_problem *sb_contact_create(int max_contacts, int max_bodies, int max_
   ALLOC(p->Y, nd * m3);
   ALLOC(p->W, m3 * m3);
   ALLOC(p->u, m3);
+  ALLOC(p->uf, m3);
   ALLOC(p->J6, 6 * nd);
   ALLOC(p->scratch, nd * m3);
   ALLOC(p->St, nd * mc);
@@ -404,6 +407,134 @@ static void apply_all(sb_contact_problem *p, int which, double *x, int ncol, int
   for (int k = 0; k < p->nb; k++) body_apply(p, &p->bodies[k], which, x, ncol, ld);
 }
 
+/* Stage 1 with the current priorities, then assembly of eq. (11)-(13) over
+ * the kept contacts, stages 2 and 3, and the solve; fills lambda and p. */
+static int select_and_solve(sb_contact_problem *p, const sb_contact_options *opt,
+                            sb_contact_info *info, char *error, int error_size) {
+  int m = p->nc, N = p->ndof, ld = p->max_dof, r = opt->directions, m3 = 3 * m;
+  memset(p->lambda, 0, m3 * sizeof(double));
+  memset(p->p, 0, N * sizeof(double));
+  int nk = 0;
+  if (opt->rank_selection) {
+    for (int i = 0; i < m; i++) {
+      memcpy(p->St + (size_t)i * N, p->Jt + (size_t)(3 * i + 2) * ld, N * sizeof(double));
+    }
+    apply_all(p, 1, p->St, m, N);
+    if (sb_rank_select(N, m, p->St, p->prio, opt->rank_tol, p->keep, p->qrwork, p->lqrwork, p->iwork) < 0) {
+      sb_errorf(error, error_size, "contact solve: rank-revealing QR failed");
+      return -1;
+    }
+  } else {
+    for (int i = 0; i < m; i++) p->keep[i] = 1;
+  }
+  for (int i = 0; i < m; i++)
+    if (p->keep[i]) p->kept[nk++] = i;
+  info->nkept = nk;
+  int bs = r + 2, n = nk * bs;
+  p->nvar = n;
+  p->directions = r;
+  info->nvar = n;
+  double Dx[SB_CONTACT_MAX_DIRECTIONS], Dy[SB_CONTACT_MAX_DIRECTIONS];
+  for (int k = 0; k < r; k++) {
+    Dx[k] = cos(2 * M_PI * k / r);
+    Dy[k] = sin(2 * M_PI * k / r);
+  }
+  if (n > 0) {
+    /* Assemble eq. (11)-(13) over the kept contacts */
+    double *A = p->A, *b = p->b;
+    memset(A, 0, (size_t)n * n * sizeof(double));
+#define W_(a, b) p->W[(size_t)(b) * m3 + (a)]
+#define A_(i, j) A[(size_t)(j) * n + (i)]
+    for (int a = 0; a < nk; a++) {
+      int ia = p->kept[a], oa = a * bs;
+      for (int c = 0; c < nk; c++) {
+        int ic = p->kept[c], oc = c * bs;
+        int na = 3 * ia + 2, nc = 3 * ic + 2, ta = 3 * ia, tc = 3 * ic;
+        A_(oa, oc) = W_(na, nc);
+        for (int l = 0; l < r; l++) {
+          A_(oa, oc + 1 + l) = W_(na, tc) * Dx[l] + W_(na, tc + 1) * Dy[l];
+          A_(oa + 1 + l, oc) = Dx[l] * W_(ta, nc) + Dy[l] * W_(ta + 1, nc);
+        }
+        for (int k = 0; k < r; k++) {
+          double wx = Dx[k] * W_(ta, tc) + Dy[k] * W_(ta + 1, tc);
+          double wy = Dx[k] * W_(ta, tc + 1) + Dy[k] * W_(ta + 1, tc + 1);
+          for (int l = 0; l < r; l++) A_(oa + 1 + k, oc + 1 + l) = wx * Dx[l] + wy * Dy[l];
+        }
+      }
+      for (int k = 0; k < r; k++) {
+        A_(oa + 1 + k, oa + bs - 1) = 1;
+        A_(oa + bs - 1, oa + 1 + k) = -1;
+      }
+      A_(oa + bs - 1, oa) = p->c[ia].friction;
+      b[oa] = p->u[3 * ia + 2] + p->stabv[ia];
+      for (int k = 0; k < r; k++) b[oa + 1 + k] = Dx[k] * p->u[3 * ia] + Dy[k] * p->u[3 * ia + 1];
+      b[oa + bs - 1] = 0;
+      for (int k = 0; k < bs; k++) p->normal_mask[oa + k] = k == 0;
+      p->blocks[a] = bs;
+    }
+#undef A_
+#undef W_
+    /* Stages 2 and 3 on a copy */
+    memcpy(p->As, A, (size_t)n * n * sizeof(double));
+    memcpy(p->bs, b, n * sizeof(double));
+    sb_ruiz(n, p->As, p->bs, p->dr, p->dc, opt->ruiz_iterations);
+    sb_tikhonov(n, p->As, p->normal_mask, opt->tikhonov);
+    /* warm start by contact identity, in scaled variables */
+    for (int a = 0; a < nk; a++) {
+      int ia = p->kept[a], found = -1;
+      if (opt->warm_start && p->c[ia].id >= 0 && p->prev_r == r)
+        for (int k = 0; k < p->nprev && found < 0; k++)
+          if (p->prev_id[k] == p->c[ia].id) found = k;
+      for (int k = 0; k < bs; k++)
+        p->zs[a * bs + k] = found >= 0 ? p->prev_z[(size_t)found * bs + k] / p->dc[a * bs + k] : 0;
+    }
+    sb_lcp_options lo = opt->lcp;
+    lo.warm_start = opt->warm_start;
+    lo.nblock = nk;
+    lo.block = p->blocks;
+    sb_lcp_solve(p->lcp, n, p->As, p->bs, p->zs, NULL, &lo, &info->lcp);
+    /* Proximal correction: solving (A + eps I_N) z = ... - eps I_N z_prev
+     * again removes the O(eps) bias Tikhonov leaves in the normal velocities. */
+    for (int k = 0; k < opt->proximal_steps && opt->tikhonov > 0 && info->lcp.status == SB_LCP_SOLVED; k++) {
+      for (int i = 0; i < n; i++) p->wv[i] = p->bs[i] - (p->normal_mask[i] ? opt->tikhonov * p->zs[i] : 0);
+      sb_lcp_info pinfo;
+      lo.warm_start = 1;
+      sb_lcp_solve(p->lcp, n, p->As, p->wv, p->zs, NULL, &lo, &pinfo);
+      pinfo.iterations += info->lcp.iterations;
+      pinfo.time_us += info->lcp.time_us;
+      info->lcp = pinfo;
+    }
+    for (int k = 0; k < n; k++) p->z[k] = p->zs[k] * p->dc[k];
+    info->residual = sb_lcp_residual(n, A, b, p->z, p->wv, &info->complementarity);
+    /* impulses: contact frame (t1, t2, n) per contact, then generalized */
+    for (int a = 0; a < nk; a++) {
+      int ia = p->kept[a], oa = a * bs;
+      double lx = 0, ly = 0;
+      for (int k = 0; k < r; k++) {
+        lx += Dx[k] * p->z[oa + 1 + k];
+        ly += Dy[k] * p->z[oa + 1 + k];
+      }
+      p->lambda[3 * ia] = lx;
+      p->lambda[3 * ia + 1] = ly;
+      p->lambda[3 * ia + 2] = p->z[oa];
+    }
+    cblas_dgemv(CblasColMajor, CblasNoTrans, N, m3, 1.0, p->Jt, ld, p->lambda, 1, 0.0, p->p, 1);
+    /* remember the solution for the next warm start */
+    p->nprev = 0;
+    p->prev_r = r;
+    for (int a = 0; a < nk; a++) {
+      int ia = p->kept[a];
+      if (p->c[ia].id < 0) continue;
+      p->prev_id[p->nprev] = p->c[ia].id;
+      memcpy(p->prev_z + (size_t)p->nprev * bs, p->z + a * bs, bs * sizeof(double));
+      p->nprev++;
+    }
+  } else {
+    info->lcp.status = SB_LCP_SOLVED;
+  }
+  return 0;
+}
+
 int sb_contact_solve(sb_contact_problem *p, double h, const sb_contact_options *opt,
                      sb_contact_info *info, char *error, int error_size) {
   double t0 = sb_lcp_now_us();
@@ -461,123 +592,33 @@ int sb_contact_solve(sb_contact_problem *p, double h, const sb_contact_options *
   apply_all(p, 0, p->Y, m3, ld);
   cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, m3, m3, N, 1.0, p->Jt, ld, p->Y, ld, 0.0, p->W, m3);
 
-  /* Stage 1: inertial rank selection on the whitened normal rows */
-  int nk = 0;
-  if (opt->rank_selection) {
-    for (int i = 0; i < m; i++) {
-      memcpy(p->St + (size_t)i * N, p->Jt + (size_t)(3 * i + 2) * ld, N * sizeof(double));
-      p->prio[i] = p->u[3 * i + 2] + p->stabv[i] < 0; /* closes within the step */
-    }
-    apply_all(p, 1, p->St, m, N);
-    if (sb_rank_select(N, m, p->St, p->prio, opt->rank_tol, p->keep, p->qrwork, p->lqrwork, p->iwork) < 0) {
-      sb_errorf(error, error_size, "contact solve: rank-revealing QR failed");
-      return -1;
-    }
-  } else {
-    for (int i = 0; i < m; i++) p->keep[i] = 1;
+  for (int i = 0; i < m; i++) p->prio[i] = p->u[3 * i + 2] + p->stabv[i] < 0; /* closes within the step */
+  double vtol = 0;
+  for (int i = 0; i < m; i++) vtol = fmax(vtol, fabs(p->u[3 * i + 2] + p->stabv[i]));
+  vtol = 1e-9 * fmax(vtol, 1e-3);
+  int passes = 1 + (opt->rank_selection && opt->rank_refine > 0 ? opt->rank_refine : 0);
+  for (int pass = 0; pass < passes; pass++) {
+    info->rank_passes = pass + 1;
+    if (select_and_solve(p, opt, info, error, error_size)) return -1;
+    /* final relative velocities u = u_free + W lambda (contact frame) */
+    memcpy(p->uf, p->u, m3 * sizeof(double));
+    cblas_dgemv(CblasColMajor, CblasNoTrans, m3, m3, 1.0, p->W, m3, p->lambda, 1, 1.0, p->uf, 1);
+    /* Stage 1 is blind to forces: a dependent contact dropped in favour of
+     * one that then separates may penetrate. Give priority to the contacts
+     * that carry load or would penetrate, and select again. */
+    int violated = 0;
+    for (int i = 0; i < m; i++)
+      if (!p->keep[i] && p->uf[3 * i + 2] + p->stabv[i] < -vtol) violated = 1;
+    if (!violated) break;
+    for (int i = 0; i < m; i++)
+      p->prio[i] = p->keep[i] ? p->lambda[3 * i + 2] > 0 : p->uf[3 * i + 2] + p->stabv[i] < -vtol;
   }
-  for (int i = 0; i < m; i++)
-    if (p->keep[i]) p->kept[nk++] = i;
-  info->nkept = nk;
-  int bs = r + 2, n = nk * bs;
-  p->nvar = n;
-  p->directions = r;
-  info->nvar = n;
-  double Dx[SB_CONTACT_MAX_DIRECTIONS], Dy[SB_CONTACT_MAX_DIRECTIONS];
-  for (int k = 0; k < r; k++) {
-    Dx[k] = cos(2 * M_PI * k / r);
-    Dy[k] = sin(2 * M_PI * k / r);
-  }
-  if (n > 0) {
-    /* Assemble eq. (11)-(13) over the kept contacts */
-    double *A = p->A, *b = p->b;
-    memset(A, 0, (size_t)n * n * sizeof(double));
-#define W_(a, b) p->W[(size_t)(b) * m3 + (a)]
-#define A_(i, j) A[(size_t)(j) * n + (i)]
-    for (int a = 0; a < nk; a++) {
-      int ia = p->kept[a], oa = a * bs;
-      for (int c = 0; c < nk; c++) {
-        int ic = p->kept[c], oc = c * bs;
-        int na = 3 * ia + 2, nc = 3 * ic + 2, ta = 3 * ia, tc = 3 * ic;
-        A_(oa, oc) = W_(na, nc);
-        for (int l = 0; l < r; l++) {
-          A_(oa, oc + 1 + l) = W_(na, tc) * Dx[l] + W_(na, tc + 1) * Dy[l];
-          A_(oa + 1 + l, oc) = Dx[l] * W_(ta, nc) + Dy[l] * W_(ta + 1, nc);
-        }
-        for (int k = 0; k < r; k++) {
-          double wx = Dx[k] * W_(ta, tc) + Dy[k] * W_(ta + 1, tc);
-          double wy = Dx[k] * W_(ta, tc + 1) + Dy[k] * W_(ta + 1, tc + 1);
-          for (int l = 0; l < r; l++) A_(oa + 1 + k, oc + 1 + l) = wx * Dx[l] + wy * Dy[l];
-        }
-      }
-      for (int k = 0; k < r; k++) {
-        A_(oa + 1 + k, oa + bs - 1) = 1;
-        A_(oa + bs - 1, oa + 1 + k) = -1;
-      }
-      A_(oa + bs - 1, oa) = p->c[ia].friction;
-      b[oa] = p->u[3 * ia + 2] + p->stabv[ia];
-      for (int k = 0; k < r; k++) b[oa + 1 + k] = Dx[k] * p->u[3 * ia] + Dy[k] * p->u[3 * ia + 1];
-      b[oa + bs - 1] = 0;
-      for (int k = 0; k < bs; k++) p->normal_mask[oa + k] = k == 0;
-      p->blocks[a] = bs;
-    }
-#undef A_
-    /* Stages 2 and 3 on a copy */
-    memcpy(p->As, A, (size_t)n * n * sizeof(double));
-    memcpy(p->bs, b, n * sizeof(double));
-    sb_ruiz(n, p->As, p->bs, p->dr, p->dc, opt->ruiz_iterations);
-    sb_tikhonov(n, p->As, p->normal_mask, opt->tikhonov);
-    /* warm start by contact identity, in scaled variables */
-    for (int a = 0; a < nk; a++) {
-      int ia = p->kept[a], found = -1;
-      if (opt->warm_start && p->c[ia].id >= 0 && p->prev_r == r)
-        for (int k = 0; k < p->nprev && found < 0; k++)
-          if (p->prev_id[k] == p->c[ia].id) found = k;
-      for (int k = 0; k < bs; k++)
-        p->zs[a * bs + k] = found >= 0 ? p->prev_z[(size_t)found * bs + k] / p->dc[a * bs + k] : 0;
-    }
-    sb_lcp_options lo = opt->lcp;
-    lo.warm_start = opt->warm_start;
-    lo.nblock = nk;
-    lo.block = p->blocks;
-    sb_lcp_solve(p->lcp, n, p->As, p->bs, p->zs, NULL, &lo, &info->lcp);
-    for (int k = 0; k < n; k++) p->z[k] = p->zs[k] * p->dc[k];
-    info->residual = sb_lcp_residual(n, A, b, p->z, p->wv, &info->complementarity);
-    /* impulses: contact frame (t1, t2, n) per contact, then generalized */
-    for (int a = 0; a < nk; a++) {
-      int ia = p->kept[a], oa = a * bs;
-      double lx = 0, ly = 0;
-      for (int k = 0; k < r; k++) {
-        lx += Dx[k] * p->z[oa + 1 + k];
-        ly += Dy[k] * p->z[oa + 1 + k];
-      }
-      p->lambda[3 * ia] = lx;
-      p->lambda[3 * ia + 1] = ly;
-      p->lambda[3 * ia + 2] = p->z[oa];
-    }
-    cblas_dgemv(CblasColMajor, CblasNoTrans, N, m3, 1.0, p->Jt, ld, p->lambda, 1, 0.0, p->p, 1);
-    /* remember the solution for the next warm start */
-    p->nprev = 0;
-    p->prev_r = r;
-    for (int a = 0; a < nk; a++) {
-      int ia = p->kept[a];
-      if (p->c[ia].id < 0) continue;
-      p->prev_id[p->nprev] = p->c[ia].id;
-      memcpy(p->prev_z + (size_t)p->nprev * bs, p->z + a * bs, bs * sizeof(double));
-      p->nprev++;
-    }
-  } else {
-    info->lcp.status = SB_LCP_SOLVED;
-  }
-  /* final relative velocities u = u_free + W lambda (contact frame) */
-  cblas_dgemv(CblasColMajor, CblasNoTrans, m3, m3, 1.0, p->W, m3, p->lambda, 1, 1.0, p->u, 1);
-#undef W_
   info->dropped_min_vn = 0;
   for (int i = 0; i < m; i++)
-    if (!p->keep[i]) info->dropped_min_vn = fmin(info->dropped_min_vn, p->u[3 * i + 2] + p->stabv[i]);
+    if (!p->keep[i]) info->dropped_min_vn = fmin(info->dropped_min_vn, p->uf[3 * i + 2] + p->stabv[i]);
   info->time_us = sb_lcp_now_us() - t0;
   if (info->lcp.status != SB_LCP_SOLVED) {
-    sb_errorf(error, error_size, "contact LCP (%d contacts, %d variables) not solved: %s", m, n,
+    sb_errorf(error, error_size, "contact LCP (%d contacts, %d variables) not solved: %s", m, p->nvar,
               info->lcp.message);
     return -1;
   }
@@ -607,7 +648,7 @@ void sb_contact_result(const sb_contact_problem *p, int contact, double impulse[
 }
 
 void sb_contact_relative_velocity(sb_contact_problem *p, int contact, double v[3]) {
-  const double *R = p->frame + 9 * contact, *u = p->u + 3 * contact;
+  const double *R = p->frame + 9 * contact, *u = p->uf + 3 * contact;
   for (int k = 0; k < 3; k++) v[k] = R[3 * k] * u[0] + R[3 * k + 1] * u[1] + R[3 * k + 2] * u[2];
 }
 

@@ -56,9 +56,11 @@ typedef struct {
   double rank_tol;         /* eps_rank relative to |R_11| (default 1e-6) */
   int ruiz_iterations;     /* stage 2: 0 turns it off (default 10) */
   double tikhonov;         /* stage 3: eps_W on the scaled normal diagonal (default 1e-10; 0 off) */
+  int proximal_steps;      /* re-solves that remove Tikhonov's O(eps_W) bias (default 1) */
   double stabilization;    /* alpha in (0, 1] for penetrations (default 0.2) */
   int speculative;         /* gaps g > 0 enter as g/h (default 1); 0: as 0 */
   int warm_start;          /* start from the last solution of contacts with the same id */
+  int rank_refine;         /* extra stage-1 passes when a dropped contact would penetrate (default 2) */
   sb_lcp_options lcp;      /* solver chain, tolerances */
 } sb_contact_options;
 
@@ -68,7 +70,8 @@ typedef struct {
   int nvar;                /* LCP size after stage 1 */
   double residual;         /* ||min(z, w)||inf in physical units, unregularized, unscaled */
   double complementarity;
-  double dropped_min_vn;   /* smallest normal velocity at dropped contacts, m/s (0 if none) */
+  double dropped_min_vn;   /* smallest normal velocity + gap term at dropped contacts, m/s (0 if none) */
+  int rank_passes;         /* stage-1 selections made (1 unless a dropped contact would penetrate) */
   double time_us;          /* assembly + conditioning + solve */
 } sb_contact_info;
 

@@ -54,15 +54,15 @@ static int load_file(dat_reader *r) {
     text = bigger;
     cap *= 2;
   }
-  int read_error = ferror(f);
+  int read_failed = ferror(f), read_errno = errno;
   fclose(f);
   if (!text) {
     sb_errorf(r->error, r->error_size, "%s: out of memory reading the file", r->path);
     return -1;
   }
-  if (read_error) {
+  if (read_failed) {
     free(text);
-    sb_errorf(r->error, r->error_size, "%s: read error", r->path);
+    sb_errorf(r->error, r->error_size, "%s: read error: %s", r->path, strerror(read_errno));
     return -1;
   }
   text[len] = '\0';
@@ -270,7 +270,7 @@ static int read_sparse_block(dat_reader *r, int n, double **Mout) {
     int row0 = br ? row_end[br - 1] : 0, rows = row_end[br] - row0;
     for (int k = row_ptr[br]; k < row_ptr[br + 1]; k++) {
       int bc = block_col[k], col0 = bc ? col_end[bc - 1] : 0, cols = col_end[bc] - col0, label;
-      if (read_int(r, "block number", 0, nbblocks - 1, &label)) goto done;
+      if (read_int(r, "block number", 0, INT_MAX, &label)) goto done;
       if (label != k) {
         sb_errorf(r->error, r->error_size, "%s:%d: block %d is labelled %d", r->path, r->token_line, k, label);
         goto done;

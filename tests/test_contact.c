@@ -1,0 +1,380 @@
+/* Contact LCP physics: resting contact with rank-deficient normals (block
+ * and disk-discretized soft rod, 4 to 64 contacts), friction on an incline
+ * against the analytic answer, two bodies stacked, Ruiz invariance and
+ * conditioning, and bad input. */
+#include <lapacke.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "contact.h"
+#include "contact_scenes.h"
+#include "testutil.h"
+
+static const double H = 1e-3;
+
+static sb_contact_options options_for(sb_lcp_solver s) {
+  sb_contact_options o = sb_contact_default_options();
+  o.lcp.nchain = 1;
+  o.lcp.chain[0] = s;
+  return o;
+}
+
+/* Numerical rank of the rows of a (rows x cols, row-major) by SVD. */
+static int rank_of(int rows, int cols, const double *a) {
+  double *c = malloc(sizeof(double) * rows * cols), s[512], sup[512];
+  memcpy(c, a, sizeof(double) * rows * cols);
+  LAPACKE_dgesvd(LAPACK_ROW_MAJOR, 'N', 'N', rows, cols, c, cols, s, NULL, 1, NULL, 1, sup);
+  int rk = 0;
+  for (int k = 0; k < (rows < cols ? rows : cols); k++)
+    if (s[k] > 1e-9 * s[0]) rk++;
+  free(c);
+  return rk;
+}
+
+/* Normal Jacobian rows of the block contacts, built here from geometry. */
+static void block_normal_rows(const scene_block *s, int m, double *Jn) {
+  int cols = (int)ceil(sqrt((double)m)), rows = (m + cols - 1) / cols;
+  for (int i = 0; i < m; i++) {
+    int ix = i % cols, iy = i / cols;
+    double local[3] = {cols > 1 ? -s->half[0] + 2 * s->half[0] * ix / (cols - 1) : 0,
+                       rows > 1 ? -s->half[1] + 2 * s->half[1] * iy / (rows - 1) : 0, -s->half[2]};
+    double r[3];
+    for (int k = 0; k < 3; k++) r[k] = s->R[3 * k] * local[0] + s->R[3 * k + 1] * local[1] + s->R[3 * k + 2] * local[2];
+    const double *n = s->normal;
+    double rxn[3] = {r[1] * n[2] - r[2] * n[1], r[2] * n[0] - r[0] * n[2], r[0] * n[1] - r[1] * n[0]};
+    for (int k = 0; k < 3; k++) {
+      Jn[i * 6 + k] = n[k];
+      Jn[i * 6 + 3 + k] = rxn[k]; /* n . (omega x r) = (r x n) . omega */
+    }
+  }
+}
+
+static void check_kept_rank(sb_contact_problem *P, int m, int ndof, const double *Jn, const char *what) {
+  double *Jk = malloc(sizeof(double) * m * ndof);
+  int nk = 0;
+  for (int i = 0; i < m; i++) {
+    int kept;
+    sb_contact_result(P, i, NULL, NULL, NULL, &kept);
+    if (kept) memcpy(Jk + nk++ * ndof, Jn + i * ndof, sizeof(double) * ndof);
+  }
+  int rk_all = rank_of(m, ndof, Jn), rk_kept = nk ? rank_of(nk, ndof, Jk) : 0;
+  EXPECT(rk_kept == nk && nk == rk_all, "%s: kept %d contacts of rank %d; all %d have rank %d", what, nk, rk_kept,
+         m, rk_all);
+  free(Jk);
+}
+
+static double net_normal(sb_contact_problem *P, int m, const double normal[3]) {
+  double sum = 0;
+  for (int i = 0; i < m; i++) {
+    double imp[3];
+    sb_contact_result(P, i, imp, NULL, NULL, NULL);
+    sum += imp[0] * normal[0] + imp[1] * normal[1] + imp[2] * normal[2];
+  }
+  return sum;
+}
+
+static double min_normal_velocity(sb_contact_problem *P, int m, const double normal[3]) {
+  double lo = INFINITY;
+  for (int i = 0; i < m; i++) {
+    double v[3];
+    sb_contact_relative_velocity(P, i, v);
+    lo = fmin(lo, v[0] * normal[0] + v[1] * normal[1] + v[2] * normal[2]);
+  }
+  return lo;
+}
+
+static void test_block_resting(void) {
+  char err[256];
+  sb_contact_problem *P = sb_contact_create(64, 2, 12, 16, err, sizeof err);
+  double worst = 0;
+  for (int s = 0; s < 2; s++)
+    for (int k = 2; k <= 8; k++) {
+      int m = k * k;
+      scene_block sc;
+      sb_contact_clear(P);
+      EXPECT(scene_block_fill(P, &sc, 0, 0.5, m, H, err, sizeof err) == 0, "block scene: %s", err);
+      sb_contact_options o = options_for((sb_lcp_solver)s);
+      sb_contact_info info;
+      int rc = sb_contact_solve(P, H, &o, &info, err, sizeof err);
+      EXPECT(rc == 0, "block %d contacts, %s: %s", m, sb_lcp_solver_name((sb_lcp_solver)s), err);
+      double Jn[64 * 6];
+      block_normal_rows(&sc, m, Jn);
+      check_kept_rank(P, m, 6, Jn, "block");
+      double weight = sc.mass * SCENE_G * H, net = net_normal(P, m, sc.normal);
+      worst = fmax(worst, fabs(net - weight) / weight);
+      EXPECT(fabs(net - weight) <= 1e-9 * weight, "block %d contacts, %s: net normal impulse %.15g, weight*h %.15g",
+             m, sb_lcp_solver_name((sb_lcp_solver)s), net, weight);
+      EXPECT(min_normal_velocity(P, m, sc.normal) >= -1e-9 * SCENE_G * H, "block %d contacts: no contact penetrates (%g)", m,
+             min_normal_velocity(P, m, sc.normal));
+    }
+  printf("block on a plane, 4..64 contacts: net normal impulse within %.2e of weight*h\n", worst);
+  sb_contact_free(P);
+}
+
+static void test_rod_resting(void) {
+  char err[256];
+  int cfg[][3] = {{1, 4, 1}, {2, 3, 2}, {3, 4, 2}, {4, 4, 2}, {8, 4, 2}};
+  double worst = 0;
+  for (unsigned c = 0; c < sizeof cfg / sizeof cfg[0]; c++) {
+    scene_rod rod;
+    scene_rod_params(&rod, cfg[c][0], cfg[c][1], cfg[c][2]);
+    sb_model *m = sb_model_create(&rod.chain, err, sizeof err);
+    EXPECT(m != NULL, "rod model: %s", err);
+    if (!m) continue;
+    sb_state *st = sb_state_create(m);
+    sb_work *w = sb_work_create(m);
+    int nc = rod.chain.ndisk * rod.per_disk;
+    sb_contact_problem *P = sb_contact_create(nc, 1, m->n, 4, err, sizeof err);
+    EXPECT(sb_step_prepare(m, st, w, NULL, H, err, sizeof err) == 0, "prepare: %s", err);
+    double *Jn = malloc(sizeof(double) * nc * m->n), *J6 = malloc(sizeof(double) * 6 * m->n);
+    for (int s = 0; s < 2; s++) {
+      sb_contact_clear(P);
+      EXPECT(scene_rod_fill(P, &rod, m, w, 0.5, err, sizeof err) == 0, "rod scene: %s", err);
+      sb_contact_options o = options_for((sb_lcp_solver)s);
+      sb_contact_info info;
+      EXPECT(sb_contact_solve(P, H, &o, &info, err, sizeof err) == 0, "rod %d contacts, %s: %s", nc,
+             sb_lcp_solver_name((sb_lcp_solver)s), err);
+      /* normal rows from the body Jacobian: world z velocity of each rim point */
+      for (int i = 0; i < nc; i++) {
+        int d = i / rod.per_disk;
+        sb_pose g;
+        sb_point_kinematics(m, w, rod.disk[d].segment, rod.disk[d].s, &g, J6, NULL, NULL);
+        double off[3] = {rod.disk_radius, 0, 0};
+        if (rod.per_disk > 1) off[2] = rod.disk_thickness * ((i % rod.per_disk) / (rod.per_disk - 1.0) - 0.5);
+        for (int j = 0; j < m->n; j++) {
+          double om[3] = {J6[j], J6[m->n + j], J6[2 * m->n + j]}, vb[3];
+          for (int a = 0; a < 3; a++) vb[a] = J6[(3 + a) * m->n + j];
+          vb[0] += om[1] * off[2] - om[2] * off[1];
+          vb[1] += om[2] * off[0] - om[0] * off[2];
+          vb[2] += om[0] * off[1] - om[1] * off[0];
+          Jn[i * m->n + j] = g.R[6] * vb[0] + g.R[7] * vb[1] + g.R[8] * vb[2];
+        }
+      }
+      check_kept_rank(P, nc, m->n, Jn, "rod");
+      double up[3] = {0, 0, 1}, weight = m->total_mass * SCENE_G * H, net = net_normal(P, nc, up);
+      worst = fmax(worst, fabs(net - weight) / weight);
+      EXPECT(fabs(net - weight) <= 1e-9 * weight, "rod %d contacts (%d kept), %s: net normal impulse %.15g, weight*h %.15g",
+             nc, info.nkept, sb_lcp_solver_name((sb_lcp_solver)s), net, weight);
+      EXPECT(min_normal_velocity(P, nc, up) >= -1e-9 * SCENE_G * H, "rod %d contacts: no contact penetrates (%g)", nc,
+             min_normal_velocity(P, nc, up));
+    }
+    free(Jn);
+    free(J6);
+    sb_contact_free(P);
+    sb_work_free(w);
+    sb_state_free(st);
+    sb_model_free(m);
+  }
+  printf("soft rod on a plane, 4..64 contacts: net normal impulse within %.2e of weight*h\n", worst);
+}
+
+static void test_incline(void) {
+  char err[256];
+  sb_contact_problem *P = sb_contact_create(16, 1, 6, 16, err, sizeof err);
+  double mu = 0.5;
+  for (int s = 0; s < 2; s++)
+    for (int sliding = 0; sliding < 2; sliding++) {
+      double theta = sliding ? 35 * M_PI / 180 : 20 * M_PI / 180;
+      scene_block sc;
+      sb_contact_clear(P);
+      scene_block_fill(P, &sc, theta, mu, 4, H, err, sizeof err);
+      sb_contact_options o = options_for((sb_lcp_solver)s);
+      sb_contact_info info;
+      EXPECT(sb_contact_solve(P, H, &o, &info, err, sizeof err) == 0, "incline: %s", err);
+      double v[6];
+      sb_contact_body_velocity(P, 0, v);
+      double along = v[0] * sc.downhill[0] + v[1] * sc.downhill[1] + v[2] * sc.downhill[2];
+      double normal = v[0] * sc.normal[0] + v[1] * sc.normal[1] + v[2] * sc.normal[2];
+      double expect = sliding ? H * SCENE_G * (sin(theta) - mu * cos(theta)) : 0;
+      const char *name = sb_lcp_solver_name((sb_lcp_solver)s);
+      if (sliding)
+        EXPECT(fabs(along - expect) <= 1e-9 * expect, "%s: sliding speed %.15g, analytic h g (sin - mu cos) = %.15g", name,
+               along, expect);
+      else
+        EXPECT(fabs(along) <= 1e-12 * SCENE_G * H, "%s: sticking, tangential speed %g", name, along);
+      EXPECT(fabs(normal) <= 1e-9 * SCENE_G * H && fabs(v[1]) <= 1e-9 * SCENE_G * H && tu_maxabs(v + 3, 3) <= 1e-8 * SCENE_G * H,
+             "%s: no normal, lateral or angular velocity (%g %g %g)", name, normal, v[1], tu_maxabs(v + 3, 3));
+      for (int i = 0; i < 4; i++) {
+        double u[3];
+        sb_contact_relative_velocity(P, i, u);
+        double t = u[0] * sc.downhill[0] + u[1] * sc.downhill[1] + u[2] * sc.downhill[2];
+        EXPECT(sliding || fabs(t) <= 1e-12 * SCENE_G * H, "%s: contact %d sticks (%g)", name, i, t);
+      }
+      printf("incline %2.0f deg, %s: downhill speed %.12g (analytic %.12g), %d of 4 contacts kept, %d stage-1 passes\n",
+             theta * 180 / M_PI, name, along, expect, info.nkept, info.rank_passes);
+    }
+  sb_contact_free(P);
+}
+
+/* Block A on block B on the ground: impulses balance weights, A and B stay at rest. */
+static void test_stack(void) {
+  char err[256];
+  sb_contact_problem *P = sb_contact_create(8, 2, 12, 4, err, sizeof err);
+  double mA = 1.0, mB = 3.0, Mi[2][36] = {{0}}, vf[6] = {0, 0, -SCENE_G * H, 0, 0, 0};
+  for (int b = 0; b < 2; b++) {
+    double mass = b ? mB : mA;
+    for (int k = 0; k < 3; k++) Mi[b][7 * k] = mass;
+    for (int k = 3; k < 6; k++) Mi[b][7 * k] = mass * 0.01;
+  }
+  int A = sb_contact_add_dense(P, 6, Mi[0], vf, err, sizeof err);
+  int B = sb_contact_add_dense(P, 6, Mi[1], vf, err, sizeof err);
+  double corners[4][2] = {{-0.1, -0.1}, {0.1, -0.1}, {-0.1, 0.1}, {0.1, 0.1}};
+  for (int level = 0; level < 2; level++)
+    for (int c = 0; c < 4; c++) {
+      /* level 0: A's bottom (0.1 below A's com, 0.1 above B's) on B; level 1: B on the ground */
+      double x = corners[c][0], y = corners[c][1];
+      double j0[18] = {1, 0, 0, 0, -0.1, -y, 0, 1, 0, 0.1, 0, x, 0, 0, 1, y, -x, 0};
+      double j1[18] = {1, 0, 0, 0, 0.1, -y, 0, 1, 0, -0.1, 0, x, 0, 0, 1, y, -x, 0};
+      sb_contact ct;
+      memset(&ct, 0, sizeof ct);
+      ct.side[0].body = level ? B : A;
+      ct.side[0].jac = j0;
+      ct.side[1].body = level ? -1 : B;
+      ct.side[1].jac = j1;
+      ct.normal[2] = 1;
+      ct.friction = 0.5;
+      ct.id = level * 4 + c;
+      EXPECT(sb_contact_add(P, &ct, err, sizeof err) >= 0, "stack contact: %s", err);
+    }
+  sb_contact_info info;
+  EXPECT(sb_contact_solve(P, H, NULL, &info, err, sizeof err) == 0, "stack: %s", err);
+  double top = 0, ground = 0;
+  for (int i = 0; i < 8; i++) {
+    double fn;
+    sb_contact_result(P, i, NULL, &fn, NULL, NULL);
+    if (i < 4) top += fn;
+    else ground += fn;
+  }
+  EXPECT(fabs(top - mA * SCENE_G * H) <= 1e-9 * mA * SCENE_G * H, "A on B: %.15g vs %.15g", top, mA * SCENE_G * H);
+  EXPECT(fabs(ground - (mA + mB) * SCENE_G * H) <= 1e-9 * (mA + mB) * SCENE_G * H, "B on ground: %.15g vs %.15g", ground,
+         (mA + mB) * SCENE_G * H);
+  double va[6], vb[6];
+  sb_contact_body_velocity(P, A, va);
+  sb_contact_body_velocity(P, B, vb);
+  /* angular velocities: a contact velocity error over a 0.1 m lever */
+  EXPECT(tu_maxabs(va, 3) <= 1e-9 * SCENE_G * H && tu_maxabs(vb, 3) <= 1e-9 * SCENE_G * H &&
+             tu_maxabs(va + 3, 3) <= 1e-8 * SCENE_G * H && tu_maxabs(vb + 3, 3) <= 1e-8 * SCENE_G * H,
+         "both blocks at rest (%g, %g; %s %d iterations, residual %g, %d kept)", tu_maxabs(va, 6), tu_maxabs(vb, 6),
+         sb_lcp_solver_name(info.lcp.solver), info.lcp.iterations, info.residual, info.nkept);
+  sb_contact_free(P);
+}
+
+/* 2-norm condition number of the normal-normal block of a column-major LCP matrix. */
+static double normal_block_cond(int n, const double *A, int bs) {
+  int k = n / bs;
+  double *c = malloc(sizeof(double) * k * k), s[256], sup[256];
+  for (int a = 0; a < k; a++)
+    for (int b = 0; b < k; b++) c[b * k + a] = A[(size_t)(b * bs) * n + a * bs];
+  LAPACKE_dgesvd(LAPACK_COL_MAJOR, 'N', 'N', k, k, c, k, s, NULL, 1, NULL, 1, sup);
+  free(c);
+  return s[0] / s[k - 1];
+}
+
+static void test_ruiz(void) {
+  char err[256];
+  scene_rod rod;
+  scene_rod_params(&rod, 4, 4, 2);
+  sb_model *m = sb_model_create(&rod.chain, err, sizeof err);
+  sb_state *st = sb_state_create(m);
+  sb_work *w = sb_work_create(m);
+  /* a little motion, so that some contacts separate and others slide */
+  for (int i = 0; i < m->n; i++) st->v[i] = 0.05 * tu_rand();
+  sb_step_prepare(m, st, w, NULL, H, err, sizeof err);
+  int nc = rod.chain.ndisk * rod.per_disk;
+  sb_contact_problem *P = sb_contact_create(nc, 1, m->n, 4, err, sizeof err);
+  double z[2][64 * 3];
+  double cond[2] = {0, 0};
+  int nk = 0;
+  for (int ruiz = 0; ruiz < 2; ruiz++) {
+    sb_contact_clear(P);
+    scene_rod_fill(P, &rod, m, w, 0.3, err, sizeof err);
+    sb_contact_options o = options_for(SB_LCP_LEMKE);
+    o.ruiz_iterations = ruiz ? 10 : 0;
+    o.tikhonov = 0;
+    o.warm_start = 0;
+    sb_contact_info info;
+    EXPECT(sb_contact_solve(P, H, &o, &info, err, sizeof err) == 0, "ruiz %d: %s", ruiz, err);
+    for (int i = 0; i < nc; i++) sb_contact_result(P, i, z[ruiz] + 3 * i, NULL, NULL, NULL);
+    int n;
+    const double *A, *Ac;
+    sb_contact_lcp(P, &n, &A, NULL, &Ac, NULL);
+    cond[ruiz] = normal_block_cond(n, Ac, 6);
+    nk = info.nkept;
+  }
+  double e = tu_relerr(z[1], z[0], 3 * nc, 1e-12);
+  EXPECT(e <= 1e-9, "Ruiz-scaled and unscaled problems give the same impulses (%g)", e);
+  EXPECT(cond[1] < cond[0], "Ruiz lowers the normal-block condition number: %.3g -> %.3g", cond[0], cond[1]);
+  printf("rank-deficient rod (%d contacts, %d kept): normal block cond %.3g unscaled, %.3g after Ruiz; impulses agree to %.1e\n",
+         nc, nk, cond[0], cond[1], e);
+  sb_contact_free(P);
+  sb_work_free(w);
+  sb_state_free(st);
+  sb_model_free(m);
+}
+
+static void test_bad_input(void) {
+  char err[256] = "";
+  EXPECT(sb_contact_create(0, 1, 6, 4, err, sizeof err) == NULL && strstr(err, "capacity"), "zero capacity: %s", err);
+  EXPECT(sb_contact_create(4, 1, 6, 17, err, sizeof err) == NULL, "17 directions refused");
+  sb_contact_problem *P = sb_contact_create(2, 1, 6, 4, err, sizeof err);
+  double M[36] = {0}, vf[6] = {0}, jac[18] = {0};
+  for (int k = 0; k < 6; k++) M[7 * k] = 1;
+  M[0] = NAN;
+  EXPECT(sb_contact_add_dense(P, 6, M, vf, err, sizeof err) < 0 && strstr(err, "not finite"), "NaN mass: %s", err);
+  M[0] = -1;
+  EXPECT(sb_contact_add_dense(P, 6, M, vf, err, sizeof err) < 0 && strstr(err, "positive definite"), "indefinite: %s", err);
+  M[0] = 1;
+  EXPECT(sb_contact_add_dense(P, 6, M, vf, err, sizeof err) == 0, "good body: %s", err);
+  sb_contact c;
+  memset(&c, 0, sizeof c);
+  c.side[0].body = 0;
+  c.side[0].jac = jac;
+  c.side[1].body = -1;
+  c.friction = 0.5;
+  EXPECT(sb_contact_add(P, &c, err, sizeof err) < 0 && strstr(err, "normal"), "zero normal: %s", err);
+  c.normal[2] = NAN;
+  EXPECT(sb_contact_add(P, &c, err, sizeof err) < 0, "NaN normal refused");
+  c.normal[2] = 1;
+  c.gap = INFINITY;
+  EXPECT(sb_contact_add(P, &c, err, sizeof err) < 0 && strstr(err, "gap"), "Inf gap: %s", err);
+  c.gap = 0;
+  c.friction = -1;
+  EXPECT(sb_contact_add(P, &c, err, sizeof err) < 0 && strstr(err, "friction"), "negative friction: %s", err);
+  c.friction = 0.5;
+  c.side[0].body = 3;
+  EXPECT(sb_contact_add(P, &c, err, sizeof err) < 0 && strstr(err, "body 3"), "bad body: %s", err);
+  c.side[0].body = -1;
+  EXPECT(sb_contact_add(P, &c, err, sizeof err) < 0 && strstr(err, "static"), "both static: %s", err);
+  c.side[0].body = 0;
+  jac[4] = INFINITY;
+  EXPECT(sb_contact_add(P, &c, err, sizeof err) < 0 && strstr(err, "Jacobian"), "Inf Jacobian: %s", err);
+  jac[4] = 0;
+  EXPECT(sb_contact_add(P, &c, err, sizeof err) == 0 && sb_contact_add(P, &c, err, sizeof err) == 1, "two contacts");
+  EXPECT(sb_contact_add(P, &c, err, sizeof err) < 0 && strstr(err, "more than 2"), "capacity: %s", err);
+  EXPECT(sb_contact_solve(P, 0, NULL, NULL, err, sizeof err) < 0 && strstr(err, "time step"), "h = 0: %s", err);
+  sb_contact_options o = sb_contact_default_options();
+  o.directions = 2;
+  EXPECT(sb_contact_solve(P, H, &o, NULL, err, sizeof err) < 0 && strstr(err, "directions"), "r = 2: %s", err);
+  sb_contact_free(P);
+  /* a soft body whose step was not prepared */
+  scene_rod rod;
+  scene_rod_params(&rod, 1, 2, 1);
+  sb_model *m = sb_model_create(&rod.chain, err, sizeof err);
+  sb_work *w = sb_work_create(m);
+  P = sb_contact_create(2, 1, m->n, 4, err, sizeof err);
+  sb_contact_add_soft(P, m, w, err, sizeof err);
+  EXPECT(sb_contact_solve(P, H, NULL, NULL, err, sizeof err) < 0 && strstr(err, "sb_step_prepare"), "unprepared: %s", err);
+  sb_contact_free(P);
+  sb_work_free(w);
+  sb_model_free(m);
+}
+
+int main(void) {
+  test_block_resting();
+  test_rod_resting();
+  test_incline();
+  test_stack();
+  test_ruiz();
+  test_bad_input();
+  return test_report("contact");
+}
