@@ -8,11 +8,11 @@ scripts/setup.sh --test
 export OPENBLAS_NUM_THREADS=1
 
 echo "== tests (release build) =="
-scripts/build.sh build
+scripts/build.sh build -DCUSP_REQUIRE_PEER=ON
 ctest --test-dir build --output-on-failure
 
 echo "== tests (AddressSanitizer + UndefinedBehaviorSanitizer) =="
-scripts/build.sh build-asan -DCUSP_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+scripts/build.sh build-asan -DCUSP_REQUIRE_PEER=ON -DCUSP_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
 # OpenBLAS keeps its buffers for the life of the process: not our leaks.
 ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions="$PWD/tests/lsan.supp" \
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \

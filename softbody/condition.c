@@ -16,40 +16,46 @@ int sb_rank_select_work_size(int N, int m) {
   return m + N * m + 3 * N + 2 * m + (2 * m + 1) * nb + 8;
 }
 
-/* Column-pivoted QR of the first `ncol` columns of the rows r0.. of St
- * (leading dimension N); counts |R_kk| > eta and marks the kept ones. */
-static int qp3_keep(int N, int r0, int ncol, double *cols, const int *colid, double eta, int *keep,
-                    double *tau, int *jpvt, double *work, int lwork, double *rmax) {
+/* QR of the `ncol` columns `cols` (leading dimension N) from row r0 on:
+ * column-pivoted (pivoted != 0) or in the given order; marks as kept the
+ * columns whose |R_kk| exceeds tol. Returns the number kept or -1. */
+static int qr_keep(int N, int r0, int ncol, double *cols, const int *colid, double tol, int pivoted,
+                   int *keep, double *tau, int *jpvt, double *work, int lwork) {
   int rows = N - r0;
   if (ncol == 0 || rows <= 0) return 0;
-  for (int j = 0; j < ncol; j++) jpvt[j] = 0;
+  for (int j = 0; j < ncol; j++) jpvt[j] = pivoted ? 0 : 1; /* nonzero: fixed, factored in order */
   if (LAPACKE_dgeqp3_work(LAPACK_COL_MAJOR, rows, ncol, cols + r0, N, jpvt, tau, work, lwork))
     return -1;
-  double tol = eta * *rmax;
   int kept = 0, kmax = rows < ncol ? rows : ncol;
-  for (int k = 0; k < kmax; k++) {
-    if (!(fabs(cols[r0 + (size_t)k * N + k]) > tol)) break;  /* pivoted: |R_kk| decreasing */
-    keep[colid[jpvt[k] - 1]] = 1;
-    kept++;
-  }
+  for (int k = 0; k < kmax; k++)
+    if (fabs(cols[r0 + (size_t)k * N + k]) > tol) {
+      keep[colid[jpvt[k] - 1]] = 1;
+      kept++;
+    } else if (pivoted) {
+      break; /* pivoted: |R_kk| decreasing */
+    }
   return kept;
 }
 
-int sb_rank_select(int N, int m, double *St, const int *priority, double eps, int *keep,
-                   double *work, int lwork, int *iwork) {
+int sb_rank_select(int N, int m, double *St, const int *priority, const double *order, double eps,
+                   int *keep, double *work, int lwork, int *iwork) {
   for (int k = 0; k < m; k++) keep[k] = 0;
-  if (m == 0) return 0;
-  if (N == 0) return 0;
-  /* Reorder columns in place: priority group first. iwork[0..m) = original ids,
-   * iwork[m..2m) = pivots. */
+  if (m == 0 || N == 0) return 0;
+  /* priority group first (by decreasing order key when given), then the rest */
   int *colid = iwork, *jpvt = iwork + m;
   int na = 0;
   for (int k = 0; k < m; k++)
     if (priority && priority[k]) colid[na++] = k;
+  if (order)
+    for (int a = 1; a < na; a++) /* insertion sort: m is small */
+      for (int b = a; b > 0 && order[colid[b]] > order[colid[b - 1]]; b--) {
+        int t = colid[b];
+        colid[b] = colid[b - 1];
+        colid[b - 1] = t;
+      }
   int nb = na;
   for (int k = 0; k < m; k++)
     if (!(priority && priority[k])) colid[nb++] = k;
-  /* permute columns via a cycle-free copy through the work array */
   double *tau = work, *buf = work + m, *qwork = buf + (size_t)N * m;
   int qlwork = lwork - m - N * m;
   if (qlwork < 3 * N + 1 + m) return -1;
@@ -58,21 +64,26 @@ int sb_rank_select(int N, int m, double *St, const int *priority, double eps, in
   /* |R_11| of a single pivoted QR would be the largest column norm */
   double rmax = 0;
   for (int k = 0; k < m; k++) rmax = fmax(rmax, cblas_dnrm2(N, St + (size_t)k * N, 1));
-  int kept1 = qp3_keep(N, 0, na, St, colid, eps, keep, tau, jpvt, qwork, qlwork, &rmax);
+  double tol = eps * rmax;
+  int kept1 = qr_keep(N, 0, na, St, colid, tol, order == NULL, keep, tau, jpvt, qwork, qlwork);
   if (kept1 < 0) return -1;
   int nrest = m - na;
   if (nrest == 0) return kept1;
   double *rest = St + (size_t)na * N;
   if (na > 0) {
-    /* Remove from the second group what the kept part of the first spans:
-     * apply Q^T of the first factorization, then look only at rows kept1.. */
+    /* Remove from the second group what the first spans: apply Q^T of the
+     * first factorization and look only below the rows it kept. Without
+     * pivoting a dropped column may sit between kept ones, so take all
+     * na reflectors and start below row min(na, N). */
     int kref = na < N ? na : N;
     if (LAPACKE_dormqr_work(LAPACK_COL_MAJOR, 'L', 'T', N, nrest, kref, St, N, tau, rest, N, qwork, qlwork))
       return -1;
+    int r0 = order ? kref : kept1;
+    int kept2 = qr_keep(N, r0, nrest, rest, colid + na, tol, 1, keep, tau, jpvt, qwork, qlwork);
+    return kept2 < 0 ? -1 : kept1 + kept2;
   }
-  int kept2 = qp3_keep(N, kept1, nrest, rest, colid + na, eps, keep, tau, jpvt, qwork, qlwork, &rmax);
-  if (kept2 < 0) return -1;
-  return kept1 + kept2;
+  int kept2 = qr_keep(N, 0, nrest, rest, colid, tol, 1, keep, tau, jpvt, qwork, qlwork);
+  return kept2 < 0 ? -1 : kept2;
 }
 
 void sb_ruiz(int n, double *A, double *b, double *dr, double *dc, int iterations) {
@@ -119,6 +130,8 @@ sb_lcp_status sb_lcp_condition_solve(sb_lcp_work *wk, int n, const double *M, co
   if (!wk || n < 1 || n > wk->nmax || !M || !q || !z) return sb_lcp_solve(wk, n, M, q, z, w, opt, info);
   for (size_t k = 0; k < (size_t)n * n; k++)
     if (!isfinite(M[k])) return sb_lcp_solve(wk, n, M, q, z, w, opt, info);
+  for (int i = 0; i < n; i++)
+    if (!isfinite(q[i])) return sb_lcp_solve(wk, n, M, q, z, w, opt, info);
   if (!(tikhonov >= 0) || !isfinite(tikhonov)) {
     memset(info, 0, sizeof *info);
     info->status = SB_LCP_BAD_INPUT;

@@ -13,13 +13,17 @@
 
 /* Stage 1. St is the N x m whitened normal Jacobian transposed (column k =
  * contact k), column-major, overwritten. Columns with priority[k] != 0 are
- * considered first (pivoted among themselves), the others only in the
- * complement of what the first group spans, so a contact that must act (it
- * closes within the step) is never dropped for one that need not. keep[k] is
- * set to 1 or 0. work: sb_rank_select_work_size(N, m) doubles; iwork: m ints.
+ * considered first, the others only in the complement of what the first
+ * group spans, so a contact that must act (it closes within the step) is
+ * never dropped for one that need not. Without `order` the first group is
+ * column-pivoted (the paper's RRQR); with it, the first group is taken in
+ * decreasing order[k] (e.g. load carried) and a column is kept when its part
+ * independent of the columns before it exceeds the tolerance. Tolerance:
+ * eps times the largest column norm (= |R_11| of a pivoted QR). keep[k] is set
+ * to 1 or 0. work: sb_rank_select_work_size(N, m) doubles; iwork: 2m ints.
  * Returns the number kept, or -1 on a LAPACK failure. */
-int sb_rank_select(int N, int m, double *St, const int *priority, double eps, int *keep,
-                   double *work, int lwork, int *iwork);
+int sb_rank_select(int N, int m, double *St, const int *priority, const double *order, double eps,
+                   int *keep, double *work, int lwork, int *iwork);
 int sb_rank_select_work_size(int N, int m);
 
 /* Stage 2 on a column-major n x n matrix; dr, dc receive the total scalings. */

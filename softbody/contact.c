@@ -48,6 +48,8 @@ struct sb_contact_problem {
   long *prev_id;
   double *prev_z;
   int nprev, prev_r;
+  double *order;           /* stage-1 order keys for the re-selection passes */
+  int order_active;
   int directions;          /* r of the last solve */
   int nvar;
   double *stabv;           /* per contact gap term added to the normal row */
@@ -75,7 +77,7 @@ void sb_contact_free(sb_contact_problem *p) {
   void *ptr[] = {p->bodies, p->pool, p->vfree, p->c, p->frame, p->vstatic, p->Jt, p->Y, p->W,
                  p->u, p->uf, p->J6, p->scratch, p->St, p->qrwork, p->iwork, p->prio, p->keep, p->kept,
                  p->A, p->b, p->As, p->bs, p->z, p->zs, p->wv, p->dr, p->dc, p->lambda, p->p,
-                 p->pv, p->normal_mask, p->blocks, p->prev_id, p->prev_z, p->stabv};
+                 p->pv, p->normal_mask, p->blocks, p->prev_id, p->prev_z, p->stabv, p->order};
   for (size_t k = 0; k < sizeof ptr / sizeof ptr[0]; k++) free(ptr[k]);
   sb_lcp_work_free(p->lcp);
   free(p);
@@ -139,6 +141,7 @@ sb_contact_problem *sb_contact_create(int max_contacts, int max_bodies, int max_
   ALLOC(p->prev_id, mc);
   ALLOC(p->prev_z, nvar);
   ALLOC(p->stabv, mc);
+  ALLOC(p->order, mc);
 #undef ALLOC
   if (!ok) goto oom;
   p->lcp = sb_lcp_work_create((int)nvar);
@@ -420,7 +423,8 @@ static int select_and_solve(sb_contact_problem *p, const sb_contact_options *opt
       memcpy(p->St + (size_t)i * N, p->Jt + (size_t)(3 * i + 2) * ld, N * sizeof(double));
     }
     apply_all(p, 1, p->St, m, N);
-    if (sb_rank_select(N, m, p->St, p->prio, opt->rank_tol, p->keep, p->qrwork, p->lqrwork, p->iwork) < 0) {
+    if (sb_rank_select(N, m, p->St, p->prio, p->order_active ? p->order : NULL, opt->rank_tol, p->keep, p->qrwork,
+                       p->lqrwork, p->iwork) < 0) {
       sb_errorf(error, error_size, "contact solve: rank-revealing QR failed");
       return -1;
     }
@@ -593,6 +597,7 @@ int sb_contact_solve(sb_contact_problem *p, double h, const sb_contact_options *
   cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, m3, m3, N, 1.0, p->Jt, ld, p->Y, ld, 0.0, p->W, m3);
 
   for (int i = 0; i < m; i++) p->prio[i] = p->u[3 * i + 2] + p->stabv[i] < 0; /* closes within the step */
+  p->order_active = 0;
   double vtol = 0;
   for (int i = 0; i < m; i++) vtol = fmax(vtol, fabs(p->u[3 * i + 2] + p->stabv[i]));
   vtol = 1e-9 * fmax(vtol, 1e-3);
@@ -610,9 +615,17 @@ int sb_contact_solve(sb_contact_problem *p, double h, const sb_contact_options *
     for (int i = 0; i < m; i++)
       if (!p->keep[i] && p->uf[3 * i + 2] + p->stabv[i] < -vtol) violated = 1;
     if (!violated) break;
-    for (int i = 0; i < m; i++)
-      p->prio[i] = p->keep[i] ? p->lambda[3 * i + 2] > 0 : p->uf[3 * i + 2] + p->stabv[i] < -vtol;
+    /* next pass: contacts that would penetrate first (deepest first), then
+     * the loaded ones, heaviest first, taken in that order */
+    for (int i = 0; i < m; i++) {
+      double vn = p->uf[3 * i + 2] + p->stabv[i];
+      int violating = !p->keep[i] && vn < -vtol;
+      p->prio[i] = violating || (p->keep[i] && p->lambda[3 * i + 2] > 0);
+      p->order[i] = violating ? 1e100 * (1 - vn / vtol) : p->lambda[3 * i + 2];
+    }
+    p->order_active = 1;
   }
+  p->order_active = 0;
   info->dropped_min_vn = 0;
   for (int i = 0; i < m; i++)
     if (!p->keep[i]) info->dropped_min_vn = fmin(info->dropped_min_vn, p->uf[3 * i + 2] + p->stabv[i]);

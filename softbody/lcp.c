@@ -169,10 +169,7 @@ static sb_lcp_status solve_fb(sb_lcp_work *wk, int n, const double *M, const dou
   double lambda = 1e-6; /* mu = lambda * max diag(H^T H) */
   int it = 0, collapsed = 0;
   for (; it < max_iter && !collapsed; it++) {
-    if (min_residual(n, z, w) <= tol * term_scale(n, M, q, z)) {
-      *iters = it;
-      return SB_LCP_SOLVED;
-    }
+    if (min_residual(n, z, w) <= tol * term_scale(n, M, q, z)) break;
     /* H = Da + Db M; at a degenerate pair (0, 0) any (a, b) with |(a, b)| <= 1 is valid */
     for (int i = 0; i < n; i++) {
       double r = hypot(z[i], w[i]), a, b;
@@ -245,7 +242,17 @@ static sb_lcp_status solve_fb(sb_lcp_work *wk, int n, const double *M, const dou
     }
   }
   *iters = it;
+  /* Newton ends with z within round-off of the orthant: put it inside
+   * unless that costs accuracy */
   double res = min_residual(n, z, w);
+  for (int i = 0; i < n; i++) zt[i] = fmax(z[i], 0);
+  fb_eval(n, M, q, zt, wt, phit);
+  double rclip = min_residual(n, zt, wt);
+  if (rclip <= fmax(res, tol * term_scale(n, M, q, zt))) {
+    memcpy(z, zt, n * sizeof(double));
+    memcpy(w, wt, n * sizeof(double));
+    res = rclip;
+  }
   if (res <= tol * term_scale(n, M, q, z)) return SB_LCP_SOLVED;
   if (!collapsed) {
     sb_errorf(msg, msg_size, "fb: %d Newton iterations, residual %.3g", it, res);
@@ -273,12 +280,13 @@ static sb_lcp_status lemke_core(sb_lcp_work *wk, int n, const double *M, int ldm
   double *T = wk->T, *rr = wk->rowbuf, *tc = wk->colbuf;
   int *basis = wk->basis, *nonb = wk->nonbasis, *ties = wk->ties;
   int *pos = wk->idx; /* w_k: >= 0 basic row, < 0 nonbasic column -(c + 1); only w ids */
+  double *ratio_k = wk->g;
   int nc = n + 2, bcol = n + 1;
   *pivots = 0;
   for (int i = 0; i < n; i++) z[i] = 0;
   int rmin = 0;
   for (int i = 1; i < n; i++)
-    if (q[i] < q[rmin]) rmin = i;
+    if (q[i] <= q[rmin]) rmin = i; /* ties: the largest index is the lexicographic minimum */
   if (q[rmin] >= 0) return SB_LCP_SOLVED;
   for (int j = 0; j < n; j++)
     for (int i = 0; i < n; i++) T[(size_t)j * n + i] = M[(size_t)j * ldm + i];
@@ -342,18 +350,25 @@ static sb_lcp_status lemke_core(sb_lcp_work *wk, int n, const double *M, int ldm
     row = -1;
     for (int t = 0; t < nt; t++)
       if (basis[ties[t]] == 2 * n) row = ties[t]; /* let z0 leave when it can */
-    /* lexicographic rule: smallest row of B^-1 / a among the ties */
+    /* lexicographic rule: smallest row of B^-1 / a among the ties. Entries
+     * of B^-1 at round-off level relative to their column are zeros: left
+     * as they are, their quotients decide ties wrongly and Lemke cycles. */
     for (int k = 0; row < 0 && k < n && nt > 1; k++) {
+      double cmaxk = 0;
+      for (int i = 0; i < n; i++) cmaxk = fmax(cmaxk, fabs(lemke_binv(wk, n, i, k, pos)));
+      double zero = 1e-11 * fmax(cmaxk, 1e-300);
       double lo = INFINITY;
       for (int t = 0; t < nt; t++) {
-        double v = lemke_binv(wk, n, ties[t], k, pos) / -T[(size_t)col * n + ties[t]];
-        lo = fmin(lo, v);
+        double bk = lemke_binv(wk, n, ties[t], k, pos);
+        ratio_k[t] = (fabs(bk) <= zero ? 0 : bk) / -T[(size_t)col * n + ties[t]];
+        lo = fmin(lo, ratio_k[t]);
       }
       int keep = 0;
-      for (int t = 0; t < nt; t++) {
-        double v = lemke_binv(wk, n, ties[t], k, pos) / -T[(size_t)col * n + ties[t]];
-        if (v <= lo + 1e-14 * fmax(fabs(lo), 1)) ties[keep++] = ties[t];
-      }
+      for (int t = 0; t < nt; t++)
+        if (ratio_k[t] <= lo + 1e-11 * fabs(lo)) {
+          ratio_k[keep] = ratio_k[t];
+          ties[keep++] = ties[t];
+        }
       nt = keep;
     }
     if (row < 0) row = ties[0];
@@ -512,8 +527,8 @@ static sb_lcp_status solve_chain(sb_lcp_work *wk, int nchain, const sb_lcp_solve
   memset(info, 0, sizeof *info);
   info->status = check_input(wk, n, M, q, z, opt, info->message, sizeof info->message);
   if (info->status != SB_LCP_SOLVED) {
-    if (z && n > 0 && (!wk || n <= wk->nmax)) memset(z, 0, n * sizeof(double));
-    if (wout && n > 0 && (!wk || n <= wk->nmax)) memset(wout, 0, n * sizeof(double));
+    if (z && n > 0) memset(z, 0, n * sizeof(double));
+    if (wout && n > 0) memset(wout, 0, n * sizeof(double));
     info->residual = INFINITY;
     info->time_us = sb_lcp_now_us() - t0;
     return info->status;

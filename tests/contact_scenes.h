@@ -27,7 +27,7 @@ typedef struct {
 } scene_block;
 
 /* Adds the block (body index returned) and its m contacts to a cleared problem. */
-static int scene_block_fill(sb_contact_problem *P, scene_block *s, double theta, double mu, int m,
+static inline int scene_block_fill(sb_contact_problem *P, scene_block *s, double theta, double mu, int m,
                             double h, char *err, int errsize) {
   s->mass = 2.0;
   s->half[0] = 0.2;
@@ -93,7 +93,7 @@ typedef struct {
 
 /* A floating soft rod along world x at disk-rim height 0: nsec PCS sections of
  * length 0.1 m (bending and stretching), disks_per_sec disks on each. */
-static void scene_rod_params(scene_rod *r, int nsec, int disks_per_sec, int per_disk) {
+static inline void scene_rod_params(scene_rod *r, int nsec, int disks_per_sec, int per_disk) {
   memset(r, 0, sizeof *r);
   r->nsec = nsec;
   r->disks_per_sec = disks_per_sec;
@@ -143,7 +143,7 @@ static void scene_rod_params(scene_rod *r, int nsec, int disks_per_sec, int per_
 }
 
 /* Adds the rod (after sb_step_prepare) and its contacts to a cleared problem. */
-static int scene_rod_fill(sb_contact_problem *P, const scene_rod *r, const sb_model *m, sb_work *w,
+static inline int scene_rod_fill(sb_contact_problem *P, const scene_rod *r, const sb_model *m, sb_work *w,
                           double mu, char *err, int errsize) {
   int body = sb_contact_add_soft(P, m, w, err, errsize);
   if (body < 0) return -1;

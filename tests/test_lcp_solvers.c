@@ -182,7 +182,10 @@ int main(void) {
     double m2[4] = {1, 0, 0, 1}, q2[2] = {-1, -1}, z2[2] = {NAN, NAN}, w2[2];
     sb_lcp_info info;
     EXPECT(sb_lcp_solve(wk, 0, m2, q2, z2, w2, &opt, &info) == SB_LCP_BAD_INPUT && info.message[0], "n = 0 refused");
-    EXPECT(sb_lcp_solve(wk, NMAX + 1, m2, q2, z2, w2, &opt, &info) == SB_LCP_BAD_INPUT, "n above workspace refused");
+    static double mbig[(NMAX + 1) * (NMAX + 1)], qbig[NMAX + 1], zbig[NMAX + 1];
+    zbig[0] = NAN;
+    EXPECT(sb_lcp_solve(wk, NMAX + 1, mbig, qbig, zbig, NULL, &opt, &info) == SB_LCP_BAD_INPUT && zbig[0] == 0,
+           "n above the workspace refused, z zeroed");
     m2[1] = NAN;
     EXPECT(sb_lcp_solve(wk, 2, m2, q2, z2, w2, &opt, &info) == SB_LCP_BAD_INPUT && strstr(info.message, "M(1, 0)"),
            "NaN in M named: '%s'", info.message);
