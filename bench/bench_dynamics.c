@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include "chain.h"
+#include "bench_util.h"
 #include "presets.h"
 
 /* OpenBLAS extensions (the build links libopenblas). */
@@ -379,41 +380,6 @@ static void json_stat(FILE *f, const char *key, const bench_stat *s) {
           "\"batches\":%d,\"calls_per_batch\":%ld}",
           key, s->median_us, s->q1_us, s->q3_us, s->min_us, s->max_us, s->cpu_median_us, s->cpu_min_us,
           s->cpu_max_us, s->offcpu_percent, s->batches, s->calls_per_batch);
-}
-
-/* Writes s as a JSON string (escaping quotes, backslashes, control chars). */
-static void json_string(FILE *f, const char *s) {
-  fputc('"', f);
-  for (; *s; s++) {
-    unsigned char ch = (unsigned char)*s;
-    if (ch == '"' || ch == '\\')
-      fprintf(f, "\\%c", ch);
-    else if (ch < 0x20)
-      fprintf(f, "\\u%04x", ch);
-    else
-      fputc(ch, f);
-  }
-  fputc('"', f);
-}
-
-static void cpu_model(char *buf, size_t size) {
-  snprintf(buf, size, "unknown");
-  FILE *f = fopen("/proc/cpuinfo", "r");
-  if (!f) return;
-  char line[512];
-  while (fgets(line, sizeof line, f)) {
-    if (strncmp(line, "model name", 10) == 0) {
-      char *p = strchr(line, ':');
-      if (p) {
-        p++;
-        while (*p == ' ' || *p == '\t') p++;
-        p[strcspn(p, "\n")] = 0;
-        snprintf(buf, size, "%s", p);
-      }
-      break;
-    }
-  }
-  fclose(f);
 }
 
 typedef struct {

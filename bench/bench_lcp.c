@@ -76,6 +76,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_util.h"
 #include "chain.h"
 #include "contact.h"
 #include "contact_scenes.h"
@@ -86,12 +87,13 @@
 #include "numerics/NumericsVerbose.h"
 #include "numerics/SolverOptions.h"
 #include "numerics/lcp_cst.h"
+#include "peer_set.h"
 
 extern void openblas_set_num_threads(int num_threads);
 extern int openblas_get_num_threads(void);
 
 #ifndef CUSP_LCP_DATA
-#define CUSP_LCP_DATA "../shared/reference/lcp"
+#define CUSP_LCP_DATA "tests/data/lcp"
 #endif
 
 #define RES_TOL 1e-9      /* solved: ||min(z, w)||inf <= RES_TOL max(1, ||q||inf) */
@@ -103,14 +105,7 @@ extern int openblas_get_num_threads(void);
 #define SIC_NEWTON_ITER 1000
 #define SIC_PGS_SWEEPS 10000
 
-static const char *const peer_files[] = {
-  "lcp_CPS_1.dat", "lcp_CPS_2.dat", "lcp_CPS_3.dat", "lcp_CPS_4.dat", "lcp_CPS_4bis.dat",
-  "lcp_CPS_5.dat", "lcp_Pang_isolated_sol.dat", "lcp_Pang_isolated_sol_perturbed.dat",
-  "lcp_deudeu.dat", "lcp_deudeu_block.dat", "lcp_enum_fails.dat", "lcp_exp_murty.dat",
-  "lcp_exp_murty2.dat", "lcp_inf_sol_perturbed.dat", "lcp_mmc.dat", "lcp_ortiz.dat",
-  "lcp_ortiz_block.dat", "lcp_tobenna.dat", "lcp_trivial.dat", "lcp_trivial_block.dat",
-};
-#define NPEER ((int)(sizeof peer_files / sizeof peer_files[0]))
+#define NPEER PEER_NFILES
 
 enum { S_FB, S_LEMKE, S_PGS, S_CHAIN, S_SIC_LEMKE, S_SIC_FB, S_SIC_PGS, NSOLV, S_PIPELINE = NSOLV };
 static const char *const solver_key[NSOLV + 1] = {"fb", "lemke", "pgs", "chain", "siconos_lemke",
@@ -548,40 +543,6 @@ static void jnum(FILE *f, double x) {
     fprintf(f, "%.6g", x);
   else
     fprintf(f, "null");
-}
-
-static void json_string(FILE *f, const char *s) {
-  fputc('"', f);
-  for (; *s; s++) {
-    unsigned char ch = (unsigned char)*s;
-    if (ch == '"' || ch == '\\')
-      fprintf(f, "\\%c", ch);
-    else if (ch < 0x20)
-      fprintf(f, "\\u%04x", ch);
-    else
-      fputc(ch, f);
-  }
-  fputc('"', f);
-}
-
-static void cpu_model(char *buf, size_t size) {
-  snprintf(buf, size, "unknown");
-  FILE *f = fopen("/proc/cpuinfo", "r");
-  if (!f) return;
-  char line[512];
-  while (fgets(line, sizeof line, f)) {
-    if (strncmp(line, "model name", 10) == 0) {
-      char *p = strchr(line, ':');
-      if (p) {
-        p++;
-        while (*p == ' ' || *p == '\t') p++;
-        p[strcspn(p, "\n")] = 0;
-        snprintf(buf, size, "%s", p);
-      }
-      break;
-    }
-  }
-  fclose(f);
 }
 
 static const char *status_text(const job *j) {

@@ -12,7 +12,7 @@
 #include "testutil.h"
 
 #ifndef CUSP_LCP_DATA
-#define CUSP_LCP_DATA "../shared/reference/lcp"
+#define CUSP_LCP_DATA "tests/data/lcp"
 #endif
 #ifndef CUSP_LCP_APP
 #define CUSP_LCP_APP "./cusp-lcp"

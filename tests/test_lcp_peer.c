@@ -19,20 +19,14 @@
 #include "numerics/NumericsMatrix.h"
 #include "numerics/SolverOptions.h"
 #include "numerics/lcp_cst.h"
+#include "peer_set.h"
 #include "testutil.h"
 
 #ifndef CUSP_LCP_DATA
-#define CUSP_LCP_DATA "../shared/reference/lcp"
+#define CUSP_LCP_DATA "tests/data/lcp"
 #endif
 
-static const char *const peer_files[] = {
-  "lcp_CPS_1.dat", "lcp_CPS_2.dat", "lcp_CPS_3.dat", "lcp_CPS_4.dat", "lcp_CPS_4bis.dat",
-  "lcp_CPS_5.dat", "lcp_Pang_isolated_sol.dat", "lcp_Pang_isolated_sol_perturbed.dat",
-  "lcp_deudeu.dat", "lcp_deudeu_block.dat", "lcp_enum_fails.dat", "lcp_exp_murty.dat",
-  "lcp_exp_murty2.dat", "lcp_inf_sol_perturbed.dat", "lcp_mmc.dat", "lcp_ortiz.dat",
-  "lcp_ortiz_block.dat", "lcp_tobenna.dat", "lcp_trivial.dat", "lcp_trivial_block.dat",
-};
-#define NFILES ((int)(sizeof peer_files / sizeof peer_files[0]))
+#define NFILES PEER_NFILES
 
 #define ENUM_MAX_N 12     /* 2^12 bases at most */
 #define RES_TOL 1e-9      /* ||min(z, w)||inf <= RES_TOL * max(1, ||q||inf) */
