@@ -52,6 +52,15 @@ sb_lcp_work *sb_lcp_work_create(int nmax) {
   ok &= (w->ties = calloc(n, sizeof(int))) != NULL;
   ok &= (w->ipiv = calloc(n, sizeof(int))) != NULL;
   ok &= (w->idx = calloc(n, sizeof(int))) != NULL;
+  ok &= (w->jpvt = calloc(n, sizeof(int))) != NULL;
+  if (ok) {
+    double query = 0;
+    int rank;
+    ok &= !LAPACKE_dgelsy_work(LAPACK_COL_MAJOR, nmax, nmax, 1, w->LU, nmax, w->zloc, nmax, w->jpvt,
+                               1e-12, &rank, &query, -1);
+    w->lslwork = (int)query + 1;
+    ok &= (w->lswork = calloc((size_t)w->lslwork, sizeof(double))) != NULL;
+  }
   if (!ok) {
     sb_lcp_work_free(w);
     return NULL;
@@ -63,7 +72,7 @@ void sb_lcp_work_free(sb_lcp_work *w) {
   if (!w) return;
   void *p[] = {w->w, w->zbest, w->ztry, w->phi, w->phitry, w->g, w->d, w->da, w->db, w->colbuf,
                w->zloc, w->qloc, w->qs, w->zs, w->dr, w->dc, w->rowbuf, w->H, w->HtH, w->LU,
-               w->Ms, w->T, w->basis, w->nonbasis, w->ties, w->ipiv, w->idx};
+               w->Ms, w->T, w->basis, w->nonbasis, w->ties, w->ipiv, w->idx, w->jpvt, w->lswork};
   for (size_t k = 0; k < sizeof p / sizeof p[0]; k++) free(p[k]);
   free(w);
 }
@@ -155,6 +164,84 @@ static double min_residual(int n, const double *z, const double *w) {
   return r;
 }
 
+/* Fills x with z_A + dx, dx the correction that solves M_AA dx = r_A: by LU,
+ * or as the least-norm correction (complete orthogonal factorization) for
+ * when M_AA is singular (sticking friction between opposite pyramid
+ * directions, statically indeterminate tangential loads): that one stays
+ * nearest the iterate and so keeps its signs. Returns 0 on failure. */
+static int fb_active_correction(sb_lcp_work *wk, int n, const double *M, const double *q,
+                                const double *z, const int *set, int na, int least_norm) {
+  double *A = wk->LU, *Aa = wk->HtH, *x = wk->zloc;
+  for (int b = 0; b < na; b++) {
+    double rb = -q[set[b]];
+    for (int a = 0; a < na; a++) {
+      Aa[(size_t)b * na + a] = M[(size_t)set[b] * n + set[a]];
+      rb -= M[(size_t)set[a] * n + set[b]] * z[set[a]];
+    }
+    x[b] = rb;
+  }
+  if (!least_norm) {
+    memcpy(A, Aa, (size_t)na * na * sizeof(double));
+    if (LAPACKE_dgetrf_work(LAPACK_COL_MAJOR, na, na, A, na, wk->basis)) return 0;
+    LAPACKE_dgetrs_work(LAPACK_COL_MAJOR, 'N', na, 1, A, na, wk->basis, x, na);
+  } else {
+    int rank;
+    memcpy(A, Aa, (size_t)na * na * sizeof(double));
+    memset(wk->jpvt, 0, (size_t)na * sizeof(int));
+    if (LAPACKE_dgelsy_work(LAPACK_COL_MAJOR, na, na, 1, A, na, x, na, wk->jpvt, 1e-14, &rank,
+                            wk->lswork, wk->lslwork))
+      return 0;
+  }
+  for (int b = 0; b < na; b++) x[b] += z[set[b]];
+  return all_finite(na, x);
+}
+
+/* The active set the iterate predicts, A = {i : z_i > w_i}, solved exactly
+ * (z elsewhere 0) and accepted only when that is a solution to tolerance.
+ * Near the solution A is right long before Newton's tail has converged
+ * (degenerate friction LCPs took tens of iterations to shave the last
+ * digits), so this ends the solve early; a set already tried is not tried
+ * again. Returns 1 with z, w replaced when it solved the LCP. */
+static int fb_active_set_step(sb_lcp_work *wk, int n, const double *M, const double *q, double *z,
+                              double *w, int *last_set, int *last_count, double tol) {
+  int *set = wk->ties, na = 0;
+  for (int i = 0; i < n; i++)
+    if (z[i] > w[i]) set[na++] = i;
+  if (na == *last_count && !memcmp(set, last_set, (size_t)na * sizeof(int))) return 0;
+  memcpy(last_set, set, (size_t)na * sizeof(int));
+  *last_count = na;
+  double *x = wk->zloc, *zt = wk->ztry, *wt = wk->colbuf;
+  int *sub = wk->nonbasis;
+  for (int least_norm = 0; least_norm < 2; least_norm++) {
+    /* components that come out negative leave the set (a principal pivot):
+     * clipping them instead would leave a residual of their size */
+    int ns = na;
+    memcpy(sub, set, (size_t)na * sizeof(int));
+    for (int shrink = 0; shrink < 3; shrink++) {
+      if (ns > 0 && !fb_active_correction(wk, n, M, q, z, sub, ns, least_norm)) break;
+      int keep = 0;
+      for (int b = 0; b < ns; b++)
+        if (x[b] > 0) sub[keep++] = sub[b];
+      if (keep < ns && shrink < 2) {
+        ns = keep;
+        continue;
+      }
+      memset(zt, 0, (size_t)n * sizeof(double));
+      for (int b = 0; b < ns; b++) zt[sub[b]] = fmax(x[b], 0);
+      memcpy(wt, q, (size_t)n * sizeof(double));
+      cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, 1.0, M, n, zt, 1, 1.0, wt, 1);
+      if (min_residual(n, zt, wt) <= tol * term_scale(n, M, q, zt)) {
+        memcpy(z, zt, (size_t)n * sizeof(double));
+        memcpy(w, wt, (size_t)n * sizeof(double));
+        return 1;
+      }
+      break;
+    }
+    if (na == 0) break;
+  }
+  return 0;
+}
+
 /* Semismooth Newton on Phi(z) = phi(z, Mz + q) = 0. Each iteration first
  * tries the Newton direction H d = -Phi (H an element of the generalized
  * Jacobian) with an Armijo backtracking on |Phi|^2; when H is singular or
@@ -167,9 +254,10 @@ static sb_lcp_status solve_fb(sb_lcp_work *wk, int n, const double *M, const dou
   int *piv = wk->ipiv;
   double psi = fb_eval(n, M, q, z, w, phi);
   double lambda = 1e-6; /* mu = lambda * max diag(H^T H) */
-  int it = 0, collapsed = 0;
+  int it = 0, collapsed = 0, *last_set = wk->idx, last_count = -1;
   for (; it < max_iter && !collapsed; it++) {
     if (min_residual(n, z, w) <= tol * term_scale(n, M, q, z)) break;
+    if (fb_active_set_step(wk, n, M, q, z, w, last_set, &last_count, tol)) break;
     /* H = Da + Db M; at a degenerate pair (0, 0) any (a, b) with |(a, b)| <= 1 is valid */
     for (int i = 0; i < n; i++) {
       double r = hypot(z[i], w[i]), a, b;
