@@ -1,0 +1,445 @@
+/* cusp-sim: loads a scene (plain MuJoCo or with cusp soft arms), runs it
+ * headless for a given simulated time and reports the outcome: a short
+ * summary, or JSON on the last line of stdout. Optional per-step CSV log.
+ * Exit code: 0 ran to the end, 1 the simulation failed (non-finite state,
+ * MuJoCo instability warning, cusp NaN event), 2 bad arguments or input. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cusp.h"
+#include "../bench/bench_util.h"
+
+#define PROGRESS_WALL_S 2.0 /* seconds of wall time between progress lines */
+
+static int usage(const char *msg) {
+  if (msg) fprintf(stderr, "cusp-sim: %s\n", msg);
+  fprintf(stderr,
+          "usage: cusp-sim SCENE.xml [--seconds T] [--timestep H] [--set INSTANCE.KEY=VALUE]...\n"
+          "                [--log FILE.csv] [--dump-lcp DIR] [--json]\n"
+          "  --seconds T    simulated time, s (default 2)\n"
+          "  --timestep H   overrides the scene's timestep, s\n"
+          "  --set I.K=V    overrides key K of soft instance I (repeatable)\n"
+          "  --log FILE     CSV, one row per step\n"
+          "  --dump-lcp DIR each step's contact LCP as a .dat file (not available yet)\n"
+          "  --json         print one JSON object as the last line\n"
+          "exit code: 0 completed, 1 simulation failed, 2 bad arguments or input\n");
+  return 2;
+}
+
+static int parse_positive(const char *s, double *out) {
+  char *end;
+  double x = strtod(s, &end);
+  if (end == s || *end || !isfinite(x) || x <= 0) return -1;
+  *out = x;
+  return 0;
+}
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+/* ---------- MuJoCo's global handlers ---------- */
+
+/* MuJoCo's defaults write MUJOCO_LOG.TXT, and its error handler waits for
+ * Enter before exiting: neither suits a batch tool. An error during the run
+ * jumps back to main so the summary still gets printed. */
+static int nwarning;
+static jmp_buf error_jump;
+static int error_jump_armed;
+static char error_text[512];
+
+static void on_warning(const char *msg) {
+  nwarning++;
+  fprintf(stderr, "cusp-sim: MuJoCo warning: %s\n", msg);
+}
+
+static void on_error(const char *msg) {
+  fprintf(stderr, "cusp-sim: MuJoCo error: %s\n", msg);
+  if (error_jump_armed) {
+    snprintf(error_text, sizeof error_text, "MuJoCo error: %s", msg);
+    error_jump_armed = 0;
+    longjmp(error_jump, 1);
+  }
+  exit(1);
+}
+
+/* ---------- output helpers ---------- */
+
+static void json_number(double x) {
+  if (isfinite(x)) printf("%.10g", x);
+  else printf("null");
+}
+
+static void json_array(const double *x, int n) {
+  putchar('[');
+  for (int i = 0; i < n; i++) {
+    if (i) printf(", ");
+    json_number(x[i]);
+  }
+  putchar(']');
+}
+
+static void csv_field(FILE *f, const char *s, const char *suffix) {
+  if (strpbrk(s, ",\"\n")) {
+    fputc('"', f);
+    for (; *s; s++) {
+      if (*s == '"') fputc('"', f);
+      fputc(*s, f);
+    }
+    fprintf(f, "%s\"", suffix);
+  } else {
+    fprintf(f, "%s%s", s, suffix);
+  }
+}
+
+static int state_finite(const mjModel *m, const mjData *d) {
+  for (int i = 0; i < m->nq; i++)
+    if (!isfinite(d->qpos[i])) return 0;
+  for (int i = 0; i < m->nv; i++)
+    if (!isfinite(d->qvel[i]) || !isfinite(d->qacc[i])) return 0;
+  return 1;
+}
+
+/* Statistics over the run; static so they survive a longjmp. */
+static struct {
+  long steps;
+  double sim_time, wall_s;
+  long sum_active, sum_mj_contacts;
+  int max_active, max_kept, max_mj_contacts;
+  long iter_solves; /* steps with a solve, and the sum of their iterations */
+  double sum_iterations, max_penetration, max_mj_penetration;
+  char failure[600];
+} run;
+
+/* Steps until nstep or the first failure, collecting statistics and the log. */
+static void step_loop(const mjModel *m, mjData *d, FILE *log, long nstep, double T, double t0) {
+  int ninst = cusp_instance_count(m);
+  double next_progress = t0 + PROGRESS_WALL_S;
+  long prev_solves = 0;
+  while (run.steps < nstep) {
+    mj_step(m, d);
+    run.steps++;
+    const cusp_step_report *r = cusp_report(d);
+    int active = r ? r->ncontact : 0, kept = r ? r->nkept : 0;
+    int solved_now = r && r->solves > prev_solves;
+    if (r) prev_solves = r->solves;
+    run.sum_active += active;
+    if (active > run.max_active) run.max_active = active;
+    if (kept > run.max_kept) run.max_kept = kept;
+    if (solved_now) {
+      run.iter_solves++;
+      run.sum_iterations += r->info.lcp.iterations;
+    }
+    if (r && r->max_penetration > run.max_penetration) run.max_penetration = r->max_penetration;
+    run.sum_mj_contacts += d->ncon;
+    if (d->ncon > run.max_mj_contacts) run.max_mj_contacts = d->ncon;
+    for (int c = 0; c < d->ncon; c++)
+      if (-d->contact[c].dist > run.max_mj_penetration) run.max_mj_penetration = -d->contact[c].dist;
+
+    /* MuJoCo resets d on a bad qacc, so sim_time keeps the last good time */
+    if (!state_finite(m, d))
+      snprintf(run.failure, sizeof run.failure, "non-finite qpos, qvel or qacc at step %ld", run.steps);
+    else if (d->warning[mjWARN_BADQACC].number > 0 || d->warning[mjWARN_BADQVEL].number > 0 ||
+             d->warning[mjWARN_BADQPOS].number > 0)
+      snprintf(run.failure, sizeof run.failure, "MuJoCo reported an unstable state at step %ld", run.steps);
+    else if (r && r->nan_events > 0)
+      snprintf(run.failure, sizeof run.failure, "cusp reported %ld NaN event(s) by step %ld", r->nan_events,
+               run.steps);
+    else
+      run.sim_time = d->time;
+
+    if (log) {
+      fprintf(log, "%.10g,%d,%d,%d,", d->time, active, kept, solved_now ? r->info.lcp.iterations : 0);
+      if (solved_now) fprintf(log, "%.6g", r->info.residual);
+      fprintf(log, ",%.6g", r ? r->max_penetration : 0.0);
+      for (int k = 0; k < ninst; k++) {
+        double p[3] = {NAN, NAN, NAN}, q[4];
+        cusp_tip_pose(d, k, p, q);
+        fprintf(log, ",%.10g,%.10g,%.10g", p[0], p[1], p[2]);
+      }
+      fputc('\n', log);
+    }
+    if (run.failure[0]) return;
+
+    double t = now();
+    if (t >= next_progress) {
+      fprintf(stderr, "cusp-sim: t = %.3f of %.3f s, %.2fx realtime\n", d->time, T, d->time / (t - t0));
+      next_progress = t + PROGRESS_WALL_S;
+    }
+  }
+}
+
+/* setjmp lives in its own frame so that main's locals cannot be clobbered. */
+static void guarded_loop(const mjModel *m, mjData *d, FILE *log, long nstep, double T, double t0) {
+  if (setjmp(error_jump)) {
+    snprintf(run.failure, sizeof run.failure, "%s", error_text);
+    return;
+  }
+  error_jump_armed = 1;
+  step_loop(m, d, log, nstep, T, t0);
+  error_jump_armed = 0;
+}
+
+static int has_dofs(const mjModel *m, int b) {
+  return b > 0 && m->body_dofnum[b] > 0 && m->body_weldid[b] == b;
+}
+
+int main(int argc, char **argv) {
+  const char *scene = NULL, *log_path = NULL, *dump_dir = NULL;
+  double T = 2, h = 0;
+  int json = 0, noverride = 0;
+  cusp_override *overrides = calloc(argc, sizeof *overrides);
+  char **copies = calloc(argc, sizeof *copies);
+  if (!overrides || !copies) {
+    fprintf(stderr, "cusp-sim: out of memory\n");
+    return 2;
+  }
+  int rc = 2;
+  mjModel *m = NULL;
+  mjData *d = NULL;
+  FILE *log = NULL;
+  char msg[1024];
+
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    int has_value = i + 1 < argc;
+    if (!strcmp(a, "--json")) json = 1;
+    else if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(NULL); rc = 0; goto done; }
+    else if (!strcmp(a, "--seconds") || !strcmp(a, "--timestep") || !strcmp(a, "--set") ||
+             !strcmp(a, "--log") || !strcmp(a, "--dump-lcp")) {
+      if (!has_value) {
+        snprintf(msg, sizeof msg, "%s needs a value", a);
+        usage(msg);
+        goto done;
+      }
+      const char *v = argv[++i];
+      if (!strcmp(a, "--seconds") && parse_positive(v, &T)) {
+        snprintf(msg, sizeof msg, "--seconds needs a finite number > 0, not '%s'", v);
+        usage(msg);
+        goto done;
+      } else if (!strcmp(a, "--timestep") && parse_positive(v, &h)) {
+        snprintf(msg, sizeof msg, "--timestep needs a finite number > 0, not '%s'", v);
+        usage(msg);
+        goto done;
+      } else if (!strcmp(a, "--log")) log_path = v;
+      else if (!strcmp(a, "--dump-lcp")) dump_dir = v;
+      else if (!strcmp(a, "--set")) {
+        /* INSTANCE.KEY=VALUE: first '.', then the first '=' after it */
+        char *c = copies[noverride] = strdup(v);
+        char *dot = c ? strchr(c, '.') : NULL;
+        char *eq = dot ? strchr(dot + 1, '=') : NULL;
+        if (!c || !dot || !eq || dot == c || eq == dot + 1 || memchr(c, '=', dot - c)) {
+          snprintf(msg, sizeof msg, "--set needs INSTANCE.KEY=VALUE, not '%s'", v);
+          usage(msg);
+          goto done;
+        }
+        *dot = *eq = 0;
+        overrides[noverride++] = (cusp_override){c, dot + 1, eq + 1};
+      }
+    } else if (a[0] != '-' || !a[1]) {
+      if (scene) {
+        snprintf(msg, sizeof msg, "one scene only ('%s', then '%s')", scene, a);
+        usage(msg);
+        goto done;
+      }
+      scene = a;
+    } else {
+      snprintf(msg, sizeof msg, "unknown option '%s'", a);
+      usage(msg);
+      goto done;
+    }
+  }
+  if (!scene) { usage("no scene given"); goto done; }
+  if (dump_dir) {
+    /* cusp.h exposes the solve's statistics but not its matrix and vector */
+    fprintf(stderr, "cusp-sim: --dump-lcp is not available: the cusp API has no accessor for the "
+                    "assembled contact LCP yet\n");
+    goto done;
+  }
+
+  mju_user_warning = on_warning;
+  mju_user_error = on_error;
+  char err[1024] = "";
+  m = cusp_load_with(scene, overrides, noverride, err, sizeof err);
+  if (!m) {
+    fprintf(stderr, "cusp-sim: %s\n", err[0] ? err : "cannot load the scene");
+    goto done;
+  }
+  if (h > 0) m->opt.timestep = h;
+  h = m->opt.timestep;
+  if (!(h > 0) || !isfinite(h)) {
+    fprintf(stderr, "cusp-sim: the scene's timestep %g is not a finite number > 0\n", h);
+    goto done;
+  }
+  d = mj_makeData(m);
+  if (!d) { fprintf(stderr, "cusp-sim: out of memory for mjData\n"); goto done; }
+  if (cusp_attach(m, d, err, sizeof err)) {
+    fprintf(stderr, "cusp-sim: %s\n", err);
+    goto done;
+  }
+
+  int ninst = cusp_instance_count(m);
+  if (log_path) {
+    log = fopen(log_path, "w");
+    if (!log) {
+      snprintf(msg, sizeof msg, "cusp-sim: cannot write the log '%s'", log_path);
+      perror(msg);
+      goto done;
+    }
+    fprintf(log, "time,active_contacts,kept_contacts,iterations,residual,max_penetration");
+    for (int k = 0; k < ninst; k++) {
+      const char *axis[3] = {"_tip_x", "_tip_y", "_tip_z"};
+      for (int j = 0; j < 3; j++) {
+        fputc(',', log);
+        csv_field(log, cusp_instance_name(m, k), axis[j]);
+      }
+    }
+    fputc('\n', log);
+  }
+
+  /* Whole steps to reach T; the tolerance keeps T = k h from taking k + 1. */
+  if (T / h > 1e12) {
+    fprintf(stderr, "cusp-sim: %g s at a timestep of %g s is too many steps\n", T, h);
+    goto done;
+  }
+  long nstep = (long)ceil(T / h - 1e-6);
+  double t0 = now();
+  guarded_loop(m, d, log, nstep < 1 ? 1 : nstep, T, t0);
+  run.wall_s = now() - t0;
+  if (run.failure[0]) fprintf(stderr, "cusp-sim: simulation failed: %s\n", run.failure);
+  rc = run.failure[0] ? 1 : 0;
+  if (log) {
+    int bad = ferror(log);
+    bad |= fclose(log);
+    log = NULL;
+    if (bad) {
+      fprintf(stderr, "cusp-sim: writing the log '%s' failed\n", log_path);
+      rc = 1;
+    }
+  }
+
+  /* mj_step leaves xpos/cvel at the state before its integration: recompute
+   * them for the final qpos/qvel (no callbacks run here). */
+  mj_kinematics(m, d);
+  mj_comPos(m, d);
+  mj_comVel(m, d);
+
+  const cusp_step_report *r = cusp_report(d);
+  long solves = r ? r->solves : 0, converged = r ? r->converged : 0;
+  long fallbacks = r ? r->fallbacks : 0, nan_events = r ? r->nan_events : 0;
+  double rate = solves ? (double)converged / solves : NAN;
+  double mean_iter = run.iter_solves ? run.sum_iterations / run.iter_solves : NAN;
+  double mean_active = run.steps ? (double)run.sum_active / run.steps : 0;
+  double mean_mj = run.steps ? (double)run.sum_mj_contacts / run.steps : 0;
+  double rtf = run.wall_s > 0 ? run.sim_time / run.wall_s : NAN;
+
+  if (json) {
+    printf("{\"scene\": ");
+    json_string(stdout, scene);
+    printf(", \"sim_time\": ");
+    json_number(run.sim_time);
+    printf(", \"target_time\": ");
+    json_number(T);
+    printf(", \"timestep\": ");
+    json_number(h);
+    printf(", \"steps\": %ld, \"wall_s\": ", run.steps);
+    json_number(run.wall_s);
+    printf(", \"realtime_factor\": ");
+    json_number(rtf);
+    printf(", \"completed\": %s, \"failure\": ", rc == 0 ? "true" : "false");
+    if (run.failure[0]) json_string(stdout, run.failure);
+    else printf("null");
+    printf(", \"nan_events\": %ld, \"mujoco_warnings\": %d", nan_events, nwarning);
+    printf(", \"contacts\": {\"max_active\": %d, \"mean_active\": ", run.max_active);
+    json_number(mean_active);
+    printf(", \"max_kept\": %d}", run.max_kept);
+    printf(", \"lcp\": {\"solves\": %ld, \"converged\": %ld, \"convergence_rate\": ", solves, converged);
+    json_number(rate);
+    printf(", \"mean_iterations\": ");
+    json_number(mean_iter);
+    printf(", \"fallbacks\": %ld}, \"max_penetration_m\": ", fallbacks);
+    json_number(run.max_penetration);
+    printf(", \"mujoco_contacts\": {\"max\": %d, \"mean\": ", run.max_mj_contacts);
+    json_number(mean_mj);
+    printf(", \"max_penetration_m\": ");
+    json_number(run.max_mj_penetration);
+    printf("}, \"bodies\": {");
+    int first = 1;
+    for (int b = 1; b < m->nbody; b++) {
+      if (!has_dofs(m, b)) continue;
+      const char *name = mj_id2name(m, mjOBJ_BODY, b);
+      char fallback[32];
+      if (!name || !name[0]) {
+        snprintf(fallback, sizeof fallback, "body%d", b);
+        name = fallback;
+      }
+      double vel[6];
+      mj_objectVelocity(m, d, mjOBJ_BODY, b, vel, 0);
+      printf("%s", first ? "" : ", ");
+      first = 0;
+      json_string(stdout, name);
+      printf(": {\"pos\": ");
+      json_array(d->xpos + 3 * b, 3);
+      printf(", \"quat\": ");
+      json_array(d->xquat + 4 * b, 4);
+      printf(", \"linvel\": ");
+      json_array(vel + 3, 3);
+      printf("}");
+    }
+    printf("}, \"soft\": {");
+    for (int k = 0; k < ninst; k++) {
+      double p[3] = {NAN, NAN, NAN}, q4[4] = {NAN, NAN, NAN, NAN};
+      const double *q = NULL, *v = NULL;
+      cusp_tip_pose(d, k, p, q4);
+      int n = cusp_soft_state(d, k, &q, &v);
+      printf("%s", k ? ", " : "");
+      json_string(stdout, cusp_instance_name(m, k));
+      printf(": {\"tip_pos\": ");
+      json_array(p, 3);
+      printf(", \"tip_quat\": ");
+      json_array(q4, 4);
+      printf(", \"q\": ");
+      json_array(q, n > 0 && q ? n : 0);
+      printf("}");
+    }
+    printf("}}\n");
+  } else {
+    int nmoving = 0;
+    for (int b = 1; b < m->nbody; b++) nmoving += has_dofs(m, b);
+    printf("scene      %s (%d soft instance%s, %d bod%s with dofs)\n", scene, ninst, ninst == 1 ? "" : "s",
+           nmoving, nmoving == 1 ? "y" : "ies");
+    printf("simulated  %.4g of %.4g s in %ld steps of %g s: %s\n", run.sim_time, T, run.steps, h,
+           rc == 0 ? "completed" : run.failure[0] ? run.failure : "failed");
+    printf("wall time  %.3f s, %.3gx realtime\n", run.wall_s, rtf);
+    printf("contacts   soft: max %d active (mean %.2f), max %d kept, max penetration %.3g m; "
+           "MuJoCo: max %d\n", run.max_active, mean_active, run.max_kept, run.max_penetration,
+           run.max_mj_contacts);
+    if (solves)
+      printf("LCP        %ld solves, %.1f%% converged, %.1f mean iterations, %ld fallbacks\n", solves,
+             100 * rate, mean_iter, fallbacks);
+    for (int k = 0; k < ninst; k++) {
+      double p[3] = {NAN, NAN, NAN}, q4[4];
+      cusp_tip_pose(d, k, p, q4);
+      printf("tip        %s at (%.6f, %.6f, %.6f) m\n", cusp_instance_name(m, k), p[0], p[1], p[2]);
+    }
+    if (nwarning) printf("warnings   %d from MuJoCo (on stderr)\n", nwarning);
+  }
+
+done:
+  if (log) fclose(log);
+  if (d) {
+    cusp_detach(d);
+    mj_deleteData(d);
+  }
+  if (m) cusp_delete_model(m);
+  for (int i = 0; i < argc; i++) free(copies[i]);
+  free(copies);
+  free(overrides);
+  return rc;
+}

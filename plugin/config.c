@@ -1,0 +1,664 @@
+/* Config keys of a cusp.softbody instance (config.h): parsing, validation,
+ * and the derived coordinates and disks. */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const double default_mass[3] = {1.17, 0.54, 0.265};
+static const char *const strain_names[6] = {"kx", "ky", "kz", "ex", "ey", "ez"};
+
+/* "instance "NAME": key "KEY": <message>"; key may be NULL. */
+static int fail(const cusp_instance_config *c, const char *key, char *error, int error_size,
+                const char *fmt, ...) {
+  if (!error || error_size <= 0) return -1;
+  int k = key ? snprintf(error, (size_t)error_size, "instance \"%s\": key \"%s\": ", c->name, key)
+              : snprintf(error, (size_t)error_size, "instance \"%s\": ", c->name);
+  if (k >= 0 && k < error_size) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(error + k, (size_t)(error_size - k), fmt, ap);
+    va_end(ap);
+  }
+  return -1;
+}
+
+/* Next whitespace-separated token of *p: its length (0 at the end). */
+static int token(const char **p, const char **tok) {
+  const char *s = *p;
+  while (isspace((unsigned char)*s)) s++;
+  const char *e = s;
+  while (*e && !isspace((unsigned char)*e)) e++;
+  *tok = s;
+  *p = e;
+  return (int)(e - s);
+}
+
+static int count_tokens(const char *v) {
+  const char *t;
+  int n = 0;
+  while (token(&v, &t)) n++;
+  return n;
+}
+
+static int tok_is(const char *t, int len, const char *word) {
+  return (int)strlen(word) == len && strncmp(t, word, (size_t)len) == 0;
+}
+
+/* Strict number: the whole token, finite. */
+static int parse_number(const char *t, int len, double *out) {
+  char buf[64];
+  if (len <= 0 || len >= (int)sizeof buf) return -1;
+  memcpy(buf, t, (size_t)len);
+  buf[len] = 0;
+  char *end;
+  double v = strtod(buf, &end);
+  if (end == buf || *end || !isfinite(v)) return -1;
+  *out = v;
+  return 0;
+}
+
+/* Strict decimal integer token. */
+static int parse_integer(const char *t, int len, long *out) {
+  char buf[32];
+  if (len <= 0 || len >= (int)sizeof buf) return -1;
+  memcpy(buf, t, (size_t)len);
+  buf[len] = 0;
+  char *end;
+  errno = 0;
+  long v = strtol(buf, &end, 10);
+  if (end == buf || *end || errno == ERANGE) return -1;
+  *out = v;
+  return 0;
+}
+
+/* Ranges: [lo, hi] with optional open ends; +-HUGE_VAL for none. */
+typedef struct {
+  double lo, hi;
+  int lo_open, hi_open;
+} range;
+
+/* brace lists, not const objects: they also initialize the static key table */
+#define POS \
+  { 0, HUGE_VAL, 1, 0 }
+#define NONNEG \
+  { 0, HUGE_VAL, 0, 0 }
+#define R_POS ((range)POS)
+#define R_NONNEG ((range)NONNEG)
+#define R_ANY ((range){-HUGE_VAL, HUGE_VAL, 0, 0})
+
+static int in_range(double v, range r) {
+  if (r.lo_open ? !(v > r.lo) : !(v >= r.lo)) return 0;
+  if (r.hi_open ? !(v < r.hi) : !(v <= r.hi)) return 0;
+  return 1;
+}
+
+static void range_text(range r, char *buf, size_t n) {
+  if (isinf(r.hi) && isinf(r.lo))
+    snprintf(buf, n, "any finite number");
+  else if (isinf(r.hi))
+    snprintf(buf, n, "must be %s %g", r.lo_open ? ">" : ">=", r.lo);
+  else
+    snprintf(buf, n, "must be in %c%g, %g%c", r.lo_open ? '(' : '[', r.lo, r.hi,
+             r.hi_open ? ')' : ']');
+}
+
+/* One number in range r. */
+static int set_real(cusp_instance_config *c, const char *key, const char *value, range r,
+                    double *out, char *error, int error_size) {
+  const char *p = value, *t;
+  int len = token(&p, &t);
+  double v;
+  if (parse_number(t, len, &v) || count_tokens(p) != 0)
+    return fail(c, key, error, error_size, "\"%s\" is not a number", value);
+  if (!in_range(v, r)) {
+    char why[96];
+    range_text(r, why, sizeof why);
+    return fail(c, key, error, error_size, "\"%s\" is out of range: %s", value, why);
+  }
+  *out = v;
+  return 0;
+}
+
+static int set_int(cusp_instance_config *c, const char *key, const char *value, long lo, long hi,
+                   int *out, char *error, int error_size) {
+  const char *p = value, *t;
+  int len = token(&p, &t);
+  long v;
+  if (parse_integer(t, len, &v) || count_tokens(p) != 0)
+    return fail(c, key, error, error_size, "\"%s\" is not an integer", value);
+  if (v < lo || v > hi)
+    return fail(c, key, error, error_size, "\"%s\" is out of range: must be an integer in %ld..%ld",
+                value, lo, hi);
+  *out = (int)v;
+  return 0;
+}
+
+/* Per-section list: one value or one per section (count checked by finish). */
+static int set_list(cusp_instance_config *c, const char *key, const char *value, range r,
+                    double *out, int *count, char *error, int error_size) {
+  double v[CUSP_MAX_SECTIONS];
+  int n = 0, len;
+  const char *p = value, *t;
+  while ((len = token(&p, &t))) {
+    if (n == CUSP_MAX_SECTIONS)
+      return fail(c, key, error, error_size, "\"%s\": more than %d values", value,
+                  CUSP_MAX_SECTIONS);
+    if (parse_number(t, len, &v[n]))
+      return fail(c, key, error, error_size, "\"%.*s\" is not a number", len, t);
+    if (!in_range(v[n], r)) {
+      char why[96];
+      range_text(r, why, sizeof why);
+      return fail(c, key, error, error_size, "\"%.*s\" is out of range: %s", len, t, why);
+    }
+    n++;
+  }
+  if (n == 0) return fail(c, key, error, error_size, "\"%s\" is not a number", value);
+  for (int i = 0; i < CUSP_MAX_SECTIONS; i++) out[i] = i < n ? v[i] : 0;
+  *count = n;
+  return 0;
+}
+
+static int set_text(cusp_instance_config *c, const char *key, const char *value, char *out,
+                    size_t size, char *error, int error_size) {
+  size_t n = strlen(value);
+  if (n >= size)
+    return fail(c, key, error, error_size, "value too long (%zu characters, at most %zu)", n,
+                size - 1);
+  memcpy(out, value, n + 1);
+  return 0;
+}
+
+/* Syntax of "initial" (names are resolved by finish): numbers, or NAME=VALUE. */
+static int check_initial(cusp_instance_config *c, const char *value, char *error, int error_size) {
+  const char *p = value, *t;
+  int len, pairs = strchr(value, '=') != NULL;
+  while ((len = token(&p, &t))) {
+    double v;
+    if (pairs) {
+      const char *eq = memchr(t, '=', (size_t)len);
+      if (!eq || eq == t)
+        return fail(c, "initial", error, error_size,
+                    "\"%.*s\" is not NAME=VALUE (use either all numbers or all NAME=VALUE pairs)",
+                    len, t);
+      int vlen = len - (int)(eq + 1 - t);
+      if (parse_number(eq + 1, vlen, &v))
+        return fail(c, "initial", error, error_size, "\"%.*s\" is not a number", vlen, eq + 1);
+    } else if (parse_number(t, len, &v)) {
+      return fail(c, "initial", error, error_size, "\"%.*s\" is not a number", len, t);
+    }
+  }
+  return 0;
+}
+
+static int set_schedule(cusp_instance_config *c, const char *key, const char *value, char *error,
+                        int error_size) {
+  const char *coord = key + strlen("schedule/");
+  size_t nlen = strlen(coord);
+  if (nlen == 0 || nlen >= sizeof c->schedule[0].name)
+    return fail(c, key, error, error_size, "expected schedule/COORD with a coordinate name");
+  for (const char *q = coord; *q; q++)
+    if (isspace((unsigned char)*q) || *q == '=')
+      return fail(c, key, error, error_size, "expected schedule/COORD with a coordinate name");
+  int slot = -1;
+  for (int i = 0; i < c->nschedule; i++)
+    if (!strcmp(c->schedule[i].name, coord)) slot = i;
+
+  const char *p = value, *t;
+  int len = token(&p, &t);
+  if (tok_is(t, len, "none") && count_tokens(p) == 0) { /* removes the schedule */
+    if (slot >= 0) {
+      memmove(&c->schedule[slot], &c->schedule[slot + 1],
+              (size_t)(c->nschedule - slot - 1) * sizeof c->schedule[0]);
+      c->nschedule--;
+    }
+    return 0;
+  }
+  cusp_schedule s;
+  memset(&s, 0, sizeof s);
+  memcpy(s.name, coord, nlen + 1);
+  s.coord = -1;
+  int n = 0;
+  p = value;
+  while ((len = token(&p, &t))) {
+    double v;
+    if (n == 2 * CUSP_MAX_KNOTS)
+      return fail(c, key, error, error_size, "more than %d knots", CUSP_MAX_KNOTS);
+    if (parse_number(t, len, &v))
+      return fail(c, key, error, error_size, "\"%.*s\" is not a number", len, t);
+    if (n % 2 == 0) {
+      if (n > 0 && !(v > s.t[n / 2 - 1]))
+        return fail(c, key, error, error_size, "times must be strictly increasing (%.*s after %g)",
+                    len, t, s.t[n / 2 - 1]);
+      s.t[n / 2] = v;
+    } else {
+      s.u[n / 2] = v;
+    }
+    n++;
+  }
+  if (n == 0 || n % 2)
+    return fail(c, key, error, error_size,
+                "\"%s\": expected knots \"t0 u0 t1 u1 ...\" (an even count of numbers, or none)",
+                value);
+  s.nknot = n / 2;
+  if (slot < 0) {
+    if (c->nschedule == CUSP_MAX_COORDS)
+      return fail(c, key, error, error_size, "more than %d schedules", CUSP_MAX_COORDS);
+    slot = c->nschedule++;
+  }
+  c->schedule[slot] = s;
+  return 0;
+}
+
+/* Keys that are one number or one integer. */
+typedef struct {
+  const char *key;
+  int integer;
+  size_t offset;
+  range r;
+  long ilo, ihi;
+} scalar_key;
+
+#define REAL(k, ...) \
+  { #k, 0, offsetof(cusp_instance_config, k), __VA_ARGS__, 0, 0 }
+#define INT(k, lo, hi) \
+  { #k, 1, offsetof(cusp_instance_config, k), {0, 0, 0, 0 }, lo, hi }
+
+static const scalar_key scalar_keys[] = {
+    INT(sections, 1, CUSP_MAX_SECTIONS),
+    REAL(radius, POS),
+    REAL(disk_radius, POS),
+    REAL(disk_thickness, POS),
+    REAL(chamber_radius, POS),
+    INT(disks, 0, 64),
+    REAL(young, POS),
+    REAL(shear, NONNEG),
+    REAL(density, POS),
+    REAL(viscosity, NONNEG),
+    REAL(friction, NONNEG),
+    INT(pyramid, 3, 16),
+    REAL(eps_rank, {0, 1, 1, 1}),
+    INT(ruiz_iterations, 0, 100),
+    REAL(tikhonov, NONNEG),
+    REAL(stabilization, {0, 1, 1, 0}),
+    REAL(penalty_stiffness, POS),
+    REAL(penalty_damping, NONNEG),
+};
+
+void cusp_config_default(cusp_instance_config *c) {
+  memset(c, 0, sizeof *c);
+  c->model = CUSP_MODEL_PCC;
+  c->sections = 3;
+  c->length[0] = 0.15;
+  c->nlength = 1;
+  for (int i = 0; i < 3; i++) c->mass[i] = default_mass[i];
+  c->nmass = 3;
+  c->radius = 0.025;
+  c->disk_radius = 0.03;
+  c->disk_thickness = 0.01;
+  c->chamber_radius = 0.015;
+  c->disks = 6;
+  c->stiffness[0] = 265;
+  c->nstiffness = 1;
+  c->damping[0] = 125;
+  c->ndamping = 1;
+  c->young = 1e6;
+  c->shear = 0;
+  c->density = 1000;
+  c->viscosity = 0;
+  c->strains = SB_KX | SB_KY | SB_EZ;
+  c->friction = 0.5;
+  c->pyramid = 4;
+  c->contact = CUSP_CONTACT_LCP;
+  c->solver = SB_LCP_FB;
+  c->conditioning = CUSP_COND_QR | CUSP_COND_RUIZ | CUSP_COND_TIKHONOV;
+  c->eps_rank = 1e-6;
+  c->ruiz_iterations = 10;
+  c->tikhonov = 1e-10;
+  c->stabilization = 0.2;
+  c->penalty_stiffness = 1e4;
+  c->penalty_damping = 50;
+  strcpy(c->actuated_text, "all");
+  c->gear = 1;
+  c->ctrlrange[0] = -100;
+  c->ctrlrange[1] = 100;
+  c->self_contact = 0;
+  c->nschedule = 0;
+  c->base_body_id = -1;
+  /* The defaults are consistent, so derive coordinates and disks right away. */
+  char unused[8];
+  cusp_config_finish(c, unused, sizeof unused);
+}
+
+int cusp_config_set(cusp_instance_config *c, const char *key, const char *value, char *error,
+                    int error_size) {
+  if (!key) return fail(c, NULL, error, error_size, "config without a key");
+  if (!value) return fail(c, key, error, error_size, "no value");
+  const char *p = value, *t;
+  int len;
+
+  for (size_t i = 0; i < sizeof scalar_keys / sizeof scalar_keys[0]; i++) {
+    const scalar_key *k = &scalar_keys[i];
+    if (strcmp(key, k->key)) continue;
+    void *field = (char *)c + k->offset;
+    if (k->integer) return set_int(c, key, value, k->ilo, k->ihi, (int *)field, error, error_size);
+    return set_real(c, key, value, k->r, (double *)field, error, error_size);
+  }
+  if (!strcmp(key, "gear")) { /* 0 would silently disconnect every actuator */
+    double g;
+    if (set_real(c, key, value, R_ANY, &g, error, error_size)) return -1;
+    if (g == 0)
+      return fail(c, key, error, error_size, "\"%s\" is out of range: must be nonzero", value);
+    c->gear = g;
+    return 0;
+  }
+  if (!strcmp(key, "length"))
+    return set_list(c, key, value, R_POS, c->length, &c->nlength, error, error_size);
+  if (!strcmp(key, "mass")) /* 0 = from density, cosserat only (checked by finish) */
+    return set_list(c, key, value, R_NONNEG, c->mass, &c->nmass, error, error_size);
+  if (!strcmp(key, "stiffness"))
+    return set_list(c, key, value, R_NONNEG, c->stiffness, &c->nstiffness, error, error_size);
+  if (!strcmp(key, "damping"))
+    return set_list(c, key, value, R_NONNEG, c->damping, &c->ndamping, error, error_size);
+
+  if (!strcmp(key, "model") || !strcmp(key, "contact")) {
+    int pcc = !strcmp(key, "model");
+    const char *a = pcc ? "pcc" : "lcp", *b = pcc ? "cosserat" : "penalty";
+    len = token(&p, &t);
+    int which = tok_is(t, len, a) ? 0 : tok_is(t, len, b) ? 1 : -1;
+    if (which < 0 || count_tokens(p))
+      return fail(c, key, error, error_size, "\"%s\" is not one of: %s %s", value, a, b);
+    if (pcc)
+      c->model = which ? CUSP_MODEL_COSSERAT : CUSP_MODEL_PCC;
+    else
+      c->contact = which ? CUSP_CONTACT_PENALTY : CUSP_CONTACT_LCP;
+    return 0;
+  }
+  if (!strcmp(key, "solver")) {
+    char buf[16] = "";
+    len = token(&p, &t);
+    sb_lcp_solver s;
+    if (len > 0 && len < (int)sizeof buf) memcpy(buf, t, (size_t)len);
+    if (len <= 0 || len >= (int)sizeof buf || count_tokens(p) || sb_lcp_solver_parse(buf, &s))
+      return fail(c, key, error, error_size, "\"%s\" is not one of: fb lemke pgs", value);
+    c->solver = s;
+    return 0;
+  }
+  if (!strcmp(key, "strains")) {
+    int mask = 0;
+    while ((len = token(&p, &t))) {
+      int j = 0;
+      while (j < 6 && !tok_is(t, len, strain_names[j])) j++;
+      if (j == 6)
+        return fail(c, key, error, error_size, "\"%.*s\" is not a strain (kx ky kz ex ey ez)", len,
+                    t);
+      mask |= 1 << j;
+    }
+    if (!mask)
+      return fail(c, key, error, error_size, "\"%s\": expected some of kx ky kz ex ey ez", value);
+    c->strains = mask;
+    return 0;
+  }
+  if (!strcmp(key, "conditioning")) {
+    int mask = 0, none = 0, n = 0;
+    while ((len = token(&p, &t))) {
+      n++;
+      if (tok_is(t, len, "none"))
+        none = 1;
+      else if (tok_is(t, len, "qr"))
+        mask |= CUSP_COND_QR;
+      else if (tok_is(t, len, "ruiz"))
+        mask |= CUSP_COND_RUIZ;
+      else if (tok_is(t, len, "tikhonov"))
+        mask |= CUSP_COND_TIKHONOV;
+      else
+        return fail(c, key, error, error_size,
+                    "\"%.*s\" is not a stage (qr ruiz tikhonov, or none)", len, t);
+    }
+    if (n == 0 || (none && n > 1))
+      return fail(c, key, error, error_size, "\"%s\": expected \"none\" or any of qr ruiz tikhonov",
+                  value);
+    c->conditioning = mask;
+    return 0;
+  }
+  if (!strcmp(key, "ctrlrange")) {
+    double r[2];
+    int n = 0;
+    while ((len = token(&p, &t))) {
+      if (n == 2 || parse_number(t, len, &r[n]))
+        return fail(c, key, error, error_size, "\"%s\": expected two numbers \"lo hi\"", value);
+      n++;
+    }
+    if (n != 2)
+      return fail(c, key, error, error_size, "\"%s\": expected two numbers \"lo hi\"", value);
+    if (!(r[0] < r[1]))
+      return fail(c, key, error, error_size, "\"%s\" is out of range: must have lo < hi", value);
+    c->ctrlrange[0] = r[0];
+    c->ctrlrange[1] = r[1];
+    return 0;
+  }
+  if (!strcmp(key, "self_contact")) {
+    len = token(&p, &t);
+    int v = tok_is(t, len, "1") || tok_is(t, len, "true")    ? 1
+            : tok_is(t, len, "0") || tok_is(t, len, "false") ? 0
+                                                             : -1;
+    if (v < 0 || count_tokens(p))
+      return fail(c, key, error, error_size, "\"%s\" is not one of: 0 1 (or false true)", value);
+    c->self_contact = v;
+    return 0;
+  }
+  if (!strcmp(key, "initial")) {
+    if (check_initial(c, value, error, error_size)) return -1;
+    return set_text(c, key, value, c->initial_text, sizeof c->initial_text, error, error_size);
+  }
+  if (!strcmp(key, "actuated")) {
+    if (count_tokens(value) == 0)
+      return fail(c, key, error, error_size,
+                  "\"\": expected \"all\", \"none\" or coordinate names/numbers");
+    return set_text(c, key, value, c->actuated_text, sizeof c->actuated_text, error, error_size);
+  }
+  if (!strncmp(key, "schedule/", strlen("schedule/")))
+    return set_schedule(c, key, value, error, error_size);
+
+  return fail(c, NULL, error, error_size, "unknown key \"%s\"", key);
+}
+
+/* A coordinate by name or 1-based number; -1 if none. */
+static int find_coord(const cusp_instance_config *c, const char *t, int len) {
+  for (int i = 0; i < c->ncoord; i++)
+    if (tok_is(t, len, c->coord[i])) return i;
+  long k;
+  if (!parse_integer(t, len, &k) && k >= 1 && k <= c->ncoord) return (int)k - 1;
+  return -1;
+}
+
+static int bad_coord(const cusp_instance_config *c, const char *key, const char *t, int len,
+                     char *error, int error_size) {
+  return fail(c, key, error, error_size,
+              "\"%.*s\" is not a coordinate of this instance (%s .. %s, or 1..%d)", len, t,
+              c->coord[0], c->coord[c->ncoord - 1], c->ncoord);
+}
+
+static int finish_list(cusp_instance_config *c, const char *key, double *v, int n, char *error,
+                       int error_size) {
+  if (n == 1) {
+    for (int i = 1; i < CUSP_MAX_SECTIONS; i++) v[i] = v[0];
+    return 0;
+  }
+  if (n == c->sections) return 0;
+  return fail(c, key, error, error_size, "%d values but sections is %d (give one value or %d)", n,
+              c->sections, c->sections);
+}
+
+int cusp_config_finish(cusp_instance_config *c, char *error, int error_size) {
+  if (c->sections < 1 || c->sections > CUSP_MAX_SECTIONS)
+    return fail(c, "sections", error, error_size, "%d is out of range: must be in 1..%d",
+                c->sections, CUSP_MAX_SECTIONS);
+  /* fields may have been written directly: keep the arithmetic below in range */
+  if (c->disks < 0 || c->disks > 64)
+    return fail(c, "disks", error, error_size, "%d is out of range: must be in 0..64", c->disks);
+  if (c->nschedule < 0 || c->nschedule > CUSP_MAX_COORDS)
+    return fail(c, NULL, error, error_size, "%d schedules, at most %d", c->nschedule,
+                CUSP_MAX_COORDS);
+  if (finish_list(c, "length", c->length, c->nlength, error, error_size) ||
+      finish_list(c, "mass", c->mass, c->nmass, error, error_size) ||
+      finish_list(c, "stiffness", c->stiffness, c->nstiffness, error, error_size) ||
+      finish_list(c, "damping", c->damping, c->ndamping, error, error_size))
+    return -1;
+  if (c->model == CUSP_MODEL_PCC)
+    for (int i = 0; i < c->sections; i++)
+      if (!(c->mass[i] > 0))
+        return fail(c, "mass", error, error_size,
+                    "section %d: %g is out of range: must be > 0 for model pcc "
+                    "(0 = from density is for cosserat)",
+                    i + 1, c->mass[i]);
+
+  /* coordinates, in the chain's order */
+  int per = 0, comp[6];
+  if (c->model == CUSP_MODEL_PCC) {
+    per = 3;
+  } else {
+    for (int j = 0; j < 6; j++)
+      if (c->strains & (1 << j)) comp[per++] = j;
+    if (per == 0) return fail(c, "strains", error, error_size, "no strain selected");
+  }
+  if (per * c->sections > CUSP_MAX_COORDS)
+    return fail(c, NULL, error, error_size, "%d coordinates, at most %d", per * c->sections,
+                CUSP_MAX_COORDS);
+  c->ncoord = per * c->sections;
+  memset(c->coord, 0, sizeof c->coord);
+  for (int i = 0; i < c->sections; i++)
+    for (int j = 0; j < per; j++) {
+      char *name = c->coord[i * per + j];
+      unsigned char si = (unsigned char)(i + 1); /* <= 16: lets the compiler see the fit */
+      if (c->model == CUSP_MODEL_PCC)
+        snprintf(name, sizeof c->coord[0], "s%uc%d", si, j + 1);
+      else
+        snprintf(name, sizeof c->coord[0], "s%u%s", si, strain_names[comp[j]]);
+    }
+
+  /* initial */
+  const char *p = c->initial_text, *t;
+  int len, n = 0;
+  double q0[CUSP_MAX_COORDS] = {0};
+  if (strchr(c->initial_text, '=')) {
+    while ((len = token(&p, &t))) {
+      const char *eq = memchr(t, '=', (size_t)len);
+      if (!eq || eq == t)
+        return fail(c, "initial", error, error_size, "\"%.*s\" is not NAME=VALUE", len, t);
+      int k = find_coord(c, t, (int)(eq - t));
+      if (k < 0) return bad_coord(c, "initial", t, (int)(eq - t), error, error_size);
+      int vlen = len - (int)(eq + 1 - t);
+      if (parse_number(eq + 1, vlen, &q0[k]))
+        return fail(c, "initial", error, error_size, "\"%.*s\" is not a number", vlen, eq + 1);
+    }
+  } else {
+    while ((len = token(&p, &t))) {
+      double v;
+      if (parse_number(t, len, &v))
+        return fail(c, "initial", error, error_size, "\"%.*s\" is not a number", len, t);
+      if (n < CUSP_MAX_COORDS) q0[n] = v;
+      n++;
+    }
+    if (n != 0 && n != c->ncoord)
+      return fail(c, "initial", error, error_size,
+                  "%d values but the instance has %d coordinates (%s .. %s); "
+                  "or use NAME=VALUE pairs",
+                  n, c->ncoord, c->coord[0], c->coord[c->ncoord - 1]);
+  }
+  memcpy(c->initial, q0, sizeof q0);
+
+  /* actuated */
+  int act[CUSP_MAX_COORDS] = {0};
+  p = c->actuated_text;
+  len = token(&p, &t);
+  if (tok_is(t, len, "all") && count_tokens(p) == 0) {
+    for (int i = 0; i < c->ncoord; i++) act[i] = 1;
+  } else if (!(tok_is(t, len, "none") && count_tokens(p) == 0)) {
+    if (len == 0)
+      return fail(c, "actuated", error, error_size,
+                  "\"\": expected \"all\", \"none\" or coordinate names/numbers");
+    p = c->actuated_text;
+    while ((len = token(&p, &t))) {
+      int k = find_coord(c, t, len);
+      if (k < 0) return bad_coord(c, "actuated", t, len, error, error_size);
+      act[k] = 1;
+    }
+  }
+  memcpy(c->actuated, act, sizeof act);
+
+  /* schedules */
+  for (int i = 0; i < c->nschedule; i++) {
+    cusp_schedule *s = &c->schedule[i];
+    char key[32];
+    snprintf(key, sizeof key, "schedule/%s", s->name);
+    int k = find_coord(c, s->name, (int)strlen(s->name));
+    if (k < 0) return bad_coord(c, key, s->name, (int)strlen(s->name), error, error_size);
+    if (!c->actuated[k])
+      return fail(c, key, error, error_size, "coordinate %s is not actuated (see key \"actuated\")",
+                  c->coord[k]);
+    for (int j = 0; j < i; j++)
+      if (c->schedule[j].coord == k)
+        return fail(c, key, error, error_size, "coordinate %s already has a schedule (%s)",
+                    c->coord[k], c->schedule[j].name);
+    for (int j = 0; j < s->nknot; j++)
+      if (s->u[j] < c->ctrlrange[0] || s->u[j] > c->ctrlrange[1])
+        return fail(c, key, error, error_size, "u = %g is outside ctrlrange [%g, %g]", s->u[j],
+                    c->ctrlrange[0], c->ctrlrange[1]);
+    s->coord = k;
+  }
+
+  /* disks: the base, then per section `disks` inside it and a plate at its end */
+  int ndisk = 1 + c->sections * (c->disks + 1);
+  if (ndisk > CUSP_MAX_DISKS)
+    return fail(c, "disks", error, error_size,
+                "%d disks per section give %d disks in all, at most %d", c->disks, ndisk,
+                CUSP_MAX_DISKS);
+  c->ndisk = 0;
+  for (int i = 0; i < c->sections; i++)
+    for (int k = (i == 0 ? 0 : 1); k <= c->disks + 1; k++) {
+      cusp_disk *d = &c->disk[c->ndisk++];
+      d->section = i;
+      d->s = k == c->disks + 1 ? c->length[i] : c->length[i] * k / (c->disks + 1);
+      d->body_id = d->geom_id = d->mocap_id = -1;
+    }
+  for (int i = 0; i < CUSP_MAX_COORDS; i++) c->actuator_id[i] = -1;
+  return 0;
+}
+
+void cusp_config_chain(const cusp_instance_config *c, sb_segment_params *seg,
+                       sb_chain_params *chain) {
+  for (int i = 0; i < c->sections; i++) {
+    sb_segment_params *p = &seg[i];
+    if (c->model == CUSP_MODEL_PCC) {
+      *p = sb_segment_default(SB_SEG_PCC);
+      p->chamber_radius = c->chamber_radius;
+      p->chamber_stiffness = c->stiffness[i];
+      p->chamber_damping = c->damping[i];
+      p->slices = 4;
+    } else {
+      *p = sb_segment_default(SB_SEG_PCS);
+      p->strains = c->strains;
+      p->young = c->young;
+      p->shear = c->shear;
+      p->density = c->density;
+      p->viscosity = c->viscosity;
+    }
+    p->length = c->length[i];
+    p->mass = c->mass[i];
+    p->radius = c->radius;
+  }
+  memset(chain, 0, sizeof *chain);
+  chain->nseg = c->sections;
+  chain->seg = seg;
+  chain->ndisk = 0;
+  chain->disk = NULL;
+  chain->base = sb_pose_identity();
+}

@@ -1,0 +1,111 @@
+/* One soft instance as declared in MJCF (DESIGN §6): every config key, with
+ * its unit and default, parsed and validated; plus what the loader generated
+ * for it (disk bodies, actuators) and their MuJoCo ids once compiled.
+ * Shared by the loader (loader.c) and the runtime (runtime.c). */
+#ifndef CUSP_CONFIG_H
+#define CUSP_CONFIG_H
+
+#include "chain.h"
+#include "lcp.h"
+
+#define CUSP_MAX_SECTIONS 16
+#define CUSP_MAX_DISKS 512
+#define CUSP_MAX_COORDS (6 * CUSP_MAX_SECTIONS)
+#define CUSP_NAME 64
+#define CUSP_MAX_KNOTS 64
+
+typedef enum { CUSP_MODEL_PCC, CUSP_MODEL_COSSERAT } cusp_model_kind;
+typedef enum { CUSP_CONTACT_LCP, CUSP_CONTACT_PENALTY } cusp_contact_kind;
+enum { CUSP_COND_QR = 1, CUSP_COND_RUIZ = 2, CUSP_COND_TIKHONOV = 4 };
+
+/* A contact candidate: a disk (cylinder, axis = the section's local z) on
+ * the backbone. */
+typedef struct {
+  int section;           /* 0-based */
+  double s;              /* arc length from the section start, m */
+  /* after compile */
+  int body_id, geom_id;  /* the generated mocap body and its cylinder geom */
+  int mocap_id;
+} cusp_disk;
+
+/* Piecewise linear open-loop control of one actuator: ctrl(t) interpolates
+ * the knots, held constant outside them. */
+typedef struct {
+  char name[16];         /* COORD of the key "schedule/COORD", as written */
+  int coord;             /* index into cusp_instance_config.coord (set by finish) */
+  int nknot;
+  double t[CUSP_MAX_KNOTS], u[CUSP_MAX_KNOTS];
+} cusp_schedule;
+
+typedef struct {
+  char name[CUSP_NAME];
+  char base_body[CUSP_NAME]; /* the body holding <plugin instance="..."/> */
+
+  /* keys (unit, default) */
+  cusp_model_kind model;       /* model: pcc | cosserat (pcc) */
+  int sections;                /* sections: 1..16 (3) */
+  double length[CUSP_MAX_SECTIONS];  /* length: m, one value or one per section (0.15) */
+  double mass[CUSP_MAX_SECTIONS];    /* mass: kg, one or per section (1.17 0.54 0.265); cosserat: 0 = use density */
+  double radius;               /* radius: body radius for inertia/material, m (0.025) */
+  double disk_radius;          /* disk_radius: m (0.03) */
+  double disk_thickness;       /* disk_thickness: m (0.01) */
+  double chamber_radius;       /* chamber_radius: m (0.015), pcc */
+  int disks;                   /* disks: intermediate disks per section, 0..64 (6) */
+  double stiffness[CUSP_MAX_SECTIONS]; /* stiffness: N/m per chamber, one or per section (265), pcc */
+  double damping[CUSP_MAX_SECTIONS];   /* damping: N*s/m per chamber (125), pcc */
+  double young;                /* young: Pa (1e6), cosserat */
+  double shear;                /* shear: Pa (0 = young/3), cosserat */
+  double density;              /* density: kg/m^3 (1000), cosserat when mass is 0 */
+  double viscosity;            /* viscosity: Pa*s (0), cosserat */
+  int strains;                 /* strains: cosserat coordinates, e.g. "kx ky kz ex ey ez" (kx ky ez) */
+  double friction;             /* friction: Coulomb mu >= 0 (0.5) */
+  int pyramid;                 /* pyramid: friction directions 3..16 (4) */
+  cusp_contact_kind contact;   /* contact: lcp | penalty (lcp) */
+  sb_lcp_solver solver;        /* solver: fb | lemke | pgs (fb), first of the fallback chain */
+  int conditioning;            /* conditioning: any of qr ruiz tikhonov, or none (qr ruiz tikhonov) */
+  double eps_rank;             /* eps_rank: relative (1e-6) */
+  int ruiz_iterations;         /* ruiz_iterations: 0..100 (10) */
+  double tikhonov;             /* tikhonov: eps_W (1e-10) */
+  double stabilization;        /* stabilization: alpha in (0, 1] (0.2) */
+  double penalty_stiffness;    /* penalty_stiffness: N/m (1e4) */
+  double penalty_damping;      /* penalty_damping: N*s/m (50) */
+  double initial[CUSP_MAX_COORDS]; /* initial: q0 per coordinate, m (pcc) or strain offset (0) */
+  int actuated[CUSP_MAX_COORDS];   /* actuated: coordinate names or "all" / "none" (all) */
+  double gear;                 /* gear: ctrl -> generalized force factor (1) */
+  double ctrlrange[2];         /* ctrlrange: N (-100 100); lo < hi */
+  int self_contact;            /* self_contact: 0 | 1 (0) */
+  int nschedule;               /* schedule/COORD: "t0 u0 t1 u1 ..." (s, N) */
+  cusp_schedule schedule[CUSP_MAX_COORDS];
+
+  /* as set; resolved by cusp_config_finish (they depend on sections, model, strains) */
+  int nlength, nmass, nstiffness, ndamping;     /* values given: 1 or `sections` */
+  char initial_text[2048], actuated_text[2048];
+
+  /* derived by the loader */
+  int ncoord;                  /* generalized coordinates of the chain */
+  char coord[CUSP_MAX_COORDS][16]; /* their names: pcc "s2c1" (section 2, chamber 1), cosserat "s1kx" */
+  int ndisk;
+  cusp_disk disk[CUSP_MAX_DISKS];
+  /* after compile */
+  int base_body_id;
+  int actuator_id[CUSP_MAX_COORDS]; /* -1 when the coordinate is not actuated */
+} cusp_instance_config;
+
+/* Defaults for every key (the CUSP arm of paper-figures.md). */
+void cusp_config_default(cusp_instance_config *c);
+
+/* Sets one key from its MJCF string value; returns 0, or -1 with a message
+ * naming the instance and key. Keys that depend on others (per-section
+ * lists, coordinate names) are resolved by cusp_config_finish. */
+int cusp_config_set(cusp_instance_config *c, const char *key, const char *value, char *error,
+                    int error_size);
+
+/* Checks cross-key consistency, derives coordinate names and disk placement.
+ * Returns 0, or -1 with a message. */
+int cusp_config_finish(cusp_instance_config *c, char *error, int error_size);
+
+/* The chain parameters of the instance (segments filled into seg, which must
+ * hold `sections` entries), base pose identity, gravity from the caller. */
+void cusp_config_chain(const cusp_instance_config *c, sb_segment_params *seg, sb_chain_params *chain);
+
+#endif

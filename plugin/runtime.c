@@ -1,0 +1,785 @@
+/* The coupling (DESIGN §5): soft instances advance inside MuJoCo's mj_step,
+ * driven from mjcb_passive, where positions, collisions and the factored
+ * mass matrix are ready. One coupled LCP per step holds every soft body, the
+ * MuJoCo system as one body (M^-1 by mj_solveM, whitening by mj_solveM2),
+ * the soft contacts, and MuJoCo's own contacts of the rigid bodies the soft
+ * bodies touch (so a ball squeezed against the floor is known not to give
+ * way). Only the soft contacts' impulses go back to MuJoCo, as
+ * qfrc_passive += J_r^T lambda / h; MuJoCo then solves its own contacts. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collide.h"
+#include "cusp.h"
+#include "loader.h"
+#include "penalty.h"
+#include "sb_util.h"
+
+/* Contacts are looked for this far before they touch (speculative: a gap g
+ * acts only if it would close within the step). */
+#define CUSP_MARGIN 0.005
+#define CUSP_MAX_RUNTIMES 64
+#define CUSP_SLIP_SPEED 1e-3
+
+typedef struct {
+  cusp_instance_config cfg; /* runtime copy: some keys switch live */
+  sb_model *model;
+  sb_state *state;
+  sb_work *work;
+  double *tau;
+  int pbody;                /* body index in this step's contact problem, or -1 */
+  sb_pose *disk_pose;       /* world, at the start of the step */
+  double *disk_twist;       /* 6 per disk: body twist of the disk frame */
+} soft_t;
+
+/* What a contact of this step joins (index-parallel to the problem's contacts). */
+typedef struct {
+  int inst, disk;           /* soft side 0; inst < 0: a MuJoCo contact of a touched body */
+  int other_geom, other_inst, other_disk;
+  int pair_index;           /* which of the pair's contacts (warm-start identity) */
+  int penalty;
+  double pos[3], normal[3], gap;
+  double impulse[3], fn;
+  int kept;
+} contact_meta;
+
+typedef struct {
+  const mjModel *m;
+  mjData *d;
+  int ninst;
+  soft_t *soft;
+  sb_contact_problem *P;
+  int max_contacts;
+  int nmeta;
+  contact_meta *meta;
+  mjContact *cbuf;          /* collision results of one pair */
+  cusp_contact_report *reports;
+  int nreport;
+  cusp_step_report rep;
+  /* rigid side */
+  double *vfree, *force, *qfrc_cusp, *jac, *jac2;
+  char *touched;            /* per body */
+  int rigid_body;           /* problem body of the MuJoCo system, or -1 */
+  double last_time;
+  int advanced;
+  char message[256];
+} runtime;
+
+static runtime *registry[CUSP_MAX_RUNTIMES];
+static int nregistry;
+static mjfGeneric host_passive;
+static int callbacks_installed;
+
+static runtime *find_runtime(const mjData *d) {
+  for (int i = 0; i < nregistry; i++)
+    if (registry[i]->d == d) return registry[i];
+  return NULL;
+}
+
+/* ---------- small helpers ---------- */
+
+static void pose_from_body(const mjData *d, int body, sb_pose *g) {
+  for (int k = 0; k < 9; k++) g->R[k] = d->xmat[9 * body + k];
+  for (int k = 0; k < 3; k++) g->p[k] = d->xpos[3 * body + k];
+}
+
+static double schedule_value(const cusp_schedule *s, double t) {
+  if (s->nknot == 0) return 0;
+  if (t <= s->t[0]) return s->u[0];
+  for (int k = 1; k < s->nknot; k++)
+    if (t <= s->t[k]) {
+      double a = (t - s->t[k - 1]) / (s->t[k] - s->t[k - 1]);
+      return s->u[k - 1] + a * (s->u[k] - s->u[k - 1]);
+    }
+  return s->u[s->nknot - 1];
+}
+
+static int all_finite(const double *x, int n) {
+  for (int i = 0; i < n; i++)
+    if (!isfinite(x[i])) return 0;
+  return 1;
+}
+
+static void reset_soft(runtime *r) {
+  for (int i = 0; i < r->ninst; i++) {
+    soft_t *s = &r->soft[i];
+    sb_state_reset(s->model, s->state);
+    for (int c = 0; c < s->cfg.ncoord; c++) s->state->q[c] = s->cfg.initial[c];
+  }
+  memset(r->qfrc_cusp, 0, sizeof(double) * (r->m->nv ? r->m->nv : 1));
+  r->rep.steps = r->rep.solves = r->rep.converged = r->rep.fallbacks = r->rep.nan_events = 0;
+  r->advanced = 0;
+}
+
+/* Disk world poses and twists at the current soft state, into the soft
+ * geoms' MuJoCo frames so that the collision functions see them. */
+static void place_disks(runtime *r, soft_t *s, int write_mocap) {
+  const mjModel *m = r->m;
+  mjData *d = r->d;
+  pose_from_body(d, s->cfg.base_body_id, &s->model->base);
+  sb_kinematics(s->model, s->work, s->state->q, s->state->v);
+  for (int k = 0; k < s->cfg.ndisk; k++) {
+    const cusp_disk *dk = &s->cfg.disk[k];
+    sb_pose *g = &s->disk_pose[k];
+    sb_point_kinematics(s->model, s->work, dk->section, dk->s, g, NULL, s->disk_twist + 6 * k, NULL);
+    int geom = dk->geom_id;
+    for (int a = 0; a < 9; a++) d->geom_xmat[9 * geom + a] = g->R[a];
+    for (int a = 0; a < 3; a++) d->geom_xpos[3 * geom + a] = g->p[a];
+    if (write_mocap && dk->mocap_id >= 0) {
+      for (int a = 0; a < 3; a++) d->mocap_pos[3 * dk->mocap_id + a] = g->p[a];
+      mju_mat2Quat(d->mocap_quat + 4 * dk->mocap_id, g->R);
+    }
+  }
+  (void)m;
+}
+
+/* World velocity of a point p on disk k. */
+static void disk_point_velocity(const soft_t *s, int k, const double p[3], double v[3]) {
+  const sb_pose *g = &s->disk_pose[k];
+  const double *eta = s->disk_twist + 6 * k; /* [omega; v] in the disk frame */
+  double w[3], vl[3], rel[3];
+  for (int a = 0; a < 3; a++) {
+    w[a] = g->R[3 * a] * eta[0] + g->R[3 * a + 1] * eta[1] + g->R[3 * a + 2] * eta[2];
+    vl[a] = g->R[3 * a] * eta[3] + g->R[3 * a + 1] * eta[4] + g->R[3 * a + 2] * eta[5];
+    rel[a] = p[a] - g->p[a];
+  }
+  v[0] = vl[0] + w[1] * rel[2] - w[2] * rel[1];
+  v[1] = vl[1] + w[2] * rel[0] - w[0] * rel[2];
+  v[2] = vl[2] + w[0] * rel[1] - w[1] * rel[0];
+}
+
+/* Offset of world point p in the frame of disk k. */
+static void disk_offset(const soft_t *s, int k, const double p[3], double off[3]) {
+  const sb_pose *g = &s->disk_pose[k];
+  for (int a = 0; a < 3; a++)
+    off[a] = g->R[a] * (p[0] - g->p[0]) + g->R[3 + a] * (p[1] - g->p[1]) + g->R[6 + a] * (p[2] - g->p[2]);
+}
+
+static int body_is_rigid(const mjModel *m, int body) { return m->body_weldid[body] != 0; }
+
+/* ---------- the MuJoCo system as a custom contact body ---------- */
+
+static void rigid_solve(void *ctx, int ncol, double *x) {
+  runtime *r = ctx;
+  mj_solveM(r->m, r->d, x, x, ncol);
+}
+
+static void rigid_half_solve(void *ctx, int ncol, double *x) {
+  runtime *r = ctx;
+  mj_solveM2(r->m, r->d, x, x, ncol);
+}
+
+/* v + h M^-1 (every force MuJoCo will apply except constraints): the rigid
+ * bodies' velocity if the soft contacts pushed nothing. */
+static void rigid_free_velocity(runtime *r, double h) {
+  const mjModel *m = r->m;
+  mjData *d = r->d;
+  int nv = m->nv;
+  mj_rne(m, d, 0, r->force);
+  mj_fwdActuation(m, d); /* recomputed identically by mj_step after this callback */
+  for (int i = 0; i < nv; i++)
+    r->force[i] = d->qfrc_passive[i] + d->qfrc_actuator[i] + d->qfrc_applied[i] - r->force[i];
+  for (int b = 1; b < m->nbody; b++) {
+    const double *x = d->xfrc_applied + 6 * b;
+    if (x[0] || x[1] || x[2] || x[3] || x[4] || x[5])
+      mj_applyFT(m, d, x, x + 3, d->xipos + 3 * b, b, r->force);
+  }
+  mj_solveM(m, d, r->vfree, r->force, 1);
+  for (int i = 0; i < nv; i++) r->vfree[i] = d->qvel[i] + h * r->vfree[i];
+}
+
+/* ---------- one advance ---------- */
+
+static int add_meta(runtime *r, const contact_meta *cm) {
+  if (r->nmeta >= r->max_contacts) return -1;
+  r->meta[r->nmeta++] = *cm;
+  return 0;
+}
+
+/* Soft contacts of instance i, disk k against everything it may touch. */
+static void collide_disk(runtime *r, int i, int k) {
+  const mjModel *m = r->m;
+  soft_t *s = &r->soft[i];
+  int a = s->cfg.disk[k].geom_id;
+  for (int b = 0; b < m->ngeom; b++) {
+    if (b == a) continue;
+    int oi = -1, ok = -1;
+    for (int j = 0; j < r->ninst && oi < 0; j++)
+      for (int q = 0; q < r->soft[j].cfg.ndisk; q++)
+        if (r->soft[j].cfg.disk[q].geom_id == b) {
+          oi = j;
+          ok = q;
+          break;
+        }
+    if (oi >= 0) {
+      if (oi < i) continue; /* each soft pair once */
+      if (oi == i && (!s->cfg.self_contact || ok <= k + 1)) continue;
+    } else {
+      if (!(m->geom_contype[b] | m->geom_conaffinity[b])) continue;
+      if (m->geom_bodyid[b] == s->cfg.base_body_id) continue; /* the mount the arm hangs from */
+    }
+    int n = cusp_collide_pair_multi(m, r->d, a, b, CUSP_MARGIN + m->geom_margin[b], r->cbuf, mjMAXCONPAIR);
+    for (int c = 0; c < n; c++) {
+      const mjContact *con = &r->cbuf[c];
+      contact_meta cm = {.inst = i, .disk = k, .other_geom = b, .other_inst = oi, .other_disk = ok,
+                         .pair_index = c};
+      cm.penalty = s->cfg.contact == CUSP_CONTACT_PENALTY;
+      cm.gap = con->dist;
+      /* frame normal points from the disk to b; ours from b into the disk */
+      for (int q = 0; q < 3; q++) {
+        cm.normal[q] = -con->frame[q];
+        cm.pos[q] = con->pos[q] - 0.5 * con->dist * con->frame[q];
+      }
+      if (add_meta(r, &cm)) return;
+    }
+  }
+}
+
+/* Fills the side for the other geom of a soft contact. */
+static void other_side(runtime *r, const contact_meta *cm, sb_contact_side *side, double *jac) {
+  const mjModel *m = r->m;
+  memset(side, 0, sizeof *side);
+  side->body = -1;
+  if (cm->other_inst >= 0) {
+    soft_t *o = &r->soft[cm->other_inst];
+    side->body = o->pbody;
+    side->seg = o->cfg.disk[cm->other_disk].section;
+    side->s = o->cfg.disk[cm->other_disk].s;
+    disk_offset(o, cm->other_disk, cm->pos, side->offset);
+    return;
+  }
+  int body = m->geom_bodyid[cm->other_geom];
+  if (body_is_rigid(m, body) && r->rigid_body >= 0) {
+    side->body = r->rigid_body;
+    mj_jac(m, r->d, jac, NULL, cm->pos, body);
+    side->jac = jac;
+  }
+}
+
+static void penalty_forces(runtime *r) {
+  const mjModel *m = r->m;
+  mjData *d = r->d;
+  for (int c = 0; c < r->nmeta; c++) {
+    contact_meta *cm = &r->meta[c];
+    if (!cm->penalty) continue;
+    soft_t *s = &r->soft[cm->inst];
+    double v0[3], v1[3] = {0, 0, 0}, f[3];
+    disk_point_velocity(s, cm->disk, cm->pos, v0);
+    int body = cm->other_inst < 0 ? m->geom_bodyid[cm->other_geom] : 0;
+    if (cm->other_inst >= 0) {
+      disk_point_velocity(&r->soft[cm->other_inst], cm->other_disk, cm->pos, v1);
+    } else if (body_is_rigid(m, body)) {
+      mj_jac(m, d, r->jac, NULL, cm->pos, body);
+      for (int a = 0; a < 3; a++) {
+        v1[a] = 0;
+        for (int j = 0; j < m->nv; j++) v1[a] += r->jac[a * m->nv + j] * d->qvel[j];
+      }
+    }
+    double vrel[3] = {v0[0] - v1[0], v0[1] - v1[1], v0[2] - v1[2]};
+    sb_penalty_params pp = {s->cfg.penalty_stiffness, s->cfg.penalty_damping, s->cfg.friction,
+                            CUSP_SLIP_SPEED};
+    sb_penalty_force(&pp, cm->normal, cm->gap, vrel, f);
+    if (!all_finite(f, 3)) continue;
+    const sb_pose *g = &s->disk_pose[cm->disk];
+    double rr[3] = {cm->pos[0] - g->p[0], cm->pos[1] - g->p[1], cm->pos[2] - g->p[2]};
+    double mo[3] = {rr[1] * f[2] - rr[2] * f[1], rr[2] * f[0] - rr[0] * f[2], rr[0] * f[1] - rr[1] * f[0]};
+    sb_add_world_wrench(s->model, s->work, s->cfg.disk[cm->disk].section, s->cfg.disk[cm->disk].s, f, mo, s->tau);
+    double nf[3] = {-f[0], -f[1], -f[2]}, zero[3] = {0, 0, 0};
+    if (cm->other_inst >= 0) {
+      soft_t *o = &r->soft[cm->other_inst];
+      const sb_pose *go = &o->disk_pose[cm->other_disk];
+      double ro[3] = {cm->pos[0] - go->p[0], cm->pos[1] - go->p[1], cm->pos[2] - go->p[2]};
+      double mo2[3] = {ro[1] * nf[2] - ro[2] * nf[1], ro[2] * nf[0] - ro[0] * nf[2], ro[0] * nf[1] - ro[1] * nf[0]};
+      sb_add_world_wrench(o->model, o->work, o->cfg.disk[cm->other_disk].section, o->cfg.disk[cm->other_disk].s,
+                          nf, mo2, o->tau);
+    } else if (body_is_rigid(m, body)) {
+      mj_applyFT(m, d, nf, zero, cm->pos, body, r->qfrc_cusp);
+    }
+    for (int a = 0; a < 3; a++) cm->impulse[a] = f[a] * m->opt.timestep;
+    cm->fn = (f[0] * cm->normal[0] + f[1] * cm->normal[1] + f[2] * cm->normal[2]) * m->opt.timestep;
+    cm->kept = 1;
+  }
+}
+
+static sb_contact_options options_of(const cusp_instance_config *c) {
+  sb_contact_options o = sb_contact_default_options();
+  o.directions = c->pyramid;
+  o.rank_selection = (c->conditioning & CUSP_COND_QR) != 0;
+  o.rank_tol = c->eps_rank;
+  o.ruiz_iterations = (c->conditioning & CUSP_COND_RUIZ) ? c->ruiz_iterations : 0;
+  o.tikhonov = (c->conditioning & CUSP_COND_TIKHONOV) ? c->tikhonov : 0;
+  o.stabilization = c->stabilization;
+  o.lcp.nchain = 0;
+  o.lcp.chain[o.lcp.nchain++] = c->solver;
+  for (int s = 0; s < SB_LCP_NSOLVERS; s++)
+    if (s != (int)c->solver) o.lcp.chain[o.lcp.nchain++] = (sb_lcp_solver)s;
+  return o;
+}
+
+static void advance(runtime *r) {
+  const mjModel *m = r->m;
+  mjData *d = r->d;
+  double h = m->opt.timestep;
+  int nv = m->nv;
+  r->nmeta = 0;
+  memset(r->qfrc_cusp, 0, sizeof(double) * (nv ? nv : 1));
+  memset(r->touched, 0, m->nbody);
+
+  /* controls: schedules write d->ctrl so every app shows the same inputs */
+  for (int i = 0; i < r->ninst; i++) {
+    soft_t *s = &r->soft[i];
+    memset(s->tau, 0, sizeof(double) * s->model->n);
+    for (int q = 0; q < s->cfg.nschedule; q++) {
+      const cusp_schedule *sc = &s->cfg.schedule[q];
+      int act = s->cfg.actuator_id[sc->coord];
+      if (act >= 0) d->ctrl[act] = schedule_value(sc, d->time);
+    }
+    for (int c = 0; c < s->cfg.ncoord; c++) {
+      int act = s->cfg.actuator_id[c];
+      if (act < 0) continue;
+      double u = d->ctrl[act];
+      if (!isfinite(u)) u = 0;
+      u = fmin(fmax(u, s->cfg.ctrlrange[0]), s->cfg.ctrlrange[1]);
+      s->tau[c] = s->cfg.gear * u;
+    }
+    place_disks(r, s, 0);
+  }
+
+  /* narrow phase */
+  for (int i = 0; i < r->ninst; i++)
+    for (int k = 0; k < r->soft[i].cfg.ndisk; k++) collide_disk(r, i, k);
+  int nsoft_contacts = r->nmeta;
+
+  penalty_forces(r);
+
+  char err[256];
+  int failed = 0;
+  for (int i = 0; i < r->ninst; i++) {
+    soft_t *s = &r->soft[i];
+    if (sb_step_prepare(s->model, s->state, s->work, s->tau, h, err, sizeof err)) {
+      sb_errorf(r->message, sizeof r->message, "instance \"%s\": %s", s->cfg.name, err);
+      failed = 1;
+    }
+  }
+
+  /* the coupled LCP */
+  int nlcp = 0;
+  for (int c = 0; c < nsoft_contacts; c++) nlcp += !r->meta[c].penalty;
+  sb_contact_info info;
+  memset(&info, 0, sizeof info);
+  int solved = 1, lcp_ran = 0;
+  if (nlcp > 0 && !failed) {
+    sb_contact_problem *P = r->P;
+    sb_contact_clear(P);
+    for (int i = 0; i < r->ninst; i++) r->soft[i].pbody = sb_contact_add_soft(P, r->soft[i].model, r->soft[i].work, err, sizeof err);
+    r->rigid_body = -1;
+    int need_rigid = 0;
+    for (int c = 0; c < nsoft_contacts; c++) {
+      const contact_meta *cm = &r->meta[c];
+      if (cm->penalty || cm->other_inst >= 0) continue;
+      int body = m->geom_bodyid[cm->other_geom];
+      if (body_is_rigid(m, body)) {
+        need_rigid = 1;
+        r->touched[body] = 1;
+      }
+    }
+    if (need_rigid && nv > 0) {
+      rigid_free_velocity(r, h);
+      r->rigid_body = sb_contact_add_custom(P, nv, rigid_solve, rigid_half_solve, r, r->vfree, err, sizeof err);
+    }
+    /* one coupled solve: the first LCP instance in contact sets its options */
+    int lead = 0;
+    while (r->meta[lead].penalty) lead++;
+    const sb_contact_options opt = options_of(&r->soft[r->meta[lead].inst].cfg);
+    int added = 0;
+    /* index of each problem contact in meta: problem contacts are added in meta order */
+    for (int c = 0; c < nsoft_contacts; c++) {
+      contact_meta *cm = &r->meta[c];
+      if (cm->penalty) continue;
+      soft_t *s = &r->soft[cm->inst];
+      sb_contact sc;
+      memset(&sc, 0, sizeof sc);
+      sc.side[0].body = s->pbody;
+      sc.side[0].seg = s->cfg.disk[cm->disk].section;
+      sc.side[0].s = s->cfg.disk[cm->disk].s;
+      disk_offset(s, cm->disk, cm->pos, sc.side[0].offset);
+      other_side(r, cm, &sc.side[1], r->jac);
+      memcpy(sc.normal, cm->normal, sizeof sc.normal);
+      sc.gap = cm->gap;
+      sc.friction = s->cfg.friction;
+      sc.id = (((long)cm->inst * CUSP_MAX_DISKS + cm->disk) * (m->ngeom + 1) + cm->other_geom) * mjMAXCONPAIR +
+              cm->pair_index;
+      if (sb_contact_add(P, &sc, err, sizeof err) < 0) {
+        cm->penalty = -1; /* not in the problem */
+        cm->kept = 0;
+        continue;
+      }
+      added++;
+    }
+    /* MuJoCo's contacts on the rigid bodies the soft ones touch */
+    for (int c = 0; c < d->ncon && r->rigid_body >= 0; c++) {
+      const mjContact *con = &d->contact[c];
+      int b1 = m->geom_bodyid[con->geom1], b2 = m->geom_bodyid[con->geom2];
+      if (!r->touched[b1] && !r->touched[b2]) continue;
+      if (con->exclude) continue;
+      sb_contact sc;
+      memset(&sc, 0, sizeof sc);
+      /* the frame normal points from geom1 to geom2: side 0 is geom2 */
+      sc.side[0].body = body_is_rigid(m, b2) ? r->rigid_body : -1;
+      sc.side[1].body = body_is_rigid(m, b1) ? r->rigid_body : -1;
+      if (sc.side[0].body >= 0) {
+        mj_jac(m, d, r->jac, NULL, con->pos, b2);
+        sc.side[0].jac = r->jac;
+      }
+      if (sc.side[1].body >= 0) {
+        mj_jac(m, d, r->jac2, NULL, con->pos, b1);
+        sc.side[1].jac = r->jac2;
+      }
+      for (int q = 0; q < 3; q++) sc.normal[q] = con->frame[q];
+      sc.gap = con->dist;
+      sc.friction = con->friction[0];
+      sc.id = -1;
+      contact_meta cm = {.inst = -1, .disk = -1, .other_geom = con->geom2, .other_inst = -1};
+      if (r->nmeta >= r->max_contacts) break;
+      if (sb_contact_add(P, &sc, err, sizeof err) < 0) continue;
+      add_meta(r, &cm);
+      added++;
+    }
+    (void)added;
+    lcp_ran = 1;
+    int rc = sb_contact_solve(P, h, &opt, &info, err, sizeof err);
+    solved = rc == 0 && info.lcp.status == SB_LCP_SOLVED;
+    if (!solved) sb_errorf(r->message, sizeof r->message, "contact solve: %s", err);
+    /* results back into meta, in the order the contacts were added */
+    int pc = 0;
+    for (int c = 0; c < r->nmeta; c++) {
+      contact_meta *cm = &r->meta[c];
+      if (cm->penalty) continue;
+      sb_contact_result(P, pc++, cm->impulse, &cm->fn, NULL, &cm->kept);
+    }
+  }
+
+  /* commit */
+  for (int i = 0; i < r->ninst && !failed; i++) {
+    soft_t *s = &r->soft[i];
+    const double *p = lcp_ran && s->pbody >= 0 ? sb_contact_body_impulse(r->P, s->pbody) : NULL;
+    if (p && !all_finite(p, s->model->n)) {
+      p = NULL;
+      r->rep.nan_events++;
+    }
+    if (sb_step_commit(s->model, s->state, s->work, p, err, sizeof err)) {
+      sb_errorf(r->message, sizeof r->message, "instance \"%s\": %s", s->cfg.name, err);
+      r->rep.nan_events++;
+    }
+  }
+  if (lcp_ran && r->rigid_body >= 0) {
+    const double *p = sb_contact_body_impulse(r->P, r->rigid_body);
+    if (all_finite(p, nv))
+      for (int j = 0; j < nv; j++) r->qfrc_cusp[j] += p[j] / h;
+    else
+      r->rep.nan_events++;
+  }
+  if (!all_finite(r->qfrc_cusp, nv)) {
+    memset(r->qfrc_cusp, 0, sizeof(double) * nv);
+    r->rep.nan_events++;
+  }
+  for (int j = 0; j < nv; j++) d->qfrc_passive[j] += r->qfrc_cusp[j];
+
+  /* the disks where the soft state now is: MuJoCo draws and ray-casts them */
+  for (int i = 0; i < r->ninst; i++) place_disks(r, &r->soft[i], 1);
+
+  /* reports */
+  cusp_step_report *rep = &r->rep;
+  rep->time = d->time + h;
+  rep->steps++;
+  rep->ncontact = nsoft_contacts;
+  rep->nkept = 0;
+  rep->max_penetration = 0;
+  r->nreport = 0;
+  for (int c = 0; c < nsoft_contacts; c++) {
+    const contact_meta *cm = &r->meta[c];
+    cusp_contact_report *cr = &r->reports[r->nreport++];
+    cr->instance = cm->inst;
+    cr->disk = cm->disk;
+    cr->other_geom = cm->other_inst >= 0 ? -1 : cm->other_geom;
+    cr->other_instance = cm->other_inst;
+    memcpy(cr->pos, cm->pos, sizeof cr->pos);
+    memcpy(cr->normal, cm->normal, sizeof cr->normal);
+    cr->gap = cm->gap;
+    memcpy(cr->impulse, cm->impulse, sizeof cr->impulse);
+    cr->normal_impulse = cm->fn;
+    cr->kept = cm->kept;
+    rep->nkept += cm->kept != 0;
+    rep->max_penetration = fmax(rep->max_penetration, -cm->gap);
+  }
+  rep->info = info;
+  rep->solved = solved && !failed;
+  rep->fallback = lcp_ran && info.lcp.attempts > 1;
+  if (lcp_ran) {
+    rep->solves++;
+    rep->converged += solved;
+    rep->fallbacks += rep->fallback;
+  }
+}
+
+static void cusp_passive(const mjModel *m, mjData *d) {
+  if (host_passive) host_passive(m, d);
+  runtime *r = find_runtime(d);
+  if (!r || r->m != m || r->ninst == 0) return;
+  if (r->advanced && d->time < r->last_time) reset_soft(r);
+  if (r->advanced && d->time == r->last_time) {
+    /* the same instant again (a paused viewer): same forces, no advance */
+    for (int j = 0; j < m->nv; j++) d->qfrc_passive[j] += r->qfrc_cusp[j];
+    for (int i = 0; i < r->ninst; i++) {
+      soft_t *s = &r->soft[i];
+      for (int k = 0; k < s->cfg.ndisk; k++) {
+        int geom = s->cfg.disk[k].geom_id;
+        for (int a = 0; a < 9; a++) d->geom_xmat[9 * geom + a] = s->disk_pose[k].R[a];
+        for (int a = 0; a < 3; a++) d->geom_xpos[3 * geom + a] = s->disk_pose[k].p[a];
+      }
+    }
+    return;
+  }
+  advance(r);
+  r->last_time = d->time;
+  r->advanced = 1;
+}
+
+/* ---------- attach / detach ---------- */
+
+static void runtime_free(runtime *r) {
+  if (!r) return;
+  for (int i = 0; i < r->ninst && r->soft; i++) {
+    soft_t *s = &r->soft[i];
+    sb_work_free(s->work);
+    sb_state_free(s->state);
+    sb_model_free(s->model);
+    free(s->tau);
+    free(s->disk_pose);
+    free(s->disk_twist);
+  }
+  free(r->soft);
+  sb_contact_free(r->P);
+  free(r->meta);
+  free(r->cbuf);
+  free(r->reports);
+  free(r->vfree);
+  free(r->force);
+  free(r->qfrc_cusp);
+  free(r->jac);
+  free(r->jac2);
+  free(r->touched);
+  free(r);
+}
+
+int cusp_attach(const mjModel *m, mjData *d, char *error, int error_size) {
+  if (!m || !d) {
+    sb_errorf(error, error_size, "cusp_attach: model and data are required");
+    return -1;
+  }
+  if (find_runtime(d)) {
+    sb_errorf(error, error_size, "cusp_attach: this mjData is already attached");
+    return -1;
+  }
+  if (m->opt.integrator == mjINT_RK4) {
+    sb_errorf(error, error_size, "cusp_attach: the RK4 integrator is not supported (the soft step "
+              "advances once per mj_step); use Euler or implicit in <option integrator=...>");
+    return -1;
+  }
+  if (nregistry >= CUSP_MAX_RUNTIMES) {
+    sb_errorf(error, error_size, "cusp_attach: more than %d attached mjData", CUSP_MAX_RUNTIMES);
+    return -1;
+  }
+  int ninst = 0;
+  const cusp_instance_config *cfg = cusp_model_instances(m, &ninst);
+  runtime *r = calloc(1, sizeof *r);
+  if (!r) goto oom;
+  r->m = m;
+  r->d = d;
+  int nv = m->nv, ndisk = 0, ndof = nv;
+  r->soft = calloc(ninst ? ninst : 1, sizeof *r->soft);
+  if (!r->soft) goto oom;
+  mj_kinematics(m, d); /* base body poses */
+  r->ninst = ninst;
+  for (int i = 0; i < ninst; i++) {
+    soft_t *s = &r->soft[i];
+    s->cfg = cfg[i];
+    sb_segment_params seg[CUSP_MAX_SECTIONS];
+    sb_chain_params cp;
+    cusp_config_chain(&s->cfg, seg, &cp);
+    for (int k = 0; k < 3; k++) cp.gravity[k] = m->opt.gravity[k];
+    pose_from_body(d, s->cfg.base_body_id, &cp.base);
+    char err[256];
+    s->model = sb_model_create(&cp, err, sizeof err);
+    if (!s->model) {
+      sb_errorf(error, error_size, "instance \"%s\": %s", s->cfg.name, err);
+      runtime_free(r);
+      return -1;
+    }
+    s->state = sb_state_create(s->model);
+    s->work = sb_work_create(s->model);
+    s->tau = calloc(s->model->n, sizeof(double));
+    s->disk_pose = calloc(s->cfg.ndisk, sizeof(sb_pose));
+    s->disk_twist = calloc(6 * (size_t)s->cfg.ndisk, sizeof(double));
+    if (!s->state || !s->work || !s->tau || !s->disk_pose || !s->disk_twist) goto oom;
+    ndisk += s->cfg.ndisk;
+    ndof += s->model->n;
+  }
+  /* room for several contacts per disk (a disk flat on a plane gives 4) and
+   * for MuJoCo's contacts on the bodies the arms touch */
+  r->max_contacts = 8 * ndisk + 256;
+  int dirs = SB_CONTACT_MAX_DIRECTIONS;
+  char err[256];
+  if (ninst > 0) {
+    r->P = sb_contact_create(r->max_contacts, ninst + 1, ndof, dirs, err, sizeof err);
+    if (!r->P) {
+      sb_errorf(error, error_size, "cusp_attach: %s", err);
+      runtime_free(r);
+      return -1;
+    }
+  }
+  r->meta = calloc(r->max_contacts, sizeof *r->meta);
+  r->reports = calloc(r->max_contacts, sizeof *r->reports);
+  r->cbuf = calloc(mjMAXCONPAIR, sizeof *r->cbuf);
+  size_t nvv = nv ? nv : 1;
+  r->vfree = calloc(nvv, sizeof(double));
+  r->force = calloc(nvv, sizeof(double));
+  r->qfrc_cusp = calloc(nvv, sizeof(double));
+  r->jac = calloc(3 * nvv, sizeof(double));
+  r->jac2 = calloc(3 * nvv, sizeof(double));
+  r->touched = calloc(m->nbody, 1);
+  if (!r->meta || !r->reports || !r->cbuf || !r->vfree || !r->force || !r->qfrc_cusp || !r->jac ||
+      !r->jac2 || !r->touched)
+    goto oom;
+  r->rigid_body = -1;
+  reset_soft(r);
+  /* show the arm where it starts before the first step */
+  for (int i = 0; i < ninst; i++) place_disks(r, &r->soft[i], 1);
+  registry[nregistry++] = r;
+  if (!callbacks_installed) {
+    host_passive = mjcb_passive;
+    mjcb_passive = cusp_passive;
+    callbacks_installed = 1;
+  }
+  return 0;
+oom:
+  sb_errorf(error, error_size, "cusp_attach: out of memory");
+  runtime_free(r);
+  return -1;
+}
+
+void cusp_detach(mjData *d) {
+  for (int i = 0; i < nregistry; i++)
+    if (registry[i]->d == d) {
+      runtime_free(registry[i]);
+      registry[i] = registry[--nregistry];
+      break;
+    }
+  if (nregistry == 0 && callbacks_installed) {
+    if (mjcb_passive == cusp_passive) mjcb_passive = host_passive;
+    host_passive = NULL;
+    callbacks_installed = 0;
+  }
+}
+
+/* ---------- reading ---------- */
+
+const cusp_step_report *cusp_report(const mjData *d) {
+  runtime *r = find_runtime(d);
+  return r ? &r->rep : NULL;
+}
+
+int cusp_contacts(const mjData *d, const cusp_contact_report **contacts) {
+  runtime *r = find_runtime(d);
+  if (!r) {
+    if (contacts) *contacts = NULL;
+    return 0;
+  }
+  if (contacts) *contacts = r->reports;
+  return r->nreport;
+}
+
+static soft_t *soft_of(const mjData *d, int instance) {
+  runtime *r = find_runtime(d);
+  if (!r || instance < 0 || instance >= r->ninst) return NULL;
+  return &r->soft[instance];
+}
+
+int cusp_soft_state(const mjData *d, int instance, const double **q, const double **v) {
+  soft_t *s = soft_of(d, instance);
+  if (!s) return -1;
+  if (q) *q = s->state->q;
+  if (v) *v = s->state->v;
+  return s->model->n;
+}
+
+double cusp_total_length(const mjData *d, int instance) {
+  soft_t *s = soft_of(d, instance);
+  if (!s) return 0;
+  double L = 0;
+  for (int i = 0; i < s->cfg.sections; i++) L += s->cfg.length[i];
+  return L;
+}
+
+int cusp_backbone_point(const mjData *d, int instance, double s_arc, double pos[3], double mat[9]) {
+  soft_t *s = soft_of(d, instance);
+  if (!s || !isfinite(s_arc)) return -1;
+  /* kinematics of the current state (the work holds the last step's) */
+  sb_kinematics(s->model, s->work, s->state->q, NULL);
+  int sec = 0;
+  while (sec < s->cfg.sections - 1 && s_arc > s->cfg.length[sec]) s_arc -= s->cfg.length[sec++];
+  s_arc = fmin(fmax(s_arc, 0), s->cfg.length[sec]);
+  sb_pose g;
+  if (sb_point_kinematics(s->model, s->work, sec, s_arc, &g, NULL, NULL, NULL)) return -1;
+  if (pos) memcpy(pos, g.p, sizeof g.p);
+  if (mat) memcpy(mat, g.R, sizeof g.R);
+  return 0;
+}
+
+int cusp_tip_pose(const mjData *d, int instance, double pos[3], double quat[4]) {
+  double mat[9];
+  if (cusp_backbone_point(d, instance, cusp_total_length(d, instance), pos, mat)) return -1;
+  if (quat) mju_mat2Quat(quat, mat);
+  return 0;
+}
+
+int cusp_set(mjData *d, int instance, const char *key, const char *value, char *error, int error_size) {
+  static const char *const live[] = {"contact", "solver", "conditioning", "eps_rank", "ruiz_iterations",
+                                     "tikhonov", "stabilization", "friction", "pyramid",
+                                     "penalty_stiffness", "penalty_damping"};
+  soft_t *s = soft_of(d, instance);
+  if (!s) {
+    sb_errorf(error, error_size, "cusp_set: no instance %d attached to this mjData", instance);
+    return -1;
+  }
+  int ok = 0;
+  for (size_t k = 0; k < sizeof live / sizeof live[0]; k++) ok |= key && !strcmp(key, live[k]);
+  if (!ok) {
+    sb_errorf(error, error_size, "cusp_set: key \"%s\" cannot change while running (reload the scene)",
+              key ? key : "(null)");
+    return -1;
+  }
+  cusp_instance_config *tmp = malloc(sizeof *tmp);
+  if (!tmp) {
+    sb_errorf(error, error_size, "cusp_set: out of memory");
+    return -1;
+  }
+  *tmp = s->cfg;
+  int rc = cusp_config_set(tmp, key, value, error, error_size);
+  if (!rc) {
+    s->cfg.contact = tmp->contact;
+    s->cfg.solver = tmp->solver;
+    s->cfg.conditioning = tmp->conditioning;
+    s->cfg.eps_rank = tmp->eps_rank;
+    s->cfg.ruiz_iterations = tmp->ruiz_iterations;
+    s->cfg.tikhonov = tmp->tikhonov;
+    s->cfg.stabilization = tmp->stabilization;
+    s->cfg.friction = tmp->friction;
+    s->cfg.pyramid = tmp->pyramid;
+    s->cfg.penalty_stiffness = tmp->penalty_stiffness;
+    s->cfg.penalty_damping = tmp->penalty_damping;
+  }
+  free(tmp);
+  return rc;
+}

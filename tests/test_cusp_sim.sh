@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# cusp-sim end to end: exit codes for bad input, a rigid MuJoCo scene (a box
+# dropped on a plane), and a soft scene from tests/data/scenes when present.
+# Usage: tests/test_cusp_sim.sh APP SRCDIR
+set -u
+
+APP=${1:?usage: test_cusp_sim.sh APP SRCDIR}
+SRC=${2:?usage: test_cusp_sim.sh APP SRCDIR}
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+fail=0
+
+ok() { echo "ok   $*"; }
+bad() { echo "FAIL $*"; fail=1; }
+
+# expect_exit CODE ARGS...: runs the app, checks its exit code; stdout is
+# kept in $TMP/out, stderr in $TMP/err.
+expect_exit() {
+  local want=$1
+  shift
+  "$APP" "$@" >"$TMP/out" 2>"$TMP/err"
+  local got=$?
+  if [ "$got" -eq "$want" ]; then ok "exit $got: cusp-sim $*"
+  else bad "exit $got, expected $want: cusp-sim $*"; sed 's/^/     | /' "$TMP/err"; fi
+}
+
+# Python checks the JSON when it is there; otherwise grep for the keys.
+have_python=0
+command -v python3 >/dev/null && have_python=1
+
+# json_last_line: the last stdout line is one JSON object with the contract's keys.
+json_last_line() {
+  if [ $have_python -eq 1 ]; then
+    tail -n 1 "$TMP/out" | python3 -c '
+import json, sys
+d = json.loads(sys.stdin.read())
+need = ["scene", "sim_time", "steps", "wall_s", "realtime_factor", "completed", "nan_events",
+        "contacts", "lcp", "max_penetration_m", "bodies", "soft"]
+missing = [k for k in need if k not in d]
+missing += ["contacts." + k for k in ["max_active", "mean_active", "max_kept"] if k not in d["contacts"]]
+missing += ["lcp." + k for k in ["solves", "converged", "convergence_rate", "mean_iterations",
+                                 "fallbacks"] if k not in d["lcp"]]
+sys.exit("missing keys: " + " ".join(missing) if missing else 0)'
+  else
+    local line key
+    line=$(tail -n 1 "$TMP/out")
+    for key in scene sim_time steps wall_s realtime_factor completed nan_events contacts max_active \
+               mean_active max_kept lcp solves converged convergence_rate mean_iterations fallbacks \
+               max_penetration_m bodies soft; do
+      case "$line" in *"\"$key\":"*) ;; *) echo "missing key $key"; return 1 ;; esac
+    done
+    case "$line" in "{"*"}") ;; *) echo "not an object"; return 1 ;; esac
+  fi
+}
+
+# --- bad input: exit 2 -----------------------------------------------------
+cat >"$TMP/box.xml" <<'EOF'
+<mujoco model="box on a plane">
+  <option timestep="0.002"/>
+  <worldbody>
+    <geom name="floor" type="plane" size="1 1 0.1"/>
+    <body name="box" pos="0 0 0.1">
+      <freejoint/>
+      <geom type="box" size="0.05 0.05 0.05" mass="1"/>
+    </body>
+  </worldbody>
+</mujoco>
+EOF
+expect_exit 2
+expect_exit 2 "$TMP/box.xml" --frobnicate
+expect_exit 2 "$TMP/missing.xml"
+expect_exit 2 "$TMP/box.xml" --seconds abc
+expect_exit 2 "$TMP/box.xml" --seconds 1x
+expect_exit 2 "$TMP/box.xml" --seconds 0
+expect_exit 2 "$TMP/box.xml" --seconds
+expect_exit 2 "$TMP/box.xml" --timestep -1
+expect_exit 2 "$TMP/box.xml" --timestep nan
+expect_exit 2 "$TMP/box.xml" --set novalue
+expect_exit 2 "$TMP/box.xml" --set nokey=1
+expect_exit 2 "$TMP/box.xml" --set arm.friction
+expect_exit 2 "$TMP/box.xml" --set .friction=1
+expect_exit 2 "$TMP/box.xml" --set arm.=1
+expect_exit 2 "$TMP/box.xml" --set noinstance.friction=0.3   # the scene has no such instance
+expect_exit 2 "$TMP/box.xml" --log "$TMP/no/such/dir/log.csv"
+
+# --- rigid scene: the box falls 5 cm and comes to rest on the plane ----------
+expect_exit 0 "$TMP/box.xml" --seconds 0.5 --json --log "$TMP/box.csv"
+if msg=$(json_last_line 2>&1); then ok "JSON last line"; else bad "JSON last line: ${msg##*$'\n'}"; fi
+[ -s "$TMP/err" ] && bad "stderr not empty for a short run: $(cat "$TMP/err")"
+if [ $have_python -eq 1 ]; then
+  z=$(tail -n 1 "$TMP/out" | python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); print(d["bodies"]["box"]["pos"][2] if d["completed"] else "nan")' 2>/dev/null)
+else
+  z=$(tail -n 1 "$TMP/out" | sed -n 's/.*"box": {"pos": \[[^,]*, [^,]*, \([^]]*\)\].*/\1/p')
+fi
+if awk -v z="$z" 'BEGIN { exit !(z + 0 == z && z > 0.049 && z < 0.051) }'; then
+  ok "box at rest on the plane: z = $z (half-size 0.05)"
+else
+  bad "box z = '$z', expected 0.05 +- 0.001"
+fi
+rows=$(($(wc -l <"$TMP/box.csv") - 1))
+if head -n 1 "$TMP/box.csv" | grep -q '^time,active_contacts,kept_contacts,iterations,residual,max_penetration$' &&
+   [ "$rows" -eq 250 ]; then ok "CSV log: header and 250 rows"
+else bad "CSV log: $rows rows, header '$(head -n 1 "$TMP/box.csv")'"; fi
+expect_exit 0 "$TMP/box.xml" --seconds 0.1 --timestep 0.001
+grep -q . "$TMP/out" && ok "human summary printed" || bad "no human summary"
+expect_exit 2 "$TMP/box.xml" --seconds 0.1 --dump-lcp "$TMP/lcp"   # no LCP accessor in cusp.h yet
+
+# --- an unstable scene fails with exit 1 and completed=false -----------------
+cat >"$TMP/unstable.xml" <<'EOF'
+<mujoco>
+  <option timestep="0.5"/>
+  <worldbody>
+    <body pos="0 0 1">
+      <joint type="slide" axis="0 0 1" stiffness="1e12"/>
+      <geom type="sphere" size="0.1" mass="0.001"/>
+    </body>
+  </worldbody>
+</mujoco>
+EOF
+expect_exit 1 "$TMP/unstable.xml" --seconds 10 --json
+if tail -n 1 "$TMP/out" | grep -q '"completed": false'; then ok "unstable: completed false"
+else bad "unstable: no \"completed\": false in '$(tail -n 1 "$TMP/out")'"; fi
+
+# --- a soft scene (skipped until tests/data/scenes holds one) ----------------
+# coupling_squeeze has soft contacts and a free body; any soft scene will do.
+soft=""
+for f in "$SRC"/tests/data/scenes/coupling_squeeze.xml "$SRC"/tests/data/scenes/*.xml; do
+  [ -f "$f" ] && grep -q 'cusp.softbody' "$f" && { soft=$f; break; }
+done
+if [ -z "$soft" ]; then
+  echo "skip soft scene: no scene with cusp.softbody in $SRC/tests/data/scenes"
+else
+  expect_exit 0 "$soft" --seconds 0.2 --json --log "$TMP/soft.csv"
+  if msg=$(json_last_line 2>&1); then ok "soft JSON last line"; else bad "soft JSON last line: ${msg##*$'\n'}"; fi
+  if [ $have_python -eq 1 ]; then
+    inst=$(tail -n 1 "$TMP/out" | python3 -c '
+import json, math, sys
+d = json.loads(sys.stdin.read())
+assert d["completed"] and d["nan_events"] == 0, "not completed"
+assert d["soft"], "no soft instance in the JSON"
+for name, s in d["soft"].items():
+    assert len(s["tip_pos"]) == 3 and len(s["tip_quat"]) == 4 and s["q"], name
+    assert all(x is not None and math.isfinite(x) for x in s["tip_pos"] + s["tip_quat"] + s["q"]), name
+print(next(iter(d["soft"])))' 2>&1) && ok "soft: instance '$inst', finite tip and q" ||
+      { bad "soft: JSON contents: ${inst##*$'\n'}"; inst=""; }
+  else
+    inst=$(tail -n 1 "$TMP/out" | sed -n 's/.*"soft": {"\([^"]*\)".*/\1/p')
+  fi
+  if [ -n "$inst" ]; then
+    head -n 1 "$TMP/soft.csv" | grep -q ",${inst}_tip_x,${inst}_tip_y,${inst}_tip_z" &&
+      ok "soft CSV has ${inst}_tip_x/y/z" || bad "soft CSV header: $(head -n 1 "$TMP/soft.csv")"
+    expect_exit 0 "$soft" --seconds 0.05 --set "$inst.friction=0.3"
+    expect_exit 2 "$soft" --seconds 0.05 --set "$inst.no_such_key=1"
+  fi
+fi
+[ $fail -eq 0 ] && echo "all cusp-sim checks passed"
+exit $fail

@@ -1,0 +1,838 @@
+/* The MJCF loader (plugin/loader.c) and the config keys (plugin/config.c). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cusp.h"
+#include "loader.h"
+#include "testutil.h"
+
+#define SCENES CUSP_SOURCE_DIR "/tests/data/scenes/"
+
+static char tmpdir[] = "/tmp/cusp-test-loader-XXXXXX";
+static char tmpfiles[64][512];
+static int ntmp;
+
+static const char *write_tmp(const char *name, const char *text) {
+  char *p = tmpfiles[ntmp++];
+  snprintf(p, 512, "%s/%s", tmpdir, name);
+  FILE *f = fopen(p, "w");
+  if (f) {
+    fputs(text, f);
+    fclose(f);
+  }
+  return p;
+}
+
+static int has(const char *s, const char *needle) { return s && needle && strstr(s, needle); }
+
+/* A scene with one instance "arm" on body "mount" and the given <config>s. */
+static const char *arm_scene(const char *name, const char *configs) {
+  static char text[8192];
+  snprintf(text, sizeof text,
+           "<mujoco>\n"
+           "  <extension>\n"
+           "    <plugin plugin=\"cusp.softbody\">\n"
+           "      <instance name=\"arm\">\n"
+           "%s\n"
+           "      </instance>\n"
+           "    </plugin>\n"
+           "  </extension>\n"
+           "  <worldbody>\n"
+           "    <body name=\"mount\" pos=\"0 0 1\"><plugin instance=\"arm\"/></body>\n"
+           "  </worldbody>\n"
+           "</mujoco>\n",
+           configs);
+  return write_tmp(name, text);
+}
+
+/* Loading fails with a NUL-terminated message containing each needle. */
+static void expect_load_error(const char *path, const cusp_override *ov, int nov, const char *a,
+                              const char *b, int line) {
+  char err[1024];
+  memset(err, 'x', sizeof err);
+  mjModel *m = cusp_load_with(path, ov, nov, err, sizeof err);
+  int terminated = memchr(err, 0, sizeof err) != NULL;
+  EXPECT(!m, "line %d: %s loaded but should fail", line, path);
+  EXPECT(terminated, "line %d: error not terminated", line);
+  if (!terminated) return;
+  EXPECT(err[0], "line %d: empty error", line);
+  EXPECT(!a || has(err, a), "line %d: error \"%s\" lacks \"%s\"", line, err, a);
+  EXPECT(!b || has(err, b), "line %d: error \"%s\" lacks \"%s\"", line, err, b);
+  if (m) cusp_delete_model(m);
+}
+#define LOAD_ERROR(path, a, b) expect_load_error(path, NULL, 0, a, b, __LINE__)
+
+/* ---------- config keys ---------- */
+
+static cusp_instance_config *new_config(void) {
+  cusp_instance_config *c = malloc(sizeof *c);
+  cusp_config_default(c);
+  snprintf(c->name, sizeof c->name, "arm");
+  return c;
+}
+
+static int set(cusp_instance_config *c, const char *key, const char *value, char *err) {
+  return cusp_config_set(c, key, value, err, 512);
+}
+
+/* cusp_config_set fails, and its message names the instance, key and each needle. */
+static void expect_set_error(const char *key, const char *value, const char *a, const char *b,
+                             int line) {
+  cusp_instance_config *c = new_config();
+  char err[512] = "";
+  int rc = set(c, key, value, err);
+  EXPECT(rc == -1, "line %d: %s=\"%s\" accepted", line, key, value);
+  EXPECT(has(err, "instance \"arm\""), "line %d: \"%s\" does not name the instance", line, err);
+  EXPECT(has(err, key), "line %d: \"%s\" does not name the key %s", line, err, key);
+  EXPECT(!a || has(err, a), "line %d: \"%s\" lacks \"%s\"", line, err, a);
+  EXPECT(!b || has(err, b), "line %d: \"%s\" lacks \"%s\"", line, err, b);
+  free(c);
+}
+#define SET_ERROR(key, value, a, b) expect_set_error(key, value, a, b, __LINE__)
+
+static void expect_set_ok(const char *key, const char *value, int line) {
+  cusp_instance_config *c = new_config();
+  char err[512] = "";
+  EXPECT(set(c, key, value, err) == 0, "line %d: %s=\"%s\": %s", line, key, value, err);
+  EXPECT(cusp_config_finish(c, err, 512) == 0, "line %d: finish: %s", line, err);
+  free(c);
+}
+#define SET_OK(key, value) expect_set_ok(key, value, __LINE__)
+
+static int builds(const cusp_instance_config *c, int *n, double *mass) {
+  sb_segment_params seg[CUSP_MAX_SECTIONS];
+  sb_chain_params chain;
+  char err[256];
+  cusp_config_chain(c, seg, &chain);
+  sb_model *m = sb_model_create(&chain, err, sizeof err);
+  if (!m) {
+    fprintf(stderr, "sb_model_create: %s\n", err);
+    return 0;
+  }
+  *n = m->n;
+  *mass = m->total_mass;
+  sb_model_free(m);
+  return 1;
+}
+
+static void test_defaults(void) {
+  cusp_instance_config *c = new_config();
+  char err[512];
+  EXPECT(cusp_config_finish(c, err, sizeof err) == 0, "finish defaults: %s", err);
+  EXPECT(c->model == CUSP_MODEL_PCC && c->sections == 3, "model/sections");
+  EXPECT(c->length[0] == 0.15 && c->length[2] == 0.15, "length");
+  EXPECT(c->mass[0] == 1.17 && c->mass[1] == 0.54 && c->mass[2] == 0.265, "mass");
+  EXPECT(c->radius == 0.025 && c->disk_radius == 0.03 && c->disk_thickness == 0.01, "radii");
+  EXPECT(c->chamber_radius == 0.015 && c->disks == 6, "chamber_radius/disks");
+  EXPECT(c->stiffness[2] == 265 && c->damping[2] == 125, "stiffness/damping");
+  EXPECT(c->young == 1e6 && c->shear == 0 && c->density == 1000 && c->viscosity == 0, "material");
+  EXPECT(c->strains == (SB_KX | SB_KY | SB_EZ), "strains");
+  EXPECT(c->friction == 0.5 && c->pyramid == 4, "friction");
+  EXPECT(c->contact == CUSP_CONTACT_LCP && c->solver == SB_LCP_FB, "contact/solver");
+  EXPECT(c->conditioning == (CUSP_COND_QR | CUSP_COND_RUIZ | CUSP_COND_TIKHONOV), "conditioning");
+  EXPECT(c->eps_rank == 1e-6 && c->ruiz_iterations == 10 && c->tikhonov == 1e-10, "cond params");
+  EXPECT(c->stabilization == 0.2, "stabilization");
+  EXPECT(c->penalty_stiffness == 1e4 && c->penalty_damping == 50, "penalty");
+  EXPECT(c->gear == 1 && c->ctrlrange[0] == -100 && c->ctrlrange[1] == 100, "gear/ctrlrange");
+  EXPECT(c->self_contact == 0 && c->nschedule == 0, "self_contact/schedules");
+  EXPECT(c->ncoord == 9, "ncoord %d", c->ncoord);
+  EXPECT(
+      !strcmp(c->coord[0], "s1c1") && !strcmp(c->coord[5], "s2c3") && !strcmp(c->coord[8], "s3c3"),
+      "coord names %s %s %s", c->coord[0], c->coord[5], c->coord[8]);
+  int all = 1;
+  for (int i = 0; i < 9; i++) all &= c->actuated[i] == 1 && c->initial[i] == 0;
+  EXPECT(all, "actuated all, initial 0");
+  EXPECT(c->ndisk == 22, "ndisk %d", c->ndisk);
+  /* disk 0 at the base; per section 6 inside and a plate at the end */
+  EXPECT(c->disk[0].section == 0 && c->disk[0].s == 0, "disk 0");
+  int ok = 1;
+  for (int i = 0; i < 3; i++)
+    for (int k = 1; k <= 7; k++) {
+      const cusp_disk *d = &c->disk[1 + 7 * i + k - 1];
+      ok &= d->section == i && fabs(d->s - 0.15 * k / 7) < 1e-15;
+    }
+  EXPECT(ok, "disk placement");
+  int n;
+  double mass;
+  EXPECT(builds(c, &n, &mass) && n == 9 && fabs(mass - 1.975) < 1e-9, "chain n %d mass %g", n,
+         mass);
+  /* the default is already finished: a fresh one has the same coordinates */
+  cusp_instance_config *d = malloc(sizeof *d);
+  cusp_config_default(d);
+  EXPECT(d->ncoord == 9 && d->ndisk == 22, "cusp_config_default derives coordinates");
+  free(d);
+  free(c);
+}
+
+static void test_set_errors(void) {
+  SET_ERROR("stifness", "265", "unknown key", NULL);
+  SET_ERROR("stiffness", "abc", "\"abc\" is not a number", NULL);
+  SET_ERROR("friction", "1.5x", "\"1.5x\" is not a number", NULL);
+  SET_ERROR("friction", "nan", "\"nan\" is not a number", NULL);
+  SET_ERROR("friction", "inf", "\"inf\" is not a number", NULL);
+  SET_ERROR("friction", "1e999", "is not a number", NULL);
+  SET_ERROR("friction", "", "\"\" is not a number", NULL);
+  SET_ERROR("friction", "  ", "is not a number", NULL);
+  SET_ERROR("friction", "1 2", "is not a number", NULL);
+  SET_ERROR("friction", "-1", "out of range", ">= 0");
+  SET_ERROR("radius", "0", "out of range", "> 0");
+  SET_ERROR("disk_radius", "-0.1", "out of range", "> 0");
+  SET_ERROR("disk_thickness", "0", "out of range", NULL);
+  SET_ERROR("chamber_radius", "0", "out of range", NULL);
+  SET_ERROR("length", "0.1 -0.2", "\"-0.2\" is out of range", "> 0");
+  SET_ERROR("length", "0.1 x", "\"x\" is not a number", NULL);
+  SET_ERROR("length", "", "is not a number", NULL);
+  SET_ERROR("mass", "-1", "out of range", NULL);
+  SET_ERROR("mass", "1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1", "more than 16", NULL);
+  SET_ERROR("pyramid", "2", "out of range", "3..16");
+  SET_ERROR("pyramid", "17", "out of range", "3..16");
+  SET_ERROR("pyramid", "4.5", "not an integer", NULL);
+  SET_ERROR("sections", "0", "1..16", NULL);
+  SET_ERROR("sections", "17", "1..16", NULL);
+  SET_ERROR("sections", "99999999999999999999", "not an integer", NULL);
+  SET_ERROR("disks", "65", "0..64", NULL);
+  SET_ERROR("disks", "-1", "0..64", NULL);
+  SET_ERROR("stabilization", "0", "(0, 1]", NULL);
+  SET_ERROR("stabilization", "1.5", "(0, 1]", NULL);
+  SET_ERROR("eps_rank", "1", "(0, 1)", NULL);
+  SET_ERROR("eps_rank", "0", "(0, 1)", NULL);
+  SET_ERROR("ruiz_iterations", "101", "0..100", NULL);
+  SET_ERROR("tikhonov", "-1e-9", ">= 0", NULL);
+  SET_ERROR("penalty_stiffness", "0", "> 0", NULL);
+  SET_ERROR("penalty_damping", "-1", ">= 0", NULL);
+  SET_ERROR("young", "0", "> 0", NULL);
+  SET_ERROR("shear", "-1", ">= 0", NULL);
+  SET_ERROR("density", "0", "> 0", NULL);
+  SET_ERROR("viscosity", "-1", ">= 0", NULL);
+  SET_ERROR("stiffness", "-265", ">= 0", NULL);
+  SET_ERROR("damping", "-1", ">= 0", NULL);
+  SET_ERROR("gear", "0", "nonzero", NULL);
+  SET_ERROR("ctrlrange", "1 1", "lo < hi", NULL);
+  SET_ERROR("ctrlrange", "2 1", "lo < hi", NULL);
+  SET_ERROR("ctrlrange", "1", "two numbers", NULL);
+  SET_ERROR("ctrlrange", "1 2 3", "two numbers", NULL);
+  SET_ERROR("model", "pcs", "pcc cosserat", NULL);
+  SET_ERROR("contact", "soft", "lcp penalty", NULL);
+  SET_ERROR("solver", "newton", "fb lemke pgs", NULL);
+  SET_ERROR("conditioning", "qr foo", "\"foo\"", NULL);
+  SET_ERROR("conditioning", "none qr", "none", NULL);
+  SET_ERROR("conditioning", "", "none", NULL);
+  SET_ERROR("strains", "kx kq", "\"kq\"", NULL);
+  SET_ERROR("strains", "", "kx", NULL);
+  SET_ERROR("self_contact", "2", "0 1", NULL);
+  SET_ERROR("initial", "0 x", "\"x\" is not a number", NULL);
+  SET_ERROR("initial", "s1c1=0.1 0.2", "NAME=VALUE", NULL);
+  SET_ERROR("initial", "s1c1=abc", "\"abc\" is not a number", NULL);
+  SET_ERROR("actuated", "", "all", NULL);
+  SET_ERROR("schedule/s1c1", "0 1 0 2", "strictly increasing", NULL);
+  SET_ERROR("schedule/s1c1", "0 1 1", "even", NULL);
+  SET_ERROR("schedule/s1c1", "", "even", NULL);
+  SET_ERROR("schedule/s1c1", "0 nan", "\"nan\" is not a number", NULL);
+  SET_ERROR("schedule/", "0 1", "schedule/COORD", NULL);
+
+  char many[4096] = "";
+  for (int i = 0; i <= CUSP_MAX_KNOTS; i++) snprintf(many + strlen(many), 32, "%d 0 ", i);
+  SET_ERROR("schedule/s1c1", many, "more than 64 knots", NULL);
+
+  SET_OK("ruiz_iterations", "0");
+  SET_OK("ruiz_iterations", "100");
+  SET_OK("stabilization", "1");
+  SET_OK("friction", " 0 ");
+  SET_OK("tikhonov", "0");
+  SET_OK("gear", "-2");
+  SET_OK("self_contact", "true");
+  SET_OK("solver", "lemke");
+  SET_OK("contact", "penalty");
+  SET_OK("friction", "1e-1");
+
+  /* a tiny error buffer is still terminated */
+  cusp_instance_config *c = new_config();
+  char small[8];
+  memset(small, 'x', sizeof small);
+  EXPECT(cusp_config_set(c, "stiffness", "abc", small, sizeof small) == -1, "small buffer");
+  EXPECT(memchr(small, 0, sizeof small) != NULL, "small buffer not terminated");
+  EXPECT(cusp_config_set(c, "stiffness", "abc", NULL, 0) == -1, "NULL buffer");
+  EXPECT(cusp_config_set(c, NULL, "1", small, sizeof small) == -1, "NULL key");
+  EXPECT(cusp_config_set(c, "friction", NULL, small, sizeof small) == -1, "NULL value");
+  free(c);
+}
+
+static void test_lists(void) {
+  char err[512];
+  cusp_instance_config *c = new_config();
+  /* lists before sections: resolved by finish */
+  EXPECT(!set(c, "mass", "2", err) && !set(c, "length", "0.1 0.2 0.3 0.4 0.5", err) &&
+             !set(c, "stiffness", "100 200 300 400 500", err) && !set(c, "sections", "5", err),
+         "set: %s", err);
+  EXPECT(cusp_config_finish(c, err, sizeof err) == 0, "finish: %s", err);
+  int ok = 1;
+  for (int i = 0; i < 5; i++)
+    ok &= c->mass[i] == 2 && fabs(c->length[i] - 0.1 * (i + 1)) < 1e-15 &&
+          c->stiffness[i] == 100 * (i + 1) && c->damping[i] == 125;
+  EXPECT(ok, "per-section values");
+  EXPECT(c->ncoord == 15 && c->ndisk == 36, "ncoord %d ndisk %d", c->ncoord, c->ndisk);
+  EXPECT(fabs(c->disk[35].s - 0.5) < 1e-15 && c->disk[35].section == 4, "last plate");
+  int n;
+  double mass;
+  EXPECT(builds(c, &n, &mass) && n == 15 && fabs(mass - 10) < 1e-9, "chain n %d mass %g", n, mass);
+  /* finish is idempotent */
+  EXPECT(cusp_config_finish(c, err, sizeof err) == 0 && c->ncoord == 15, "second finish: %s", err);
+  /* wrong count */
+  EXPECT(!set(c, "sections", "2", err), "sections 2");
+  err[0] = 0;
+  EXPECT(cusp_config_finish(c, err, sizeof err) == -1, "5 lengths for 2 sections accepted");
+  EXPECT(has(err, "\"length\"") && has(err, "5 values") && has(err, "sections is 2"), "msg: %s",
+         err);
+  free(c);
+
+  /* the default mass list is for 3 sections */
+  c = new_config();
+  set(c, "sections", "2", err);
+  EXPECT(cusp_config_finish(c, err, sizeof err) == -1 && has(err, "\"mass\""),
+         "default mass, 2 sections: %s", err);
+  set(c, "mass", "0.5 0.25", err);
+  EXPECT(cusp_config_finish(c, err, sizeof err) == 0 && c->mass[1] == 0.25 && c->ndisk == 15,
+         "mass per section: %s", err);
+  set(c, "mass", "0", err);
+  EXPECT(cusp_config_finish(c, err, sizeof err) == -1 && has(err, "mass"), "pcc mass 0: %s", err);
+  free(c);
+
+  /* the largest arm fits, more disks do not */
+  c = new_config();
+  set(c, "sections", "16", err);
+  set(c, "mass", "0.1", err);
+  set(c, "disks", "30", err);
+  EXPECT(cusp_config_finish(c, err, sizeof err) == 0 && c->ndisk == 1 + 16 * 31 && c->ncoord == 48,
+         "16 sections 30 disks: %s", err);
+  set(c, "disks", "64", err);
+  EXPECT(cusp_config_finish(c, err, sizeof err) == -1 && has(err, "disks") && has(err, "512"),
+         "too many disks: %s", err);
+  free(c);
+}
+
+static void test_coordinates(void) {
+  char err[512];
+  cusp_instance_config *c = new_config();
+  set(c, "actuated", "s2c1 s3c2", err);
+  EXPECT(cusp_config_finish(c, err, sizeof err) == 0, "finish: %s", err);
+  int ok = 1;
+  for (int i = 0; i < 9; i++) ok &= c->actuated[i] == (i == 3 || i == 7);
+  EXPECT(ok, "actuated s2c1 s3c2");
+  set(c, "actuated", "7 8", err);
+  EXPECT(cusp_config_finish(c, err, sizeof err) == 0, "finish: %s", err);
+  ok = 1;
+  for (int i = 0; i < 9; i++) ok &= c->actuated[i] == (i == 6 || i == 7);
+  EXPECT(ok, "actuated 7 8 = s3c1 s3c2");
+  set(c, "actuated", "none", err);
+  EXPECT(cusp_config_finish(c, err, sizeof err) == 0, "finish: %s", err);
+  ok = 1;
+  for (int i = 0; i < 9; i++) ok &= c->actuated[i] == 0;
+  EXPECT(ok, "actuated none");
+  set(c, "actuated", "s4c1", err);
+  EXPECT(cusp_config_finish(c, err, sizeof err) == -1 && has(err, "\"actuated\"") &&
+             has(err, "\"s4c1\""),
+         "actuated s4c1: %s", err);
+  set(c, "actuated", "10", err);
+  EXPECT(cusp_config_finish(c, err, sizeof err) == -1 && has(err, "\"10\""), "actuated 10: %s",
+         err);
+  set(c, "actuated", "all", err);
+
+  /* conditioning */
+  set(c, "conditioning", "none", err);
+  EXPECT(c->conditioning == 0, "conditioning none");
+  set(c, "conditioning", "qr ruiz", err);
+  EXPECT(c->conditioning == (CUSP_COND_QR | CUSP_COND_RUIZ), "conditioning qr ruiz");
+  set(c, "conditioning", "tikhonov", err);
+  EXPECT(c->conditioning == CUSP_COND_TIKHONOV, "conditioning tikhonov");
+
+  /* initial */
+  set(c, "initial", "0.01 0 0 0 0.02 0 0 0 -0.03", err);
+  EXPECT(cusp_config_finish(c, err, sizeof err) == 0 && c->initial[0] == 0.01 &&
+             c->initial[4] == 0.02 && c->initial[8] == -0.03,
+         "initial positional: %s", err);
+  set(c, "initial", "s2c2=0.02 9=-0.03", err);
+  EXPECT(cusp_config_finish(c, err, sizeof err) == 0 && c->initial[0] == 0 &&
+             c->initial[4] == 0.02 && c->initial[8] == -0.03,
+         "initial pairs: %s", err);
+  set(c, "initial", "0.01 0", err);
+  EXPECT(cusp_config_finish(c, err, sizeof err) == -1 && has(err, "\"initial\"") &&
+             has(err, "9 coordinates"),
+         "initial count: %s", err);
+  set(c, "initial", "s1kx=0.1", err);
+  EXPECT(cusp_config_finish(c, err, sizeof err) == -1 && has(err, "\"s1kx\""), "initial name: %s",
+         err);
+  set(c, "initial", "", err);
+
+  /* schedules */
+  EXPECT(!set(c, "schedule/s1c1", "0 0 1 10 2 -5", err) && !set(c, "schedule/8", "0 1", err),
+         "schedules: %s", err);
+  EXPECT(cusp_config_finish(c, err, sizeof err) == 0, "finish: %s", err);
+  EXPECT(c->nschedule == 2 && c->schedule[0].coord == 0 && c->schedule[0].nknot == 3 &&
+             c->schedule[0].t[2] == 2 && c->schedule[0].u[2] == -5 && c->schedule[1].coord == 7 &&
+             c->schedule[1].nknot == 1,
+         "schedule contents");
+  set(c, "schedule/s1c1", "0 0 1 20", err); /* replaces */
+  EXPECT(c->nschedule == 2 && c->schedule[0].nknot == 2 && c->schedule[0].u[1] == 20, "replace");
+  set(c, "schedule/s3c2", "0 3", err); /* same coordinate as 8 */
+  EXPECT(cusp_config_finish(c, err, sizeof err) == -1 && has(err, "already has a schedule"),
+         "dup: %s", err);
+  set(c, "schedule/s3c2", "none", err);
+  EXPECT(c->nschedule == 2, "none removes");
+  set(c, "actuated", "s1c1", err);
+  EXPECT(cusp_config_finish(c, err, sizeof err) == -1 && has(err, "schedule/8") &&
+             has(err, "not actuated"),
+         "schedule on an unactuated coordinate: %s", err);
+  set(c, "actuated", "all", err);
+  set(c, "schedule/s1c1", "0 0 1 200", err);
+  EXPECT(cusp_config_finish(c, err, sizeof err) == -1 && has(err, "ctrlrange"),
+         "u out of range: %s", err);
+  set(c, "schedule/s1c1", "0 0", err);
+  set(c, "schedule/s9c9", "0 0", err);
+  EXPECT(cusp_config_finish(c, err, sizeof err) == -1 && has(err, "schedule/s9c9"),
+         "unknown coord: %s", err);
+  free(c);
+
+  /* cosserat */
+  c = new_config();
+  EXPECT(!set(c, "strains", "ez kx ky kz", err) && !set(c, "model", "cosserat", err) &&
+             !set(c, "sections", "2", err) && !set(c, "mass", "0", err) &&
+             !set(c, "radius", "0.01", err) && !set(c, "length", "0.2 0.3", err),
+         "cosserat keys: %s", err);
+  EXPECT(cusp_config_finish(c, err, sizeof err) == 0, "cosserat finish: %s", err);
+  EXPECT(c->ncoord == 8, "cosserat ncoord %d", c->ncoord);
+  const char *names[] = {"s1kx", "s1ky", "s1kz", "s1ez", "s2kx", "s2ky", "s2kz", "s2ez"};
+  ok = 1;
+  for (int i = 0; i < 8; i++) ok &= !strcmp(c->coord[i], names[i]);
+  EXPECT(ok, "cosserat names in twist order");
+  int n;
+  double mass;
+  EXPECT(builds(c, &n, &mass) && n == 8 && fabs(mass - 1000 * M_PI * 1e-4 * 0.5) < 1e-9,
+         "cosserat chain n %d mass %g", n, mass);
+  set(c, "strains", "kx ky kz ex ey ez", err);
+  EXPECT(cusp_config_finish(c, err, sizeof err) == 0 && c->ncoord == 12 &&
+             !strcmp(c->coord[11], "s2ez"),
+         "all strains: %s", err);
+  EXPECT(builds(c, &n, &mass) && n == 12, "6-strain chain builds");
+  free(c);
+}
+
+/* ---------- the loader ---------- */
+
+static int name_id(const mjModel *m, int type, const char *name) {
+  return mj_name2id(m, type, name);
+}
+
+static void test_arm_scene(void) {
+  char err[1024] = "";
+  mjModel *m = cusp_load(SCENES "arm.xml", err, sizeof err);
+  EXPECT(m, "arm.xml: %s", err);
+  if (!m) return;
+  EXPECT(cusp_instance_count(m) == 1 && cusp_instance_find(m, "arm") == 0 &&
+             cusp_instance_find(m, "nope") == -1 && !strcmp(cusp_instance_name(m, 0), "arm") &&
+             cusp_instance_name(m, 1) == NULL && cusp_instance_name(m, -1) == NULL,
+         "instance queries");
+  int n = 0;
+  const cusp_instance_config *c = cusp_model_instances(m, &n);
+  EXPECT(c && n == 1, "cusp_model_instances");
+  if (!c) {
+    cusp_delete_model(m);
+    return;
+  }
+  EXPECT(!strcmp(c->base_body, "mount") && c->base_body_id == name_id(m, mjOBJ_BODY, "mount"),
+         "base body %s %d", c->base_body, c->base_body_id);
+  EXPECT(c->ndisk == 22 && m->nmocap == 22, "ndisk %d nmocap %d", c->ndisk, m->nmocap);
+  int ok = 1;
+  for (int k = 0; k < c->ndisk; k++) {
+    char name[64];
+    snprintf(name, sizeof name, "arm/disk%d", k);
+    int b = name_id(m, mjOBJ_BODY, name), g = name_id(m, mjOBJ_GEOM, name);
+    const cusp_disk *d = &c->disk[k];
+    ok &= b >= 0 && g >= 0 && d->body_id == b && d->geom_id == g &&
+          m->body_mocapid[b] == d->mocap_id && d->mocap_id >= 0 && m->body_parentid[b] == 0 &&
+          m->geom_bodyid[g] == b && m->geom_type[g] == mjGEOM_CYLINDER && m->geom_contype[g] == 0 &&
+          m->geom_conaffinity[g] == 0 && fabs(m->geom_size[3 * g] - 0.035) < 1e-12 &&
+          fabs(m->geom_size[3 * g + 1] - 0.006) < 1e-12 && fabs(m->geom_rgba[4 * g] - 0.95f) < 1e-6;
+    int sec = k == 0 ? 0 : (k - 1) / 7, j = k == 0 ? 0 : (k - 1) % 7 + 1;
+    ok &= d->section == sec && fabs(d->s - 0.15 * j / 7) < 1e-15;
+  }
+  EXPECT(ok, "disk bodies, geoms and arc lengths");
+  /* the mocap bodies start at the mount */
+  int b0 = c->disk[0].body_id;
+  EXPECT(b0 >= 0 && fabs(m->body_pos[3 * b0 + 2] - 1) < 1e-12, "disk 0 starts at the mount");
+  int site = name_id(m, mjOBJ_SITE, "arm/act");
+  EXPECT(site >= 0 && m->site_bodyid[site] == c->disk[0].body_id, "site arm/act on disk 0");
+  EXPECT(m->nu == 10, "nu %d (push + 9)", m->nu);
+  EXPECT(name_id(m, mjOBJ_ACTUATOR, "push") == 0, "the scene's actuator stays first");
+  ok = 1;
+  for (int i = 0; i < 9; i++) {
+    char name[64];
+    snprintf(name, sizeof name, "arm/s%dc%d", i / 3 + 1, i % 3 + 1);
+    int a = name_id(m, mjOBJ_ACTUATOR, name);
+    ok &= a >= 1 && c->actuator_id[i] == a && !strcmp(c->coord[i], name + 4) &&
+          m->actuator_trntype[a] == mjTRN_SITE && m->actuator_trnid[2 * a] == site &&
+          m->actuator_ctrllimited[a] && m->actuator_ctrlrange[2 * a] == -50 &&
+          m->actuator_ctrlrange[2 * a + 1] == 60 && m->actuator_gear[6 * a] == 2 &&
+          m->actuator_gear[6 * a + 1] == 0 && m->actuator_gainprm[mjNGAIN * a] == 1 &&
+          m->actuator_biastype[a] == mjBIAS_NONE;
+  }
+  EXPECT(ok, "actuators arm/s1c1..s3c3");
+  /* a mocap body has no dofs: MuJoCo applies nothing */
+  EXPECT(m->nv == 1, "nv %d", m->nv);
+  /* the scene's own elements are kept */
+  EXPECT(name_id(m, mjOBJ_GEOM, "floor") >= 0 && name_id(m, mjOBJ_BODY, "cart") >= 0, "scene kept");
+  mjData *d = mj_makeData(m);
+  mj_step(m, d);
+  EXPECT(d->time > 0, "steps");
+  mj_deleteData(d);
+  cusp_delete_model(m);
+}
+
+static void test_two_arms(void) {
+  char err[1024] = "";
+  mjModel *m = cusp_load(SCENES "two_arms.xml", err, sizeof err);
+  EXPECT(m, "two_arms.xml: %s", err);
+  if (!m) return;
+  int n;
+  const cusp_instance_config *c = cusp_model_instances(m, &n);
+  EXPECT(n == 2 && cusp_instance_find(m, "rod") == 1 && !strcmp(cusp_instance_name(m, 0), "left"),
+         "two instances");
+  EXPECT(c[0].ndisk == 1 + 1 * 2 && c[1].ndisk == 1 + 2 * 4, "ndisk %d %d", c[0].ndisk, c[1].ndisk);
+  EXPECT(m->nmocap == c[0].ndisk + c[1].ndisk, "nmocap");
+  int none = 1;
+  for (int i = 0; i < c[0].ncoord; i++) none &= c[0].actuator_id[i] == -1;
+  EXPECT(none && name_id(m, mjOBJ_ACTUATOR, "left/s1c1") < 0, "left: actuated none");
+  EXPECT(m->nu == 8 && c[1].ncoord == 8, "nu %d rod ncoord %d", m->nu, c[1].ncoord);
+  EXPECT(name_id(m, mjOBJ_ACTUATOR, "rod/s2kz") == c[1].actuator_id[6] && c[1].actuator_id[6] >= 0,
+         "rod actuator");
+  EXPECT(c[1].initial[0] == 0.5 && c[1].initial[7] == 0.01, "rod initial");
+  EXPECT(c[1].nschedule == 1 && c[1].schedule[0].coord == 5 && !strcmp(c[1].coord[5], "s2ky"),
+         "rod schedule");
+  EXPECT(!strcmp(c[1].base_body, "rod_mount") &&
+             c[1].base_body_id == name_id(m, mjOBJ_BODY, "rod_mount"),
+         "nested base body");
+  cusp_delete_model(m);
+}
+
+static void test_includes(void) {
+  char err[1024] = "";
+  mjModel *m = cusp_load(SCENES "arm_include.xml", err, sizeof err);
+  EXPECT(m, "arm_include.xml: %s", err);
+  if (m) {
+    int n;
+    const cusp_instance_config *c = cusp_model_instances(m, &n);
+    EXPECT(n == 1 && c->sections == 2 && c->mass[1] == 0.8 && c->ndisk == 7, "included keys");
+    EXPECT(
+        !strcmp(c->base_body, "arm/base") && c->base_body_id == name_id(m, mjOBJ_BODY, "arm/base"),
+        "unnamed base body named %s", c->base_body);
+    EXPECT(m->nu == 2 && name_id(m, mjOBJ_ACTUATOR, "arm/s2c1") >= 0 &&
+               name_id(m, mjOBJ_ACTUATOR, "arm/s2c3") >= 0 && c->actuator_id[0] == -1,
+           "actuated s2c1 s2c3: nu %d", m->nu);
+    EXPECT(name_id(m, mjOBJ_GEOM, "floor") >= 0, "included floor");
+    cusp_delete_model(m);
+  }
+  m = cusp_load(SCENES "include_mujoco_rule.xml", err, sizeof err);
+  EXPECT(m && name_id(m, mjOBJ_GEOM, "floor") >= 0, "include next to the scene (MuJoCo's rule): %s",
+         err);
+  if (m) cusp_delete_model(m);
+  LOAD_ERROR(SCENES "include_missing.xml", "no_such_file.xml", "include_missing.xml:2");
+  LOAD_ERROR(SCENES "include_cycle.xml", "cycle", "cycle_a.xml");
+
+  /* a key error inside an included file names that file */
+  write_tmp("keys_bad.xml", "<mujoco>\n  <config key=\"friction\" value=\"-1\"/>\n</mujoco>\n");
+  const char *p = arm_scene("inc_bad.xml", "<include file=\"keys_bad.xml\"/>");
+  LOAD_ERROR(p, "keys_bad.xml:2", "friction");
+  /* an include whose root is not <mujoco> */
+  write_tmp("notmujoco.xml", "<worldbody/>\n");
+  p = write_tmp("inc_root.xml", "<mujoco><include file=\"notmujoco.xml\"/></mujoco>");
+  LOAD_ERROR(p, "notmujoco.xml", "<mujoco>");
+  p = write_tmp("inc_nofile.xml", "<mujoco><include/></mujoco>");
+  LOAD_ERROR(p, "inc_nofile.xml:1", "file attribute");
+  p = write_tmp("inc_self.xml", "<mujoco><include file=\"inc_self.xml\"/></mujoco>");
+  LOAD_ERROR(p, "cycle", NULL);
+}
+
+static void test_assets(void) {
+  char err[1024] = "";
+  mjModel *m = cusp_load(SCENES "mesh_arm.xml", err, sizeof err);
+  EXPECT(m && m->nmesh == 1, "mesh_arm.xml (absolute path): %s", err);
+  if (m) cusp_delete_model(m);
+  /* relative path from another working directory */
+  char cwd[4096];
+  if (getcwd(cwd, sizeof cwd) && chdir(CUSP_SOURCE_DIR "/tests") == 0) {
+    m = cusp_load("data/scenes/mesh_arm.xml", err, sizeof err);
+    EXPECT(m && m->nmesh == 1 && cusp_instance_count(m) == 1, "mesh_arm.xml (relative): %s", err);
+    if (m) cusp_delete_model(m);
+    EXPECT(chdir(cwd) == 0, "chdir back");
+  }
+}
+
+static void compare_plain(const char *path) {
+  char err[1024] = "", err2[1024] = "";
+  mjModel *a = cusp_load(path, err, sizeof err);
+  mjModel *b = mj_loadXML(path, NULL, err2, sizeof err2);
+  EXPECT(a && b, "%s: cusp \"%s\" mujoco \"%s\"", path, err, err2);
+  if (a && b)
+    EXPECT(a->nbody == b->nbody && a->ngeom == b->ngeom && a->nv == b->nv && a->nu == b->nu &&
+               a->nmesh == b->nmesh,
+           "%s: same model", path);
+  if (a) {
+    int n = 5;
+    EXPECT(cusp_instance_count(a) == 0 && cusp_model_instances(a, &n) == NULL && n == 0,
+           "%s: no instances", path);
+    cusp_delete_model(a);
+  }
+  if (b) mj_deleteModel(b);
+}
+
+static void test_plain(void) {
+  compare_plain(SCENES "plain.xml");
+  const char *dir = "/usr/share/mujoco/model";
+  const char *candidates[] = {"humanoid/humanoid.xml", "humanoid.xml", "car/car.xml", "hello.xml"};
+  struct stat st;
+  int found = 0;
+  for (int i = 0; i < 4; i++) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, candidates[i]);
+    if (!stat(path, &st)) {
+      compare_plain(path);
+      found = 1;
+    }
+  }
+  if (!found) printf("note: no MuJoCo sample models under %s; plain.xml only\n", dir);
+}
+
+static void test_expand(void) {
+  char err[1024] = "";
+  char *text = cusp_expand(SCENES "arm.xml", NULL, 0, err, sizeof err);
+  EXPECT(text, "cusp_expand: %s", err);
+  if (!text) return;
+  EXPECT(has(text, "\"arm/disk0\"") && has(text, "\"arm/disk21\"") && !has(text, "arm/disk22") &&
+             has(text, "\"arm/act\"") && has(text, "\"arm/s3c3\"") && has(text, "mocap=\"true\""),
+         "generated names");
+  EXPECT(!has(text, "<extension") && !has(text, "<plugin") && !has(text, "cusp.softbody"),
+         "extension removed");
+  /* the text compiles to the same model (no assets in arm.xml) */
+  const char *p = write_tmp("expanded.xml", text);
+  mjModel *a = mj_loadXML(p, NULL, err, sizeof err);
+  mjModel *b = cusp_load(SCENES "arm.xml", err, sizeof err);
+  EXPECT(a && b && a->nbody == b->nbody && a->ngeom == b->ngeom && a->nu == b->nu &&
+             a->nmocap == b->nmocap,
+         "expanded text compiles alike: %s", err);
+  if (a) mj_deleteModel(a);
+  if (b) cusp_delete_model(b);
+  free(text);
+
+  text = cusp_expand(SCENES "arm_include.xml", NULL, 0, err, sizeof err);
+  EXPECT(text && !has(text, "<include") && has(text, "\"floor\"") && has(text, "arm/base"),
+         "expanded includes: %s", err);
+  free(text);
+  text = cusp_expand(SCENES "include_cycle.xml", NULL, 0, err, sizeof err);
+  EXPECT(!text && has(err, "cycle"), "expand error: %s", err);
+  free(text);
+}
+
+static void test_overrides(void) {
+  char err[1024] = "";
+  cusp_override ov[] = {
+      {"arm", "mass", "1"}, {"arm", "sections", "2"}, {"arm", "actuated", "none"}};
+  mjModel *m = cusp_load_with(SCENES "arm.xml", ov, 3, err, sizeof err);
+  EXPECT(m, "overrides: %s", err);
+  if (m) {
+    int n;
+    const cusp_instance_config *c = cusp_model_instances(m, &n);
+    EXPECT(c->sections == 2 && c->ndisk == 15 && m->nmocap == 15 && m->nu == 1 && c->mass[1] == 1,
+           "overrides applied");
+    cusp_delete_model(m);
+  }
+  /* overrides win over the file's keys */
+  cusp_override g[] = {{"arm", "gear", "3"}};
+  m = cusp_load_with(SCENES "arm.xml", g, 1, err, sizeof err);
+  EXPECT(m && m->actuator_gear[6 * name_id(m, mjOBJ_ACTUATOR, "arm/s1c1")] == 3,
+         "gear override: %s", err);
+  if (m) cusp_delete_model(m);
+  cusp_override bad1[] = {{"leg", "mass", "1"}};
+  expect_load_error(SCENES "arm.xml", bad1, 1, "\"leg\"", "override", __LINE__);
+  cusp_override bad2[] = {{"arm", "masss", "1"}};
+  expect_load_error(SCENES "arm.xml", bad2, 1, "masss", "instance \"arm\"", __LINE__);
+  cusp_override bad3[] = {{"arm", "mass", "1.5x"}};
+  expect_load_error(SCENES "arm.xml", bad3, 1, "\"1.5x\" is not a number", "mass", __LINE__);
+  cusp_override bad4[] = {{"arm", NULL, "1"}};
+  expect_load_error(SCENES "arm.xml", bad4, 1, "key", NULL, __LINE__);
+  cusp_override bad5[] = {{NULL, "mass", "1"}};
+  expect_load_error(SCENES "arm.xml", bad5, 1, "instance", NULL, __LINE__);
+  /* an override that breaks consistency: caught by finish */
+  cusp_override bad6[] = {{"arm", "sections", "2"}};
+  expect_load_error(SCENES "arm.xml", bad6, 1, "\"mass\"", "sections is 2", __LINE__);
+  /* overrides on a plain scene have no instance */
+  expect_load_error(SCENES "plain.xml", ov, 1, "\"arm\"", NULL, __LINE__);
+}
+
+static void test_errors(void) {
+  const char *p;
+  p = arm_scene("unknown_key.xml", "<config key=\"stifness\" value=\"265\"/>");
+  LOAD_ERROR(p, "unknown_key.xml:5", "unknown key \"stifness\"");
+  p = arm_scene("range.xml", "<config key=\"friction\" value=\"-1\"/>");
+  LOAD_ERROR(p, "key \"friction\"", ">= 0");
+  p = arm_scene("malformed.xml", "<config key=\"stiffness\" value=\"1.5x\"/>");
+  LOAD_ERROR(p, "key \"stiffness\": \"1.5x\" is not a number", "malformed.xml");
+  p = arm_scene("nan.xml", "<config key=\"damping\" value=\"nan\"/>");
+  LOAD_ERROR(p, "\"nan\" is not a number", "damping");
+  p = arm_scene("empty.xml", "<config key=\"radius\" value=\"\"/>");
+  LOAD_ERROR(p, "\"\" is not a number", "radius");
+  p = arm_scene("count.xml", "<config key=\"sections\" value=\"2\"/>");
+  LOAD_ERROR(p, "count.xml:4", "sections is 2");
+  p = arm_scene("count2.xml",
+                "<config key=\"sections\" value=\"2\"/>\n<config key=\"mass\" value=\"1 2 3\"/>");
+  LOAD_ERROR(p, "count2.xml:6: instance \"arm\": key \"mass\": 3 values", "sections is 2");
+  p = arm_scene("nokey.xml", "<config value=\"1\"/>");
+  LOAD_ERROR(p, "<config>", "key");
+  p = arm_scene("novalue.xml", "<config key=\"mass\"/>");
+  LOAD_ERROR(p, "<config key=\"mass\">", "value");
+  p = arm_scene("badchild.xml", "<param key=\"mass\" value=\"1\"/>");
+  LOAD_ERROR(p, "<param>", NULL);
+
+  p = write_tmp(
+      "missing_instance.xml",
+      "<mujoco><worldbody><body name=\"b\"><plugin instance=\"arm\"/></body></worldbody></mujoco>");
+  LOAD_ERROR(p, "\"arm\"", "no such instance");
+  p = write_tmp("unattached.xml",
+                "<mujoco><extension><plugin plugin=\"cusp.softbody\"><instance "
+                "name=\"arm\"/></plugin></extension>\n"
+                "<worldbody/></mujoco>");
+  LOAD_ERROR(p, "instance \"arm\" is not attached to any body", "unattached.xml:1");
+  p = write_tmp("twice.xml",
+                "<mujoco><extension><plugin plugin=\"cusp.softbody\"><instance "
+                "name=\"arm\"/></plugin></extension>\n"
+                "<worldbody><body name=\"a\"><plugin instance=\"arm\"/></body>\n"
+                "<body name=\"b\"><plugin instance=\"arm\"/></body></worldbody></mujoco>");
+  LOAD_ERROR(p, "already attached to body \"a\"", "twice.xml:3");
+  p = write_tmp("inworld.xml",
+                "<mujoco><extension><plugin plugin=\"cusp.softbody\"><instance "
+                "name=\"arm\"/></plugin></extension>\n"
+                "<worldbody><plugin instance=\"arm\"/></worldbody></mujoco>");
+  LOAD_ERROR(p, "inside a <body>", "worldbody");
+  p = write_tmp("noinstattr.xml", "<mujoco><worldbody><body><plugin/></body></worldbody></mujoco>");
+  LOAD_ERROR(p, "instance attribute", NULL);
+  p = write_tmp(
+      "otherplugin.xml",
+      "<mujoco><extension><plugin plugin=\"mujoco.elasticity.cable\"/></extension></mujoco>");
+  LOAD_ERROR(p, "unknown plugin \"mujoco.elasticity.cable\"", "otherplugin.xml:1");
+  p = write_tmp("noplugin.xml", "<mujoco><extension><plugin/></extension></mujoco>");
+  LOAD_ERROR(p, "plugin attribute", NULL);
+  p = write_tmp("dup.xml",
+                "<mujoco><extension><plugin plugin=\"cusp.softbody\"><instance name=\"arm\"/>\n"
+                "<instance name=\"arm\"/></plugin></extension></mujoco>");
+  LOAD_ERROR(p, "dup.xml:2", "already exists");
+  p = write_tmp("noname.xml",
+                "<mujoco><extension><plugin "
+                "plugin=\"cusp.softbody\"><instance/></plugin></extension></mujoco>");
+  LOAD_ERROR(p, "<instance>", "name");
+  char longname[200];
+  memset(longname, 'a', 100);
+  longname[100] = 0;
+  char text[1024];
+  snprintf(text, sizeof text,
+           "<mujoco><extension><plugin plugin=\"cusp.softbody\"><instance name=\"%s\"/></plugin>"
+           "</extension></mujoco>",
+           longname);
+  p = write_tmp("longname.xml", text);
+  LOAD_ERROR(p, "longer than", NULL);
+
+  LOAD_ERROR(SCENES "no_such_scene.xml", "cannot read", "no_such_scene.xml");
+  LOAD_ERROR(SCENES, "cannot read", NULL); /* a directory */
+  p = write_tmp("badxml.xml", "<mujoco>\n<worldbody>\n</mujoco>\n");
+  LOAD_ERROR(p, "badxml.xml:3", "XML error");
+  p = write_tmp("notmj.xml", "<robot/>");
+  LOAD_ERROR(p, "<robot>", "<mujoco>");
+  p = write_tmp("emptyfile.xml", "");
+  LOAD_ERROR(p, "emptyfile.xml", NULL);
+  LOAD_ERROR(NULL, "no scene", NULL);
+  /* MuJoCo's own compile errors come back with the file name */
+  p = write_tmp("mjerror.xml",
+                "<mujoco><extension><plugin plugin=\"cusp.softbody\"><instance "
+                "name=\"arm\"/></plugin></extension>\n"
+                "<worldbody><body name=\"m\"><plugin instance=\"arm\"/><geom type=\"sphere\" "
+                "size=\"-1 x\"/></body></worldbody></mujoco>");
+  LOAD_ERROR(p, "mjerror.xml", "expanded");
+  /* a plain scene with a MuJoCo error */
+  p = write_tmp("mjplain.xml",
+                "<mujoco><worldbody><geom type=\"nosuchtype\"/></worldbody></mujoco>");
+  LOAD_ERROR(p, "mjplain.xml", NULL);
+  /* a name clash with the generated disks */
+  p = write_tmp(
+      "clash.xml",
+      "<mujoco><extension><plugin plugin=\"cusp.softbody\"><instance "
+      "name=\"arm\"/></plugin></extension>\n"
+      "<worldbody><body name=\"arm/disk3\"><plugin instance=\"arm\"/></body></worldbody></mujoco>");
+  LOAD_ERROR(p, "clash.xml", "arm/disk3");
+
+  /* small and missing error buffers */
+  char small[8];
+  memset(small, 'x', sizeof small);
+  mjModel *m = cusp_load(SCENES "include_cycle.xml", small, sizeof small);
+  EXPECT(!m && memchr(small, 0, sizeof small) && strlen(small) == 7, "error_size 8: \"%s\"", small);
+  m = cusp_load(SCENES "include_cycle.xml", NULL, 0);
+  EXPECT(!m, "NULL error buffer");
+  char one[1] = {'x'};
+  m = cusp_load(p, one, 1);
+  EXPECT(!m && one[0] == 0, "error_size 1");
+  char *t = cusp_expand(SCENES "no_such_scene.xml", NULL, 0, small, sizeof small);
+  EXPECT(!t && memchr(small, 0, sizeof small), "expand with a small buffer");
+
+  /* a successful load clears the buffer */
+  char err[64] = "stale";
+  m = cusp_load(SCENES "plain.xml", err, sizeof err);
+  EXPECT(m && err[0] == 0, "error cleared on success: \"%s\"", err);
+  if (m) cusp_delete_model(m);
+
+  cusp_delete_model(NULL);
+  EXPECT(cusp_instance_count(NULL) == 0 && cusp_instance_find(NULL, "arm") == -1 &&
+             cusp_instance_name(NULL, 0) == NULL,
+         "NULL model queries");
+}
+
+/* Several models at once: the registry keeps each one's instances. */
+static void test_registry(void) {
+  char err[1024];
+  mjModel *m[6];
+  for (int i = 0; i < 6; i++)
+    m[i] = cusp_load(i % 2 ? SCENES "two_arms.xml" : SCENES "arm.xml", err, sizeof err);
+  int ok = 1;
+  for (int i = 0; i < 6; i++) ok &= m[i] && cusp_instance_count(m[i]) == (i % 2 ? 2 : 1);
+  EXPECT(ok, "six models");
+  cusp_delete_model(m[2]);
+  cusp_delete_model(m[3]);
+  ok = 1;
+  for (int i = 0; i < 6; i++)
+    if (i != 2 && i != 3) ok &= cusp_instance_count(m[i]) == (i % 2 ? 2 : 1);
+  EXPECT(ok, "others intact after deletes");
+  for (int i = 0; i < 6; i++)
+    if (i != 2 && i != 3) cusp_delete_model(m[i]);
+}
+
+int main(void) {
+  if (!mkdtemp(tmpdir)) {
+    perror("mkdtemp");
+    return 1;
+  }
+  test_defaults();
+  test_set_errors();
+  test_lists();
+  test_coordinates();
+  test_arm_scene();
+  test_two_arms();
+  test_includes();
+  test_assets();
+  test_plain();
+  test_expand();
+  test_overrides();
+  test_errors();
+  test_registry();
+  for (int i = 0; i < ntmp; i++) remove(tmpfiles[i]);
+  rmdir(tmpdir);
+  return test_report("loader");
+}
