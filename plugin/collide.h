@@ -12,9 +12,4 @@
 int cusp_collide_pair(const mjModel *m, const mjData *d, int a, int b, double margin,
                       mjContact *out, int max);
 
-/* As cusp_collide_pair, plus the far ends of a flat contact feature when
- * the function found one point only (tilts geom a briefly; restores it). */
-int cusp_collide_pair_multi(const mjModel *m, mjData *d, int a, int b, double margin,
-                            mjContact *out, int max);
-
 #endif

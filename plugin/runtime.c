@@ -60,6 +60,7 @@ typedef struct {
   /* rigid side */
   double *vfree, *force, *qfrc_cusp, *jac, *jac2;
   char *touched;            /* per body */
+  int *geom_soft;           /* per geom: instance and disk of a soft disk, or -1 -1 */
   int rigid_body;           /* problem body of the MuJoCo system, or -1 */
   double last_time;
   int advanced;
@@ -112,10 +113,19 @@ static void reset_soft(runtime *r) {
   r->advanced = 0;
 }
 
-/* Disk world poses and twists at the current soft state, into the soft
- * geoms' MuJoCo frames so that the collision functions see them. */
+/* The soft geoms' MuJoCo frames from the stored disk poses, so that the
+ * collision functions and rays see them. */
+static void write_disk_geoms(runtime *r, const soft_t *s) {
+  for (int k = 0; k < s->cfg.ndisk; k++) {
+    int geom = s->cfg.disk[k].geom_id;
+    for (int a = 0; a < 9; a++) r->d->geom_xmat[9 * geom + a] = s->disk_pose[k].R[a];
+    for (int a = 0; a < 3; a++) r->d->geom_xpos[3 * geom + a] = s->disk_pose[k].p[a];
+  }
+}
+
+/* Disk world poses and twists at the current soft state; with write_mocap
+ * also the mocap bodies that MuJoCo draws. */
 static void place_disks(runtime *r, soft_t *s, int write_mocap) {
-  const mjModel *m = r->m;
   mjData *d = r->d;
   pose_from_body(d, s->cfg.base_body_id, &s->model->base);
   sb_kinematics(s->model, s->work, s->state->q, s->state->v);
@@ -123,15 +133,12 @@ static void place_disks(runtime *r, soft_t *s, int write_mocap) {
     const cusp_disk *dk = &s->cfg.disk[k];
     sb_pose *g = &s->disk_pose[k];
     sb_point_kinematics(s->model, s->work, dk->section, dk->s, g, NULL, s->disk_twist + 6 * k, NULL);
-    int geom = dk->geom_id;
-    for (int a = 0; a < 9; a++) d->geom_xmat[9 * geom + a] = g->R[a];
-    for (int a = 0; a < 3; a++) d->geom_xpos[3 * geom + a] = g->p[a];
     if (write_mocap && dk->mocap_id >= 0) {
       for (int a = 0; a < 3; a++) d->mocap_pos[3 * dk->mocap_id + a] = g->p[a];
       mju_mat2Quat(d->mocap_quat + 4 * dk->mocap_id, g->R);
     }
   }
-  (void)m;
+  write_disk_geoms(r, s);
 }
 
 /* World velocity of a point p on disk k. */
@@ -204,14 +211,7 @@ static void collide_disk(runtime *r, int i, int k) {
   int a = s->cfg.disk[k].geom_id;
   for (int b = 0; b < m->ngeom; b++) {
     if (b == a) continue;
-    int oi = -1, ok = -1;
-    for (int j = 0; j < r->ninst && oi < 0; j++)
-      for (int q = 0; q < r->soft[j].cfg.ndisk; q++)
-        if (r->soft[j].cfg.disk[q].geom_id == b) {
-          oi = j;
-          ok = q;
-          break;
-        }
+    int oi = r->geom_soft[2 * b], ok = r->geom_soft[2 * b + 1];
     if (oi >= 0) {
       if (oi < i) continue; /* each soft pair once */
       if (oi == i && (!s->cfg.self_contact || ok <= k + 1)) continue;
@@ -219,7 +219,7 @@ static void collide_disk(runtime *r, int i, int k) {
       if (!(m->geom_contype[b] | m->geom_conaffinity[b])) continue;
       if (m->geom_bodyid[b] == s->cfg.base_body_id) continue; /* the mount the arm hangs from */
     }
-    int n = cusp_collide_pair_multi(m, r->d, a, b, CUSP_MARGIN + m->geom_margin[b], r->cbuf, mjMAXCONPAIR);
+    int n = cusp_collide_pair(m, r->d, a, b, CUSP_MARGIN + m->geom_margin[b], r->cbuf, mjMAXCONPAIR);
     for (int c = 0; c < n; c++) {
       const mjContact *con = &r->cbuf[c];
       contact_meta cm = {.inst = i, .disk = k, .other_geom = b, .other_inst = oi, .other_disk = ok,
@@ -392,7 +392,6 @@ static void advance(runtime *r) {
     int lead = 0;
     while (r->meta[lead].penalty) lead++;
     const sb_contact_options opt = options_of(&r->soft[r->meta[lead].inst].cfg);
-    int added = 0;
     /* index of each problem contact in meta: problem contacts are added in meta order */
     for (int c = 0; c < nsoft_contacts; c++) {
       contact_meta *cm = &r->meta[c];
@@ -413,9 +412,7 @@ static void advance(runtime *r) {
       if (sb_contact_add(P, &sc, err, sizeof err) < 0) {
         cm->penalty = -1; /* not in the problem */
         cm->kept = 0;
-        continue;
       }
-      added++;
     }
     /* MuJoCo's contacts on the rigid bodies the soft ones touch */
     for (int c = 0; c < d->ncon && r->rigid_body >= 0; c++) {
@@ -444,9 +441,7 @@ static void advance(runtime *r) {
       if (r->nmeta >= r->max_contacts) break;
       if (sb_contact_add(P, &sc, err, sizeof err) < 0) continue;
       add_meta(r, &cm);
-      added++;
     }
-    (void)added;
     lcp_ran = 1;
     int rc = sb_contact_solve(P, h, &opt, &info, err, sizeof err);
     solved = rc == 0 && info.lcp.status == SB_LCP_SOLVED;
@@ -531,14 +526,7 @@ static void cusp_passive(const mjModel *m, mjData *d) {
   if (r->advanced && d->time == r->last_time) {
     /* the same instant again (a paused viewer): same forces, no advance */
     for (int j = 0; j < m->nv; j++) d->qfrc_passive[j] += r->qfrc_cusp[j];
-    for (int i = 0; i < r->ninst; i++) {
-      soft_t *s = &r->soft[i];
-      for (int k = 0; k < s->cfg.ndisk; k++) {
-        int geom = s->cfg.disk[k].geom_id;
-        for (int a = 0; a < 9; a++) d->geom_xmat[9 * geom + a] = s->disk_pose[k].R[a];
-        for (int a = 0; a < 3; a++) d->geom_xpos[3 * geom + a] = s->disk_pose[k].p[a];
-      }
-    }
+    for (int i = 0; i < r->ninst; i++) write_disk_geoms(r, &r->soft[i]);
     return;
   }
   advance(r);
@@ -570,6 +558,7 @@ static void runtime_free(runtime *r) {
   free(r->jac);
   free(r->jac2);
   free(r->touched);
+  free(r->geom_soft);
   free(r);
 }
 
@@ -649,6 +638,14 @@ int cusp_attach(const mjModel *m, mjData *d, char *error, int error_size) {
   r->jac = calloc(3 * nvv, sizeof(double));
   r->jac2 = calloc(3 * nvv, sizeof(double));
   r->touched = calloc(m->nbody, 1);
+  r->geom_soft = malloc(sizeof(int) * 2 * (m->ngeom ? m->ngeom : 1));
+  if (!r->geom_soft) goto oom;
+  for (int g = 0; g < 2 * m->ngeom; g++) r->geom_soft[g] = -1;
+  for (int i = 0; i < ninst; i++)
+    for (int k = 0; k < r->soft[i].cfg.ndisk; k++) {
+      r->geom_soft[2 * r->soft[i].cfg.disk[k].geom_id] = i;
+      r->geom_soft[2 * r->soft[i].cfg.disk[k].geom_id + 1] = k;
+    }
   if (!r->meta || !r->reports || !r->cbuf || !r->vfree || !r->force || !r->qfrc_cusp || !r->jac ||
       !r->jac2 || !r->touched)
     goto oom;
