@@ -9,6 +9,7 @@
 
 #include "chain.h"
 #include "presets.h"
+#include "cli_util.h"
 
 static int usage(const char *msg) {
   if (msg) fprintf(stderr, "cusp-hang: %s\n", msg);
@@ -16,27 +17,13 @@ static int usage(const char *msg) {
   return 2;
 }
 
-static int parse_pos(const char *s, double *out) {
-  char *end;
-  double x = strtod(s, &end);
-  if (end == s || *end || !isfinite(x) || x <= 0) return -1;
-  *out = x;
-  return 0;
-}
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
-
 int main(int argc, char **argv) {
   double T = 5, h = 1e-3;
   int json = 0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--json")) json = 1;
-    else if (!strcmp(argv[i], "--seconds") && i + 1 < argc) { if (parse_pos(argv[++i], &T)) return usage("--seconds needs a positive number"); }
-    else if (!strcmp(argv[i], "--timestep") && i + 1 < argc) { if (parse_pos(argv[++i], &h)) return usage("--timestep needs a positive number"); }
+    else if (!strcmp(argv[i], "--seconds") && i + 1 < argc) { if (parse_positive(argv[++i], &T)) return usage("--seconds needs a positive number"); }
+    else if (!strcmp(argv[i], "--timestep") && i + 1 < argc) { if (parse_positive(argv[++i], &h)) return usage("--timestep needs a positive number"); }
     else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { usage(NULL); return 0; }
     else {
       char msg[256];
@@ -56,7 +43,7 @@ int main(int argc, char **argv) {
   int steps = (int)lround(T / h), rc = 0;
   sb_pose tip;
   if (!json) printf("CUSP arm, 3 PCC sections (9 chamber coordinates), hanging from rest, h = %g s\n", h);
-  double t0 = now(), next_report = 0;
+  double t0 = wall_seconds(), next_report = 0;
   for (int k = 0; k < steps; k++) {
     if (sb_step(m, s, w, NULL, h, NULL, NULL, err, sizeof err)) {
       fprintf(stderr, "cusp-hang: step %d failed: %s\n", k, err);
@@ -71,7 +58,7 @@ int main(int argc, char **argv) {
       next_report += T / 10;
     }
   }
-  double wall = now() - t0;
+  double wall = wall_seconds() - t0;
   double *r = calloc(m->n, sizeof(double)), res = 0;
   sb_static_residual(m, w, s->q, NULL, NULL, 0, r);
   for (int i = 0; i < m->n; i++) res = fmax(res, fabs(r[i]));

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_util.h"
 #include "lcp.h"
 
 #define HUMAN_Z_MAX 20 /* entries of z printed without --json */
@@ -28,16 +29,6 @@ static int usage(const char *msg) {
 static void json_number(double x) {
   if (isfinite(x)) printf("%.17g", x);
   else printf("null");
-}
-
-static void json_string(const char *s) {
-  putchar('"');
-  for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-    if (*c == '"' || *c == '\\') printf("\\%c", *c);
-    else if (*c < 0x20) printf("\\u%04x", *c);
-    else putchar(*c);
-  }
-  putchar('"');
 }
 
 int main(int argc, char **argv) {
@@ -104,7 +95,7 @@ int main(int argc, char **argv) {
 
   if (json) {
     printf("{\"file\": ");
-    json_string(path);
+    json_string(stdout, path);
     printf(", \"n\": %d, \"solver\": \"%s\", \"status\": \"%s\", \"attempts\": %d, \"iterations\": %d, \"residual\": ",
            n, sb_lcp_solver_name(info.solver), sb_lcp_status_name(status), info.attempts, info.iterations);
     json_number(info.residual);
@@ -115,7 +106,7 @@ int main(int argc, char **argv) {
     printf(", \"ruiz_iterations\": %d, \"tikhonov\": ", ruiz_iterations);
     json_number(tikhonov);
     printf(", \"message\": ");
-    json_string(info.message);
+    json_string(stdout, info.message);
     printf(", \"z\": [");
     for (int i = 0; i < n; i++) {
       if (i) printf(", ");

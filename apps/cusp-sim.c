@@ -11,7 +11,7 @@
 #include <time.h>
 
 #include "cusp.h"
-#include "../bench/bench_util.h"
+#include "cli_util.h"
 
 #define PROGRESS_WALL_S 2.0 /* seconds of wall time between progress lines */
 
@@ -28,20 +28,6 @@ static int usage(const char *msg) {
           "  --json         print one JSON object as the last line\n"
           "exit code: 0 completed, 1 simulation failed, 2 bad arguments or input\n");
   return 2;
-}
-
-static int parse_positive(const char *s, double *out) {
-  char *end;
-  double x = strtod(s, &end);
-  if (end == s || *end || !isfinite(x) || x <= 0) return -1;
-  *out = x;
-  return 0;
-}
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + 1e-9 * ts.tv_nsec;
 }
 
 /* ---------- MuJoCo's global handlers ---------- */
@@ -167,7 +153,7 @@ static void step_loop(const mjModel *m, mjData *d, FILE *log, long nstep, double
     }
     if (run.failure[0]) return;
 
-    double t = now();
+    double t = wall_seconds();
     if (t >= next_progress) {
       fprintf(stderr, "cusp-sim: t = %.3f of %.3f s, %.2fx realtime\n", d->time, T, d->time / (t - t0));
       next_progress = t + PROGRESS_WALL_S;
@@ -309,9 +295,9 @@ int main(int argc, char **argv) {
     goto done;
   }
   long nstep = (long)ceil(T / h - 1e-6);
-  double t0 = now();
+  double t0 = wall_seconds();
   guarded_loop(m, d, log, nstep < 1 ? 1 : nstep, T, t0);
-  run.wall_s = now() - t0;
+  run.wall_s = wall_seconds() - t0;
   if (run.failure[0]) fprintf(stderr, "cusp-sim: simulation failed: %s\n", run.failure);
   rc = run.failure[0] ? 1 : 0;
   if (log) {

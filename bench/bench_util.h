@@ -1,24 +1,11 @@
-/* Helpers shared by the benchmark programs: JSON strings and the CPU name. */
+/* Helpers shared by the benchmark programs: the CPU name (JSON strings: apps/cli_util.h). */
 #ifndef CUSP_BENCH_UTIL_H
 #define CUSP_BENCH_UTIL_H
 
 #include <stdio.h>
 #include <string.h>
 
-/* Writes s as a JSON string (escaping quotes, backslashes, control chars). */
-static inline void json_string(FILE *f, const char *s) {
-  fputc('"', f);
-  for (; *s; s++) {
-    unsigned char ch = (unsigned char)*s;
-    if (ch == '"' || ch == '\\')
-      fprintf(f, "\\%c", ch);
-    else if (ch < 0x20)
-      fprintf(f, "\\u%04x", ch);
-    else
-      fputc(ch, f);
-  }
-  fputc('"', f);
-}
+#include "../apps/cli_util.h"
 
 static inline void cpu_model(char *buf, size_t size) {
   snprintf(buf, size, "unknown");

@@ -1,0 +1,41 @@
+/* Small helpers shared by the command-line programs (apps/ and bench/). */
+#ifndef CUSP_CLI_UTIL_H
+#define CUSP_CLI_UTIL_H
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+/* Writes s as a JSON string (escaping quotes, backslashes, control chars). */
+static inline void json_string(FILE *f, const char *s) {
+  fputc('"', f);
+  for (; *s; s++) {
+    unsigned char ch = (unsigned char)*s;
+    if (ch == '"' || ch == '\\')
+      fprintf(f, "\\%c", ch);
+    else if (ch < 0x20)
+      fprintf(f, "\\u%04x", ch);
+    else
+      fputc(ch, f);
+  }
+  fputc('"', f);
+}
+
+/* The whole of s as a finite number > 0; returns 0, or -1 leaving out alone. */
+static inline int parse_positive(const char *s, double *out) {
+  char *end;
+  double x = strtod(s, &end);
+  if (end == s || *end || !isfinite(x) || x <= 0) return -1;
+  *out = x;
+  return 0;
+}
+
+/* Monotonic wall clock, seconds. */
+static inline double wall_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+#endif
