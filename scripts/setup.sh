@@ -5,7 +5,7 @@ set -euo pipefail
 
 runtime=(build-essential cmake pkg-config libmujoco-dev libopenblas-dev liblapacke-dev
          libglfw3-dev libxml2-dev libpng-dev)
-testing=(xvfb gnuplot ffmpeg libsiconos-numerics-dev clang)
+testing=(xvfb gnuplot ffmpeg libsiconos-numerics-dev clang libmujoco-samples)
 
 want=("${runtime[@]}")
 [ "${1:-}" = "--test" ] && want+=("${testing[@]}")
