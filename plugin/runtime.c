@@ -2,10 +2,11 @@
  * driven from mjcb_passive, where positions, collisions and the factored
  * mass matrix are ready. One coupled LCP per step holds every soft body, the
  * MuJoCo system as one body (M^-1 by mj_solveM, whitening by mj_solveM2),
- * the soft contacts, and MuJoCo's own contacts of the rigid bodies the soft
- * bodies touch (so a ball squeezed against the floor is known not to give
- * way). Only the soft contacts' impulses go back to MuJoCo, as
- * qfrc_passive += J_r^T lambda / h; MuJoCo then solves its own contacts. */
+ * the soft contacts, and the other contacts of the rigid bodies the soft
+ * bodies touch (found by the same speculative narrow phase, so a ball
+ * squeezed against the floor is known not to give way). The rigid side's
+ * total impulse goes back to MuJoCo as qfrc_passive += J_r^T lambda / h;
+ * MuJoCo's own solver then finds those contacts already at rest. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -302,6 +303,73 @@ static void penalty_forces(runtime *r) {
   }
 }
 
+/* MuJoCo's own pair rules for two non-soft geoms: an explicit <pair> (with
+ * its friction), else contype/conaffinity, not within one welded body, not
+ * parent and child (world excepted), not an <exclude>d body pair. Returns
+ * the friction coefficient, or -1 when MuJoCo would not collide them. */
+static double mujoco_pair_friction(const mjModel *m, int g1, int g2) {
+  for (int i = 0; i < m->npair; i++)
+    if ((m->pair_geom1[i] == g1 && m->pair_geom2[i] == g2) || (m->pair_geom1[i] == g2 && m->pair_geom2[i] == g1))
+      return m->pair_friction[5 * i];
+  if (!((m->geom_contype[g1] & m->geom_conaffinity[g2]) || (m->geom_contype[g2] & m->geom_conaffinity[g1])))
+    return -1;
+  int b1 = m->geom_bodyid[g1], b2 = m->geom_bodyid[g2];
+  int w1 = m->body_weldid[b1], w2 = m->body_weldid[b2];
+  if (w1 == w2) return -1;
+  if (!(m->opt.disableflags & mjDSBL_FILTERPARENT) && w1 && w2 &&
+      (m->body_weldid[m->body_parentid[w1]] == w2 || m->body_weldid[m->body_parentid[w2]] == w1))
+    return -1;
+  int lo = b1 < b2 ? b1 : b2, hi = b1 < b2 ? b2 : b1;
+  for (int i = 0; i < m->nexclude; i++)
+    if (m->exclude_signature[i] == (lo << 16) + hi) return -1;
+  return fmax(m->geom_friction[3 * g1], m->geom_friction[3 * g2]);
+}
+
+/* The touched rigid bodies' contacts with everything but soft disks, found
+ * with the speculative margin and added to the coupled problem. Side 0 is
+ * the other geom, side 1 the touched body's geom. */
+static void touched_body_contacts(runtime *r) {
+  const mjModel *m = r->m;
+  mjData *d = r->d;
+  char err[256];
+  if (m->opt.disableflags & mjDSBL_CONTACT) return;
+  for (int body = 1; body < m->nbody; body++) {
+    if (!r->touched[body]) continue;
+    for (int g = m->body_geomadr[body]; g < m->body_geomadr[body] + m->body_geomnum[body]; g++) {
+      for (int o = 0; o < m->ngeom; o++) {
+        int ob = m->geom_bodyid[o];
+        if (r->geom_soft[2 * o] >= 0 || ob == body) continue;
+        if (r->touched[ob] && ob < body) continue; /* that pair was done from ob */
+        double mu = mujoco_pair_friction(m, g, o);
+        if (mu < 0) continue;
+        int n = cusp_collide_pair(m, d, g, o, CUSP_MARGIN + fmax(m->geom_margin[g], m->geom_margin[o]),
+                                  r->cbuf, mjMAXCONPAIR);
+        for (int c = 0; c < n; c++) {
+          const mjContact *con = &r->cbuf[c];
+          sb_contact sc;
+          memset(&sc, 0, sizeof sc);
+          sc.side[0].body = body_is_rigid(m, ob) ? r->rigid_body : -1;
+          sc.side[1].body = r->rigid_body;
+          if (sc.side[0].body >= 0) {
+            mj_jac(m, d, r->jac2, NULL, con->pos, ob);
+            sc.side[0].jac = r->jac2;
+          }
+          mj_jac(m, d, r->jac, NULL, con->pos, body);
+          sc.side[1].jac = r->jac;
+          for (int q = 0; q < 3; q++) sc.normal[q] = con->frame[q];
+          sc.gap = con->dist;
+          sc.friction = mu;
+          sc.id = -1;
+          contact_meta cm = {.inst = -1, .disk = -1, .other_geom = o, .other_inst = -1};
+          if (r->nmeta >= r->max_contacts) return;
+          if (sb_contact_add(r->P, &sc, err, sizeof err) < 0) continue;
+          add_meta(r, &cm);
+        }
+      }
+    }
+  }
+}
+
 static sb_contact_options options_of(const cusp_instance_config *c) {
   sb_contact_options o = sb_contact_default_options();
   o.directions = c->pyramid;
@@ -414,34 +482,11 @@ static void advance(runtime *r) {
         cm->kept = 0;
       }
     }
-    /* MuJoCo's contacts on the rigid bodies the soft ones touch */
-    for (int c = 0; c < d->ncon && r->rigid_body >= 0; c++) {
-      const mjContact *con = &d->contact[c];
-      int b1 = m->geom_bodyid[con->geom1], b2 = m->geom_bodyid[con->geom2];
-      if (!r->touched[b1] && !r->touched[b2]) continue;
-      if (con->exclude) continue;
-      sb_contact sc;
-      memset(&sc, 0, sizeof sc);
-      /* the frame normal points from geom1 to geom2: side 0 is geom2 */
-      sc.side[0].body = body_is_rigid(m, b2) ? r->rigid_body : -1;
-      sc.side[1].body = body_is_rigid(m, b1) ? r->rigid_body : -1;
-      if (sc.side[0].body >= 0) {
-        mj_jac(m, d, r->jac, NULL, con->pos, b2);
-        sc.side[0].jac = r->jac;
-      }
-      if (sc.side[1].body >= 0) {
-        mj_jac(m, d, r->jac2, NULL, con->pos, b1);
-        sc.side[1].jac = r->jac2;
-      }
-      for (int q = 0; q < 3; q++) sc.normal[q] = con->frame[q];
-      sc.gap = con->dist;
-      sc.friction = con->friction[0];
-      sc.id = -1;
-      contact_meta cm = {.inst = -1, .disk = -1, .other_geom = con->geom2, .other_inst = -1};
-      if (r->nmeta >= r->max_contacts) break;
-      if (sb_contact_add(P, &sc, err, sizeof err) < 0) continue;
-      add_meta(r, &cm);
-    }
+    /* the touched rigid bodies' other contacts, found by our own narrow
+     * phase with the speculative margin: MuJoCo's list only holds pairs
+     * already within geom margin, so a squeezed ball lifting by a micron lost
+     * its floor in the LCP every few steps and was pushed through it */
+    if (r->rigid_body >= 0) touched_body_contacts(r);
     lcp_ran = 1;
     int rc = sb_contact_solve(P, h, &opt, &info, err, sizeof err);
     solved = rc == 0 && info.lcp.status == SB_LCP_SOLVED;
