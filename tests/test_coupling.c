@@ -170,6 +170,53 @@ static void test_box_on_arm(void) {
   finish(m, d);
 }
 
+/* 3b. A free ball on the floor pushed by the tip moves along the push. */
+static void test_push(void) {
+  mjModel *m = load(SCENE("coupling_push.xml"), NULL, 0);
+  if (!m) return;
+  mjData *d = attach(m);
+  int ball = mj_name2id(m, mjOBJ_BODY, "ball"), ball_geom = mj_name2id(m, mjOBJ_GEOM, "ball");
+  double ball0[3], tip0[3], tip_hit[3] = {0, 0, 0}, hit_time = -1, pen = 0, push[3] = {0, 0, 0};
+  mju_copy3(ball0, d->xpos + 3 * ball);
+  run(m, d, 0.3, 0); /* settled, before the ramp */
+  cusp_tip_pose(d, 0, tip0, NULL);
+  long solves0 = cusp_report(d)->solves, conv0 = cusp_report(d)->converged;
+  while (d->time < 2.5) {
+    mj_step(m, d);
+    const cusp_contact_report *c;
+    int nc = cusp_contacts(d, &c);
+    for (int i = 0; i < nc; i++) {
+      if (c[i].other_geom != ball_geom) continue;
+      pen = fmax(pen, -c[i].gap);
+      for (int k = 0; k < 3; k++) push[k] -= c[i].impulse[k]; /* on the ball */
+      if (hit_time < 0 && c[i].normal_impulse > 0) {
+        hit_time = d->time;
+        cusp_tip_pose(d, 0, tip_hit, NULL);
+      }
+    }
+    if (!state_finite(m, d)) break;
+  }
+  EXPECT(state_finite(m, d), "push: finite state at %.3f s", d->time);
+  double sweep[2] = {tip_hit[0] - tip0[0], tip_hit[1] - tip0[1]};
+  double moved[3] = {d->xpos[3 * ball] - ball0[0], d->xpos[3 * ball + 1] - ball0[1], d->xpos[3 * ball + 2] - ball0[2]};
+  double ns = hypot(sweep[0], sweep[1]), nm = hypot(moved[0], moved[1]);
+  double along = ns > 0 && nm > 0 ? (sweep[0] * moved[0] + sweep[1] * moved[1]) / (ns * nm) : 0;
+  double along_push = nm > 0 ? (push[0] * moved[0] + push[1] * moved[1]) / (hypot(push[0], push[1]) * nm) : 0;
+  const cusp_step_report *r = cusp_report(d);
+  double conv = (double)(r->converged - conv0) / fmax(1, r->solves - solves0);
+  printf("push: tip reached the ball at %.3f s after sweeping %.1f mm; the ball moved %.1f mm (cos to the sweep "
+         "%.5f, to the impulse %.5f), z %+.3f mm, penetration %.3g mm, %.1f%% converged\n",
+         hit_time, 1e3 * ns, 1e3 * nm, along, along_push, 1e3 * moved[2], 1e3 * pen, 100 * conv);
+  EXPECT(hit_time > 0.3, "push: the tip reaches the ball during the ramp (at %.3f s)", hit_time);
+  EXPECT(nm > 0.03, "push: the ball moves (%.1f mm)", 1e3 * nm);
+  EXPECT(along > 0.99 && along_push > 0.99, "push: the ball moves along the push (cos %.5f, %.5f)", along,
+         along_push);
+  EXPECT(fabs(moved[2]) < 1e-3, "push: the ball stays on the floor (dz %.3g mm)", 1e3 * moved[2]);
+  EXPECT(pen < 1e-3, "push: penetration %.3g mm", 1e3 * pen);
+  EXPECT(conv >= 0.99, "push: %.1f%% of the solves converged", 100 * conv);
+  finish(m, d);
+}
+
 /* 4. A ball squeezed between the tip and the floor stays put. The squeeze
  * force is kept below the rolling instability of a ball under a flat plate
  * (the ball's line of action tilts by x/4r, a negative lateral stiffness
@@ -302,6 +349,7 @@ int main(void) {
   test_stick();
   test_slide();
   test_box_on_arm();
+  test_push();
   test_squeeze();
   test_viewer_semantics();
   return test_report("coupling");
