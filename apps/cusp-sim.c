@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <errno.h>
+#include <sys/stat.h>
 
 #include "cusp.h"
 #include "cli_util.h"
@@ -24,7 +26,7 @@ static int usage(const char *msg) {
           "  --timestep H   overrides the scene's timestep, s\n"
           "  --set I.K=V    overrides key K of soft instance I (repeatable)\n"
           "  --log FILE     CSV, one row per step\n"
-          "  --dump-lcp DIR each step's contact LCP as a .dat file (not available yet)\n"
+          "  --dump-lcp DIR each step's contact LCP as DIR/step_NNNNNNN.dat (made if missing)\n"
           "  --json         print one JSON object as the last line\n"
           "exit code: 0 completed, 1 simulation failed, 2 bad arguments or input\n");
   return 2;
@@ -99,9 +101,29 @@ static struct {
   long sum_active, sum_mj_contacts;
   int max_active, max_kept, max_mj_contacts;
   long iter_solves; /* steps with a solve, and the sum of their iterations */
+  long dumps;       /* LCP files written */
   double sum_iterations, max_penetration, max_mj_penetration;
   char failure[600];
 } run;
+
+static const char *run_dump_dir, *scene_name;
+
+/* The step's contact LCP as DIR/step_NNNNNNN.dat; a failed write ends the run. */
+static int dump_lcp(const mjData *d, const char *scene, long step) {
+  const double *M, *q;
+  int n = cusp_lcp(d, &M, &q);
+  if (n <= 0) return 0;
+  char path[4096], comment[512], err[512];
+  snprintf(path, sizeof path, "%s/step_%07ld.dat", run_dump_dir, step);
+  snprintf(comment, sizeof comment, "cusp-sim %s: contact LCP of step %ld (t = %.6f s), impulses, after rank "
+           "selection, before scaling", scene, step, d->time);
+  if (sb_lcp_write_dat(path, n, M, q, comment, err, sizeof err)) {
+    snprintf(run.failure, sizeof run.failure, "--dump-lcp: %s", err);
+    return -1;
+  }
+  run.dumps++;
+  return 0;
+}
 
 /* Steps until nstep or the first failure, collecting statistics and the log. */
 static void step_loop(const mjModel *m, mjData *d, FILE *log, long nstep, double T, double t0) {
@@ -139,6 +161,8 @@ static void step_loop(const mjModel *m, mjData *d, FILE *log, long nstep, double
                run.steps);
     else
       run.sim_time = d->time;
+
+    if (run_dump_dir && solved_now && dump_lcp(d, scene_name, run.steps)) return;
 
     if (log) {
       fprintf(log, "%.10g,%d,%d,%d,", d->time, active, kept, solved_now ? r->info.lcp.iterations : 0);
@@ -242,11 +266,15 @@ int main(int argc, char **argv) {
     }
   }
   if (!scene) { usage("no scene given"); goto done; }
+  scene_name = scene;
   if (dump_dir) {
-    /* cusp.h exposes the solve's statistics but not its matrix and vector */
-    fprintf(stderr, "cusp-sim: --dump-lcp is not available: the cusp API has no accessor for the "
-                    "assembled contact LCP yet\n");
-    goto done;
+    struct stat st;
+    if (mkdir(dump_dir, 0777) && (errno != EEXIST || stat(dump_dir, &st) || !S_ISDIR(st.st_mode))) {
+      snprintf(msg, sizeof msg, "cusp-sim: --dump-lcp '%s' is not a directory that can be made", dump_dir);
+      perror(msg);
+      goto done;
+    }
+    run_dump_dir = dump_dir;
   }
 
   mju_user_warning = on_warning;
@@ -349,7 +377,7 @@ int main(int argc, char **argv) {
     json_number(rate);
     printf(", \"mean_iterations\": ");
     json_number(mean_iter);
-    printf(", \"fallbacks\": %ld}, \"max_penetration_m\": ", fallbacks);
+    printf(", \"fallbacks\": %ld, \"dumped\": %ld}, \"max_penetration_m\": ", fallbacks, run.dumps);
     json_number(run.max_penetration);
     printf(", \"mujoco_contacts\": {\"max\": %d, \"mean\": ", run.max_mj_contacts);
     json_number(mean_mj);

@@ -87,6 +87,11 @@ typedef struct {
 const cusp_step_report *cusp_report(const mjData *d);
 int cusp_contacts(const mjData *d, const cusp_contact_report **contacts);
 
+/* The last step's contact LCP w = M z + q (impulses), as solved after rank
+ * selection and before scaling: column-major n x n, valid until the next
+ * step. Returns n (0 when the step solved none), -1 when d is not attached. */
+int cusp_lcp(const mjData *d, const double **M, const double **q);
+
 /* Soft state of an instance: generalized coordinates and velocities (n),
  * tip pose in world. Returns n, or -1 for a bad instance. */
 int cusp_soft_state(const mjData *d, int instance, const double **q, const double **v);

@@ -65,6 +65,7 @@ typedef struct {
   int rigid_body;           /* problem body of the MuJoCo system, or -1 */
   double last_time;
   int advanced;
+  int lcp_ran;              /* the last advance solved a coupled LCP */
   char message[256];
 } runtime;
 
@@ -112,6 +113,7 @@ static void reset_soft(runtime *r) {
   memset(r->qfrc_cusp, 0, sizeof(double) * (r->m->nv ? r->m->nv : 1));
   r->rep.steps = r->rep.solves = r->rep.converged = r->rep.fallbacks = r->rep.nan_events = 0;
   r->advanced = 0;
+  r->lcp_ran = 0;
 }
 
 /* The soft geoms' MuJoCo frames from the stored disk poses, so that the
@@ -554,6 +556,7 @@ static void advance(runtime *r) {
     rep->max_penetration = fmax(rep->max_penetration, -cm->gap);
   }
   rep->info = info;
+  r->lcp_ran = lcp_ran;
   rep->solved = solved && !failed;
   rep->fallback = lcp_ran && info.lcp.attempts > 1;
   if (lcp_ran) {
@@ -740,6 +743,17 @@ int cusp_contacts(const mjData *d, const cusp_contact_report **contacts) {
   }
   if (contacts) *contacts = r->reports;
   return r->nreport;
+}
+
+int cusp_lcp(const mjData *d, const double **M, const double **q) {
+  runtime *r = find_runtime(d);
+  if (M) *M = NULL;
+  if (q) *q = NULL;
+  if (!r) return -1;
+  if (!r->lcp_ran || !r->P) return 0;
+  int n;
+  sb_contact_lcp(r->P, &n, M, q, NULL, NULL);
+  return n;
 }
 
 static soft_t *soft_of(const mjData *d, int instance) {

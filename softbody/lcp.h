@@ -90,4 +90,9 @@ sb_lcp_status sb_lcp_condition_solve(sb_lcp_work *work, int n, const double *M, 
  * malloc'ed *M (n x n column-major) and *q; else -1 with a message. */
 int sb_lcp_read_dat(const char *path, int *n, double **M, double **q, char *error, int error_size);
 
+/* Writes M (n x n column-major) and q in the same format (dense), exactly
+ * (17 digits), with an optional free-text comment after q. 0 or -1. */
+int sb_lcp_write_dat(const char *path, int n, const double *M, const double *q, const char *comment,
+                     char *error, int error_size);
+
 #endif

@@ -335,3 +335,28 @@ done:
   *q_out = q;
   return 0;
 }
+
+int sb_lcp_write_dat(const char *path, int n, const double *M, const double *q, const char *comment,
+                     char *error, int error_size) {
+  if (!path || n < 1 || !M || !q) {
+    sb_errorf(error, error_size, "sb_lcp_write_dat: %s", !path ? "no path" : n < 1 ? "n < 1" : "NULL M or q");
+    return -1;
+  }
+  FILE *f = fopen(path, "w");
+  if (!f) {
+    sb_errorf(error, error_size, "%s: cannot write (%s)", path, strerror(errno));
+    return -1;
+  }
+  /* %.17g: the file reads back bit for bit */
+  fprintf(f, "%d\n0\n%d\n%d\n%d\t%d\n", n, n, n, n, n);
+  for (int j = 0; j < n; j++)
+    for (int i = 0; i < n; i++) fprintf(f, "%.17g%c", M[(size_t)j * n + i], i + 1 < n ? ' ' : '\n');
+  for (int i = 0; i < n; i++) fprintf(f, "%.17g%c", q[i], i + 1 < n ? ' ' : '\n');
+  if (comment && comment[0]) fprintf(f, "%s\n", comment);
+  int bad = ferror(f);
+  if (fclose(f) || bad) {
+    sb_errorf(error, error_size, "%s: write failed", path);
+    return -1;
+  }
+  return 0;
+}

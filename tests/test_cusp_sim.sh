@@ -103,7 +103,11 @@ if head -n 1 "$TMP/box.csv" | grep -q '^time,active_contacts,kept_contacts,itera
 else bad "CSV log: $rows rows, header '$(head -n 1 "$TMP/box.csv")'"; fi
 expect_exit 0 "$TMP/box.xml" --seconds 0.1 --timestep 0.001
 grep -q . "$TMP/out" && ok "human summary printed" || bad "no human summary"
-expect_exit 2 "$TMP/box.xml" --seconds 0.1 --dump-lcp "$TMP/lcp"   # no LCP accessor in cusp.h yet
+expect_exit 0 "$TMP/box.xml" --seconds 0.1 --dump-lcp "$TMP/rigid_lcp"   # no soft contact: no files
+[ -d "$TMP/rigid_lcp" ] && [ -z "$(ls "$TMP/rigid_lcp")" ] && ok "--dump-lcp: directory made, empty" ||
+  bad "--dump-lcp on a rigid scene: $(ls "$TMP/rigid_lcp" 2>&1 | head -3)"
+expect_exit 2 "$TMP/box.xml" --seconds 0.1 --dump-lcp "$TMP/box.xml"     # a file, not a directory
+grep -q "box.xml" "$TMP/err" && ok "--dump-lcp onto a file names it" || bad "--dump-lcp message: $(cat "$TMP/err")"
 
 # --- an unstable scene fails with exit 1 and completed=false -----------------
 cat >"$TMP/unstable.xml" <<'EOF'
@@ -150,6 +154,20 @@ print(next(iter(d["soft"])))' 2>&1) && ok "soft: instance '$inst', finite tip an
     head -n 1 "$TMP/soft.csv" | grep -q ",${inst}_tip_x,${inst}_tip_y,${inst}_tip_z" &&
       ok "soft CSV has ${inst}_tip_x/y/z" || bad "soft CSV header: $(head -n 1 "$TMP/soft.csv")"
     expect_exit 0 "$soft" --seconds 0.05 --set "$inst.friction=0.3"
+    # every solved step's LCP, readable by cusp-lcp, which solves it again
+    expect_exit 0 "$soft" --seconds 0.4 --json --dump-lcp "$TMP/lcp"
+    dumped=$(tail -n 1 "$TMP/out" | sed -n 's/.*"dumped": \([0-9]*\).*/\1/p')
+    solves=$(tail -n 1 "$TMP/out" | sed -n 's/.*"lcp": {"solves": \([0-9]*\).*/\1/p')
+    files=$(ls "$TMP/lcp" | wc -l)
+    if [ -n "$dumped" ] && [ "$dumped" -gt 0 ] && [ "$dumped" = "$files" ] && [ "$dumped" = "$solves" ]; then
+      ok "--dump-lcp: $files files, one per solve"
+    else bad "--dump-lcp: dumped '$dumped', solves '$solves', files $files"; fi
+    lcp_app="$(dirname "$APP")/cusp-lcp"
+    last=$(ls "$TMP/lcp" | tail -n 1)
+    if [ -x "$lcp_app" ] && [ -n "$last" ]; then
+      "$lcp_app" "$TMP/lcp/$last" --json >"$TMP/lcp_out" 2>&1 && grep -q '"status": "solved"' "$TMP/lcp_out" &&
+        ok "cusp-lcp solves the dumped $last" || bad "cusp-lcp on $last: $(tail -n 2 "$TMP/lcp_out")"
+    else bad "no cusp-lcp next to cusp-sim, or no dump"; fi
     expect_exit 2 "$soft" --seconds 0.05 --set "$inst.no_such_key=1"
   fi
 fi

@@ -2,6 +2,7 @@
  * input is refused with a message naming the file and the problem), the
  * cusp-lcp app end to end (exit codes, JSON last line), and bad input at
  * the solver level. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -472,8 +473,45 @@ static void solver_input_tests(void) {
   sb_lcp_work_free(work);
 }
 
+/* ---------- writer ---------- */
+
+/* Values that need all 17 digits come back bit for bit; bad arguments and
+ * unwritable paths are refused with a message. */
+static void writer_tests(void) {
+  enum { n = 7 };
+  double M[n * n], q[n];
+  unsigned long long x = 88172645463325252ULL;
+  for (int i = 0; i < n * n + n; i++) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    double v = ((double)(x >> 11) / 9007199254740992.0 - 0.5) * pow(10, (int)(x % 41) - 20);
+    if (i < n * n) M[i] = v;
+    else q[i - n * n] = v;
+  }
+  M[3] = -0.0;
+  q[2] = 5e-324; /* subnormal */
+  const char *path = write_temp("");
+  char err[256] = "";
+  EXPECT(path && sb_lcp_write_dat(path, n, M, q, "written by test_lcp_io", err, sizeof err) == 0, "write: %s", err);
+  int n2 = 0;
+  double *M2 = NULL, *q2 = NULL;
+  EXPECT(sb_lcp_read_dat(path, &n2, &M2, &q2, err, sizeof err) == 0, "read back: %s", err);
+  if (M2 && q2 && n2 == n) {
+    EXPECT(memcmp(M, M2, sizeof M) == 0 && memcmp(q, q2, sizeof q) == 0, "write/read round trip is exact");
+  } else {
+    EXPECT(0, "read back n = %d", n2);
+  }
+  free(M2);
+  free(q2);
+  err[0] = 0;
+  EXPECT(sb_lcp_write_dat("/nonexistent-dir/x.dat", n, M, q, NULL, err, sizeof err) == -1 &&
+             strstr(err, "/nonexistent-dir/x.dat"), "unwritable path refused: %s", err);
+  err[0] = 0;
+  EXPECT(sb_lcp_write_dat(path, 0, M, q, NULL, err, sizeof err) == -1 && strstr(err, "n < 1"), "n = 0 refused: %s", err);
+}
+
 int main(void) {
   reader_tests();
+  writer_tests();
   app_tests();
   solver_input_tests();
   for (int k = 0; k < ntemp; k++) unlink(temp_paths[k]);
