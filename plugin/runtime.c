@@ -220,7 +220,13 @@ static void collide_disk(runtime *r, int i, int k) {
       if (oi == i && (!s->cfg.self_contact || ok <= k + 1)) continue;
     } else {
       if (!(m->geom_contype[b] | m->geom_conaffinity[b])) continue;
-      if (m->geom_bodyid[b] == s->cfg.base_body_id) continue; /* the mount the arm hangs from */
+      /* MuJoCo's parent filter: the arm is a child of its mount and of
+       * whatever moves welded to it (a static mount is welded to the world
+       * and its floor, so there only the mount itself). Without the filter
+       * only the base disk, which can never leave the mount, is exempt. */
+      int ob = m->geom_bodyid[b], base = s->cfg.base_body_id;
+      int mount_group = ob == base || (m->body_weldid[base] && m->body_weldid[ob] == m->body_weldid[base]);
+      if (mount_group && (k == 0 || !(m->opt.disableflags & mjDSBL_FILTERPARENT))) continue;
     }
     int n = cusp_collide_pair(m, r->d, a, b, CUSP_MARGIN + m->geom_margin[b], r->cbuf, mjMAXCONPAIR);
     for (int c = 0; c < n; c++) {

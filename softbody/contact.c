@@ -6,6 +6,7 @@
 #include <lapacke.h>
 #include <math.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "condition.h"
@@ -501,15 +502,32 @@ static int select_and_solve(sb_contact_problem *p, const sb_contact_options *opt
      * again removes the O(eps) bias Tikhonov leaves in the normal velocities. */
     for (int k = 0; k < opt->proximal_steps && opt->tikhonov > 0 && info->lcp.status == SB_LCP_SOLVED; k++) {
       for (int i = 0; i < n; i++) p->wv[i] = p->bs[i] - (p->normal_mask[i] ? opt->tikhonov * p->zs[i] : 0);
+      memcpy(p->z, p->zs, n * sizeof(double)); /* kept if the correction fails */
       sb_lcp_info pinfo;
       lo.warm_start = 1;
       sb_lcp_solve(p->lcp, n, p->As, p->wv, p->zs, NULL, &lo, &pinfo);
-      pinfo.iterations += info->lcp.iterations;
-      pinfo.time_us += info->lcp.time_us;
-      info->lcp = pinfo;
+      info->lcp.iterations += pinfo.iterations;
+      info->lcp.time_us += pinfo.time_us;
+      if (pinfo.status != SB_LCP_SOLVED) {
+        memcpy(p->zs, p->z, n * sizeof(double));
+        break;
+      }
+      info->lcp.residual = pinfo.residual;
+      info->lcp.complementarity = pinfo.complementarity;
     }
     for (int k = 0; k < n; k++) p->z[k] = p->zs[k] * p->dc[k];
     info->residual = sb_lcp_residual(n, A, b, p->z, p->wv, &info->complementarity);
+    /* Solved means solved in the physical problem: a conditioned or
+     * regularized solve of an infeasible one (a disk that no impulse can
+     * move out of a body) must not count. */
+    double qmax = 1;
+    for (int i = 0; i < n; i++) qmax = fmax(qmax, fabs(b[i]));
+    double tol = fmax(opt->lcp.tol, 1e-9) * qmax;
+    if (info->lcp.status == SB_LCP_SOLVED && !(info->residual <= tol)) {
+      info->lcp.status = SB_LCP_STALLED;
+      snprintf(info->lcp.message, sizeof info->lcp.message,
+               "the conditioned LCP was solved, but the physical residual is %.3g (> %.3g)", info->residual, tol);
+    }
     /* impulses: contact frame (t1, t2, n) per contact, then generalized */
     for (int a = 0; a < nk; a++) {
       int ia = p->kept[a], oa = a * bs;

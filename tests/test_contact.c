@@ -369,7 +369,46 @@ static void test_bad_input(void) {
   sb_model_free(m);
 }
 
+/* An infeasible problem (one point pressed into two opposite faces, rank
+ * selection off) is solvable only after Tikhonov: the solve must say it did
+ * not solve the physical problem, and its residual must show why. */
+static void test_infeasible(void) {
+  char err[256] = "";
+  sb_contact_problem *P = sb_contact_create(2, 1, 6, 4, err, sizeof err);
+  double M[36] = {0}, vf[6] = {0}, jac[18] = {0};
+  for (int k = 0; k < 6; k++) M[7 * k] = 1;
+  for (int a = 0; a < 3; a++) jac[6 * a + 3 + a] = 1; /* the point moves with the body's translation */
+  sb_contact_add_dense(P, 6, M, vf, err, sizeof err);
+  sb_contact c;
+  memset(&c, 0, sizeof c);
+  c.side[0].body = 0;
+  c.side[0].jac = jac;
+  c.side[1].body = -1;
+  c.friction = 0.5;
+  c.gap = -0.01;
+  c.normal[2] = 1;
+  sb_contact_add(P, &c, err, sizeof err);
+  c.normal[2] = -1;
+  sb_contact_add(P, &c, err, sizeof err);
+  sb_contact_options o = sb_contact_default_options();
+  o.rank_selection = 0;
+  sb_contact_info info;
+  EXPECT(sb_contact_solve(P, H, &o, &info, err, sizeof err) < 0 && strstr(err, "physical residual"),
+         "infeasible: an error naming the physical residual: %s", err);
+  EXPECT(info.lcp.status != SB_LCP_SOLVED && info.residual > 1e-3, "infeasible: not reported solved (status %d, "
+         "physical residual %.3g, %s)", info.lcp.status, info.residual, info.lcp.message);
+  const double *p = sb_contact_body_impulse(P, 0);
+  int finite = 1;
+  for (int k = 0; k < 6; k++) finite &= isfinite(p[k]);
+  EXPECT(finite, "infeasible: finite impulses");
+  o.rank_selection = 1; /* stage 1 keeps one of the two opposite normals: solvable */
+  EXPECT(sb_contact_solve(P, H, &o, &info, err, sizeof err) == 0 && info.lcp.status == SB_LCP_SOLVED && info.nkept == 1,
+         "infeasible pair with rank selection: one kept and solved (%d kept, status %d)", info.nkept, info.lcp.status);
+  sb_contact_free(P);
+}
+
 int main(void) {
+  test_infeasible();
   test_block_resting();
   test_rod_resting();
   test_incline();

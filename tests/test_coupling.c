@@ -319,7 +319,33 @@ static void test_many(void) {
       ok = n > 0 && moved > 1e-4 && st.finite;
     }
     EXPECT(ok, "two instances in one scene both advance");
-    finish(m, d);
+    cusp_detach(d);
+    mj_deleteData(d);
+    /* the rod's mount hangs under the hinged crane and its disks start
+     * inside the crane's box: parent filter as in MuJoCo, then without it
+     * every disk but the base one may touch the crane */
+    int crane = m->body_geomadr[mj_name2id(m, mjOBJ_BODY, "crane")], rod = cusp_instance_find(m, "rod");
+    for (int filter = 1; filter >= 0; filter--) {
+      if (!filter) m->opt.disableflags |= mjDSBL_FILTERPARENT;
+      d = attach(m);
+      int with_crane = 0, base_disk = 0;
+      for (int k = 0; k < 50; k++) {
+        mj_step(m, d);
+        const cusp_contact_report *c;
+        int nc = cusp_contacts(d, &c);
+        for (int i = 0; i < nc; i++)
+          if (c[i].instance == rod && c[i].other_geom == crane) {
+            with_crane++;
+            base_disk += c[i].disk == 0;
+          }
+      }
+      if (filter) EXPECT(with_crane == 0, "parent filter: no rod contact with the crane (%d)", with_crane);
+      else EXPECT(with_crane > 0 && base_disk == 0, "no parent filter: rod disks touch the crane (%d), the base "
+                  "disk never (%d)", with_crane, base_disk);
+      cusp_detach(d);
+      mj_deleteData(d);
+    }
+    cusp_delete_model(m);
   }
   mjModel *a = load(SCENE("coupling_fall.xml"), NULL, 0), *b = load(SCENE("coupling_lying.xml"), NULL, 0);
   mjModel *a2 = load(SCENE("coupling_fall.xml"), NULL, 0);
