@@ -4,6 +4,7 @@
 #include <cblas.h>
 #include <lapacke.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -52,15 +53,6 @@ sb_lcp_work *sb_lcp_work_create(int nmax) {
   ok &= (w->ties = calloc(n, sizeof(int))) != NULL;
   ok &= (w->ipiv = calloc(n, sizeof(int))) != NULL;
   ok &= (w->idx = calloc(n, sizeof(int))) != NULL;
-  ok &= (w->jpvt = calloc(n, sizeof(int))) != NULL;
-  if (ok) {
-    double query = 0;
-    int rank;
-    ok &= !LAPACKE_dgelsy_work(LAPACK_COL_MAJOR, nmax, nmax, 1, w->LU, nmax, w->zloc, nmax, w->jpvt,
-                               1e-12, &rank, &query, -1);
-    w->lslwork = (int)query + 1;
-    ok &= (w->lswork = calloc((size_t)w->lslwork, sizeof(double))) != NULL;
-  }
   if (!ok) {
     sb_lcp_work_free(w);
     return NULL;
@@ -72,7 +64,7 @@ void sb_lcp_work_free(sb_lcp_work *w) {
   if (!w) return;
   void *p[] = {w->w, w->zbest, w->ztry, w->phi, w->phitry, w->g, w->d, w->da, w->db, w->colbuf,
                w->zloc, w->qloc, w->qs, w->zs, w->dr, w->dc, w->rowbuf, w->H, w->HtH, w->LU,
-               w->Ms, w->T, w->basis, w->nonbasis, w->ties, w->ipiv, w->idx, w->jpvt, w->lswork};
+               w->Ms, w->T, w->basis, w->nonbasis, w->ties, w->ipiv, w->idx};
   for (size_t k = 0; k < sizeof p / sizeof p[0]; k++) free(p[k]);
   free(w);
 }
@@ -122,10 +114,16 @@ double sb_lcp_residual(int n, const double *M, const double *q, const double *z,
   return r;
 }
 
+/* Bit test rather than isfinite: it vectorizes (n^2 entries are checked per call). */
 static int all_finite(int n, const double *x) {
-  for (int i = 0; i < n; i++)
-    if (!isfinite(x[i])) return 0;
-  return 1;
+  const uint64_t e = 0x7ff0000000000000u;
+  uint64_t bad = 0;
+  for (int i = 0; i < n; i++) {
+    uint64_t u;
+    memcpy(&u, x + i, sizeof u);
+    bad |= (u & e) == e;
+  }
+  return !bad;
 }
 
 /* ---------- Fischer-Burmeister semismooth Newton, LM trust region ---------- */
@@ -144,100 +142,173 @@ static double fb_eval(int n, const double *M, const double *q, const double *z, 
 }
 
 /* max(1, max_i |q_i| + sum_j |M_ij z_j|): the size of the terms that make up
- * w, hence the floating-point yardstick for its residual. */
-static double term_scale(int n, const double *M, const double *q, const double *z) {
-  double s = 1;
-  for (int i = 0; i < n; i++) {
-    double t = fabs(q[i]);
-    for (int j = 0; j < n; j++) t += fabs(M[(size_t)j * n + i] * z[j]);
-    s = fmax(s, t);
+ * w, hence the floating-point yardstick for its residual. By columns, skipping
+ * z_j = 0 (most of z at a solution). s: n scratch. */
+static double term_scale(int n, const double *M, const double *q, const double *z, double *s) {
+  for (int i = 0; i < n; i++) s[i] = fabs(q[i]);
+  for (int j = 0; j < n; j++) {
+    double a = fabs(z[j]);
+    if (a == 0) continue;
+    const double *c = M + (size_t)j * n;
+    for (int i = 0; i < n; i++) s[i] += fabs(c[i]) * a;
   }
-  return s;
-}
-
-static double min_residual(int n, const double *z, const double *w) {
-  double r = 0;
-  for (int i = 0; i < n; i++) {
-    double m = fmin(z[i], w[i]);
-    r = fmax(r, isnan(m) ? INFINITY : fabs(m));
-  }
+  double r = 1;
+  for (int i = 0; i < n; i++) r = s[i] > r ? s[i] : r;
   return r;
 }
 
-/* Fills x with z_A + dx, dx the correction that solves M_AA dx = r_A: by LU,
- * or as the least-norm correction (complete orthogonal factorization) for
- * when M_AA is singular (sticking friction between opposite pyramid
- * directions, statically indeterminate tangential loads): that one stays
- * nearest the iterate and so keeps its signs. Returns 0 on failure. */
-static int fb_active_correction(sb_lcp_work *wk, int n, const double *M, const double *q,
-                                const double *z, const int *set, int na, int least_norm) {
-  double *A = wk->LU, *Aa = wk->HtH, *x = wk->zloc;
-  for (int b = 0; b < na; b++) {
-    double rb = -q[set[b]];
-    for (int a = 0; a < na; a++) {
-      Aa[(size_t)b * na + a] = M[(size_t)set[b] * n + set[a]];
-      rb -= M[(size_t)set[a] * n + set[b]] * z[set[a]];
-    }
-    x[b] = rb;
+/* ||min(z, w)||inf; INFINITY when anything is NaN (no fmin/fmax: library calls here). */
+static double min_residual(int n, const double *z, const double *w) {
+  double r = 0;
+  int nan = 0;
+  for (int i = 0; i < n; i++) {
+    double a = fabs(z[i] < w[i] ? z[i] : w[i]);
+    nan |= isnan(z[i]) | isnan(w[i]);
+    r = a > r ? a : r;
   }
-  if (!least_norm) {
-    memcpy(A, Aa, (size_t)na * na * sizeof(double));
-    if (LAPACKE_dgetrf_work(LAPACK_COL_MAJOR, na, na, A, na, wk->basis)) return 0;
-    LAPACKE_dgetrs_work(LAPACK_COL_MAJOR, 'N', na, 1, A, na, wk->basis, x, na);
-  } else {
-    int rank;
-    memcpy(A, Aa, (size_t)na * na * sizeof(double));
-    memset(wk->jpvt, 0, (size_t)na * sizeof(int));
-    if (LAPACKE_dgelsy_work(LAPACK_COL_MAJOR, na, na, 1, A, na, x, na, wk->jpvt, 1e-14, &rank,
-                            wk->lswork, wk->lslwork))
-      return 0;
-  }
-  for (int b = 0; b < na; b++) x[b] += z[set[b]];
-  return all_finite(na, x);
+  return nan ? INFINITY : r;
 }
 
-/* The active set the iterate predicts, A = {i : z_i > w_i}, solved exactly
- * (z elsewhere 0) and accepted only when that is a solution to tolerance.
- * Near the solution A is right long before Newton's tail has converged
+/* max(1, ||q||inf): a lower bound of term_scale, enough to accept most answers. */
+static double q_scale(int n, const double *q) {
+  double r = 1;
+  for (int i = 0; i < n; i++) r = fabs(q[i]) > r ? fabs(q[i]) : r;
+  return r;
+}
+
+/* r within tolerance: the cheap bound first, term_scale only when needed. */
+static int within_tol(int n, const double *M, const double *q, const double *z, double r,
+                      double tol, double qs, double *s) {
+  return r <= tol * qs || r <= tol * term_scale(n, M, q, z, s);
+}
+
+/* Solves A x = b for the na x na matrix A in wk->HtH (b in x on entry). By
+ * LU; when its pivots show A singular (dependent friction directions,
+ * statically indeterminate sticking: any solution will do, but LU would give
+ * one of huge norm and mixed signs), by the least-norm solution instead:
+ * x = A^T y, (A A^T + eps I) y = b, Cholesky, refined twice, which removes
+ * the eps bias from every direction well above sqrt(eps) (several times
+ * cheaper than dgelsy, 3-5 us at n = 6-9). Returns 0 on failure, 1 after
+ * LU, 2 after least norm (then A x = b only if the system is consistent). */
+static int fb_subsystem(sb_lcp_work *wk, int na, double *x) {
+  const double *A = wk->HtH;
+  double *F = wk->LU;
+  memcpy(F, A, (size_t)na * na * sizeof(double));
+  int info = LAPACKE_dgetrf_work(LAPACK_COL_MAJOR, na, na, F, na, wk->basis);
+  if (info < 0) return 0;
+  double umin = INFINITY, umax = 0;
+  for (int k = 0; k < na; k++) {
+    double u = fabs(F[(size_t)k * na + k]);
+    umin = u < umin ? u : umin;
+    umax = u > umax ? u : umax;
+  }
+  if (info == 0 && umin > 1e-11 * umax) {
+    LAPACKE_dgetrs_work(LAPACK_COL_MAJOR, 'N', na, 1, F, na, wk->basis, x, na);
+    return all_finite(na, x);
+  }
+  /* singular */
+  double *b = wk->qloc, *y = wk->db;
+  memcpy(b, x, (size_t)na * sizeof(double));
+  cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, na, na, 1.0, A, na, 0.0, F, na);
+  double dmax = 0;
+  for (int k = 0; k < na; k++) dmax = F[(size_t)k * na + k] > dmax ? F[(size_t)k * na + k] : dmax;
+  if (!(dmax > 0)) return 0;
+  for (int k = 0; k < na; k++) F[(size_t)k * na + k] += 1e-13 * dmax;
+  if (LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'L', na, F, na)) return 0;
+  memset(x, 0, (size_t)na * sizeof(double));
+  for (int pass = 0; pass < 3; pass++) {
+    memcpy(y, b, (size_t)na * sizeof(double));
+    if (pass) cblas_dgemv(CblasColMajor, CblasNoTrans, na, na, -1.0, A, na, x, 1, 1.0, y, 1);
+    LAPACKE_dpotrs_work(LAPACK_COL_MAJOR, 'L', na, 1, F, na, y, na);
+    cblas_dgemv(CblasColMajor, CblasTrans, na, na, 1.0, A, na, y, 1, 1.0, x, 1);
+  }
+  return all_finite(na, x) ? 2 : 0;
+}
+
+#define FB_PIVOT_PASSES 16 /* each costs an LU of the set: cheaper than a Newton step */
+
+/* Principal pivoting from the active set the iterate predicts, A = {i :
+ * z_i - w_i > eps}: solve w_A = 0 with z elsewhere 0, then swap every
+ * infeasible index (z_i < 0 in A, w_i < 0 outside; Judice-Pires block
+ * pivoting, falling back to one index at a time when the count of
+ * infeasibilities stops decreasing). Near the solution the predicted set is
+ * right or a swap or two away long before Newton's tail has converged
  * (degenerate friction LCPs took tens of iterations to shave the last
- * digits), so this ends the solve early; a set already tried is not tried
- * again. Returns 1 with z, w replaced when it solved the LCP. */
-static int fb_active_set_step(sb_lcp_work *wk, int n, const double *M, const double *q, double *z,
-                              double *w, int *last_set, int *last_count, double tol) {
-  int *set = wk->ties, na = 0;
+ * digits), and from z = 0 it mostly solves contact LCPs outright. eps keeps
+ * round-off (q of 1e-19 for a tangential velocity that is zero) out of the
+ * set; infeasible means beyond round-off of the terms of w (the yardstick of
+ * the final test). A start set already tried is not tried again. Returns 1 with z, w
+ * replaced when it solved the LCP to tolerance. */
+static int fb_pivot_step(sb_lcp_work *wk, int n, const double *M, const double *q, double *z,
+                         double *w, int *last_set, int *last_count, double tol, double qs) {
+  int *set = wk->ties, *in = wk->nonbasis, na = 0;
+  double eps = tol * qs, *x = wk->zloc, *zt = wk->ztry, *wt = wk->colbuf, *A = wk->HtH;
   for (int i = 0; i < n; i++)
-    if (z[i] > w[i]) set[na++] = i;
+    if ((in[i] = z[i] - w[i] > eps)) set[na++] = i;
   if (na == *last_count && !memcmp(set, last_set, (size_t)na * sizeof(int))) return 0;
   memcpy(last_set, set, (size_t)na * sizeof(int));
   *last_count = na;
-  double *x = wk->zloc, *zt = wk->ztry, *wt = wk->colbuf;
-  int *sub = wk->nonbasis;
-  for (int least_norm = 0; least_norm < 2; least_norm++) {
-    /* components that come out negative leave the set (a principal pivot):
-     * clipping them instead would leave a residual of their size */
-    int ns = na;
-    memcpy(sub, set, (size_t)na * sizeof(int));
-    for (int shrink = 0; shrink < 3; shrink++) {
-      if (ns > 0 && !fb_active_correction(wk, n, M, q, z, sub, ns, least_norm)) break;
-      int keep = 0;
-      for (int b = 0; b < ns; b++)
-        if (x[b] > 0) sub[keep++] = sub[b];
-      if (keep < ns && shrink < 2) {
-        ns = keep;
-        continue;
-      }
-      memset(zt, 0, (size_t)n * sizeof(double));
-      for (int b = 0; b < ns; b++) zt[sub[b]] = fmax(x[b], 0);
-      memcpy(wt, q, (size_t)n * sizeof(double));
-      cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, 1.0, M, n, zt, 1, 1.0, wt, 1);
-      if (min_residual(n, zt, wt) <= tol * term_scale(n, M, q, zt)) {
-        memcpy(z, zt, (size_t)n * sizeof(double));
-        memcpy(w, wt, (size_t)n * sizeof(double));
-        return 1;
-      }
-      break;
+  int best = n + 1, stale = 0;
+  for (int pass = 0; pass < FB_PIVOT_PASSES; pass++) {
+    if (pass) {
+      na = 0;
+      for (int i = 0; i < n; i++)
+        if (in[i]) set[na++] = i;
     }
-    if (na == 0) break;
+    /* x = z_A + dx, M_AA dx = -(q + M z)_A over the set: the least-norm
+     * correction keeps nearest the iterate */
+    for (int b = 0; b < na; b++) {
+      const double *c = M + (size_t)set[b] * n;
+      for (int a = 0; a < na; a++) A[(size_t)b * na + a] = c[set[a]];
+    }
+    for (int a = 0; a < na; a++) {
+      double r = -q[set[a]];
+      for (int b = 0; b < na; b++) r -= A[(size_t)b * na + a] * z[set[b]];
+      x[a] = r;
+    }
+    int how = na > 0 ? fb_subsystem(wk, na, x) : 1;
+    if (!how) return 0;
+    memset(zt, 0, (size_t)n * sizeof(double));
+    for (int b = 0; b < na; b++) zt[set[b]] = x[b] + z[set[b]];
+    memcpy(wt, q, (size_t)n * sizeof(double));
+    cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, 1.0, M, n, zt, 1, 1.0, wt, 1);
+    double e = tol * term_scale(n, M, q, zt, wk->da);
+    int ninf = 0, first = -1, *bad = wk->basis; /* LU pivots no longer needed */
+    for (int i = 0; i < n; i++) {
+      /* in the set: z < 0, or w_A != 0 (a least-norm solve of an inconsistent set) */
+      bad[i] = in[i] ? zt[i] < -e || (how == 2 && fabs(wt[i]) > e) : wt[i] < -e;
+      if (bad[i]) {
+        ninf++;
+        first = first < 0 ? i : first;
+      }
+    }
+    if (ninf == 0) {
+      int clipped = 0;
+      for (int b = 0; b < na; b++)
+        if (zt[set[b]] < 0) {
+          zt[set[b]] = 0;
+          clipped = 1;
+        }
+      if (clipped) {
+        memcpy(wt, q, (size_t)n * sizeof(double));
+        cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, 1.0, M, n, zt, 1, 1.0, wt, 1);
+      }
+      if (!within_tol(n, M, q, zt, min_residual(n, zt, wt), tol, qs, wk->da)) return 0;
+      memcpy(z, zt, (size_t)n * sizeof(double));
+      memcpy(w, wt, (size_t)n * sizeof(double));
+      return 1;
+    }
+    if (ninf < best) {
+      best = ninf;
+      stale = 0;
+    } else {
+      stale++;
+    }
+    if (stale < 3) {
+      for (int i = 0; i < n; i++) in[i] ^= bad[i];
+    } else {
+      in[first] = !in[first]; /* Murty's least-index rule */
+    }
   }
   return 0;
 }
@@ -252,12 +323,15 @@ static sb_lcp_status solve_fb(sb_lcp_work *wk, int n, const double *M, const dou
   double *w = wk->w, *phi = wk->phi, *H = wk->H, *A = wk->HtH, *g = wk->g, *d = wk->d;
   double *zt = wk->ztry, *wt = wk->colbuf, *phit = wk->phitry, *Hd = wk->da;
   int *piv = wk->ipiv;
-  double psi = fb_eval(n, M, q, z, w, phi);
+  double psi = fb_eval(n, M, q, z, w, phi), qs = q_scale(n, q);
   double lambda = 1e-6; /* mu = lambda * max diag(H^T H) */
   int it = 0, collapsed = 0, *last_set = wk->idx, last_count = -1;
   for (; it < max_iter && !collapsed; it++) {
-    if (min_residual(n, z, w) <= tol * term_scale(n, M, q, z)) break;
-    if (fb_active_set_step(wk, n, M, q, z, w, last_set, &last_count, tol)) break;
+    if (within_tol(n, M, q, z, min_residual(n, z, w), tol, qs, zt)) break;
+    if (fb_pivot_step(wk, n, M, q, z, w, last_set, &last_count, tol, qs)) {
+      *iters = it;
+      return SB_LCP_SOLVED; /* z >= 0 exactly, w = Mz + q: nothing to polish */
+    }
     /* H = Da + Db M; at a degenerate pair (0, 0) any (a, b) with |(a, b)| <= 1 is valid */
     for (int i = 0; i < n; i++) {
       double r = hypot(z[i], w[i]), a, b;
@@ -336,12 +410,12 @@ static sb_lcp_status solve_fb(sb_lcp_work *wk, int n, const double *M, const dou
   for (int i = 0; i < n; i++) zt[i] = fmax(z[i], 0);
   fb_eval(n, M, q, zt, wt, phit);
   double rclip = min_residual(n, zt, wt);
-  if (rclip <= fmax(res, tol * term_scale(n, M, q, zt))) {
+  if (rclip <= res || within_tol(n, M, q, zt, rclip, tol, qs, phit)) {
     memcpy(z, zt, n * sizeof(double));
     memcpy(w, wt, n * sizeof(double));
     res = rclip;
   }
-  if (res <= tol * term_scale(n, M, q, z)) return SB_LCP_SOLVED;
+  if (within_tol(n, M, q, z, res, tol, qs, phit)) return SB_LCP_SOLVED;
   if (!collapsed) {
     sb_errorf(msg, msg_size, "fb: %d Newton iterations, residual %.3g", it, res);
     return SB_LCP_MAX_ITER;
@@ -534,7 +608,7 @@ static sb_lcp_status solve_pgs(sb_lcp_work *wk, int n, const double *M, const do
     }
     double r = sb_lcp_residual(n, M, q, z, w, NULL);
     if (!isfinite(r)) break;
-    if (r <= tol * term_scale(n, M, q, z)) {
+    if (within_tol(n, M, q, z, r, tol, q_scale(n, q), wk->da)) {
       *sweeps = sweep + 1;
       return SB_LCP_SOLVED;
     }
@@ -557,12 +631,14 @@ static sb_lcp_status check_input(sb_lcp_work *wk, int n, const double *M, const 
     sb_errorf(msg, size, "lcp: size %d outside 1..%d (the workspace size)", n, wk->nmax);
     return SB_LCP_BAD_INPUT;
   }
-  for (size_t k = 0; k < (size_t)n * n; k++)
+  int finite = 1;
+  for (int j = 0; j < n; j++) finite &= all_finite(n, M + (size_t)j * n);
+  for (size_t k = 0; !finite && k < (size_t)n * n; k++)
     if (!isfinite(M[k])) {
       sb_errorf(msg, size, "lcp: M(%d, %d) is not finite", (int)(k % n), (int)(k / n));
       return SB_LCP_BAD_INPUT;
     }
-  for (int i = 0; i < n; i++)
+  for (int i = 0; !all_finite(n, q) && i < n; i++)
     if (!isfinite(q[i])) {
       sb_errorf(msg, size, "lcp: q(%d) is not finite", i);
       return SB_LCP_BAD_INPUT;
@@ -622,7 +698,7 @@ static sb_lcp_status solve_chain(sb_lcp_work *wk, int nchain, const sb_lcp_solve
     return info->status;
   }
   double tol = opt->tol > 0 ? opt->tol : 1e-12;
-  double *zbest = wk->zbest, rbest = INFINITY;
+  double *zbest = wk->zbest, rbest = INFINITY, qs = q_scale(n, q), compl = 0;
   int best_iters = 0, have_best = 0;
   sb_lcp_status best_status = SB_LCP_STALLED;
   sb_lcp_solver best_solver = nchain > 0 ? chain[0] : SB_LCP_FB;
@@ -636,10 +712,10 @@ static sb_lcp_status solve_chain(sb_lcp_work *wk, int nchain, const sb_lcp_solve
     if (k > 0) memcpy(z, zbest, n * sizeof(double));
     sb_lcp_status st = run_one(wk, chain[k], n, M, q, z, warm, opt, tol, &iters, msg, sizeof msg);
     info->attempts++;
-    double r = all_finite(n, z) ? sb_lcp_residual(n, M, q, z, wk->w, NULL) : INFINITY;
-    if (st == SB_LCP_SOLVED && !(r <= tol * term_scale(n, M, q, z))) {
+    double r = all_finite(n, z) ? sb_lcp_residual(n, M, q, z, wk->w, &compl) : INFINITY;
+    if (st == SB_LCP_SOLVED && !within_tol(n, M, q, z, r, tol, qs, wk->da)) {
       sb_errorf(msg, sizeof msg, "%s: ended with residual %.3g above tolerance %.3g",
-                sb_lcp_solver_name(chain[k]), r, tol * term_scale(n, M, q, z));
+                sb_lcp_solver_name(chain[k]), r, tol * term_scale(n, M, q, z, wk->da));
       st = SB_LCP_STALLED;
     }
     if (k == 0) memcpy(first_msg, msg, sizeof msg);
@@ -660,10 +736,15 @@ static sb_lcp_status solve_chain(sb_lcp_work *wk, int nchain, const sb_lcp_solve
     }
     warm = 1; /* later attempts start from the best iterate so far */
   }
-  if (!isfinite(rbest)) memset(zbest, 0, n * sizeof(double));
-  memcpy(z, zbest, n * sizeof(double));
   double *w = wk->w;
-  info->residual = sb_lcp_residual(n, M, q, z, w, &info->complementarity);
+  if (best_status == SB_LCP_SOLVED) { /* z is zbest, and w its Mz + q */
+    info->residual = rbest;
+    info->complementarity = compl;
+  } else {
+    if (!isfinite(rbest)) memset(zbest, 0, n * sizeof(double));
+    memcpy(z, zbest, n * sizeof(double));
+    info->residual = sb_lcp_residual(n, M, q, z, w, &info->complementarity);
+  }
   if (wout) memcpy(wout, w, n * sizeof(double));
   info->status = best_status;
   info->solver = best_solver;

@@ -13,8 +13,6 @@ struct sb_lcp_work {
   int *basis, *nonbasis, *ties;
   double *LU;               /* Lemke polish and PGS local blocks */
   int *ipiv, *idx;
-  double *lswork; /* FB active-set step: least-norm solves (dgelsy) */
-  int lslwork, *jpvt;
   double *zloc, *qloc;
   /* conditioning (condition.c) */
   double *Ms, *qs, *zs, *dr, *dc;
