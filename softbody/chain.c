@@ -490,6 +490,7 @@ sb_work *sb_work_create(const sb_model *m) {
   w->tmp = calloc(n, sizeof(double));
   w->tmp2 = calloc(n, sizeof(double));
   w->J6n = calloc((size_t)6 * n, sizeof(double));
+  w->qacc = calloc(n, sizeof(double));
   return w;
 }
 
@@ -497,7 +498,7 @@ void sb_work_free(sb_work *w) {
   if (!w) return;
   double *arrs[] = {w->q, w->v, w->X, w->S, w->Jpart, w->P, w->eta, w->nu, w->bterm, w->vp,
                     w->acc, w->F, w->Ic, w->Xu, w->Jend, w->M, w->Mt, w->L, w->c, w->vstar,
-                    w->rhs, w->tmp, w->tmp2, w->J6n};
+                    w->rhs, w->tmp, w->tmp2, w->J6n, w->qacc};
   for (size_t i = 0; i < sizeof arrs / sizeof arrs[0]; i++) free(arrs[i]);
   free(w->g);
   free(w);
@@ -630,6 +631,30 @@ static void step_frame(const sb_segment *sg, int element, double s0, double s1, 
   for (int i = 0; i < 6; i++) o->zeta[i] = a[i] + b[i];
 }
 
+void sb_set_base_motion(sb_model *m, const double twist[6], const double acc[6]) {
+  for (int i = 0; i < 6; i++) {
+    m->base_twist[i] = twist ? twist[i] : 0;
+    m->base_acc[i] = acc ? acc[i] : 0;
+  }
+}
+
+void sb_set_base_motion_world(sb_model *m, const double omega[3], const double vel[3],
+                              const double alpha[3], const double accel[3]) {
+  static const double z[3] = {0, 0, 0};
+  const double *R = m->base.R;
+  double t[6], a[6];
+  /* base axes: x_b = R^T x_w */
+  for (int i = 0; i < 3; i++) {
+    const double *src[4] = {omega ? omega : z, vel ? vel : z, alpha ? alpha : z, accel ? accel : z};
+    double *dst[4] = {t + i, t + 3 + i, a + i, a + 3 + i};
+    for (int k = 0; k < 4; k++) *dst[k] = R[i] * src[k][0] + R[3 + i] * src[k][1] + R[6 + i] * src[k][2];
+  }
+  /* d/dt (R^T v) = R^T a - w_b x v_b: the body-fixed derivative */
+  double c[3] = {t[1] * t[5] - t[2] * t[4], t[2] * t[3] - t[0] * t[5], t[0] * t[4] - t[1] * t[3]};
+  for (int i = 0; i < 3; i++) a[3 + i] -= c[i];
+  sb_set_base_motion(m, t, a);
+}
+
 void sb_kinematics(const sb_model *m, sb_work *w, const double *q, const double *v) {
   int n = m->n;
   memcpy(w->q, q, n * sizeof(double));
@@ -643,7 +668,9 @@ void sb_kinematics(const sb_model *m, sb_work *w, const double *q, const double 
     const sb_node *nd = &m->node[k];
     const sb_segment *sg = &m->seg[nd->seg];
     const sb_pose *gp = k ? &w->g[k - 1] : &m->base;
-    const double *etap = k ? w->eta + 6 * (k - 1) : zero6, *vpp = k ? w->vp + 6 * (k - 1) : zero6;
+    /* absolute twists start at the base's; velocity products start at 0
+     * (the base's own acceleration enters the dynamics through A0) */
+    const double *etap = k ? w->eta + 6 * (k - 1) : m->base_twist, *vpp = k ? w->vp + 6 * (k - 1) : zero6;
     double *S = w->S + nd->soff, *X = w->X + 36 * k;
     step_out o;
     step_frame(sg, nd->element, nd->s0, nd->s1, &nd->G, nd->ncol, q + nd->col0, v ? v + nd->col0 : NULL, S, &o);
@@ -668,7 +695,7 @@ void sb_kinematics(const sb_model *m, sb_work *w, const double *q, const double 
       sb_mat6_vec(X, vpp, vpk);
       for (int i = 0; i < 6; i++) vpk[i] += bt[i];
     } else {
-      memset(eta, 0, 6 * sizeof(double));
+      sb_mat6_vec(X, etap, eta); /* q' = 0: rigid motion with the base */
       memset(nu, 0, 6 * sizeof(double));
       memset(bt, 0, 6 * sizeof(double));
       memset(vpk, 0, 6 * sizeof(double));
@@ -776,7 +803,7 @@ int sb_point_kinematics(const sb_model *m, sb_work *w, int seg, double s, sb_pos
     for (int i = 0; i < 6; i++)
       for (int j = 0; j < nd->ncol; j++) J[i * n + nd->col0 + j] += S[i * nd->ncol + j];
   }
-  const double *etap = k ? w->eta + 6 * (k - 1) : zero6, *vpp = k ? w->vp + 6 * (k - 1) : zero6;
+  const double *etap = k ? w->eta + 6 * (k - 1) : m->base_twist, *vpp = k ? w->vp + 6 * (k - 1) : zero6;
   double e[6];
   sb_mat6_vec(o.X, etap, e);
   for (int i = 0; i < 6; i++) e[i] += vv ? o.nu[i] : 0;

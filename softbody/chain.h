@@ -125,6 +125,15 @@ typedef struct {
   sb_unit *unit;
   double *K, *D;       /* n x n stiffness and damping, constant */
   sb_pose base;
+  /* Motion of the base frame, per-step inputs (0 after create; set with
+   * sb_set_base_motion*): base_twist = [w; v] of the base in its own axes
+   * (the node twists' convention), base_acc = its time derivative in those
+   * axes = [alpha; a - w x v] with alpha, a the angular and classical linear
+   * acceleration of the base origin, base axes. They enter the kinematics
+   * (node twists are absolute) and the bias c(q, v) (d'Alembert forces), so
+   * a step on a moving mount needs nothing else; Jacobians and M stay
+   * relative to the base. */
+  double base_twist[6], base_acc[6];
   double gravity[3];
   double total_mass;
   int maxcol;          /* widest unit */
@@ -150,6 +159,8 @@ typedef struct {
   double *M, *c, *Mt, *L;         /* n x n mass, bias, M~ and its Cholesky factor */
   double *vstar, *rhs, *tmp, *tmp2;
   double *J6n;                    /* 6 x n scratch for point Jacobians */
+  double *qacc;                   /* n: (v+ - v)/h of the last committed step */
+  double base_wrench[6];          /* sb_base_wrench at qacc, set by sb_step_commit */
   double h;
   int kin_valid, vel_valid, jend_valid, step_ready;
 } sb_work;
@@ -166,13 +177,31 @@ void sb_state_free(sb_state *s);
 sb_work *sb_work_create(const sb_model *m);
 void sb_work_free(sb_work *w);
 
-/* Forward pass: node poses, Jacobian blocks and, with v != NULL, twists and
- * velocity-product terms. Every query below reads the last call's result. */
+/* Base motion (see sb_model). twist, acc: base axes as documented there;
+ * NULL means zero. Set the pose (m->base) first, then this, then step. */
+void sb_set_base_motion(sb_model *m, const double twist[6], const double acc[6]);
+/* The same from world-axes quantities of the base origin: angular velocity
+ * omega, linear velocity vel, angular acceleration alpha and classical linear
+ * acceleration accel (e.g. MuJoCo's mj_objectVelocity/mj_objectAcceleration
+ * with flg_local = 0, as [rot; lin]). Uses m->base.R: set the pose first.
+ * Any argument may be NULL (zero). */
+void sb_set_base_motion_world(sb_model *m, const double omega[3], const double vel[3],
+                              const double alpha[3], const double accel[3]);
+
+/* Forward pass: node poses, Jacobian blocks, twists and velocity-product
+ * terms. Twists are absolute: they start from m->base_twist. v == NULL means
+ * q' = 0 (twists then come from the base motion alone, velocity products are
+ * 0). Every query below reads the last call's result. */
 void sb_kinematics(const sb_model *m, sb_work *w, const double *q, const double *v);
 
 /* Pose, body Jacobian (6 x n, twist of the frame in its own coordinates),
  * twist, and velocity-product term dJ/dt*v at arc length s of a segment
  * (rigid segments: their joint frame). Any output may be NULL.
+ * J is relative to the base (d twist / d v); eta is the absolute twist,
+ *   eta = Ad(g^-1 base) base_twist + J v,
+ * and the frame's acceleration (d/dt eta, own axes) is
+ *   Ad(g^-1 base) base_acc + J a + dJv,
+ * dJv including the velocity products of the base twist with v.
  * Returns 0, or -1 for a bad segment or s outside [0, length]. */
 int sb_point_kinematics(const sb_model *m, sb_work *w, int seg, double s, sb_pose *g,
                         double *J, double eta[6], double dJv[6]);
@@ -182,15 +211,31 @@ void sb_node_jacobian(const sb_model *m, sb_work *w, int k, double *J);
 
 /* Mass matrix by composite inertias over nodes (n x n). */
 void sb_mass_matrix(const sb_model *m, sb_work *w, double *M);
-/* Bias c(q, v): Coriolis, centrifugal and gravity (needs v in kinematics). */
+/* Bias c(q, v): Coriolis, centrifugal, gravity and the inertial forces of
+ * the base motion (base_acc and base_twist), with v from the kinematics. */
 void sb_bias(const sb_model *m, sb_work *w, double *c);
 /* Inverse dynamics: tau = M a + c + K q + D v. */
 void sb_inverse_dynamics(const sb_model *m, sb_work *w, const double *a, double *tau);
 /* Forward dynamics: a = M^-1 (tau - c - K q - D v). Returns 0 or -1 (M not SPD). */
 int sb_forward_dynamics(const sb_model *m, sb_work *w, const double *tau, double *a);
 
-/* Energies at the last kinematics: kinetic, gravitational, elastic. */
+/* Energies at the last kinematics: kinetic (of the absolute twists, so it
+ * includes the base motion), gravitational, elastic. */
 void sb_energy(const sb_model *m, sb_work *w, double *kinetic, double *gravity, double *elastic);
+
+/* Load of the chain on its base: the wrench the chain exerts on the base
+ * frame (minus the wrench the base supplies to it), for accelerations a
+ * (NULL = 0) at the last kinematics (q, v) and the current base motion.
+ * wrench_world = [moment; force] (the twists' order), world axes, moment
+ * about the base origin m->base.p. It is the Newton-Euler balance of the
+ * whole chain: gravity + base-motion inertia + d/dt of the chain's momentum.
+ * Every other external load on the chain (contact impulses, penalty forces,
+ * sb_add_world_wrench loads) enters only through a, so it is attributed to
+ * the base as well: when those loads act, add their world wrench about the
+ * base origin (sb_contact_body_wrench / h for contact impulses) to get the
+ * base's share alone. At rest under gravity it is (m_tot r_com x g; m_tot g).
+ * Returns 0, or -1 without a kinematics pass. */
+int sb_base_wrench(const sb_model *m, sb_work *w, const double *a, double wrench_world[6]);
 
 /* Adds J^T wrench to Q for a force f and moment mo, both in world axes,
  * applied at the frame origin of (seg, s). Returns 0 or -1 as above. */
@@ -203,7 +248,10 @@ int sb_add_world_wrench(const sb_model *m, sb_work *w, int seg, double s, const 
  *   M~ (v+ - v*) = p        (p: generalized contact impulse, J^T lambda)
  *   q+ = q + h v+
  * prepare computes M~ (factored) and v*; solve_mt applies M~^-1 for the
- * contact code; commit advances the state. Errors leave the state unchanged. */
+ * contact code; commit advances the state, and stores a = (v+ - v)/h in
+ * w->qacc and sb_base_wrench(a) at the step's start (q, v) in
+ * w->base_wrench. Errors leave the state unchanged. Base motion: set it
+ * (sb_set_base_motion*) before prepare; c(q, v) then carries it. */
 int sb_step_prepare(const sb_model *m, const sb_state *s, sb_work *w, const double *tau, double h,
                     char *error, int error_size);
 void sb_step_solve_mt(const sb_model *m, sb_work *w, const double *rhs, double *x);

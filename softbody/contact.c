@@ -34,7 +34,9 @@ struct sb_contact_problem {
   double *vfree;           /* stacked free velocities (dense/custom copied; soft filled at solve) */
   sb_contact *c;
   double *frame;           /* 9 per contact: world columns t1 t2 n, row-major */
-  double *vstatic;         /* 3 per contact: static sides' velocity, contact frame */
+  double *vstatic;         /* 3 per contact, contact frame: velocity the coordinates do not
+                              carry (static sides' prescribed motion, soft bases' motion) */
+  double *point;           /* 6 per contact: world point of each soft side (for wrenches) */
   double *Jt;              /* ndof x 3 max_c: column 3i + k = row k (t1, t2, n) of contact i */
   double *Y;               /* M^-1 Jt */
   double *W;               /* 3m x 3m Delassus in contact frames */
@@ -75,7 +77,7 @@ sb_contact_options sb_contact_default_options(void) {
 
 void sb_contact_free(sb_contact_problem *p) {
   if (!p) return;
-  void *ptr[] = {p->bodies, p->pool, p->vfree, p->c, p->frame, p->vstatic, p->Jt, p->Y, p->W,
+  void *ptr[] = {p->bodies, p->pool, p->vfree, p->c, p->frame, p->vstatic, p->point, p->Jt, p->Y, p->W,
                  p->u, p->uf, p->J6, p->scratch, p->St, p->qrwork, p->iwork, p->prio, p->keep, p->kept,
                  p->A, p->b, p->As, p->bs, p->z, p->zs, p->wv, p->dr, p->dc, p->lambda, p->p,
                  p->pv, p->normal_mask, p->blocks, p->prev_id, p->prev_z, p->stabv, p->order};
@@ -112,6 +114,7 @@ sb_contact_problem *sb_contact_create(int max_contacts, int max_bodies, int max_
   ALLOC(p->c, mc);
   ALLOC(p->frame, 9 * mc);
   ALLOC(p->vstatic, m3);
+  ALLOC(p->point, 2 * m3);
   ALLOC(p->Jt, nd * m3);
   ALLOC(p->Y, nd * m3);
   ALLOC(p->W, m3 * m3);
@@ -308,6 +311,27 @@ static int add_side(sb_contact_problem *p, int i, const sb_contact_side *sd, dou
       return -1;
     }
     const double *r = sd->offset;
+    /* The base's motion moves the point with the coordinates frozen. The
+     * LCP's velocities are those at the end of the step: the point frame's
+     * twist then is Ad(g^-1 base) (eta_b + h a_b), in that frame's axes at
+     * t + h, which turned by h omega since t (the axes J and the contact
+     * frame use): vb = (1 + h omega^) (v + omega x r) to first order. */
+    const sb_model *m = b->m;
+    double hb = b->w->step_ready ? b->w->h : 0, eb[6], et[6], e0[6], Ab[36], vb[3], wv[3];
+    for (int a = 0; a < 6; a++) eb[a] = m->base_twist[a] + hb * m->base_acc[a];
+    sb_pose rel = sb_pose_inv_mul(&g, &m->base);
+    sb_Ad(&rel, Ab);
+    sb_mat6_vec(Ab, eb, et);
+    sb_mat6_vec(Ab, m->base_twist, e0);
+    vb[0] = et[3] + et[1] * r[2] - et[2] * r[1];
+    vb[1] = et[4] + et[2] * r[0] - et[0] * r[2];
+    vb[2] = et[5] + et[0] * r[1] - et[1] * r[0];
+    wv[0] = e0[1] * vb[2] - e0[2] * vb[1];
+    wv[1] = e0[2] * vb[0] - e0[0] * vb[2];
+    wv[2] = e0[0] * vb[1] - e0[1] * vb[0];
+    for (int a = 0; a < 3; a++) vb[a] += hb * wv[a];
+    double *pt = p->point + 6 * i + (sign > 0 ? 0 : 3);
+    sb_pose_apply(&g, r, pt);
     for (int k = 0; k < 3; k++) {
       /* d . R_g (v + omega x r) = u . v - (u x r) . omega, u = R_g^T d */
       double d[3] = {R[k], R[3 + k], R[6 + k]}, u[3], uxr[3];
@@ -321,6 +345,7 @@ static int add_side(sb_contact_problem *p, int i, const sb_contact_side *sd, dou
         for (int a = 0; a < 3; a++) v += u[a] * p->J6[(3 + a) * n + j] - uxr[a] * p->J6[a * n + j];
         c[j] += sign * v;
       }
+      p->vstatic[3 * i + k] += sign * dot3(u, vb);
     }
     return 0;
   }
@@ -681,6 +706,27 @@ void sb_contact_result(const sb_contact_problem *p, int contact, double impulse[
 void sb_contact_relative_velocity(sb_contact_problem *p, int contact, double v[3]) {
   const double *R = p->frame + 9 * contact, *u = p->uf + 3 * contact;
   for (int k = 0; k < 3; k++) v[k] = R[3 * k] * u[0] + R[3 * k + 1] * u[1] + R[3 * k + 2] * u[2];
+}
+
+int sb_contact_body_wrench(const sb_contact_problem *p, int body, const double point[3],
+                           double wrench[6]) {
+  memset(wrench, 0, 6 * sizeof(double));
+  if (body < 0 || body >= p->nb || p->bodies[body].kind != BODY_SOFT) return -1;
+  for (int i = 0; i < p->nc; i++)
+    for (int sd = 0; sd < 2; sd++) {
+      if (p->c[i].side[sd].body != body) continue;
+      const double *R = p->frame + 9 * i, *l = p->lambda + 3 * i, *x = p->point + 6 * i + 3 * sd;
+      double f[3], r[3];
+      for (int k = 0; k < 3; k++) {
+        f[k] = (sd ? -1 : 1) * (R[3 * k] * l[0] + R[3 * k + 1] * l[1] + R[3 * k + 2] * l[2]);
+        r[k] = x[k] - point[k];
+      }
+      wrench[0] += r[1] * f[2] - r[2] * f[1];
+      wrench[1] += r[2] * f[0] - r[0] * f[2];
+      wrench[2] += r[0] * f[1] - r[1] * f[0];
+      for (int k = 0; k < 3; k++) wrench[3 + k] += f[k];
+    }
+  return 0;
 }
 
 void sb_contact_lcp(const sb_contact_problem *p, int *n, const double **A, const double **b,

@@ -4,7 +4,10 @@
  *
  * A problem holds bodies and contacts for one time step. Bodies:
  *   soft   an sb chain after sb_step_prepare: M~ = M + hD + h^2 K (factored
- *          there), free velocity v* (the impulse moves it: M~ dv = J^T lambda)
+ *          there), free velocity v* (the impulse moves it: M~ dv = J^T lambda);
+ *          its points also move with the chain's base (m->base_twist +
+ *          h m->base_acc, the end of the step), a velocity the impulses do
+ *          not change, added to the free relative velocity
  *   dense  any body given by its (SPD) mass matrix and free velocity, e.g. a
  *          rigid body
  *   custom any body given by functions: x <- M^-1 x and x <- F^-1 x for some
@@ -120,6 +123,12 @@ void sb_contact_body_velocity(sb_contact_problem *p, int body, double *v);
  * kept the contact. Any output may be NULL. */
 void sb_contact_result(const sb_contact_problem *p, int contact, double impulse[3],
                        double *normal_impulse, double frame[9], int *kept);
+/* Total contact impulse of the last solve on a soft body, as a world wrench
+ * [moment about point; impulse] (N*m*s, N*s), e.g. about the base origin to
+ * add (divided by h) to sb_base_wrench. Returns 0, or -1 (all zero) if body
+ * is not a soft body of the problem. */
+int sb_contact_body_wrench(const sb_contact_problem *p, int body, const double point[3],
+                           double wrench[6]);
 /* Relative velocity of the contact after the step (world, side 0 minus side 1). */
 void sb_contact_relative_velocity(sb_contact_problem *p, int contact, double v[3]);
 

@@ -8,15 +8,18 @@
 
 #include "chain.h"
 
-/* Newton-Euler: tau = sum S^T F for accelerations a (NULL = 0), with or
- * without gravity (as an upward base acceleration), no elastic terms. */
-static void rnea(const sb_model *m, sb_work *w, const double *a, int gravity, double *tau) {
+/* Newton-Euler: tau = sum S^T F for accelerations a (NULL = 0), no elastic
+ * terms; tau may be NULL (then only w->F, the subtree wrenches). The base
+ * acceleration A0 is the base's own (d'Alembert) plus gravity as an upward
+ * acceleration; the base twist is already in the node twists. */
+static void rnea(const sb_model *m, sb_work *w, const double *a, double *tau) {
   int K = m->nnode;
-  double A0[6] = {0};
-  if (gravity)
-    for (int i = 0; i < 3; i++)
-      A0[3 + i] = -(m->base.R[i] * m->gravity[0] + m->base.R[3 + i] * m->gravity[1] +
-                    m->base.R[6 + i] * m->gravity[2]);
+  double A0[6];
+  for (int i = 0; i < 3; i++) {
+    A0[i] = m->base_acc[i];
+    A0[3 + i] = m->base_acc[3 + i] - (m->base.R[i] * m->gravity[0] + m->base.R[3 + i] * m->gravity[1] +
+                                      m->base.R[6 + i] * m->gravity[2]);
+  }
   for (int k = 0; k < K; k++) {
     const sb_node *nd = &m->node[k];
     double *A = w->acc + 6 * k, *F = w->F + 6 * k;
@@ -33,12 +36,12 @@ static void rnea(const sb_model *m, sb_work *w, const double *a, int gravity, do
     sb_mat6_vec(nd->inertia, A, F);
     for (int i = 0; i < 6; i++) F[i] -= c[i];
   }
-  memset(tau, 0, m->n * sizeof(double));
+  if (tau) memset(tau, 0, m->n * sizeof(double));
   for (int k = K - 1; k >= 0; k--) {
     const sb_node *nd = &m->node[k];
     double *F = w->F + 6 * k;
     const double *S = w->S + nd->soff;
-    for (int j = 0; j < nd->ncol; j++) {
+    for (int j = 0; j < nd->ncol && tau; j++) {
       double s = 0;
       for (int i = 0; i < 6; i++) s += S[i * nd->ncol + j] * F[i];
       tau[nd->col0 + j] += s;
@@ -51,11 +54,26 @@ static void rnea(const sb_model *m, sb_work *w, const double *a, int gravity, do
   }
 }
 
-void sb_bias(const sb_model *m, sb_work *w, double *c) { rnea(m, w, NULL, 1, c); }
+void sb_bias(const sb_model *m, sb_work *w, double *c) { rnea(m, w, NULL, c); }
+
+int sb_base_wrench(const sb_model *m, sb_work *w, const double *a, double wrench_world[6]) {
+  if (!w->kin_valid) return -1;
+  rnea(m, w, a, NULL);
+  /* F_0 (node 0 axes, about its origin) is what the base supplies to the
+   * chain; X_0^T moves it to the base frame; the load is its opposite. */
+  double Fb[6];
+  sb_mat6t_vec(w->X, w->F, Fb);
+  const double *R = m->base.R;
+  for (int i = 0; i < 3; i++) {
+    wrench_world[i] = -(R[3 * i] * Fb[0] + R[3 * i + 1] * Fb[1] + R[3 * i + 2] * Fb[2]);
+    wrench_world[3 + i] = -(R[3 * i] * Fb[3] + R[3 * i + 1] * Fb[4] + R[3 * i + 2] * Fb[5]);
+  }
+  return 0;
+}
 
 void sb_inverse_dynamics(const sb_model *m, sb_work *w, const double *a, double *tau) {
   int n = m->n;
-  rnea(m, w, a, 1, tau);
+  rnea(m, w, a, tau);
   for (int i = 0; i < n; i++) {
     double s = 0;
     for (int j = 0; j < n; j++) s += m->K[i * n + j] * w->q[j] + m->D[i * n + j] * w->v[j];

@@ -22,6 +22,11 @@ int sb_step_prepare(const sb_model *m, const sb_state *s, sb_work *w, const doub
       sb_errorf(error, error_size, "non-finite %s[%d] at t = %g", !isfinite(s->q[i]) ? "q" : !isfinite(s->v[i]) ? "v" : "tau", i, s->t);
       return -1;
     }
+  for (int i = 0; i < 6; i++)
+    if (!isfinite(m->base_twist[i]) || !isfinite(m->base_acc[i])) {
+      sb_errorf(error, error_size, "non-finite base %s[%d] at t = %g", isfinite(m->base_twist[i]) ? "acc" : "twist", i, s->t);
+      return -1;
+    }
   sb_kinematics(m, w, s->q, s->v);
   sb_mass_matrix(m, w, w->M);
   sb_bias(m, w, w->c);
@@ -76,6 +81,14 @@ int sb_step_commit(const sb_model *m, sb_state *s, sb_work *w, const double *imp
       sb_errorf(error, error_size, "step produced a non-finite velocity at t = %g (coordinate %d); state kept", s->t, i);
       return -1;
     }
+  /* The load on the base over this step, by Newton-Euler at the step's
+   * start with the acceleration taken; the kinematics are redone only if a
+   * query moved them since prepare. */
+  if (!w->kin_valid || !w->vel_valid || memcmp(w->q, s->q, n * sizeof(double)) ||
+      memcmp(w->v, s->v, n * sizeof(double)))
+    sb_kinematics(m, w, s->q, s->v);
+  for (int i = 0; i < n; i++) w->qacc[i] = (vn[i] - s->v[i]) / w->h;
+  sb_base_wrench(m, w, w->qacc, w->base_wrench);
   for (int i = 0; i < n; i++) {
     s->v[i] = vn[i];
     s->q[i] += w->h * vn[i];
