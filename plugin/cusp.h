@@ -108,6 +108,11 @@ double cusp_total_length(const mjData *d, int instance);
 int cusp_set(mjData *d, int instance, const char *key, const char *value, char *error,
              int error_size);
 
+/* Reads back a live key of a running instance (the keys cusp_set takes), as
+ * cusp_set would accept it: "lcp", "fb", "qr ruiz", "none", "0.5", ...
+ * Returns 0, or -1 with a message in value for a bad instance or key. */
+int cusp_get(const mjData *d, int instance, const char *key, char *value, int value_size);
+
 #ifdef __cplusplus
 }
 #endif

@@ -32,6 +32,10 @@ typedef struct {
   int pbody;                /* body index in this step's contact problem, or -1 */
   sb_pose *disk_pose;       /* world, at the start of the step */
   double *disk_twist;       /* 6 per disk: body twist of the disk frame */
+  int moving_base;          /* the mount has degrees of freedom */
+  double base_twist[6];     /* mount twist [w; v] in its axes at the last advance */
+  int have_base_twist;
+  double penalty_wrench[6]; /* this step's penalty forces on the arm: [moment about the base; force], world */
 } soft_t;
 
 /* What a contact of this step joins (index-parallel to the problem's contacts). */
@@ -109,6 +113,8 @@ static void reset_soft(runtime *r) {
     soft_t *s = &r->soft[i];
     sb_state_reset(s->model, s->state);
     for (int c = 0; c < s->cfg.ncoord; c++) s->state->q[c] = s->cfg.initial[c];
+    s->have_base_twist = 0;
+    sb_set_base_motion(s->model, NULL, NULL);
   }
   memset(r->qfrc_cusp, 0, sizeof(double) * (r->m->nv ? r->m->nv : 1));
   r->rep.steps = r->rep.solves = r->rep.converged = r->rep.fallbacks = r->rep.nan_events = 0;
@@ -201,6 +207,36 @@ static void rigid_free_velocity(runtime *r, double h) {
 
 /* ---------- one advance ---------- */
 
+/* The mount's twist now, and its rate over the last step (d->cacc is not
+ * current inside mjcb_passive): the soft step then carries the d'Alembert
+ * forces of a moving mount, and contacts see the disks' absolute velocity. */
+static void set_base_motion(runtime *r, soft_t *s, double h) {
+  double tw[6], acc[6] = {0, 0, 0, 0, 0, 0};
+  pose_from_body(r->d, s->cfg.base_body_id, &s->model->base);
+  mj_objectVelocity(r->m, r->d, mjOBJ_XBODY, s->cfg.base_body_id, tw, 1); /* [w; v], mount axes */
+  if (s->have_base_twist)
+    for (int k = 0; k < 6; k++) acc[k] = (tw[k] - s->base_twist[k]) / h;
+  memcpy(s->base_twist, tw, sizeof tw);
+  s->have_base_twist = 1;
+  sb_set_base_motion(s->model, tw, acc);
+}
+
+/* The arm's load on a mount with degrees of freedom: the chain's reaction at
+ * its base for the step it took, corrected for the contact impulses and
+ * penalty forces that came from outside rather than through the mount. */
+static void apply_base_load(runtime *r, soft_t *s, double h, int lcp_ran) {
+  double W[6], Wc[6];
+  memcpy(W, s->work->base_wrench, sizeof W);
+  if (lcp_ran && s->pbody >= 0 && sb_contact_body_wrench(r->P, s->pbody, s->model->base.p, Wc) == 0)
+    for (int k = 0; k < 6; k++) W[k] += Wc[k] / h;
+  for (int k = 0; k < 6; k++) W[k] += s->penalty_wrench[k];
+  if (!all_finite(W, 6)) {
+    r->rep.nan_events++;
+    return;
+  }
+  mj_applyFT(r->m, r->d, W + 3, W, s->model->base.p, s->cfg.base_body_id, r->qfrc_cusp);
+}
+
 static int add_meta(runtime *r, const contact_meta *cm) {
   if (r->nmeta >= r->max_contacts) return -1;
   r->meta[r->nmeta++] = *cm;
@@ -266,6 +302,14 @@ static void other_side(runtime *r, const contact_meta *cm, sb_contact_side *side
   }
 }
 
+static void accumulate_wrench(soft_t *s, const double p[3], const double f[3]) {
+  double rr[3] = {p[0] - s->model->base.p[0], p[1] - s->model->base.p[1], p[2] - s->model->base.p[2]};
+  s->penalty_wrench[0] += rr[1] * f[2] - rr[2] * f[1];
+  s->penalty_wrench[1] += rr[2] * f[0] - rr[0] * f[2];
+  s->penalty_wrench[2] += rr[0] * f[1] - rr[1] * f[0];
+  for (int a = 0; a < 3; a++) s->penalty_wrench[3 + a] += f[a];
+}
+
 static void penalty_forces(runtime *r) {
   const mjModel *m = r->m;
   mjData *d = r->d;
@@ -294,6 +338,7 @@ static void penalty_forces(runtime *r) {
     double rr[3] = {cm->pos[0] - g->p[0], cm->pos[1] - g->p[1], cm->pos[2] - g->p[2]};
     double mo[3] = {rr[1] * f[2] - rr[2] * f[1], rr[2] * f[0] - rr[0] * f[2], rr[0] * f[1] - rr[1] * f[0]};
     sb_add_world_wrench(s->model, s->work, s->cfg.disk[cm->disk].section, s->cfg.disk[cm->disk].s, f, mo, s->tau);
+    accumulate_wrench(s, cm->pos, f);
     double nf[3] = {-f[0], -f[1], -f[2]}, zero[3] = {0, 0, 0};
     if (cm->other_inst >= 0) {
       soft_t *o = &r->soft[cm->other_inst];
@@ -302,6 +347,7 @@ static void penalty_forces(runtime *r) {
       double mo2[3] = {ro[1] * nf[2] - ro[2] * nf[1], ro[2] * nf[0] - ro[0] * nf[2], ro[0] * nf[1] - ro[1] * nf[0]};
       sb_add_world_wrench(o->model, o->work, o->cfg.disk[cm->other_disk].section, o->cfg.disk[cm->other_disk].s,
                           nf, mo2, o->tau);
+      accumulate_wrench(o, cm->pos, nf);
     } else if (body_is_rigid(m, body)) {
       mj_applyFT(m, d, nf, zero, cm->pos, body, r->qfrc_cusp);
     }
@@ -406,6 +452,7 @@ static void advance(runtime *r) {
   for (int i = 0; i < r->ninst; i++) {
     soft_t *s = &r->soft[i];
     memset(s->tau, 0, sizeof(double) * s->model->n);
+    memset(s->penalty_wrench, 0, sizeof s->penalty_wrench);
     for (int q = 0; q < s->cfg.nschedule; q++) {
       const cusp_schedule *sc = &s->cfg.schedule[q];
       int act = s->cfg.actuator_id[sc->coord];
@@ -419,6 +466,7 @@ static void advance(runtime *r) {
       u = fmin(fmax(u, s->cfg.ctrlrange[0]), s->cfg.ctrlrange[1]);
       s->tau[c] = s->cfg.gear * u;
     }
+    if (s->moving_base) set_base_motion(r, s, h);
     place_disks(r, s, 0);
   }
 
@@ -519,6 +567,8 @@ static void advance(runtime *r) {
     if (sb_step_commit(s->model, s->state, s->work, p, err, sizeof err)) {
       sb_errorf(r->message, sizeof r->message, "instance \"%s\": %s", s->cfg.name, err);
       r->rep.nan_events++;
+    } else if (s->moving_base) {
+      apply_base_load(r, s, h, lcp_ran);
     }
   }
   if (lcp_ran && r->rigid_body >= 0) {
@@ -666,6 +716,7 @@ int cusp_attach(const mjModel *m, mjData *d, char *error, int error_size) {
     s->disk_pose = calloc(s->cfg.ndisk, sizeof(sb_pose));
     s->disk_twist = calloc(6 * (size_t)s->cfg.ndisk, sizeof(double));
     if (!s->state || !s->work || !s->tau || !s->disk_pose || !s->disk_twist) goto oom;
+    s->moving_base = m->body_weldid[s->cfg.base_body_id] != 0;
     ndisk += s->cfg.ndisk;
     ndof += s->model->n;
   }
@@ -806,17 +857,55 @@ int cusp_tip_pose(const mjData *d, int instance, double pos[3], double quat[4]) 
   return 0;
 }
 
+static const char *const live_keys[] = {"contact", "solver", "conditioning", "eps_rank", "ruiz_iterations",
+                                        "tikhonov", "stabilization", "friction", "pyramid",
+                                        "penalty_stiffness", "penalty_damping"};
+
+int cusp_get(const mjData *d, int instance, const char *key, char *value, int value_size) {
+  soft_t *s = soft_of(d, instance);
+  if (!s) {
+    sb_errorf(value, value_size, "cusp_get: no instance %d attached to this mjData", instance);
+    return -1;
+  }
+  const cusp_instance_config *c = &s->cfg;
+  if (!key) key = "(null)";
+  if (!strcmp(key, "contact")) {
+    sb_errorf(value, value_size, "%s", c->contact == CUSP_CONTACT_PENALTY ? "penalty" : "lcp");
+  } else if (!strcmp(key, "solver")) {
+    sb_errorf(value, value_size, "%s", sb_lcp_solver_name(c->solver));
+  } else if (!strcmp(key, "conditioning")) {
+    sb_errorf(value, value_size, "%s%s%s%s", c->conditioning & CUSP_COND_QR ? "qr " : "",
+              c->conditioning & CUSP_COND_RUIZ ? "ruiz " : "", c->conditioning & CUSP_COND_TIKHONOV ? "tikhonov " : "",
+              c->conditioning ? "" : "none");
+    size_t len = strlen(value);
+    if (len && value[len - 1] == ' ') value[len - 1] = 0;
+  } else if (!strcmp(key, "ruiz_iterations")) {
+    sb_errorf(value, value_size, "%d", c->ruiz_iterations);
+  } else if (!strcmp(key, "pyramid")) {
+    sb_errorf(value, value_size, "%d", c->pyramid);
+  } else {
+    const double *x = !strcmp(key, "eps_rank") ? &c->eps_rank : !strcmp(key, "tikhonov") ? &c->tikhonov
+                    : !strcmp(key, "stabilization") ? &c->stabilization : !strcmp(key, "friction") ? &c->friction
+                    : !strcmp(key, "penalty_stiffness") ? &c->penalty_stiffness
+                    : !strcmp(key, "penalty_damping") ? &c->penalty_damping : NULL;
+    if (!x) {
+      sb_errorf(value, value_size, "cusp_get: \"%s\" is not a live key", key);
+      return -1;
+    }
+    sb_errorf(value, value_size, "%.17g", *x);
+  }
+  return 0;
+}
+
 int cusp_set(mjData *d, int instance, const char *key, const char *value, char *error, int error_size) {
-  static const char *const live[] = {"contact", "solver", "conditioning", "eps_rank", "ruiz_iterations",
-                                     "tikhonov", "stabilization", "friction", "pyramid",
-                                     "penalty_stiffness", "penalty_damping"};
+  const char *const *live = live_keys;
   soft_t *s = soft_of(d, instance);
   if (!s) {
     sb_errorf(error, error_size, "cusp_set: no instance %d attached to this mjData", instance);
     return -1;
   }
   int ok = 0;
-  for (size_t k = 0; k < sizeof live / sizeof live[0]; k++) ok |= key && !strcmp(key, live[k]);
+  for (size_t k = 0; k < sizeof live_keys / sizeof live_keys[0]; k++) ok |= key && !strcmp(key, live[k]);
   if (!ok) {
     sb_errorf(error, error_size, "cusp_set: key \"%s\" cannot change while running (reload the scene)",
               key ? key : "(null)");

@@ -5,6 +5,7 @@
  * models in one process. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cusp.h"
@@ -217,6 +218,25 @@ static void test_push(void) {
   finish(m, d);
 }
 
+/* 3c. The arm loads its mount: a carriage on a vertical spring settles where
+ * the spring carries the carriage and the whole arm; a carriage pushed
+ * sideways drags the arm, which lags and swings behind it. */
+static void test_mount_load(void) {
+  mjModel *m = load(SCENE("coupling_mount_spring.xml"), NULL, 0);
+  if (!m) return;
+  mjData *d = attach(m);
+  run_stats st = run(m, d, 4.0, 0);
+  int carriage = mj_name2id(m, mjOBJ_BODY, "carriage");
+  double k = m->jnt_stiffness[0], g = -m->opt.gravity[2];
+  double arm_mass = 1.17 + 0.54 + 0.265; /* the instance's default masses */
+  double z_expect = 1 - (m->body_mass[carriage] + arm_mass) * g / k, z = d->xpos[3 * carriage + 2];
+  printf("mount load: carriage settles at z = %.6f m, spring carrying carriage + arm predicts %.6f (without "
+         "the arm %.6f)\n", z, z_expect, 1 - m->body_mass[carriage] * g / k);
+  EXPECT(st.finite && fabs(z - z_expect) < 1e-3 * (1 - z_expect), "mount load: z %.6f vs %.6f", z, z_expect);
+  EXPECT(fabs(d->qvel[0]) < 1e-4, "mount load: settled (%.3g m/s)", d->qvel[0]);
+  finish(m, d);
+}
+
 /* 4. A ball squeezed between the tip and the floor stays put. The squeeze
  * force is kept below the rolling instability of a ball under a flat plate
  * (the ball's line of action tilts by x/4r, a negative lateral stiffness
@@ -367,6 +387,39 @@ static void test_many(void) {
   finish(a2, da2);
 }
 
+/* Live switches (the viewer's keys): every live key reads back what was set;
+ * switching to penalty stops the LCP solves; non-live and unknown keys are
+ * refused with a message. */
+static void test_live_keys(void) {
+  mjModel *m = load(SCENE("coupling_fall.xml"), NULL, 0);
+  if (!m) return;
+  mjData *d = attach(m);
+  static const char *const kv[][2] = {{"contact", "penalty"}, {"contact", "lcp"}, {"solver", "lemke"},
+                                      {"solver", "fb"}, {"conditioning", "ruiz tikhonov"}, {"conditioning", "none"},
+                                      {"conditioning", "qr ruiz tikhonov"}, {"eps_rank", "1e-05"},
+                                      {"ruiz_iterations", "7"}, {"tikhonov", "1e-08"}, {"stabilization", "0.5"},
+                                      {"friction", "0.75"}, {"pyramid", "8"}, {"penalty_stiffness", "20000"},
+                                      {"penalty_damping", "30"}};
+  char err[256], got[256];
+  for (size_t k = 0; k < sizeof kv / sizeof kv[0]; k++) {
+    int ok = cusp_set(d, 0, kv[k][0], kv[k][1], err, sizeof err) == 0 && cusp_get(d, 0, kv[k][0], got, sizeof got) == 0;
+    int same = ok && (!strcmp(got, kv[k][1]) || strtod(got, NULL) == strtod(kv[k][1], NULL));
+    EXPECT(same, "live key %s = %s reads back as %s (%s)", kv[k][0], kv[k][1], ok ? got : "-", ok ? "" : err);
+  }
+  EXPECT(cusp_set(d, 0, "sections", "2", err, sizeof err) < 0 && strstr(err, "sections"), "non-live key: %s", err);
+  EXPECT(cusp_get(d, 0, "nope", got, sizeof got) < 0 && strstr(got, "nope"), "unknown key: %s", got);
+  EXPECT(cusp_get(d, 5, "contact", got, sizeof got) < 0 && strstr(got, "5"), "bad instance: %s", got);
+  cusp_set(d, 0, "contact", "penalty", err, sizeof err);
+  run(m, d, 1.0, 0);
+  long solves = cusp_report(d)->solves;
+  EXPECT(solves == 0 && cusp_report(d)->ncontact > 0, "penalty: contacts (%d) without LCP solves (%ld)",
+         cusp_report(d)->ncontact, solves);
+  cusp_set(d, 0, "contact", "lcp", err, sizeof err);
+  run(m, d, 1.1, 0);
+  EXPECT(cusp_report(d)->solves > 0, "back to lcp: solves again");
+  finish(m, d);
+}
+
 int main(void) {
   /* first: the other tests must not depend on what ran before them (a read of
    * MuJoCo's unset contact tangents once made them) */
@@ -376,7 +429,9 @@ int main(void) {
   test_slide();
   test_box_on_arm();
   test_push();
+  test_mount_load();
   test_squeeze();
   test_viewer_semantics();
+  test_live_keys();
   return test_report("coupling");
 }
