@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Installs the Debian packages cusp needs, only those missing.
+# Installs the Debian packages cusp needs, only those missing (xvfb and
+# ffmpeg too: without a display the main command renders headless to video).
 # Usage: scripts/setup.sh [--test]   (--test adds what tests and benchmarks need)
 set -euo pipefail
 
-runtime=(build-essential cmake pkg-config libmujoco-dev libopenblas-dev liblapacke-dev
+runtime=(build-essential cmake pkg-config libmujoco-dev libopenblas-dev liblapacke-dev xvfb ffmpeg
          libglfw3-dev libxml2-dev libpng-dev)
-testing=(xvfb gnuplot ffmpeg libsiconos-numerics-dev clang libmujoco-samples)
+testing=(gnuplot libsiconos-numerics-dev clang libmujoco-samples)
 
 want=("${runtime[@]}")
 [ "${1:-}" = "--test" ] && want+=("${testing[@]}")
