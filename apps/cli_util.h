@@ -22,6 +22,22 @@ static inline void json_string(FILE *f, const char *s) {
   fputc('"', f);
 }
 
+/* A number on stdout as JSON, exactly (17 digits); JSON has no inf or nan:
+ * they become null. */
+static inline void json_number(double x) {
+  if (isfinite(x)) printf("%.17g", x);
+  else printf("null");
+}
+
+static inline void json_array(const double *x, int n) {
+  putchar('[');
+  for (int i = 0; i < n; i++) {
+    if (i) printf(", ");
+    json_number(x[i]);
+  }
+  putchar(']');
+}
+
 /* The whole of s as a finite number > 0; returns 0, or -1 leaving out alone. */
 static inline int parse_positive(const char *s, double *out) {
   char *end;

@@ -24,13 +24,6 @@ static int usage(const char *msg) {
   return 2;
 }
 
-/* JSON cannot hold inf or nan: they become null (the library never returns
- * them; this is the guard). */
-static void json_number(double x) {
-  if (isfinite(x)) printf("%.17g", x);
-  else printf("null");
-}
-
 int main(int argc, char **argv) {
   const char *path = NULL;
   int json = 0, ruiz_iterations = 10, single = 0;

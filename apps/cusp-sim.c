@@ -59,20 +59,6 @@ static void on_error(const char *msg) {
 
 /* ---------- output helpers ---------- */
 
-static void json_number(double x) {
-  if (isfinite(x)) printf("%.10g", x);
-  else printf("null");
-}
-
-static void json_array(const double *x, int n) {
-  putchar('[');
-  for (int i = 0; i < n; i++) {
-    if (i) printf(", ");
-    json_number(x[i]);
-  }
-  putchar(']');
-}
-
 static void csv_field(FILE *f, const char *s, const char *suffix) {
   if (strpbrk(s, ",\"\n")) {
     fputc('"', f);

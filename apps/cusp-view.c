@@ -1052,20 +1052,6 @@ static void soft_views(soft_view *sv, int w, int h) {
   }
 }
 
-static void json_number(double x) {
-  if (isfinite(x)) printf("%.10g", x);
-  else printf("null");
-}
-
-static void json_array(const double *x, int n) {
-  putchar('[');
-  for (int i = 0; i < n; i++) {
-    if (i) printf(", ");
-    json_number(x[i]);
-  }
-  putchar(']');
-}
-
 /* Renders one frame offscreen and reads it back. */
 static int headless_frame(const options *o, mjrRect rect, char *err, int errn) {
   /* positions of the current state without running cusp's callback */
