@@ -67,6 +67,7 @@ static inline void zoo_build(zoo_chain *z, int with_rigid) {
   z->chain.ndisk = 4;
   z->chain.disk = z->disk;
   z->chain.base = zoo_pose(0.2, 0.1, -0.3, 0.1, -0.2, 1.0);
+  z->chain.gravity[0] = z->chain.gravity[1] = 0; /* callers keep z on the stack */
   z->chain.gravity[2] = -9.81;
 }
 
