@@ -717,6 +717,7 @@ int cusp_attach(const mjModel *m, mjData *d, char *error, int error_size) {
     s->disk_twist = calloc(6 * (size_t)s->cfg.ndisk, sizeof(double));
     if (!s->state || !s->work || !s->tau || !s->disk_pose || !s->disk_twist) goto oom;
     s->moving_base = m->body_weldid[s->cfg.base_body_id] != 0;
+    s->work->want_base_wrench = s->moving_base;
     ndisk += s->cfg.ndisk;
     ndof += s->model->n;
   }

@@ -160,7 +160,8 @@ typedef struct {
   double *vstar, *rhs, *tmp, *tmp2;
   double *J6n;                    /* 6 x n scratch for point Jacobians */
   double *qacc;                   /* n: (v+ - v)/h of the last committed step */
-  double base_wrench[6];          /* sb_base_wrench at qacc, set by sb_step_commit */
+  double base_wrench[6];          /* sb_base_wrench at qacc, set by sb_step_commit when asked: */
+  int want_base_wrench;           /* 1: commit records base_wrench (one more Newton-Euler pass) */
   double h;
   int kin_valid, vel_valid, jend_valid, step_ready;
 } sb_work;
@@ -249,8 +250,8 @@ int sb_add_world_wrench(const sb_model *m, sb_work *w, int seg, double s, const 
  *   q+ = q + h v+
  * prepare computes M~ (factored) and v*; solve_mt applies M~^-1 for the
  * contact code; commit advances the state, and stores a = (v+ - v)/h in
- * w->qacc and sb_base_wrench(a) at the step's start (q, v) in
- * w->base_wrench. Errors leave the state unchanged. Base motion: set it
+ * w->qacc and, if w->want_base_wrench, sb_base_wrench(a) at the step's
+ * start (q, v) in w->base_wrench (mounts that move need it, fixed ones not). Errors leave the state unchanged. Base motion: set it
  * (sb_set_base_motion*) before prepare; c(q, v) then carries it. */
 int sb_step_prepare(const sb_model *m, const sb_state *s, sb_work *w, const double *tau, double h,
                     char *error, int error_size);

@@ -84,11 +84,13 @@ int sb_step_commit(const sb_model *m, sb_state *s, sb_work *w, const double *imp
   /* The load on the base over this step, by Newton-Euler at the step's
    * start with the acceleration taken; the kinematics are redone only if a
    * query moved them since prepare. */
-  if (!w->kin_valid || !w->vel_valid || memcmp(w->q, s->q, n * sizeof(double)) ||
-      memcmp(w->v, s->v, n * sizeof(double)))
-    sb_kinematics(m, w, s->q, s->v);
   for (int i = 0; i < n; i++) w->qacc[i] = (vn[i] - s->v[i]) / w->h;
-  sb_base_wrench(m, w, w->qacc, w->base_wrench);
+  if (w->want_base_wrench) {
+    if (!w->kin_valid || !w->vel_valid || memcmp(w->q, s->q, n * sizeof(double)) ||
+        memcmp(w->v, s->v, n * sizeof(double)))
+      sb_kinematics(m, w, s->q, s->v);
+    sb_base_wrench(m, w, w->qacc, w->base_wrench);
+  }
   for (int i = 0; i < n; i++) {
     s->v[i] = vn[i];
     s->q[i] += w->h * vn[i];

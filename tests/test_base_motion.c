@@ -366,6 +366,7 @@ static void test_step_load(void) {
   sb_model *m = sb_model_create(&arm.chain, err, sizeof err);
   sb_state *s = sb_state_create(m);
   sb_work *w = sb_work_create(m);
+  w->want_base_wrench = 1;
   double acc_w[3] = {1.5, 0, 0};
   for (int phase = 0; phase < 2; phase++) {
     /* phase 1: constant world acceleration of the carriage; the base frame's
