@@ -84,27 +84,6 @@ typedef void (*bench_fn)(void *ctx);
 
 static volatile double g_sink; /* keeps results observably used */
 
-static double clock_s(clockid_t id) {
-  struct timespec ts;
-  clock_gettime(id, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static double now_s(void) { return clock_s(CLOCK_MONOTONIC); }
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-/* Linear-interpolated quantile of a sorted array. */
-static double quantile(const double *x, int n, double p) {
-  double r = p * (n - 1);
-  int i = (int)floor(r);
-  if (i >= n - 1) return x[n - 1];
-  return x[i] + (r - i) * (x[i + 1] - x[i]);
-}
-
 /* Warm-up, then the number of calls K for a batch of at least batch_ms. */
 static long calibrate(bench_fn fn, void *ctx, const bench_cfg *cfg) {
   long calls = 0;

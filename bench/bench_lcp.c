@@ -132,27 +132,6 @@ static FILE *g_err;      /* the original stderr */
 static int g_inconsistent;
 static volatile double g_sink;
 
-static double clock_s(clockid_t id) {
-  struct timespec ts;
-  clock_gettime(id, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-static double now_s(void) { return clock_s(CLOCK_MONOTONIC); }
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-/* Linear-interpolated quantile of a sorted array. */
-static double quantile(const double *x, int n, double p) {
-  if (n <= 0) return NAN;
-  double r = p * (n - 1);
-  int i = (int)floor(r);
-  if (i >= n - 1) return x[n - 1];
-  return x[i] + (r - i) * (x[i + 1] - x[i]);
-}
-
 /* Median of the finite entries of x (n entries, copied). */
 static double median_finite(const double *x, int n) {
   double *y = malloc(sizeof(double) * (n > 0 ? n : 1));
