@@ -11,13 +11,7 @@
 #include "testutil.h"
 #include "zoo.h"
 
-static long allocs;
-void *__real_malloc(size_t n);
-void *__real_calloc(size_t a, size_t b);
-void *__real_realloc(void *p, size_t n);
-void *__wrap_malloc(size_t n) { allocs++; return __real_malloc(n); }
-void *__wrap_calloc(size_t a, size_t b) { allocs++; return __real_calloc(a, b); }
-void *__wrap_realloc(void *p, size_t n) { allocs++; return __real_realloc(p, n); }
+#include "alloc_count.h"
 
 static void run(const sb_chain_params *cp, const char *name) {
   char err[256];

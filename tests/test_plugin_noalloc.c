@@ -11,13 +11,7 @@
 
 #define SCENE(name) CUSP_SOURCE_DIR "/tests/data/scenes/" name
 
-static long allocs;
-void *__real_malloc(size_t n);
-void *__real_calloc(size_t a, size_t b);
-void *__real_realloc(void *p, size_t n);
-void *__wrap_malloc(size_t n) { allocs++; return __real_malloc(n); }
-void *__wrap_calloc(size_t a, size_t b) { allocs++; return __real_calloc(a, b); }
-void *__wrap_realloc(void *p, size_t n) { allocs++; return __real_realloc(p, n); }
+#include "alloc_count.h"
 
 static void run(const char *path, const cusp_override *ov, int nov, double T, const char *name) {
   char err[512] = "";
