@@ -14,6 +14,7 @@
 
 #include "cusp.h"
 #include "cli_util.h"
+#include "mj_state.h"
 
 #define PROGRESS_WALL_S 2.0 /* seconds of wall time between progress lines */
 
@@ -70,14 +71,6 @@ static void csv_field(FILE *f, const char *s, const char *suffix) {
   } else {
     fprintf(f, "%s%s", s, suffix);
   }
-}
-
-static int state_finite(const mjModel *m, const mjData *d) {
-  for (int i = 0; i < m->nq; i++)
-    if (!isfinite(d->qpos[i])) return 0;
-  for (int i = 0; i < m->nv; i++)
-    if (!isfinite(d->qvel[i]) || !isfinite(d->qacc[i])) return 0;
-  return 1;
 }
 
 /* Statistics over the run; static so they survive a longjmp. */

@@ -28,6 +28,7 @@
 #include <png.h>
 
 #include "cli_util.h"
+#include "mj_state.h"
 #include "cusp.h"
 
 #define PROGRESS_WALL_S 2.0 /* wall seconds between progress lines */
@@ -243,14 +244,6 @@ static int guarded_context(const mjModel *m, mjrContext *con, int fontscale) {
   mjr_makeContext(m, con, fontscale);
   error_jump_armed = 0;
   return 0;
-}
-
-static int state_finite(const mjModel *m, const mjData *d) {
-  for (int i = 0; i < m->nq; i++)
-    if (!isfinite(d->qpos[i])) return 0;
-  for (int i = 0; i < m->nv; i++)
-    if (!isfinite(d->qvel[i]) || !isfinite(d->qacc[i])) return 0;
-  return 1;
 }
 
 /* ---------- images ---------- */
