@@ -81,6 +81,12 @@ typedef struct {
   int fallback;          /* the solve needed more than the first solver */
   double max_penetration;/* m, >= 0, over the last step's contacts */
   long solves, converged, fallbacks, nan_events; /* totals since attach/reset */
+  /* wall time of the last advance, microseconds, by stage: soft dynamics
+   * (controls, prepare, commit, placing disks), narrow phase (disks and the
+   * touched bodies' other contacts), assembly (rigid free velocity, contact
+   * Jacobians, penalty forces, Delassus matrix), conditioning (stages 1-3),
+   * solve (the LCP solver chain); total covers the whole advance */
+  double dynamics_us, collision_us, assembly_us, conditioning_us, solve_us, total_us;
 } cusp_step_report;
 
 /* NULL when d is not attached. */
@@ -99,6 +105,10 @@ int cusp_tip_pose(const mjData *d, int instance, double pos[3], double quat[4]);
 /* World pose of a point at arc length s (0..total length) on the backbone. */
 int cusp_backbone_point(const mjData *d, int instance, double s, double pos[3], double mat[9]);
 double cusp_total_length(const mjData *d, int instance);
+/* Mechanical energy of an instance at its current state, J: kinetic,
+ * gravitational (zero at the world origin's height) and elastic. Returns 0,
+ * or -1 for a bad instance. */
+int cusp_energy(const mjData *d, int instance, double *kinetic, double *gravity, double *elastic);
 
 /* ---------- switching (viewer, sweeps) ---------- */
 

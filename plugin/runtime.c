@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "collide.h"
 #include "cusp.h"
@@ -100,6 +101,12 @@ static double schedule_value(const cusp_schedule *s, double t) {
       return s->u[k - 1] + a * (s->u[k] - s->u[k - 1]);
     }
   return s->u[s->nknot - 1];
+}
+
+static double now_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e6 + ts.tv_nsec * 1e-3;
 }
 
 static int all_finite(const double *x, int n) {
@@ -444,6 +451,7 @@ static void advance(runtime *r) {
   mjData *d = r->d;
   double h = m->opt.timestep;
   int nv = m->nv;
+  double t_start = now_us(), t_dyn = 0, t_col = 0, t_asm = 0, t_mark = t_start;
   r->nmeta = 0;
   memset(r->qfrc_cusp, 0, sizeof(double) * (nv ? nv : 1));
   memset(r->touched, 0, m->nbody);
@@ -471,11 +479,17 @@ static void advance(runtime *r) {
   }
 
   /* narrow phase */
+  t_dyn += now_us() - t_mark;
+  t_mark = now_us();
   for (int i = 0; i < r->ninst; i++)
     for (int k = 0; k < r->soft[i].cfg.ndisk; k++) collide_disk(r, i, k);
   int nsoft_contacts = r->nmeta;
+  t_col += now_us() - t_mark;
+  t_mark = now_us();
 
   penalty_forces(r);
+  t_asm += now_us() - t_mark;
+  t_mark = now_us();
 
   char err[256];
   int failed = 0;
@@ -486,6 +500,9 @@ static void advance(runtime *r) {
       failed = 1;
     }
   }
+
+  t_dyn += now_us() - t_mark;
+  t_mark = now_us();
 
   /* the coupled LCP */
   int nlcp = 0;
@@ -542,9 +559,13 @@ static void advance(runtime *r) {
      * phase with the speculative margin: MuJoCo's list only holds pairs
      * already within geom margin, so a squeezed ball lifting by a micron lost
      * its floor in the LCP every few steps and was pushed through it */
+    t_asm += now_us() - t_mark;
+    t_mark = now_us();
     if (r->rigid_body >= 0) touched_body_contacts(r);
+    t_col += now_us() - t_mark;
     lcp_ran = 1;
     int rc = sb_contact_solve(P, h, &opt, &info, err, sizeof err);
+    t_mark = now_us();
     solved = rc == 0 && info.lcp.status == SB_LCP_SOLVED;
     if (!solved) sb_errorf(r->message, sizeof r->message, "contact solve: %s", err);
     /* results back into meta, in the order the contacts were added */
@@ -557,6 +578,8 @@ static void advance(runtime *r) {
   }
 
   /* commit */
+  double t_commit = now_us();
+  t_asm += t_commit - t_mark;
   for (int i = 0; i < r->ninst && !failed; i++) {
     soft_t *s = &r->soft[i];
     const double *p = lcp_ran && s->pbody >= 0 ? sb_contact_body_impulse(r->P, s->pbody) : NULL;
@@ -612,6 +635,13 @@ static void advance(runtime *r) {
     rep->max_penetration = fmax(rep->max_penetration, -cm->gap);
   }
   rep->info = info;
+  double t_end = now_us();
+  rep->total_us = t_end - t_start;
+  rep->dynamics_us = t_dyn + (t_end - t_commit);
+  rep->collision_us = t_col;
+  rep->assembly_us = t_asm + info.assembly_us;
+  rep->conditioning_us = info.conditioning_us;
+  rep->solve_us = info.lcp.time_us;
   r->lcp_ran = lcp_ran;
   rep->solved = solved && !failed;
   rep->fallback = lcp_ran && info.lcp.attempts > 1;
@@ -834,6 +864,17 @@ double cusp_total_length(const mjData *d, int instance) {
   double L = 0;
   for (int i = 0; i < s->cfg.sections; i++) L += s->cfg.length[i];
   return L;
+}
+
+int cusp_energy(const mjData *d, int instance, double *kinetic, double *gravity, double *elastic) {
+  soft_t *s = soft_of(d, instance);
+  if (!s) return -1;
+  /* the work's kinematics may belong to a query point (a contact); redo them
+   * at the state, which is what the last advance left there anyway */
+  pose_from_body(d, s->cfg.base_body_id, &s->model->base);
+  sb_kinematics(s->model, s->work, s->state->q, s->state->v);
+  sb_energy(s->model, s->work, kinetic, gravity, elastic);
+  return 0;
 }
 
 int cusp_backbone_point(const mjData *d, int instance, double s_arc, double pos[3], double mat[9]) {

@@ -638,6 +638,7 @@ int sb_contact_solve(sb_contact_problem *p, double h, const sb_contact_options *
   for (int c = 0; c < m3; c++) memcpy(p->Y + (size_t)c * ld, p->Jt + (size_t)c * ld, N * sizeof(double));
   apply_all(p, 0, p->Y, m3, ld);
   cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, m3, m3, N, 1.0, p->Jt, ld, p->Y, ld, 0.0, p->W, m3);
+  info->assembly_us = sb_lcp_now_us() - t0;
 
   for (int i = 0; i < m; i++) p->prio[i] = p->u[3 * i + 2] + p->stabv[i] < 0; /* closes within the step */
   p->order_active = 0;
@@ -673,6 +674,7 @@ int sb_contact_solve(sb_contact_problem *p, double h, const sb_contact_options *
   for (int i = 0; i < m; i++)
     if (!p->keep[i]) info->dropped_min_vn = fmin(info->dropped_min_vn, p->uf[3 * i + 2] + p->stabv[i]);
   info->time_us = sb_lcp_now_us() - t0;
+  info->conditioning_us = fmax(0, info->time_us - info->assembly_us - info->lcp.time_us);
   if (info->lcp.status != SB_LCP_SOLVED) {
     sb_errorf(error, error_size, "contact LCP (%d contacts, %d variables) not solved: %s", m, p->nvar,
               info->lcp.message);

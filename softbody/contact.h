@@ -76,6 +76,8 @@ typedef struct {
   double dropped_min_vn;   /* smallest normal velocity + gap term at dropped contacts, m/s (0 if none) */
   int rank_passes;         /* stage-1 selections made (1 unless a dropped contact would penetrate) */
   double time_us;          /* assembly + conditioning + solve */
+  double assembly_us;      /* free velocities, gap terms, Delassus matrix */
+  double conditioning_us;  /* stages 1-3 and unscaling: time_us - assembly_us - lcp.time_us */
 } sb_contact_info;
 
 typedef struct sb_contact_problem sb_contact_problem;

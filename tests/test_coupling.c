@@ -420,6 +420,71 @@ static void test_live_keys(void) {
   finish(m, d);
 }
 
+/* Undamped, weightless, touching nothing: returns the energy lost over T at
+ * step h and checks the stage timings of every step on the way. */
+static double energy_loss(double h, double T, double *e_max, double *kin_max, int *timing_ok) {
+  const cusp_override ov[] = {{"arm", "damping", "0"}, {"arm", "initial", "0.02 0 0 0 0 0 0 0 0"}};
+  mjModel *m = load(SCENE("arm.xml"), ov, 2);
+  if (!m) return NAN;
+  for (int a = 0; a < 3; a++) m->opt.gravity[a] = 0;
+  m->opt.timestep = h;
+  mjData *d = attach(m);
+  double kin, grav, el, e0;
+  cusp_energy(d, 0, &kin, &grav, &el);
+  e0 = kin + grav + el;
+  *e_max = e0;
+  *kin_max = 0;
+  *timing_ok = 1;
+  while (d->time < T - 0.5 * h) {
+    mj_step(m, d);
+    cusp_energy(d, 0, &kin, &grav, &el);
+    *e_max = fmax(*e_max, kin + grav + el);
+    *kin_max = fmax(*kin_max, kin);
+    const cusp_step_report *r = cusp_report(d);
+    double parts = r->dynamics_us + r->collision_us + r->assembly_us + r->conditioning_us + r->solve_us;
+    if (!(r->dynamics_us > 0 && r->collision_us >= 0 && r->assembly_us >= 0 && r->conditioning_us >= 0 &&
+          r->solve_us >= 0 && parts <= r->total_us * (1 + 1e-9) && parts >= 0.5 * r->total_us)) {
+      if (*timing_ok)
+        printf("timings: dynamics %g collision %g assembly %g conditioning %g solve %g total %g us\n",
+               r->dynamics_us, r->collision_us, r->assembly_us, r->conditioning_us, r->solve_us, r->total_us);
+      *timing_ok = 0;
+    }
+  }
+  cusp_energy(d, 0, &kin, &grav, &el);
+  finish(m, d);
+  return e0 - (kin + grav + el);
+}
+
+/* cusp_energy against the closed form; the integrator's energy error is of
+ * first order in h; the step's stage timings add up. */
+static void test_energy_and_timing(void) {
+  const double k = 265, e0 = 0.02, e_start = 0.5 * k * e0 * e0;
+  const cusp_override ov[] = {{"arm", "initial", "0.02 0 0 0 0 0 0 0 0"}};
+  mjModel *m = load(SCENE("arm.xml"), ov, 1);
+  if (!m) return;
+  mjData *d = attach(m);
+  double kin, grav, el;
+  EXPECT(cusp_energy(d, 0, &kin, &grav, &el) == 0, "cusp_energy failed");
+  /* one chamber stretched by e0, the chambers' springs in parallel */
+  EXPECT(fabs(el - e_start) < 1e-12, "elastic energy %.15g J, one stretched chamber has %.15g", el, e_start);
+  EXPECT(fabs(kin) < 1e-15, "kinetic energy %g J at rest", kin);
+  EXPECT(cusp_energy(d, 7, &kin, &grav, &el) == -1, "cusp_energy accepts a bad instance");
+  finish(m, d);
+
+  double emax1, emax2, kmax1, kmax2;
+  int ok1, ok2;
+  double loss1 = energy_loss(0.0005, 0.1, &emax1, &kmax1, &ok1);
+  double loss2 = energy_loss(0.00025, 0.1, &emax2, &kmax2, &ok2);
+  printf("energy: undamped swing loses %.3g J (h = 0.5 ms) and %.3g J (h = 0.25 ms) of %.3g J in 0.1 s\n", loss1,
+         loss2, e_start);
+  EXPECT(kmax1 > 0.2 * e_start, "the stretched arm never swings (max kinetic %g J of %g)", kmax1, e_start);
+  EXPECT(emax1 <= e_start * (1 + 1e-9) && emax2 <= e_start * (1 + 1e-9),
+         "energy grows without damping: %.12g, %.12g > %.12g J", emax1, emax2, e_start);
+  EXPECT(loss1 > 0 && loss2 > 0 && loss1 / loss2 > 1.6 && loss1 / loss2 < 2.5,
+         "energy error not first order in h: loss %g J at 0.5 ms, %g J at 0.25 ms", loss1, loss2);
+  EXPECT(ok1 && ok2, "stage timings negative, or not adding up to the step's total");
+}
+
 int main(void) {
   /* first: the other tests must not depend on what ran before them (a read of
    * MuJoCo's unset contact tangents once made them) */
@@ -433,5 +498,6 @@ int main(void) {
   test_squeeze();
   test_viewer_semantics();
   test_live_keys();
+  test_energy_and_timing();
   return test_report("coupling");
 }
