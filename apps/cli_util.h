@@ -54,4 +54,18 @@ static inline double wall_seconds(void) {
   return ts.tv_sec + 1e-9 * ts.tv_nsec;
 }
 
+static inline int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* Linear-interpolated quantile of a sorted array (NAN when empty). */
+static inline double quantile(const double *x, int n, double p) {
+  if (n <= 0) return NAN;
+  double r = p * (n - 1);
+  int i = (int)floor(r);
+  if (i >= n - 1) return x[n - 1];
+  return x[i] + (r - i) * (x[i + 1] - x[i]);
+}
+
 #endif

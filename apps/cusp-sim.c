@@ -83,7 +83,14 @@ static struct {
   long dumps;       /* LCP files written */
   double sum_iterations, max_penetration, max_mj_penetration;
   char failure[600];
+  /* per-step wall times, us: whole mj_step, then cusp's stages (NSTAGE) */
+  double *step_us[7];
+  long nsample, sample_cap, sample_stride;
 } run;
+
+#define NSTAGE 7
+static const char *const stage_name[NSTAGE] = {"mj_step", "cusp", "dynamics", "collision", "assembly",
+                                              "conditioning", "solve"};
 
 static const char *run_dump_dir, *scene_name;
 
@@ -104,15 +111,39 @@ static int dump_lcp(const mjData *d, const char *scene, long step) {
   return 0;
 }
 
+/* Median, 10th and 90th percentile of a stage's samples (sorts them in
+ * place; NAN when the stage has none, e.g. cusp's on a plain scene). */
+static void stage_quantiles(int k, double out[3]) {
+  long n = 0;
+  double *x = run.step_us[k];
+  for (long i = 0; i < run.nsample; i++)
+    if (isfinite(x[i])) x[n++] = x[i];
+  qsort(x, n, sizeof *x, cmp_double);
+  out[0] = quantile(x, (int)n, 0.5);
+  out[1] = quantile(x, (int)n, 0.1);
+  out[2] = quantile(x, (int)n, 0.9);
+}
+
 /* Steps until nstep or the first failure, collecting statistics and the log. */
 static void step_loop(const mjModel *m, mjData *d, FILE *log, long nstep, double T, double t0) {
   int ninst = cusp_instance_count(m);
   double next_progress = t0 + PROGRESS_WALL_S;
   long prev_solves = 0;
   while (run.steps < nstep) {
+    double t_step = wall_seconds();
     mj_step(m, d);
+    t_step = wall_seconds() - t_step;
     run.steps++;
     const cusp_step_report *r = cusp_report(d);
+    if (run.nsample < run.sample_cap && run.steps % run.sample_stride == 0) {
+      double v[NSTAGE] = {1e6 * t_step, NAN, NAN, NAN, NAN, NAN, NAN};
+      if (r) {
+        v[1] = r->total_us, v[2] = r->dynamics_us, v[3] = r->collision_us, v[4] = r->assembly_us;
+        v[5] = r->conditioning_us, v[6] = r->solve_us;
+      }
+      for (int k = 0; k < NSTAGE; k++) run.step_us[k][run.nsample] = v[k];
+      run.nsample++;
+    }
     int active = r ? r->ncontact : 0, kept = r ? r->nkept : 0;
     int solved_now = r && r->solves > prev_solves;
     if (r) prev_solves = r->solves;
@@ -302,6 +333,15 @@ int main(int argc, char **argv) {
     goto done;
   }
   long nstep = (long)ceil(T / h - 1e-6);
+  /* timing samples: every step up to a million, evenly strided beyond */
+  run.sample_cap = nstep < 1000000 ? (nstep < 1 ? 1 : nstep) : 1000000;
+  run.sample_stride = nstep > run.sample_cap ? (nstep + run.sample_cap - 1) / run.sample_cap : 1;
+  for (int k = 0; k < NSTAGE; k++)
+    if (!(run.step_us[k] = malloc(sizeof(double) * run.sample_cap))) {
+      fprintf(stderr, "cusp-sim: out of memory for %ld timing samples\n", run.sample_cap);
+      rc = 1;
+      goto done;
+    }
   double t0 = wall_seconds();
   guarded_loop(m, d, log, nstep < 1 ? 1 : nstep, T, t0);
   run.wall_s = wall_seconds() - t0;
@@ -331,6 +371,9 @@ int main(int argc, char **argv) {
   double mean_active = run.steps ? (double)run.sum_active / run.steps : 0;
   double mean_mj = run.steps ? (double)run.sum_mj_contacts / run.steps : 0;
   double rtf = run.wall_s > 0 ? run.sim_time / run.wall_s : NAN;
+  double stage_q[NSTAGE][3];
+  for (int k = 0; k < NSTAGE; k++) stage_q[k][0] = stage_q[k][1] = stage_q[k][2] = NAN;
+  for (int k = 0; k < NSTAGE && run.step_us[k]; k++) stage_quantiles(k, stage_q[k]);
 
   if (json) {
     printf("{\"scene\": ");
@@ -358,6 +401,19 @@ int main(int argc, char **argv) {
     json_number(mean_iter);
     printf(", \"fallbacks\": %ld, \"dumped\": %ld}, \"max_penetration_m\": ", fallbacks, run.dumps);
     json_number(run.max_penetration);
+    printf(", \"step_us\": {\"samples\": %ld", run.nsample);
+    for (int k = 0; k < NSTAGE; k++) {
+      printf(", ");
+      json_string(stdout, stage_name[k]);
+      printf(": {\"median\": ");
+      json_number(stage_q[k][0]);
+      printf(", \"p10\": ");
+      json_number(stage_q[k][1]);
+      printf(", \"p90\": ");
+      json_number(stage_q[k][2]);
+      printf("}");
+    }
+    printf("}");
     printf(", \"mujoco_contacts\": {\"max\": %d, \"mean\": ", run.max_mj_contacts);
     json_number(mean_mj);
     printf(", \"max_penetration_m\": ");
@@ -410,6 +466,13 @@ int main(int argc, char **argv) {
     printf("simulated  %.4g of %.4g s in %ld steps of %g s: %s\n", run.sim_time, T, run.steps, h,
            rc == 0 ? "completed" : run.failure[0] ? run.failure : "failed");
     printf("wall time  %.3f s, %.3gx realtime\n", run.wall_s, rtf);
+    printf("step       median %.1f us (p10 %.1f, p90 %.1f) for mj_step", stage_q[0][0], stage_q[0][1],
+           stage_q[0][2]);
+    if (isfinite(stage_q[1][0]))
+      printf("; cusp %.1f us: dynamics %.1f, collision %.1f, assembly %.1f, conditioning %.1f, solve %.1f "
+             "(stage medians)", stage_q[1][0], stage_q[2][0], stage_q[3][0], stage_q[4][0], stage_q[5][0],
+             stage_q[6][0]);
+    printf("\n");
     printf("contacts   soft: max %d active (mean %.2f), max %d kept, max penetration %.3g m; "
            "MuJoCo: max %d\n", run.max_active, mean_active, run.max_kept, run.max_penetration,
            run.max_mj_contacts);
@@ -432,6 +495,7 @@ done:
   }
   if (m) cusp_delete_model(m);
   for (int i = 0; i < argc; i++) free(copies[i]);
+  for (int k = 0; k < NSTAGE; k++) free(run.step_us[k]);
   free(copies);
   free(overrides);
   return rc;

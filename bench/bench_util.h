@@ -1,5 +1,5 @@
-/* Helpers shared by the benchmark programs: the CPU name, clocks, quantiles
- * (JSON strings: apps/cli_util.h). */
+/* Helpers shared by the benchmark programs: the CPU name, clocks (JSON and
+ * quantiles: apps/cli_util.h). */
 #ifndef CUSP_BENCH_UTIL_H
 #define CUSP_BENCH_UTIL_H
 
@@ -37,19 +37,5 @@ static inline double clock_s(clockid_t id) {
 }
 
 static inline double now_s(void) { return clock_s(CLOCK_MONOTONIC); }
-
-static inline int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-/* Linear-interpolated quantile of a sorted array (NAN when empty). */
-static inline double quantile(const double *x, int n, double p) {
-  if (n <= 0) return NAN;
-  double r = p * (n - 1);
-  int i = (int)floor(r);
-  if (i >= n - 1) return x[n - 1];
-  return x[i] + (r - i) * (x[i + 1] - x[i]);
-}
 
 #endif

@@ -35,18 +35,23 @@ json_last_line() {
 import json, sys
 d = json.loads(sys.stdin.read())
 need = ["scene", "sim_time", "steps", "wall_s", "realtime_factor", "completed", "nan_events",
-        "contacts", "lcp", "max_penetration_m", "bodies", "soft"]
+        "contacts", "lcp", "max_penetration_m", "bodies", "soft", "step_us"]
 missing = [k for k in need if k not in d]
 missing += ["contacts." + k for k in ["max_active", "mean_active", "max_kept"] if k not in d["contacts"]]
 missing += ["lcp." + k for k in ["solves", "converged", "convergence_rate", "mean_iterations",
                                  "fallbacks"] if k not in d["lcp"]]
+missing += ["step_us." + k for k in ["samples", "mj_step", "cusp", "dynamics", "collision", "assembly",
+                                     "conditioning", "solve"] if k not in d["step_us"]]
+if not missing and d["step_us"]["samples"] != d["steps"]:
+    sys.exit("step_us.samples %s != steps %s" % (d["step_us"]["samples"], d["steps"]))
 sys.exit("missing keys: " + " ".join(missing) if missing else 0)'
   else
     local line key
     line=$(tail -n 1 "$TMP/out")
     for key in scene sim_time steps wall_s realtime_factor completed nan_events contacts max_active \
                mean_active max_kept lcp solves converged convergence_rate mean_iterations fallbacks \
-               max_penetration_m bodies soft; do
+               max_penetration_m bodies soft step_us samples mj_step dynamics collision assembly \
+               conditioning solve; do
       case "$line" in *"\"$key\":"*) ;; *) echo "missing key $key"; return 1 ;; esac
     done
     case "$line" in "{"*"}") ;; *) echo "not an object"; return 1 ;; esac
