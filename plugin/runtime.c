@@ -36,6 +36,8 @@ typedef struct {
   int moving_base;          /* the mount has degrees of freedom */
   double base_twist[6];     /* mount twist [w; v] in its axes at the last advance */
   int have_base_twist;
+  int disks_placed;         /* disk_pose/twist and the work's kinematics are at the state and placed_base */
+  sb_pose placed_base;
   double penalty_wrench[6]; /* this step's penalty forces on the arm: [moment about the base; force], world */
 } soft_t;
 
@@ -121,6 +123,7 @@ static void reset_soft(runtime *r) {
     sb_state_reset(s->model, s->state);
     for (int c = 0; c < s->cfg.ncoord; c++) s->state->q[c] = s->cfg.initial[c];
     s->have_base_twist = 0;
+    s->disks_placed = 0;
     sb_set_base_motion(s->model, NULL, NULL);
   }
   memset(r->qfrc_cusp, 0, sizeof(double) * (r->m->nv ? r->m->nv : 1));
@@ -145,6 +148,8 @@ static void place_disks(runtime *r, soft_t *s, int write_mocap) {
   mjData *d = r->d;
   pose_from_body(d, s->cfg.base_body_id, &s->model->base);
   sb_kinematics(s->model, s->work, s->state->q, s->state->v);
+  s->disks_placed = 1;
+  s->placed_base = s->model->base;
   for (int k = 0; k < s->cfg.ndisk; k++) {
     const cusp_disk *dk = &s->cfg.disk[k];
     sb_pose *g = &s->disk_pose[k];
@@ -475,7 +480,14 @@ static void advance(runtime *r) {
       s->tau[c] = s->cfg.gear * u;
     }
     if (s->moving_base) set_base_motion(r, s, h);
-    place_disks(r, s, 0);
+    /* the last advance placed the disks at this state: redo the kinematics
+     * only when the mount moved (a moving or mocap mount) */
+    sb_pose base;
+    pose_from_body(d, s->cfg.base_body_id, &base);
+    if (!s->disks_placed || s->moving_base || memcmp(&base, &s->placed_base, sizeof base))
+      place_disks(r, s, 0);
+    else
+      write_disk_geoms(r, s); /* MuJoCo's mocap round trip rounds them differently */
   }
 
   /* narrow phase */
