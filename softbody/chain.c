@@ -657,6 +657,13 @@ void sb_set_base_motion_world(sb_model *m, const double omega[3], const double v
 
 void sb_kinematics(const sb_model *m, sb_work *w, const double *q, const double *v) {
   int n = m->n;
+  /* a step asks for the same kinematics up to three times (disk placement,
+   * dynamics, base load): reuse them when every input is unchanged */
+  if (w->kin_valid && q != w->q && v != w->v && w->vel_valid == (v != NULL) &&
+      !memcmp(w->q, q, n * sizeof(double)) && (!v || !memcmp(w->v, v, n * sizeof(double))) &&
+      !memcmp(&w->kin_base, &m->base, sizeof m->base) &&
+      !memcmp(w->kin_base_twist, m->base_twist, sizeof w->kin_base_twist))
+    return;
   memcpy(w->q, q, n * sizeof(double));
   if (v)
     memcpy(w->v, v, n * sizeof(double));
@@ -710,6 +717,8 @@ void sb_kinematics(const sb_model *m, sb_work *w, const double *q, const double 
   }
   w->kin_valid = 1;
   w->jend_valid = 0;
+  w->kin_base = m->base;
+  memcpy(w->kin_base_twist, m->base_twist, sizeof w->kin_base_twist);
 }
 
 

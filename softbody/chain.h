@@ -164,6 +164,8 @@ typedef struct {
   int want_base_wrench;           /* 1: commit records base_wrench (one more Newton-Euler pass) */
   double h;
   int kin_valid, vel_valid, jend_valid, step_ready;
+  sb_pose kin_base;               /* base pose and twist the kinematics were computed at */
+  double kin_base_twist[6];
 } sb_work;
 
 /* Builds a model; returns NULL and writes a message naming the bad parameter. */
