@@ -420,6 +420,97 @@ static void test_live_keys(void) {
   finish(m, d);
 }
 
+/* Deepest overlap (m, >= 0) of two disk geoms by MuJoCo's own collision
+ * function for the pair, at the disks' current poses. */
+static double disk_overlap(const mjModel *m, mjData *d, int g1, int g2) {
+  mjContact con[mjMAXCONPAIR];
+  mjfCollision fn = mjCOLLISIONFUNC[m->geom_type[g1]][m->geom_type[g2]];
+  int n = fn ? fn(m, d, con, g1, g2, 0) : 0;
+  double deepest = 0;
+  for (int c = 0; c < n; c++) deepest = fmax(deepest, -con[c].dist);
+  return deepest;
+}
+
+/* Non-adjacent disk pairs of one instance: deepest overlap over a run, and
+ * how many of cusp's contacts joined two disks of it. */
+static double self_overlap_run(const char *self_contact, long *self_contacts, long *solves, long *converged) {
+  const cusp_override ov[] = {{"arm", "self_contact", self_contact}};
+  mjModel *m = load(SCENE("coupling_self.xml"), ov, 1);
+  if (!m) return NAN;
+  mjData *d = attach(m);
+  int geom[64], nd = 0;
+  char name[64];
+  for (; nd < 64; nd++) {
+    snprintf(name, sizeof name, "arm/disk%d", nd);
+    if ((geom[nd] = mj_name2id(m, mjOBJ_GEOM, name)) < 0) break;
+  }
+  double deepest = 0;
+  *self_contacts = 0;
+  while (d->time < 2) {
+    mj_step(m, d);
+    /* mj_step leaves the geoms at the step's start; cusp moved the mocap disks */
+    mj_kinematics(m, d);
+    for (int a = 0; a < nd; a++)
+      for (int b = a + 2; b < nd; b++) deepest = fmax(deepest, disk_overlap(m, d, geom[a], geom[b]));
+    const cusp_contact_report *c;
+    int n = cusp_contacts(d, &c);
+    for (int i = 0; i < n; i++) *self_contacts += c[i].other_instance == c[i].instance;
+  }
+  *solves = cusp_report(d)->solves;
+  *converged = cusp_report(d)->converged;
+  finish(m, d);
+  return deepest;
+}
+
+/* Self-contact: a curling arm's distal disks land on its proximal ones. */
+static void test_self_contact(void) {
+  long nself_on, nself_off, solves, converged, s2, c2;
+  double on = self_overlap_run("1", &nself_on, &solves, &converged);
+  double off = self_overlap_run("0", &nself_off, &s2, &c2);
+  printf("self-contact: deepest overlap of non-adjacent disks %.3g mm with it, %.3g mm without; %ld contact "
+         "steps, %ld/%ld converged\n", 1e3 * on, 1e3 * off, nself_on, converged, solves);
+  EXPECT(off > 0.01, "the curl never brings disks together (overlap %g m without self-contact)", off);
+  EXPECT(nself_off == 0, "self contacts reported with self_contact off");
+  EXPECT(nself_on > 100, "only %ld self contacts with self_contact on", nself_on);
+  EXPECT(on <= 2e-3, "disks overlap by %g m with self-contact on", on);
+  EXPECT(solves > 0 && converged >= 0.99 * solves, "%ld/%ld self-contact solves converged", converged, solves);
+}
+
+/* Two instances: one arm bends into the other, which only the contact moves. */
+static void test_soft_soft(void) {
+  mjModel *m = load(SCENE("coupling_soft_soft.xml"), NULL, 0);
+  if (!m) return;
+  mjData *d = attach(m);
+  double rest[3], quat[4], tip[3], moved = 0, deepest = 0, normal_sum = 0;
+  mj_forward(m, d);
+  cusp_tip_pose(d, 1, rest, quat);
+  long pair_steps = 0;
+  while (d->time < 2) {
+    mj_step(m, d);
+    const cusp_contact_report *c;
+    int n = cusp_contacts(d, &c), pair = 0;
+    for (int i = 0; i < n; i++)
+      if (c[i].other_instance >= 0 && c[i].other_instance != c[i].instance) {
+        pair = 1;
+        deepest = fmax(deepest, -c[i].gap);
+        normal_sum += c[i].normal_impulse;
+      }
+    pair_steps += pair;
+    cusp_tip_pose(d, 1, tip, quat);
+    moved = fmax(moved, sqrt(pow(tip[0] - rest[0], 2) + pow(tip[1] - rest[1], 2) + pow(tip[2] - rest[2], 2)));
+  }
+  const cusp_step_report *r = cusp_report(d);
+  printf("soft-soft: %ld steps in contact, normal impulse sum %.3g N s, passive arm's tip moved up to %.1f mm, "
+         "penetration %.3g mm, %ld/%ld converged\n", pair_steps, normal_sum, 1e3 * moved, 1e3 * deepest,
+         r->converged, r->solves);
+  EXPECT(pair_steps > 300 && normal_sum > 0, "the arms barely touch: %ld steps, impulse %g", pair_steps,
+         normal_sum);
+  EXPECT(moved > 3e-3, "the passive arm does not feel the contact (tip moved %g m)", moved);
+  EXPECT(deepest <= 1e-3, "arm-arm penetration %g m", deepest);
+  EXPECT(r->solves > 0 && r->converged >= 0.99 * r->solves, "%ld/%ld converged", r->converged, r->solves);
+  finish(m, d);
+}
+
 /* Undamped, weightless, touching nothing: returns the energy lost over T at
  * step h and checks the stage timings of every step on the way. */
 static double energy_loss(double h, double T, double *e_max, double *kin_max, int *timing_ok) {
@@ -499,5 +590,7 @@ int main(void) {
   test_viewer_semantics();
   test_live_keys();
   test_energy_and_timing();
+  test_self_contact();
+  test_soft_soft();
   return test_report("coupling");
 }
