@@ -36,6 +36,10 @@
 #define TUBE_SEGMENTS 96    /* capsules along each backbone */
 #define MAX_SLOWDOWN 128
 #define NPLOT 3
+#define WINDOW_W 1280       /* the interactive window at start */
+#define WINDOW_H 800
+#define VIEW_SAMPLES 24     /* backbone points per arm for the start camera */
+#define VIEW_MAXPOINT 4096
 
 static int usage(const char *msg) {
   if (msg) fprintf(stderr, "cusp-view: %s\n", msg);
@@ -55,10 +59,14 @@ static int usage(const char *msg) {
           "  --no-overlay     no text overlay in headless images\n"
           "  --json           print one JSON object as the last line (headless)\n"
           "  --set I.K=V      overrides key K of soft instance I (repeatable)\n"
-          "  --camera NAME    a camera of the model\n"
+          "  --camera NAME    start in that fixed camera of the model; default: the model's camera\n"
+          "                   \"cusp_default\" as a free camera, else a free camera that frames the\n"
+          "                   soft arms from where they are least hidden\n"
           "  --quit-after S   close the viewer S wall seconds after the last --keys key (scripted checks)\n"
           "  --keys KEYS      press these keys, one per frame, at start (scripted checks):\n"
           "                   letters, digits, - =, ' ' space, '>' right arrow, '<' backspace, '?' F1\n"
+          "  --drag X,Y,DX,DY after the keys, double-click window pixel (X, Y) (top left origin) and\n"
+          "                   Ctrl+right drag by (DX, DY) pixels over 20 frames; released at exit (scripted checks)\n"
           "  --azimuth A, --elevation E (deg), --distance D (m), --lookat X,Y,Z  free camera\n"
           "Interactive keys: press F1 or H in the viewer.\n"
           "exit code: 0 completed, 1 simulation or output failed, 2 bad arguments or input\n");
@@ -84,6 +92,8 @@ typedef struct {
   const char *png, *video, *frames;
   const char *camera, *keys;
   double quit_after;
+  double drag[4];        /* --drag X,Y,DX,DY (window pixels) */
+  int has_drag;
   double azimuth, elevation, distance, lookat[3];
   int has_azimuth, has_elevation, has_distance, has_lookat;
   cusp_override *overrides;
@@ -121,7 +131,7 @@ static int parse_args(int argc, char **argv, options *o, int *help) {
              !strcmp(a, "--height") || !strcmp(a, "--png") || !strcmp(a, "--video") ||
              !strcmp(a, "--frames") || !strcmp(a, "--camera") || !strcmp(a, "--azimuth") ||
              !strcmp(a, "--elevation") || !strcmp(a, "--distance") || !strcmp(a, "--lookat") ||
-             !strcmp(a, "--set") || !strcmp(a, "--quit-after") || !strcmp(a, "--keys")) {
+             !strcmp(a, "--set") || !strcmp(a, "--quit-after") || !strcmp(a, "--keys") || !strcmp(a, "--drag")) {
       if (i + 1 >= argc) {
         msgf(msg, sizeof msg, "%s needs a value", a);
         return usage(msg);
@@ -147,6 +157,12 @@ static int parse_args(int argc, char **argv, options *o, int *help) {
         bad = sscanf(v, "%lf,%lf,%lf%c", &o->lookat[0], &o->lookat[1], &o->lookat[2], &extra) != 3 ||
               !isfinite(o->lookat[0]) || !isfinite(o->lookat[1]) || !isfinite(o->lookat[2]);
         o->has_lookat = 1;
+      } else if (!strcmp(a, "--drag")) {
+        char extra;
+        double *g = o->drag;
+        bad = sscanf(v, "%lf,%lf,%lf,%lf%c", &g[0], &g[1], &g[2], &g[3], &extra) != 4 || !isfinite(g[0] + g[1]) ||
+              !isfinite(g[2] + g[3]);
+        o->has_drag = 1;
       } else if (!strcmp(a, "--set")) {
         /* INSTANCE.KEY=VALUE: first '.', then the first '=' after it */
         char *c = o->copies[o->noverride] = strdup(v);
@@ -162,6 +178,7 @@ static int parse_args(int argc, char **argv, options *o, int *help) {
       if (bad) {
         const char *want = !strcmp(a, "--width") || !strcmp(a, "--height") ? "an integer in 16..8192"
                            : !strcmp(a, "--lookat")                          ? "three numbers X,Y,Z"
+                           : !strcmp(a, "--drag")                            ? "four numbers X,Y,DX,DY"
                            : !strcmp(a, "--elevation")                       ? "a number in -90..90"
                            : !strcmp(a, "--fps")                             ? "a number in (0, 1000]"
                            : !strcmp(a, "--azimuth")                         ? "a finite number"
@@ -186,7 +203,8 @@ static int parse_args(int argc, char **argv, options *o, int *help) {
   } else if (o->png || o->video || o->frames || o->json) {
     return usage("--png, --video, --frames and --json need --headless (in the viewer: keys P and V)");
   }
-  if (o->headless && (o->keys || o->quit_after > 0)) return usage("--keys and --quit-after are for the viewer, not --headless");
+  if (o->headless && (o->keys || o->quit_after > 0 || o->has_drag))
+    return usage("--keys, --drag and --quit-after are for the viewer, not --headless");
   if (o->camera && (o->has_azimuth || o->has_elevation || o->has_distance || o->has_lookat))
     return usage("--camera cannot be combined with --azimuth/--elevation/--distance/--lookat");
   return 0;
@@ -472,6 +490,16 @@ typedef struct {
   double lastx, lasty, last_click_time;
   int last_click_button;
   int camera_index;      /* -1 free, else the model camera */
+  const char *camera_source; /* how the start camera was chosen (JSON) */
+  /* dragging a soft disk: a spring from the backbone point at soft_s to the
+   * mouse target pert.refpos, applied with cusp_apply_force */
+  int soft_inst;         /* selected soft instance, or -1 */
+  double soft_s;         /* arc length of the selected disk, m */
+  double soft_prev[3], soft_prev_quat[4]; /* grab frame at the last step, for damping */
+  int soft_have_prev, soft_applied;
+  double soft_force[3], soft_torque[3], soft_peak;
+  double soft_grab_tip[3];
+  double rigid_grab[3];  /* the dragged rigid body's position at the grab */
   char pending_load[4096];
   /* switches as last set here; *_known = 0: still the scene's setting */
   int contact_known, contact_penalty;
@@ -599,6 +627,8 @@ static int load_scene(const char *path, const options *o, char *err, int errn) {
     }
   }
   mjv_defaultPerturb(&V.pert);
+  V.soft_inst = -1;
+  V.soft_applied = 0;
   V.contact_known = V.solver_known = V.cond_known = 0;
   V.failed = 0;
   V.failure[0] = 0;
@@ -610,9 +640,195 @@ static int load_scene(const char *path, const options *o, char *err, int errn) {
   return 0;
 }
 
-/* Free camera framing the model's extent, with the command line's overrides. */
-static int setup_camera(const options *o, char *err, int errn) {
+/* ---------- the start camera ---------- */
+
+/* A point the start view should show: on a soft arm (inst) or the centre of
+ * a moving rigid body (body), the other -1. */
+typedef struct {
+  double p[3];
+  int inst, body;
+} view_point;
+
+static void grow_box(double lo[3], double hi[3], const double p[3], double r) {
+  for (int j = 0; j < 3; j++) lo[j] = fmin(lo[j], p[j] - r), hi[j] = fmax(hi[j], p[j] + r);
+}
+
+/* Whether a visible geom hides vp from eye. The owner's own geoms are
+ * skipped (a backbone point is inside its disks, a body's centre behind its
+ * surface), and a surface within 1 cm of the point (a contact) does not hide it. */
+static int view_hidden(const double eye[3], const view_point *vp) {
+  const mjModel *m = V.m;
+  const mjData *d = V.d;
+  double vec[3];
+  mju_sub3(vec, vp->p, eye);
+  double len = mju_normalize3(vec);
+  if (len < 1e-9) return 0;
+  for (int g = 0; g < m->ngeom; g++) {
+    int b = m->geom_bodyid[g], group = m->geom_group[g];
+    if (b == vp->body || (vp->inst >= 0 && V.inst_of_body[b] == vp->inst)) continue;
+    if (m->geom_rgba[4 * g + 3] == 0 || (group >= 0 && group < mjNGROUP && !V.opt.geomgroup[group])) continue;
+    int type = m->geom_type[g];
+    double x = type == mjGEOM_MESH     ? mj_rayMesh(m, d, g, eye, vec)
+               : type == mjGEOM_HFIELD ? mj_rayHfield(m, d, g, eye, vec)
+                                       : mju_rayGeom(d->geom_xpos + 3 * g, d->geom_xmat + 9 * g, m->geom_size + 3 * g,
+                                                     eye, vec, type);
+    if (x >= 0 && x < len - 0.01) return 1;
+  }
+  return 0;
+}
+
+/* The points of interest and the box to frame: the arms (grown by their disk
+ * radius), the rigid bodies that move, and the small static geoms near the
+ * arms (what they will touch). Planes and static geoms larger than the arms
+ * (walls, inclines, posts, rails) are left out: framing them would leave the
+ * arms small, and the part of them the arms touch is in view anyway.
+ * Returns the number of points, 0 for a scene without soft arms. */
+static int view_points(view_point *vp, int max, double lo[3], double hi[3]) {
+  const mjModel *m = V.m;
+  int n = 0;
+  for (int j = 0; j < 3; j++) lo[j] = INFINITY, hi[j] = -INFINITY;
+  for (int k = 0; k < V.ninst; k++) {
+    double L = cusp_total_length(V.d, k);
+    for (int i = 0; i < VIEW_SAMPLES && n < max; i++)
+      if (!cusp_backbone_point(V.d, k, L * (i + 0.5) / VIEW_SAMPLES, vp[n].p, NULL)) {
+        vp[n].inst = k;
+        vp[n].body = -1;
+        grow_box(lo, hi, vp[n++].p, V.tube_radius[k] / 0.55);
+      }
+  }
+  if (n == 0) return 0;
+  double c[3], r = 0;
+  for (int j = 0; j < 3; j++) c[j] = 0.5 * (lo[j] + hi[j]), r = fmax(r, 0.5 * (hi[j] - lo[j]));
+  double reach = 1.5 * r + 0.1;
+  for (int b = 0; b < m->nbody; b++) {
+    if (V.inst_of_body[b] >= 0) continue;
+    int moves = m->body_weldid[b] != 0, any = 0;
+    for (int g = m->body_geomadr[b]; g < m->body_geomadr[b] + m->body_geomnum[b]; g++) {
+      const double *p = V.d->geom_xpos + 3 * g;
+      double rb = m->geom_rbound[g];
+      if (m->geom_type[g] == mjGEOM_PLANE || m->geom_rgba[4 * g + 3] == 0 || !(rb > 0)) continue;
+      if (!moves && (rb > fmax(r, 0.1) || mju_dist3(p, c) - rb > reach)) continue;
+      grow_box(lo, hi, p, rb);
+      any = 1;
+    }
+    if (moves && any && n < max) {
+      mju_copy3(vp[n].p, V.d->xipos + 3 * b);
+      vp[n].inst = -1;
+      vp[n++].body = b;
+    }
+  }
+  return n;
+}
+
+/* A free camera that shows the soft arms: it frames the box of view_points
+ * for the image's aspect ratio, and looks from the direction (azimuth every
+ * 15 degrees, a few elevations) that leaves most of each arm and of the
+ * moving bodies unhidden, preferring to look across the plane the arms and
+ * bodies spread in. Returns 0, or -1 (scene without soft arms: unchanged). */
+static int auto_camera(double aspect) {
+  static const double elevations[] = {-20, -30, -40, -55};
+  view_point *vp = malloc(sizeof *vp * VIEW_MAXPOINT);
+  double lo[3], hi[3];
+  int n = vp ? view_points(vp, VIEW_MAXPOINT, lo, hi) : 0;
+  if (n == 0) {
+    free(vp);
+    return -1;
+  }
+  double c[3], mean[3] = {0, 0, 0}, cov[9] = {0}, val[3], vec[9], quat[4];
+  for (int j = 0; j < 3; j++) c[j] = 0.5 * (lo[j] + hi[j]);
+  for (int i = 0; i < n; i++) mju_addToScl3(mean, vp[i].p, 1.0 / n);
+  for (int i = 0; i < n; i++)
+    for (int a = 0; a < 3; a++)
+      for (int b = 0; b < 3; b++) cov[3 * a + b] += (vp[i].p[a] - mean[a]) * (vp[i].p[b] - mean[b]) / n;
+  mju_eig3(val, vec, quat, cov);
+  int lo_i = 0, mid_i = 0;
+  for (int j = 1; j < 3; j++) lo_i = val[j] < val[lo_i] ? j : lo_i;
+  for (int j = 0; j < 3; j++) mid_i = j != lo_i && (mid_i == lo_i || val[j] < val[mid_i]) ? j : mid_i;
+  double normal[3] = {vec[lo_i], vec[3 + lo_i], vec[6 + lo_i]};
+  double planar = val[mid_i] > 0 ? 1 - sqrt(fmax(val[lo_i], 0) / val[mid_i]) : 0;
+  int nbody = 0;
+  for (int i = 0; i < n; i++) nbody += vp[i].inst < 0;
+  double ty = tan(0.5 * V.m->vis.global.fovy * mjPI / 180), tx = ty * aspect;
+  double best = -INFINITY, best_az = 90, best_el = -30, best_dist = 1;
+  for (size_t e = 0; e < sizeof elevations / sizeof elevations[0]; e++)
+    for (int a = 0; a < 24; a++) {
+      double az = 90 + 15 * a, el = elevations[e];
+      double ca = cos(az * mjPI / 180), sa = sin(az * mjPI / 180), ce = cos(el * mjPI / 180),
+             se = sin(el * mjPI / 180);
+      /* mjv_updateCamera's free camera */
+      double fwd[3] = {ce * ca, ce * sa, se}, up[3] = {-se * ca, -se * sa, ce}, right[3];
+      mju_cross(right, fwd, up);
+      double dist = 0.1;
+      for (int k = 0; k < 8; k++) {
+        double p[3] = {k & 1 ? hi[0] : lo[0], k & 2 ? hi[1] : lo[1], k & 4 ? hi[2] : lo[2]}, rel[3];
+        mju_sub3(rel, p, c);
+        double z = mju_dot3(rel, fwd);
+        dist = fmax(dist, fmax(fabs(mju_dot3(rel, right)) / tx, fabs(mju_dot3(rel, up)) / ty) - z);
+      }
+      dist *= 1.25;
+      double eye[3];
+      for (int j = 0; j < 3; j++) eye[j] = c[j] - dist * fwd[j];
+      double arm_sum = 0, arm_min = 1, body_vis = 0;
+      for (int k = 0; k < V.ninst; k++) {
+        int seen = 0, total = 0;
+        for (int i = 0; i < n; i++)
+          if (vp[i].inst == k) total++, seen += !view_hidden(eye, &vp[i]);
+        double f = total ? (double)seen / total : 1;
+        arm_sum += f;
+        arm_min = fmin(arm_min, f);
+      }
+      for (int i = 0; i < n; i++)
+        if (vp[i].inst < 0) body_vis += !view_hidden(eye, &vp[i]);
+      body_vis = nbody ? body_vis / nbody : 1;
+      /* three-quarter views: about 35 degrees off the normal of that plane */
+      double across = 1 - fabs(fabs(mju_dot3(fwd, normal)) - 0.8);
+      double score = 2 * arm_sum / V.ninst + arm_min + body_vis + 0.5 * planar * across - 0.004 * fabs(el + 30);
+      if (score > best + 1e-9) best = score, best_az = az, best_el = el, best_dist = dist;
+    }
+  free(vp);
+  V.cam.type = mjCAMERA_FREE;
+  mju_copy3(V.cam.lookat, c);
+  V.cam.distance = best_dist;
+  V.cam.azimuth = fmod(best_az, 360);
+  V.cam.elevation = best_el;
+  return 0;
+}
+
+/* A model camera as the free camera that looks the same way (so the mouse
+ * can still turn it): the look-at point is where its axis passes closest to
+ * the box centre of the scene's points of interest (or 1 m ahead). */
+static void free_from_camera(int id) {
+  const double *mat = V.d->cam_xmat + 9 * id, *pos = V.d->cam_xpos + 3 * id;
+  double fwd[3] = {-mat[2], -mat[5], -mat[8]}, lo[3], hi[3], dist = 1; /* a camera looks along -z */
+  view_point *vp = malloc(sizeof *vp * VIEW_MAXPOINT);
+  if (vp && view_points(vp, VIEW_MAXPOINT, lo, hi) > 0) {
+    double c[3], rel[3];
+    for (int j = 0; j < 3; j++) c[j] = 0.5 * (lo[j] + hi[j]);
+    mju_sub3(rel, c, pos);
+    dist = fmax(mju_dot3(rel, fwd), 0.1);
+  }
+  free(vp);
+  V.cam.type = mjCAMERA_FREE;
+  for (int j = 0; j < 3; j++) V.cam.lookat[j] = pos[j] + dist * fwd[j];
+  V.cam.distance = dist;
+  V.cam.azimuth = atan2(fwd[1], fwd[0]) * 180 / mjPI;
+  V.cam.elevation = asin(fmax(-1, fmin(1, fwd[2]))) * 180 / mjPI;
+}
+
+/* The start camera: --camera NAME (that fixed camera); else a model camera
+ * named "cusp_default" (as a free camera); else, for scenes with soft arms,
+ * auto_camera; else MuJoCo's default free camera. --azimuth, --elevation,
+ * --distance and --lookat then override single values. */
+static int setup_camera(const options *o, double aspect, char *err, int errn) {
   mjv_defaultFreeCamera(V.m, &V.cam);
+  V.camera_source = "mujoco";
+  int preferred = o->camera ? -1 : mj_name2id(V.m, mjOBJ_CAMERA, "cusp_default");
+  if (preferred >= 0) {
+    free_from_camera(preferred);
+    V.camera_source = "cusp_default";
+  } else if (!o->camera && !auto_camera(aspect)) {
+    V.camera_source = "auto";
+  }
   if (o->camera) {
     int id = mj_name2id(V.m, mjOBJ_CAMERA, o->camera);
     if (id < 0) {
@@ -629,6 +845,7 @@ static int setup_camera(const options *o, char *err, int errn) {
     V.cam.type = mjCAMERA_FIXED;
     V.cam.fixedcamid = id;
     V.camera_index = id;
+    V.camera_source = "option";
   }
   if (o->has_azimuth) V.cam.azimuth = o->azimuth;
   if (o->has_elevation) V.cam.elevation = o->elevation;
@@ -715,10 +932,82 @@ static int check_step(long step) {
   return -1;
 }
 
+/* The pull on a dragged soft disk, as mjv_applyPerturbForce pulls a rigid
+ * body: a spring of vis.map.stiffness (1/s^2) times the arm's mass from the
+ * backbone point to the mouse target, critically damped for that mass
+ * (velocity by finite differences over the step); Ctrl+left twists with
+ * vis.map.stiffnessrot times mass x (distal length)^2, the moment arm of a
+ * twist on the rest of the arm. Held by cusp until the next step's call. */
+static void soft_drag_force(void) {
+  const mjModel *m = V.m;
+  int k = V.soft_inst;
+  double p[3], R[9], quat[4], h = m->opt.timestep, err[3];
+  mju_zero3(V.soft_force);
+  mju_zero3(V.soft_torque);
+  if (cusp_backbone_point(V.d, k, V.soft_s, p, R)) {
+    if (V.soft_applied) cusp_apply_force(V.d, k, 0, NULL, NULL, NULL, 0);
+    V.soft_applied = 0;
+    return;
+  }
+  mju_mat2Quat(quat, R);
+  double mass = cusp_total_mass(V.d, k), L = cusp_total_length(V.d, k);
+  double arm = fmax(L - V.soft_s, V.tube_radius[k] / 0.55);
+  if (V.pert.active & mjPERT_TRANSLATE) {
+    double ks = m->vis.map.stiffness * mass, cs = 2 * sqrt(m->vis.map.stiffness) * mass;
+    mju_sub3(err, V.pert.refpos, p);
+    for (int j = 0; j < 3; j++)
+      V.soft_force[j] = ks * err[j] - (V.soft_have_prev ? cs * (p[j] - V.soft_prev[j]) / h : 0);
+  }
+  if (V.pert.active & mjPERT_ROTATE) {
+    double inertia = mass * arm * arm, kr = m->vis.map.stiffnessrot * inertia;
+    double cr = 2 * sqrt(m->vis.map.stiffnessrot) * inertia, rot[3], rate[3] = {0, 0, 0}, local[3];
+    mju_subQuat(local, V.pert.refquat, quat); /* in the grab frame's axes */
+    mju_rotVecMat(rot, local, R);
+    if (V.soft_have_prev) {
+      mju_subQuat(local, quat, V.soft_prev_quat);
+      mju_rotVecMat(rate, local, R);
+      mju_scl3(rate, rate, 1 / h);
+    }
+    for (int j = 0; j < 3; j++) V.soft_torque[j] = kr * rot[j] - cr * rate[j];
+  }
+  mju_copy3(V.soft_prev, p);
+  mju_copy4(V.soft_prev_quat, quat);
+  V.soft_have_prev = 1;
+  char msg[256];
+  if (cusp_apply_force(V.d, k, V.soft_s, V.soft_force, V.soft_torque, msg, sizeof msg)) {
+    set_status("drag: %s", msg);
+    cusp_apply_force(V.d, k, 0, NULL, NULL, NULL, 0); /* not the last step's pull either */
+    V.soft_applied = 0;
+    return;
+  }
+  V.soft_applied = 1;
+  V.soft_peak = fmax(V.soft_peak, mju_norm3(V.soft_force));
+}
+
+/* Ends a drag: a soft load is cleared; the status says what the drag did. */
+static void drag_release(void) {
+  if (V.soft_inst < 0 && V.pert.select > 0 && V.pert.active) {
+    const double *p = V.d->xpos + 3 * V.pert.select;
+    const char *name = mj_id2name(V.m, mjOBJ_BODY, V.pert.select);
+    set_status("released body %s: moved (%.1f, %.1f, %.1f) mm", name ? name : "(unnamed)",
+               1e3 * (p[0] - V.rigid_grab[0]), 1e3 * (p[1] - V.rigid_grab[1]), 1e3 * (p[2] - V.rigid_grab[2]));
+  }
+  if (V.soft_inst < 0 || !V.soft_applied) return;
+  cusp_apply_force(V.d, V.soft_inst, 0, NULL, NULL, NULL, 0);
+  V.soft_applied = 0;
+  double tip[3];
+  if (!cusp_tip_pose(V.d, V.soft_inst, tip, NULL))
+    set_status("released \"%s\" at s = %.3f m: peak pull %.3g N, tip moved (%.1f, %.1f, %.1f) mm",
+               cusp_instance_name(V.m, V.soft_inst), V.soft_s, V.soft_peak, 1e3 * (tip[0] - V.soft_grab_tip[0]),
+               1e3 * (tip[1] - V.soft_grab_tip[1]), 1e3 * (tip[2] - V.soft_grab_tip[2]));
+}
+
 /* One step with the perturbation's force (running: only mocap poses move). */
 static int sim_step(long step) {
   mju_zero(V.d->xfrc_applied, 6 * V.m->nbody);
-  if (V.pert.select > 0 && V.pert.active) {
+  if (V.pert.select > 0 && V.pert.active && V.soft_inst >= 0) {
+    soft_drag_force();
+  } else if (V.pert.select > 0 && V.pert.active) {
     mjv_applyPerturbPose(V.m, V.d, &V.pert, 0);
     mjv_applyPerturbForce(V.m, V.d, &V.pert);
   }
@@ -749,6 +1038,7 @@ static const float CONTACT_RGBA[4] = {0.9f, 0.1f, 0.1f, 1};
 static const float DROPPED_RGBA[4] = {0.7f, 0.2f, 1.0f, 1};
 static const float NORMAL_RGBA[4] = {0.1f, 0.85f, 0.2f, 1};
 static const float FRICTION_RGBA[4] = {1.0f, 0.9f, 0.1f, 1};
+static const float PULL_RGBA[4] = {1.0f, 0.3f, 0.8f, 1};
 
 static void add_arrow(mjvScene *scn, const float rgba[4], double width, const double a[3], const double b[3]) {
   mjvGeom *g = new_geom(scn, mjGEOM_ARROW, rgba);
@@ -770,6 +1060,13 @@ static void add_cusp_geoms(mjvScene *scn) {
       mjv_makeConnector(g, mjGEOM_CAPSULE, V.tube_radius[k], prev[0], prev[1], prev[2], p[0], p[1], p[2]);
       memcpy(prev, p, sizeof p);
     }
+  }
+  /* the pull on a dragged soft disk, scaled like the contact forces */
+  double fnorm = mju_norm3(V.soft_force), at[3], tip[3];
+  if (V.soft_inst >= 0 && V.soft_applied && fnorm > 0 && !cusp_backbone_point(d, V.soft_inst, V.soft_s, at, NULL)) {
+    double len = fmin(m->vis.map.force / fmax(m->stat.meanmass, 1e-6) * fnorm, fmax(0.5 * m->stat.extent, 0.05));
+    for (int j = 0; j < 3; j++) tip[j] = at[j] + len * V.soft_force[j] / fnorm;
+    if (isfinite(len)) add_arrow(scn, PULL_RGBA, 0.4 * V.tube_radius[V.soft_inst], at, tip);
   }
   if (!V.show_contacts) return;
   const cusp_contact_report *c = NULL;
@@ -911,7 +1208,8 @@ static void draw_help(mjrRect rect) {
       "solver: fb -> lemke -> pgs\nconditioning: qr, ruiz, tikhonov\nconditioning all off / on\n"
       "screenshot (PNG)\nrecord video on/off\nplots\ninfo\ncontacts and impulses\nbackbone tube\n"
       "camera: free / model cameras\nrotate camera (Shift: horizontal)\nmove camera (Shift: horizontal)\n"
-      "zoom\nselect body (again: none)\nlook at point\nrotate selected body\nmove selected body\n"
+      "zoom\nselect body or soft disk (again: none)\nlook at point\nrotate body / twist soft disk\n"
+      "move body / pull soft disk\n"
       "unselect, close help\nquit\nopen that scene";
   mjr_overlay(mjFONT_NORMAL, mjGRID_TOPLEFT, rect, keys, what, &V.con);
 }
@@ -1082,7 +1380,7 @@ static int run_headless(const options *o) {
     fprintf(stderr, "cusp-view: %s\n", err);
     return 2;
   }
-  if (setup_camera(o, err, sizeof err)) {
+  if (setup_camera(o, (double)w / h, err, sizeof err)) {
     fprintf(stderr, "cusp-view: %s\n", err);
     return 2;
   }
@@ -1210,7 +1508,8 @@ static int run_headless(const options *o) {
     if (V.failed || outerr[0]) json_string(stdout, V.failed ? V.failure : outerr);
     else printf("null");
     printf(", \"nan_events\": %ld, \"mujoco_warnings\": %d", nan_events, nwarning);
-    printf(", \"camera\": {\"type\": \"%s\", \"azimuth\": ", V.cam.type == mjCAMERA_FIXED ? "fixed" : "free");
+    printf(", \"camera\": {\"type\": \"%s\", \"source\": \"%s\", \"azimuth\": ", V.cam.type == mjCAMERA_FIXED ? "fixed" : "free",
+           V.camera_source);
     json_number(V.cam.azimuth);
     printf(", \"elevation\": ");
     json_number(V.cam.elevation);
@@ -1296,6 +1595,8 @@ static void toggle_recording(void) {
 
 static void do_reset(void) {
   mju_zero(V.d->xfrc_applied, 6 * V.m->nbody);
+  drag_release();
+  V.pert.active = 0;
   if (guarded(CALL_RESET, V.m, V.d)) {
     set_status("reset failed: %s", mj_error_text);
     return;
@@ -1353,8 +1654,10 @@ static void on_key(GLFWwindow *w, int key, int scancode, int act, int mods) {
       break;
     case GLFW_KEY_ESCAPE:
       V.show_help = 0;
+      drag_release();
       V.pert.select = 0;
       V.pert.active = 0;
+      V.soft_inst = -1;
       break;
     case GLFW_KEY_Q:
       if (ctrl) glfwSetWindowShouldClose(V.window, 1);
@@ -1363,8 +1666,9 @@ static void on_key(GLFWwindow *w, int key, int scancode, int act, int mods) {
   }
 }
 
-/* Double-click left selects a body (soft disks excluded: cusp drives them),
- * double-click right moves the camera's look-at point there. */
+/* Double-click left selects a body or a soft disk (dragged through
+ * cusp_apply_force at the disk's arc length), double-click right moves the
+ * camera's look-at point there. */
 static void select_at(int button) {
   int w, h;
   glfwGetWindowSize(V.window, &w, &h);
@@ -1380,16 +1684,31 @@ static void select_at(int button) {
     }
     return;
   }
-  if (body > 0 && V.inst_of_body[body] >= 0) {
-    set_status("that is a disk of soft instance \"%s\": cusp drives it, drag a rigid body instead",
-               cusp_instance_name(V.m, V.inst_of_body[body]));
-    body = 0;
-  }
+  drag_release();
   if (body <= 0 || body == V.pert.select) {
     V.pert.select = 0;
     V.pert.active = 0;
+    V.soft_inst = -1;
     return;
   }
+  int inst;
+  double s;
+  char contact[32] = "";
+  /* a native arm's disks are MuJoCo bodies: dragged like any rigid body */
+  if (!cusp_disk_of_body(V.m, body, &inst, &s) && !cusp_get(V.d, inst, "contact", contact, sizeof contact) &&
+      strcmp(contact, "native")) {
+    /* a soft disk: pulled at its backbone point, which the disk body's frame is */
+    mju_zero3(V.pert.localpos);
+    V.pert.select = body;
+    V.pert.skinselect = -1;
+    V.pert.active = 0;
+    V.soft_inst = inst;
+    V.soft_s = s;
+    set_status("selected soft arm \"%s\" at s = %.3f m: Ctrl+right drag pulls, Ctrl+left drag twists",
+               cusp_instance_name(V.m, inst), s);
+    return;
+  }
+  V.soft_inst = -1;
   /* the grab point in body coordinates, so force acts where the user clicked */
   mjtNum rel[3];
   mju_sub3(rel, pnt, V.d->xpos + 3 * body);
@@ -1401,12 +1720,41 @@ static void select_at(int button) {
   set_status("selected body %s: Ctrl+left drag rotates, Ctrl+right drag moves", name ? name : "(unnamed)");
 }
 
+/* Ctrl + a button on the selected body starts perturbing it (simulate's gesture). */
+static void begin_drag(int button) {
+  if (V.pert.select <= 0 || V.failed) return;
+  int kind = button == GLFW_MOUSE_BUTTON_RIGHT ? mjPERT_TRANSLATE : mjPERT_ROTATE;
+  if (!V.pert.active) {
+    mjv_initPerturb(V.m, V.d, &V.scn, &V.pert);
+    if (V.soft_inst >= 0) {
+      /* the target starts on the backbone point itself, not on the drawn disk body */
+      double R[9];
+      if (!cusp_backbone_point(V.d, V.soft_inst, V.soft_s, V.pert.refpos, R)) mju_mat2Quat(V.pert.refquat, R);
+      cusp_tip_pose(V.d, V.soft_inst, V.soft_grab_tip, NULL);
+      V.soft_have_prev = 0;
+      V.soft_peak = 0;
+    }
+    mju_copy3(V.rigid_grab, V.d->xpos + 3 * V.pert.select);
+  }
+  V.pert.active = kind;
+}
+
+/* Mouse motion: moves the perturbation target while dragging, else the camera. */
+static void drag_move(double dx, double dy, int shift, int height) {
+  int action = V.button_right ? (shift ? mjMOUSE_MOVE_H : mjMOUSE_MOVE_V)
+               : V.button_left ? (shift ? mjMOUSE_ROTATE_H : mjMOUSE_ROTATE_V)
+                               : mjMOUSE_ZOOM;
+  if (V.pert.active) mjv_movePerturb(V.m, V.d, action, dx / height, dy / height, &V.scn, &V.pert);
+  else mjv_moveCamera(V.m, action, dx / height, dy / height, &V.scn, &V.cam);
+}
+
 static void on_button(GLFWwindow *w, int button, int act, int mods) {
   V.button_left = glfwGetMouseButton(w, GLFW_MOUSE_BUTTON_LEFT) == GLFW_PRESS;
   V.button_right = glfwGetMouseButton(w, GLFW_MOUSE_BUTTON_RIGHT) == GLFW_PRESS;
   V.button_middle = glfwGetMouseButton(w, GLFW_MOUSE_BUTTON_MIDDLE) == GLFW_PRESS;
   glfwGetCursorPos(w, &V.lastx, &V.lasty);
   if (act == GLFW_RELEASE) {
+    drag_release();
     V.pert.active = 0;
     return;
   }
@@ -1418,11 +1766,7 @@ static void on_button(GLFWwindow *w, int button, int act, int mods) {
   }
   V.last_click_time = now;
   V.last_click_button = button;
-  if ((mods & GLFW_MOD_CONTROL) && V.pert.select > 0 && !V.failed) {
-    int kind = button == GLFW_MOUSE_BUTTON_RIGHT ? mjPERT_TRANSLATE : mjPERT_ROTATE;
-    if (!V.pert.active) mjv_initPerturb(V.m, V.d, &V.scn, &V.pert);
-    V.pert.active = kind;
-  }
+  if (mods & GLFW_MOD_CONTROL) begin_drag(button);
 }
 
 static void on_cursor(GLFWwindow *w, double x, double y) {
@@ -1434,11 +1778,7 @@ static void on_cursor(GLFWwindow *w, double x, double y) {
   glfwGetWindowSize(w, &width, &height);
   if (height < 1) return;
   int shift = glfwGetKey(w, GLFW_KEY_LEFT_SHIFT) == GLFW_PRESS || glfwGetKey(w, GLFW_KEY_RIGHT_SHIFT) == GLFW_PRESS;
-  int action = V.button_right ? (shift ? mjMOUSE_MOVE_H : mjMOUSE_MOVE_V)
-               : V.button_left ? (shift ? mjMOUSE_ROTATE_H : mjMOUSE_ROTATE_V)
-                               : mjMOUSE_ZOOM;
-  if (V.pert.active) mjv_movePerturb(V.m, V.d, action, dx / height, dy / height, &V.scn, &V.pert);
-  else mjv_moveCamera(V.m, action, dx / height, dy / height, &V.scn, &V.cam);
+  drag_move(dx, dy, shift, height);
 }
 
 static void on_scroll(GLFWwindow *w, double xoff, double yoff) {
@@ -1466,9 +1806,9 @@ static void load_dropped(const options *o) {
   options none = *o;
   none.camera = NULL;
   none.has_azimuth = none.has_elevation = none.has_distance = none.has_lookat = 0;
-  setup_camera(&none, err, sizeof err);
   int w, h;
   glfwGetFramebufferSize(V.window, &w, &h);
+  setup_camera(&none, h > 0 ? (double)w / h : (double)WINDOW_W / WINDOW_H, err, sizeof err);
   if (make_render(w, h, err, sizeof err)) {
     /* no rendering context left to draw with */
     fprintf(stderr, "cusp-view: %s\n", err);
@@ -1507,7 +1847,7 @@ static int run_interactive(const options *o) {
       fprintf(stderr, "cusp-view: %s\n", err);
       return 2;
     }
-    if (setup_camera(o, err, sizeof err)) {
+    if (setup_camera(o, (double)WINDOW_W / WINDOW_H, err, sizeof err)) {
       fprintf(stderr, "cusp-view: %s\n", err);
       return 2;
     }
@@ -1535,11 +1875,11 @@ static int run_interactive(const options *o) {
       return 1;
     }
     options none = *o;
-    setup_camera(&none, err, sizeof err);
+    setup_camera(&none, (double)WINDOW_W / WINDOW_H, err, sizeof err);
   }
 
   glfwWindowHint(GLFW_SAMPLES, 4);
-  V.window = glfwCreateWindow(1280, 800, "cusp-view", NULL, NULL);
+  V.window = glfwCreateWindow(WINDOW_W, WINDOW_H, "cusp-view", NULL, NULL);
   if (!V.window) {
     fprintf(stderr, "cusp-view: cannot create the window (no display or no OpenGL?)\n");
     return 1;
@@ -1568,10 +1908,29 @@ static int run_interactive(const options *o) {
   long step_count = 0;
   const char *keys = o->keys;
   double t_open = glfwGetTime();
+  int drag_frames = o->has_drag ? -1 : 0; /* --drag: -1 to select, then 20 moves */
+  long frame = 0;
   while (!glfwWindowShouldClose(V.window)) {
     glfwPollEvents();
+    frame++;
     if (keys && *keys) {
       press_scripted(*keys++);
+      t_open = glfwGetTime();
+    } else if (drag_frames < 0 && scene_ok && frame > 2) { /* picking needs a rendered scene */
+      /* a double-click's selection, then Ctrl + right button, as a user does */
+      V.lastx = o->drag[0];
+      V.lasty = o->drag[1];
+      select_at(GLFW_MOUSE_BUTTON_LEFT);
+      V.button_right = 1;
+      begin_drag(GLFW_MOUSE_BUTTON_RIGHT);
+      drag_frames = V.pert.active ? 20 : 0;
+      if (!V.pert.active) set_status("--drag: nothing to drag at (%g, %g)", o->drag[0], o->drag[1]);
+      t_open = glfwGetTime();
+    } else if (drag_frames > 0) {
+      int ww, wh;
+      glfwGetWindowSize(V.window, &ww, &wh);
+      if (wh > 0) drag_move(o->drag[2] / 20, o->drag[3] / 20, 0, wh);
+      drag_frames--;
       t_open = glfwGetTime();
     }
     if (o->quit_after > 0 && glfwGetTime() - t_open >= o->quit_after) glfwSetWindowShouldClose(V.window, 1);
@@ -1601,7 +1960,7 @@ static int run_interactive(const options *o) {
       V.rtf = rtf_wall > 0 ? rtf_sim / rtf_wall : 0;
     } else if (!V.failed) {
       /* paused: the perturbation moves the body itself */
-      if (V.pert.select > 0 && V.pert.active) mjv_applyPerturbPose(V.m, V.d, &V.pert, 1);
+      if (V.pert.select > 0 && V.pert.active && V.soft_inst < 0) mjv_applyPerturbPose(V.m, V.d, &V.pert, 1);
       mju_zero(V.d->xfrc_applied, 6 * V.m->nbody);
       if (guarded(CALL_FORWARD, V.m, V.d)) {
         V.failed = 1;
@@ -1628,6 +1987,11 @@ static int run_interactive(const options *o) {
       }
     }
     glfwSwapBuffers(V.window);
+  }
+  if (V.pert.active) {
+    drag_release();
+    V.pert.active = 0;
+    V.button_right = 0;
   }
   if (V.recording) toggle_recording();
   return V.failed || V.render_lost ? 1 : 0;

@@ -257,6 +257,72 @@ static int set_schedule(cusp_instance_config *c, const char *key, const char *va
   return 0;
 }
 
+/* "feedback/COORD" = "JOINT kp kd target [ramp_start ramp_end]" (config.h);
+ * the coordinate is checked by finish, the joint by the loader once the
+ * model is compiled. */
+static int set_feedback(cusp_instance_config *c, const char *key, const char *value, char *error,
+                        int error_size) {
+  static const char form[] = "expected \"JOINT kp kd target [ramp_start ramp_end]\"";
+  const char *coord = key + strlen("feedback/");
+  size_t nlen = strlen(coord);
+  if (nlen == 0 || nlen >= sizeof c->feedback[0].name)
+    return fail(c, key, error, error_size, "expected feedback/COORD with a coordinate name");
+  for (const char *q = coord; *q; q++)
+    if (isspace((unsigned char)*q) || *q == '=')
+      return fail(c, key, error, error_size, "expected feedback/COORD with a coordinate name");
+  int slot = -1;
+  for (int i = 0; i < c->nfeedback; i++)
+    if (!strcmp(c->feedback[i].name, coord)) slot = i;
+
+  const char *p = value, *t;
+  int len = token(&p, &t);
+  if (tok_is(t, len, "none") && count_tokens(p) == 0) { /* removes the feedback */
+    if (slot >= 0) {
+      memmove(&c->feedback[slot], &c->feedback[slot + 1],
+              (size_t)(c->nfeedback - slot - 1) * sizeof c->feedback[0]);
+      c->nfeedback--;
+    }
+    return 0;
+  }
+  int n = count_tokens(value);
+  if (n != 4 && n != 6) return fail(c, key, error, error_size, "\"%s\": %s", value, form);
+  cusp_feedback f;
+  memset(&f, 0, sizeof f);
+  memcpy(f.name, coord, nlen + 1);
+  f.coord = f.schedule = f.qpos_adr = f.dof_adr = -1;
+  if (len >= (int)sizeof f.joint)
+    return fail(c, key, error, error_size, "joint name \"%.*s\" longer than %d characters", len, t,
+                (int)sizeof f.joint - 1);
+  double num[5];
+  if (parse_number(t, len, &num[0]) == 0)
+    return fail(c, key, error, error_size, "\"%s\": the first word must be a joint name (%s)",
+                value, form);
+  memcpy(f.joint, t, (size_t)len);
+  for (int i = 0; i < n - 1; i++) {
+    len = token(&p, &t);
+    if (parse_number(t, len, &num[i]))
+      return fail(c, key, error, error_size, "\"%.*s\" is not a number (%s)", len, t, form);
+  }
+  f.kp = num[0];
+  f.kd = num[1];
+  f.target = num[2];
+  if (n == 6) {
+    if (!(num[3] < num[4]))
+      return fail(c, key, error, error_size, "ramp %g .. %g: must have ramp_start < ramp_end",
+                  num[3], num[4]);
+    f.ramped = 1;
+    f.ramp[0] = num[3];
+    f.ramp[1] = num[4];
+  }
+  if (slot < 0) {
+    if (c->nfeedback == CUSP_MAX_COORDS)
+      return fail(c, key, error, error_size, "more than %d feedbacks", CUSP_MAX_COORDS);
+    slot = c->nfeedback++;
+  }
+  c->feedback[slot] = f;
+  return 0;
+}
+
 /* Keys that are one number or one integer. */
 typedef struct {
   const char *key;
@@ -317,6 +383,7 @@ void cusp_config_default(cusp_instance_config *c) {
   c->friction = 0.5;
   c->pyramid = 4;
   c->contact = CUSP_CONTACT_LCP;
+  c->native_joints = CUSP_NATIVE_SECTION;
   c->solver = SB_LCP_FB;
   c->conditioning = CUSP_COND_QR | CUSP_COND_RUIZ | CUSP_COND_TIKHONOV;
   c->eps_rank = 1e-6;
@@ -331,6 +398,7 @@ void cusp_config_default(cusp_instance_config *c) {
   c->ctrlrange[1] = 100;
   c->self_contact = 0;
   c->nschedule = 0;
+  c->nfeedback = 0;
   c->base_body_id = -1;
   /* The defaults are consistent, so derive coordinates and disks right away. */
   char unused[8];
@@ -368,17 +436,42 @@ int cusp_config_set(cusp_instance_config *c, const char *key, const char *value,
   if (!strcmp(key, "damping"))
     return set_list(c, key, value, R_NONNEG, c->damping, &c->ndamping, error, error_size);
 
-  if (!strcmp(key, "model") || !strcmp(key, "contact")) {
-    int pcc = !strcmp(key, "model");
-    const char *a = pcc ? "pcc" : "lcp", *b = pcc ? "cosserat" : "penalty";
+  if (!strcmp(key, "model")) {
     len = token(&p, &t);
-    int which = tok_is(t, len, a) ? 0 : tok_is(t, len, b) ? 1 : -1;
+    int which = tok_is(t, len, "pcc") ? 0 : tok_is(t, len, "cosserat") ? 1 : -1;
     if (which < 0 || count_tokens(p))
-      return fail(c, key, error, error_size, "\"%s\" is not one of: %s %s", value, a, b);
-    if (pcc)
-      c->model = which ? CUSP_MODEL_COSSERAT : CUSP_MODEL_PCC;
-    else
-      c->contact = which ? CUSP_CONTACT_PENALTY : CUSP_CONTACT_LCP;
+      return fail(c, key, error, error_size, "\"%s\" is not one of: pcc cosserat", value);
+    c->model = which ? CUSP_MODEL_COSSERAT : CUSP_MODEL_PCC;
+    return 0;
+  }
+  /* contact: lcp and penalty are cusp's own soft-body contact (switchable
+   * while running); native replaces the soft body by MuJoCo bodies at load
+   * (plugin/native.h): rigid links, one per disk interval, on spring-damper
+   * joints matched to the soft model's stiffness, damping and mass, touching
+   * the scene through MuJoCo's own contact solver. native_joints: section =
+   * the links of a section bend and stretch together (joint equality
+   * constraints: the soft model's constant strain per section), free = every
+   * link on its own springs (the pseudo-rigid chain of rigid-link soft-robot
+   * simulators; a continuous rod of the same section stiffness in the limit). */
+  if (!strcmp(key, "contact")) {
+    len = token(&p, &t);
+    int which = tok_is(t, len, "lcp")       ? CUSP_CONTACT_LCP
+                : tok_is(t, len, "penalty") ? CUSP_CONTACT_PENALTY
+                : tok_is(t, len, "native")  ? CUSP_CONTACT_NATIVE
+                                            : -1;
+    if (which < 0 || count_tokens(p))
+      return fail(c, key, error, error_size, "\"%s\" is not one of: lcp penalty native", value);
+    c->contact = (cusp_contact_kind)which;
+    return 0;
+  }
+  if (!strcmp(key, "native_joints")) {
+    len = token(&p, &t);
+    int which = tok_is(t, len, "section") ? CUSP_NATIVE_SECTION
+                : tok_is(t, len, "free")  ? CUSP_NATIVE_FREE
+                                          : -1;
+    if (which < 0 || count_tokens(p))
+      return fail(c, key, error, error_size, "\"%s\" is not one of: section free", value);
+    c->native_joints = (cusp_native_joints)which;
     return 0;
   }
   if (!strcmp(key, "solver")) {
@@ -466,6 +559,8 @@ int cusp_config_set(cusp_instance_config *c, const char *key, const char *value,
   }
   if (!strncmp(key, "schedule/", strlen("schedule/")))
     return set_schedule(c, key, value, error, error_size);
+  if (!strncmp(key, "feedback/", strlen("feedback/")))
+    return set_feedback(c, key, value, error, error_size);
 
   return fail(c, NULL, error, error_size, "unknown key \"%s\"", key);
 }
@@ -506,6 +601,9 @@ int cusp_config_finish(cusp_instance_config *c, char *error, int error_size) {
     return fail(c, "disks", error, error_size, "%d is out of range: must be in 0..64", c->disks);
   if (c->nschedule < 0 || c->nschedule > CUSP_MAX_COORDS)
     return fail(c, NULL, error, error_size, "%d schedules, at most %d", c->nschedule,
+                CUSP_MAX_COORDS);
+  if (c->nfeedback < 0 || c->nfeedback > CUSP_MAX_COORDS)
+    return fail(c, NULL, error, error_size, "%d feedbacks, at most %d", c->nfeedback,
                 CUSP_MAX_COORDS);
   if (finish_list(c, "length", c->length, c->nlength, error, error_size) ||
       finish_list(c, "mass", c->mass, c->nmass, error, error_size) ||
@@ -615,6 +713,26 @@ int cusp_config_finish(cusp_instance_config *c, char *error, int error_size) {
     s->coord = k;
   }
 
+  /* feedbacks */
+  for (int i = 0; i < c->nfeedback; i++) {
+    cusp_feedback *f = &c->feedback[i];
+    char key[32];
+    snprintf(key, sizeof key, "feedback/%s", f->name);
+    int k = find_coord(c, f->name, (int)strlen(f->name));
+    if (k < 0) return bad_coord(c, key, f->name, (int)strlen(f->name), error, error_size);
+    if (!c->actuated[k])
+      return fail(c, key, error, error_size, "coordinate %s is not actuated (see key \"actuated\")",
+                  c->coord[k]);
+    for (int j = 0; j < i; j++)
+      if (c->feedback[j].coord == k)
+        return fail(c, key, error, error_size, "coordinate %s already has a feedback (%s)",
+                    c->coord[k], c->feedback[j].name);
+    f->coord = k;
+    f->schedule = -1;
+    for (int j = 0; j < c->nschedule; j++)
+      if (c->schedule[j].coord == k) f->schedule = j;
+  }
+
   /* disks: the base, then per section `disks` inside it and a plate at its end */
   int ndisk = 1 + c->sections * (c->disks + 1);
   if (ndisk > CUSP_MAX_DISKS)
@@ -629,7 +747,8 @@ int cusp_config_finish(cusp_instance_config *c, char *error, int error_size) {
       d->s = k == c->disks + 1 ? c->length[i] : c->length[i] * k / (c->disks + 1);
       d->body_id = d->geom_id = d->mocap_id = -1;
     }
-  for (int i = 0; i < CUSP_MAX_COORDS; i++) c->actuator_id[i] = -1;
+  for (int i = 0; i < CUSP_MAX_COORDS; i++) c->actuator_id[i] = c->tendon_id[i] = -1;
+  c->tip_site_id = -1;
   return 0;
 }
 

@@ -15,7 +15,8 @@
 #define CUSP_MAX_KNOTS 64
 
 typedef enum { CUSP_MODEL_PCC, CUSP_MODEL_COSSERAT } cusp_model_kind;
-typedef enum { CUSP_CONTACT_LCP, CUSP_CONTACT_PENALTY } cusp_contact_kind;
+typedef enum { CUSP_CONTACT_LCP, CUSP_CONTACT_PENALTY, CUSP_CONTACT_NATIVE } cusp_contact_kind;
+typedef enum { CUSP_NATIVE_SECTION, CUSP_NATIVE_FREE } cusp_native_joints;
 enum { CUSP_COND_QR = 1, CUSP_COND_RUIZ = 2, CUSP_COND_TIKHONOV = 4 };
 
 /* A contact candidate: a disk (cylinder, axis = the section's local z) on
@@ -36,6 +37,30 @@ typedef struct {
   int nknot;
   double t[CUSP_MAX_KNOTS], u[CUSP_MAX_KNOTS];
 } cusp_schedule;
+
+/* Closed-loop control of one actuator from a scalar MuJoCo joint (key
+ * "feedback/COORD" = "JOINT kp kd target [ramp_start ramp_end]"):
+ *   ctrl = schedule(t) + kp (target(t) - qpos[JOINT]) - kd qvel[JOINT],
+ * clamped to ctrlrange, written to d->ctrl where schedules are (so every app
+ * plays it alike). target(t) is the joint's value at the first step until
+ * ramp_start, then linear to `target` at ramp_end; without a ramp, `target`
+ * from the first step on. Several coordinates may follow one joint with
+ * different gains (a chamber pair with opposite signs steers a bend). Ball
+ * and free joints are refused at load (no single angle): pivot on a hinge.
+ * A proportional law stops short of the target by (holding ctrl) / kp. */
+typedef struct {
+  char name[16];          /* COORD of the key, as written */
+  int coord;              /* index into cusp_instance_config.coord (set by finish) */
+  int schedule;           /* index of the same coordinate's schedule, or -1 (set by finish) */
+  char joint[CUSP_NAME];  /* a hinge (qpos in rad) or slide (m) joint of the scene */
+  double kp;              /* N per rad (hinge) or per m (slide); any sign */
+  double kd;              /* N*s per rad or per m; any sign */
+  double target;          /* rad or m */
+  int ramped;
+  double ramp[2];         /* s, ramp[0] < ramp[1] when ramped */
+  /* after compile (loader resolves the joint by name) */
+  int qpos_adr, dof_adr;
+} cusp_feedback;
 
 typedef struct {
   char name[CUSP_NAME];
@@ -60,7 +85,9 @@ typedef struct {
   int strains;                 /* strains: cosserat coordinates, e.g. "kx ky kz ex ey ez" (kx ky ez) */
   double friction;             /* friction: Coulomb mu >= 0 (0.5) */
   int pyramid;                 /* pyramid: friction directions 3..16 (4) */
-  cusp_contact_kind contact;   /* contact: lcp | penalty (lcp) */
+  cusp_contact_kind contact;   /* contact: lcp | penalty | native (lcp); native = rigid links
+                                  on spring joints, MuJoCo's contact (plugin/native.h) */
+  cusp_native_joints native_joints; /* native_joints: section | free (section), native only */
   sb_lcp_solver solver;        /* solver: fb | lemke | pgs (fb), first of the fallback chain */
   int conditioning;            /* conditioning: any of qr ruiz tikhonov, or none (qr ruiz tikhonov) */
   double eps_rank;             /* eps_rank: relative (1e-6) */
@@ -76,6 +103,8 @@ typedef struct {
   int self_contact;            /* self_contact: 0 | 1 (0) */
   int nschedule;               /* schedule/COORD: "t0 u0 t1 u1 ..." (s, N) */
   cusp_schedule schedule[CUSP_MAX_COORDS];
+  int nfeedback;               /* feedback/COORD: "JOINT kp kd target [t0 t1]" (N/rad, N*s/rad, rad, s) */
+  cusp_feedback feedback[CUSP_MAX_COORDS];
 
   /* as set; resolved by cusp_config_finish (they depend on sections, model, strains) */
   int nlength, nmass, nstiffness, ndamping;     /* values given: 1 or `sections` */
@@ -89,6 +118,8 @@ typedef struct {
   /* after compile */
   int base_body_id;
   int actuator_id[CUSP_MAX_COORDS]; /* -1 when the coordinate is not actuated */
+  int tendon_id[CUSP_MAX_COORDS];   /* native: fixed tendon INSTANCE/COORD (the coordinate), else -1 */
+  int tip_site_id;                  /* native: site INSTANCE/tip, else -1 */
 } cusp_instance_config;
 
 /* Defaults for every key (the CUSP arm of paper-figures.md). */

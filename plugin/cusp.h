@@ -99,27 +99,54 @@ int cusp_contacts(const mjData *d, const cusp_contact_report **contacts);
 int cusp_lcp(const mjData *d, const double **M, const double **q);
 
 /* Soft state of an instance: generalized coordinates and velocities (n),
- * tip pose in world. Returns n, or -1 for a bad instance. */
+ * tip pose in world. Returns n, or -1 for a bad instance. Contact native
+ * (MuJoCo links, plugin/native.h): q, v are the coordinates' tendon lengths
+ * and rates at d's qpos, qvel, and the tip is the site INSTANCE/tip as
+ * MuJoCo last placed it (after mj_step: the step's start; mj_kinematics
+ * updates it). */
 int cusp_soft_state(const mjData *d, int instance, const double **q, const double **v);
 int cusp_tip_pose(const mjData *d, int instance, double pos[3], double quat[4]);
-/* World pose of a point at arc length s (0..total length) on the backbone. */
+/* World pose of a point at arc length s (0..total length) on the backbone
+ * (contact native: straight between the disk bodies, the nearer disk's axes). */
 int cusp_backbone_point(const mjData *d, int instance, double s, double pos[3], double mat[9]);
 double cusp_total_length(const mjData *d, int instance);
+/* Mass of an instance's chain (distributed, disks and rigid links), kg; 0 for a bad instance. */
+double cusp_total_mass(const mjData *d, int instance);
+
+/* ---------- applied loads (mouse dragging, tests) ---------- */
+
+/* Holds a world force (N) and moment (N*m) on the backbone of an instance at
+ * arc length s (0..total length; the centre line, not the disk rim) through
+ * every following advance until cleared: one load per instance, a new call
+ * replaces it, force = torque = NULL clears it (so does a reset to time 0).
+ * NULL for one of them means zero. It enters the soft step as J^T [m; f] at
+ * the step's start pose, and a moving mount gets its share. Returns 0, or -1
+ * with a message for a bad instance, s out of range, a non-finite value or
+ * an instance with contact native (MuJoCo bodies: use xfrc_applied). */
+int cusp_apply_force(mjData *d, int instance, double s, const double force[3], const double torque[3],
+                     char *error, int error_size);
+/* The soft instance and arc length (m from the base) of a generated disk
+ * body (the mocap bodies INSTANCE/diskK). Returns 0, or -1 when body is not
+ * a soft disk of m (the bodies of a contact native instance are not: they
+ * are ordinary MuJoCo bodies). */
+int cusp_disk_of_body(const mjModel *m, int body, int *instance, double *s);
 /* Mechanical energy of an instance at its current state, J: kinetic,
  * gravitational (zero at the world origin's height) and elastic. Returns 0,
- * or -1 for a bad instance. */
+ * or -1 for a bad instance or one with contact native (MuJoCo's mj_energy*). */
 int cusp_energy(const mjData *d, int instance, double *kinetic, double *gravity, double *elastic);
 
 /* ---------- switching (viewer, sweeps) ---------- */
 
 /* Changes one key of a running instance where that makes sense without
  * rebuilding (contact, solver, conditioning, eps_rank, ruiz_iterations,
- * tikhonov, stabilization, friction, pyramid, penalty_*). */
+ * tikhonov, stabilization, friction, pyramid, penalty_*). contact switches
+ * between lcp and penalty only: to or from native (a different model, made
+ * at load) is refused, and so is every other key on a native instance. */
 int cusp_set(mjData *d, int instance, const char *key, const char *value, char *error,
              int error_size);
 
 /* Reads back a live key of a running instance (the keys cusp_set takes), as
- * cusp_set would accept it: "lcp", "fb", "qr ruiz", "none", "0.5", ...
+ * cusp_set would accept it: "lcp", "penalty", "native", "fb", "qr ruiz", "none", "0.5", ...
  * Returns 0, or -1 with a message in value for a bad instance or key. */
 int cusp_get(const mjData *d, int instance, const char *key, char *value, int value_size);
 

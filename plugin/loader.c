@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cusp.h"
+#include "native.h"
 
 #define PLUGIN_NAME "cusp.softbody"
 #define MAX_INCLUDE_DEPTH 32
@@ -559,10 +560,19 @@ static xmlNodePtr root_child(xmlNodePtr root, const char *name) {
   return xmlNewChild(root, NULL, (const xmlChar *)name, NULL);
 }
 
-/* The disk bodies, the site and the actuators of one instance. */
+static xmlNodePtr config_elem(xmlNodePtr inst, const char *msg);
+
+/* The disk bodies, the site and the actuators of one instance; contact
+ * native: the MuJoCo bodies, joints and tendons of native.h instead. */
 static int generate(loader *L, int k) {
   const cusp_instance_config *c = &L->inst[k];
   xmlNodePtr root = xmlDocGetRootElement(L->doc);
+  if (c->contact == CUSP_CONTACT_NATIVE) {
+    char msg[1024];
+    if (cusp_native_generate(root, L->inst_body[k], c, msg, sizeof msg))
+      return node_error(L, config_elem(L->inst_elem[k], msg), "%s", msg);
+    return 0;
+  }
   xmlNodePtr world = root_child(root, "worldbody");
   if (!world) return set_error(L->error, L->error_size, "out of memory");
   /* Start the disks at the base when its pose is plain; the runtime moves them at attach. */
@@ -767,13 +777,19 @@ static mjModel *compile(const char *path, const char *text, char *error, int err
   return m;
 }
 
-static int resolve_ids(const mjModel *m, cusp_instance_config *c, char *error, int error_size) {
+static int resolve_ids(const mjModel *m, const char *path, cusp_instance_config *c, char *error,
+                       int error_size) {
   char name[CUSP_NAME + 32];
   c->base_body_id = mj_name2id(m, mjOBJ_BODY, c->base_body);
   if (c->base_body_id < 0)
     return set_error(error, error_size, "instance \"%s\": base body \"%s\" not in the model",
                      c->name, c->base_body);
-  for (int d = 0; d < c->ndisk; d++) {
+  if (c->contact == CUSP_CONTACT_NATIVE) {
+    char msg[512];
+    if (cusp_native_resolve(m, c, msg, sizeof msg))
+      return set_error(error, error_size, "%s: %s", path, msg);
+  }
+  for (int d = 0; d < c->ndisk && c->contact != CUSP_CONTACT_NATIVE; d++) {
     cusp_disk *k = &c->disk[d];
     snprintf(name, sizeof name, "%s/disk%d", c->name, d);
     k->body_id = mj_name2id(m, mjOBJ_BODY, name);
@@ -783,7 +799,7 @@ static int resolve_ids(const mjModel *m, cusp_instance_config *c, char *error, i
       return set_error(error, error_size, "instance \"%s\": generated disk \"%s\" not in the model",
                        c->name, name);
   }
-  for (int i = 0; i < c->ncoord; i++) {
+  for (int i = 0; i < c->ncoord && c->contact != CUSP_CONTACT_NATIVE; i++) {
     c->actuator_id[i] = -1;
     if (!c->actuated[i]) continue;
     snprintf(name, sizeof name, "%s/%s", c->name, c->coord[i]);
@@ -792,6 +808,20 @@ static int resolve_ids(const mjModel *m, cusp_instance_config *c, char *error, i
       return set_error(error, error_size,
                        "instance \"%s\": generated actuator \"%s\" not in the model", c->name,
                        name);
+  }
+  /* feedback joints exist only in the compiled model */
+  for (int i = 0; i < c->nfeedback; i++) {
+    cusp_feedback *f = &c->feedback[i];
+    int j = mj_name2id(m, mjOBJ_JOINT, f->joint);
+    if (j < 0)
+      return set_error(error, error_size, "%s: instance \"%s\": key \"feedback/%s\": no joint \"%s\" "
+                       "in the model", path, c->name, f->name, f->joint);
+    if (m->jnt_type[j] != mjJNT_HINGE && m->jnt_type[j] != mjJNT_SLIDE)
+      return set_error(error, error_size, "%s: instance \"%s\": key \"feedback/%s\": joint \"%s\" is "
+                       "a %s joint; feedback needs a hinge or slide joint (one coordinate)", path,
+                       c->name, f->name, f->joint, m->jnt_type[j] == mjJNT_BALL ? "ball" : "free");
+    f->qpos_adr = m->jnt_qposadr[j];
+    f->dof_adr = m->jnt_dofadr[j];
   }
   return 0;
 }
@@ -817,7 +847,7 @@ mjModel *cusp_load_with(const char *path, const cusp_override *overrides, int no
   free(text);
   if (!m) goto done;
   for (int k = 0; k < L.ninst; k++)
-    if (resolve_ids(m, &L.inst[k], error, error_size)) {
+    if (resolve_ids(m, path, &L.inst[k], error, error_size)) {
       mj_deleteModel(m);
       m = NULL;
       goto done;

@@ -15,6 +15,7 @@
 #include "collide.h"
 #include "cusp.h"
 #include "loader.h"
+#include "native.h"
 #include "penalty.h"
 #include "sb_util.h"
 
@@ -38,7 +39,11 @@ typedef struct {
   int have_base_twist;
   int disks_placed;         /* disk_pose/twist and the work's kinematics are at the state and placed_base */
   sb_pose placed_base;
-  double penalty_wrench[6]; /* this step's penalty forces on the arm: [moment about the base; force], world */
+  double penalty_wrench[6]; /* this step's penalty forces and applied load on the arm: [moment about the base; force], world */
+  /* cusp_apply_force: a world force and moment held at (load_seg, load_s) until cleared */
+  int load_active, load_seg;
+  double load_s, load_force[3], load_torque[3];
+  double feedback_start[CUSP_MAX_COORDS]; /* each feedback joint's value at the first step: where its ramp starts */
 } soft_t;
 
 /* What a contact of this step joins (index-parallel to the problem's contacts). */
@@ -105,6 +110,19 @@ static double schedule_value(const cusp_schedule *s, double t) {
   return s->u[s->nknot - 1];
 }
 
+/* schedule + kp (target(t) - q) - kd qdot, clamped to ctrlrange; the
+ * schedule alone when the joint's state is not finite (MuJoCo diverged). */
+static double feedback_value(const cusp_instance_config *c, const cusp_feedback *f, double start,
+                             const mjData *d) {
+  double t = d->time, base = f->schedule >= 0 ? schedule_value(&c->schedule[f->schedule], t) : 0;
+  double target = f->target;
+  if (f->ramped && t < f->ramp[1])
+    target = t <= f->ramp[0] ? start : start + (t - f->ramp[0]) / (f->ramp[1] - f->ramp[0]) * (f->target - start);
+  double u = base + f->kp * (target - d->qpos[f->qpos_adr]) - f->kd * d->qvel[f->dof_adr];
+  if (!isfinite(u)) u = base;
+  return fmin(fmax(u, c->ctrlrange[0]), c->ctrlrange[1]);
+}
+
 static double now_us(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -124,6 +142,7 @@ static void reset_soft(runtime *r) {
     for (int c = 0; c < s->cfg.ncoord; c++) s->state->q[c] = s->cfg.initial[c];
     s->have_base_twist = 0;
     s->disks_placed = 0;
+    s->load_active = 0; /* as mj_resetData clears xfrc_applied */
     sb_set_base_motion(s->model, NULL, NULL);
   }
   memset(r->qfrc_cusp, 0, sizeof(double) * (r->m->nv ? r->m->nv : 1));
@@ -135,6 +154,7 @@ static void reset_soft(runtime *r) {
 /* The soft geoms' MuJoCo frames from the stored disk poses, so that the
  * collision functions and rays see them. */
 static void write_disk_geoms(runtime *r, const soft_t *s) {
+  if (s->cfg.contact == CUSP_CONTACT_NATIVE) return; /* MuJoCo places its own bodies */
   for (int k = 0; k < s->cfg.ndisk; k++) {
     int geom = s->cfg.disk[k].geom_id;
     for (int a = 0; a < 9; a++) r->d->geom_xmat[9 * geom + a] = s->disk_pose[k].R[a];
@@ -145,6 +165,7 @@ static void write_disk_geoms(runtime *r, const soft_t *s) {
 /* Disk world poses and twists at the current soft state; with write_mocap
  * also the mocap bodies that MuJoCo draws. */
 static void place_disks(runtime *r, soft_t *s, int write_mocap) {
+  if (s->cfg.contact == CUSP_CONTACT_NATIVE) return;
   mjData *d = r->d;
   pose_from_body(d, s->cfg.base_body_id, &s->model->base);
   sb_kinematics(s->model, s->work, s->state->q, s->state->v);
@@ -322,6 +343,16 @@ static void accumulate_wrench(soft_t *s, const double p[3], const double f[3]) {
   for (int a = 0; a < 3; a++) s->penalty_wrench[3 + a] += f[a];
 }
 
+/* The cusp_apply_force load into this step's generalized force (at the
+ * kinematics place_disks just computed) and into the base's share. */
+static void apply_load(soft_t *s) {
+  sb_pose g;
+  if (sb_point_kinematics(s->model, s->work, s->load_seg, s->load_s, &g, NULL, NULL, NULL)) return;
+  sb_add_world_wrench(s->model, s->work, s->load_seg, s->load_s, s->load_force, s->load_torque, s->tau);
+  accumulate_wrench(s, g.p, s->load_force);
+  for (int a = 0; a < 3; a++) s->penalty_wrench[a] += s->load_torque[a];
+}
+
 static void penalty_forces(runtime *r) {
   const mjModel *m = r->m;
   mjData *d = r->d;
@@ -461,7 +492,9 @@ static void advance(runtime *r) {
   memset(r->qfrc_cusp, 0, sizeof(double) * (nv ? nv : 1));
   memset(r->touched, 0, m->nbody);
 
-  /* controls: schedules write d->ctrl so every app shows the same inputs */
+  /* controls: schedules and feedbacks write d->ctrl so every app shows the
+   * same inputs; feedbacks read the joints at this step's start, as the
+   * soft step does (a host's mjcb_control acts one step later) */
   for (int i = 0; i < r->ninst; i++) {
     soft_t *s = &r->soft[i];
     memset(s->tau, 0, sizeof(double) * s->model->n);
@@ -471,6 +504,12 @@ static void advance(runtime *r) {
       int act = s->cfg.actuator_id[sc->coord];
       if (act >= 0) d->ctrl[act] = schedule_value(sc, d->time);
     }
+    for (int q = 0; q < s->cfg.nfeedback; q++) {
+      const cusp_feedback *f = &s->cfg.feedback[q];
+      int act = s->cfg.actuator_id[f->coord];
+      if (r->rep.steps == 0) s->feedback_start[q] = d->qpos[f->qpos_adr];
+      if (act >= 0) d->ctrl[act] = feedback_value(&s->cfg, f, s->feedback_start[q], d);
+    }
     for (int c = 0; c < s->cfg.ncoord; c++) {
       int act = s->cfg.actuator_id[c];
       if (act < 0) continue;
@@ -479,6 +518,7 @@ static void advance(runtime *r) {
       u = fmin(fmax(u, s->cfg.ctrlrange[0]), s->cfg.ctrlrange[1]);
       s->tau[c] = s->cfg.gear * u;
     }
+    if (s->cfg.contact == CUSP_CONTACT_NATIVE) continue; /* MuJoCo steps it: ctrl only */
     if (s->moving_base) set_base_motion(r, s, h);
     /* the last advance placed the disks at this state: redo the kinematics
      * only when the mount moved (a moving or mocap mount) */
@@ -488,13 +528,15 @@ static void advance(runtime *r) {
       place_disks(r, s, 0);
     else
       write_disk_geoms(r, s); /* MuJoCo's mocap round trip rounds them differently */
+    if (s->load_active) apply_load(s);
   }
 
   /* narrow phase */
   t_dyn += now_us() - t_mark;
   t_mark = now_us();
   for (int i = 0; i < r->ninst; i++)
-    for (int k = 0; k < r->soft[i].cfg.ndisk; k++) collide_disk(r, i, k);
+    for (int k = 0; k < r->soft[i].cfg.ndisk && r->soft[i].cfg.contact != CUSP_CONTACT_NATIVE; k++)
+      collide_disk(r, i, k);
   int nsoft_contacts = r->nmeta;
   t_col += now_us() - t_mark;
   t_mark = now_us();
@@ -507,6 +549,7 @@ static void advance(runtime *r) {
   int failed = 0;
   for (int i = 0; i < r->ninst; i++) {
     soft_t *s = &r->soft[i];
+    if (s->cfg.contact == CUSP_CONTACT_NATIVE) continue;
     if (sb_step_prepare(s->model, s->state, s->work, s->tau, h, err, sizeof err)) {
       sb_errorf(r->message, sizeof r->message, "instance \"%s\": %s", s->cfg.name, err);
       failed = 1;
@@ -525,7 +568,10 @@ static void advance(runtime *r) {
   if (nlcp > 0 && !failed) {
     sb_contact_problem *P = r->P;
     sb_contact_clear(P);
-    for (int i = 0; i < r->ninst; i++) r->soft[i].pbody = sb_contact_add_soft(P, r->soft[i].model, r->soft[i].work, err, sizeof err);
+    for (int i = 0; i < r->ninst; i++)
+      r->soft[i].pbody = r->soft[i].cfg.contact == CUSP_CONTACT_NATIVE
+                             ? -1
+                             : sb_contact_add_soft(P, r->soft[i].model, r->soft[i].work, err, sizeof err);
     r->rigid_body = -1;
     int need_rigid = 0;
     for (int c = 0; c < nsoft_contacts; c++) {
@@ -594,6 +640,7 @@ static void advance(runtime *r) {
   t_asm += t_commit - t_mark;
   for (int i = 0; i < r->ninst && !failed; i++) {
     soft_t *s = &r->soft[i];
+    if (s->cfg.contact == CUSP_CONTACT_NATIVE) continue;
     const double *p = lcp_ran && s->pbody >= 0 ? sb_contact_body_impulse(r->P, s->pbody) : NULL;
     if (p && !all_finite(p, s->model->n)) {
       p = NULL;
@@ -789,8 +836,8 @@ int cusp_attach(const mjModel *m, mjData *d, char *error, int error_size) {
   r->geom_soft = malloc(sizeof(int) * 2 * (m->ngeom ? m->ngeom : 1));
   if (!r->geom_soft) goto oom;
   for (int g = 0; g < 2 * m->ngeom; g++) r->geom_soft[g] = -1;
-  for (int i = 0; i < ninst; i++)
-    for (int k = 0; k < r->soft[i].cfg.ndisk; k++) {
+  for (int i = 0; i < ninst; i++) /* native disks are ordinary MuJoCo geoms */
+    for (int k = 0; k < r->soft[i].cfg.ndisk && r->soft[i].cfg.contact != CUSP_CONTACT_NATIVE; k++) {
       r->geom_soft[2 * r->soft[i].cfg.disk[k].geom_id] = i;
       r->geom_soft[2 * r->soft[i].cfg.disk[k].geom_id + 1] = k;
     }
@@ -865,6 +912,8 @@ static soft_t *soft_of(const mjData *d, int instance) {
 int cusp_soft_state(const mjData *d, int instance, const double **q, const double **v) {
   soft_t *s = soft_of(d, instance);
   if (!s) return -1;
+  if (s->cfg.contact == CUSP_CONTACT_NATIVE) /* the coordinates of MuJoCo's joints */
+    cusp_native_coords(find_runtime(d)->m, d, &s->cfg, s->state->q, s->state->v);
   if (q) *q = s->state->q;
   if (v) *v = s->state->v;
   return s->model->n;
@@ -880,7 +929,7 @@ double cusp_total_length(const mjData *d, int instance) {
 
 int cusp_energy(const mjData *d, int instance, double *kinetic, double *gravity, double *elastic) {
   soft_t *s = soft_of(d, instance);
-  if (!s) return -1;
+  if (!s || s->cfg.contact == CUSP_CONTACT_NATIVE) return -1; /* native: MuJoCo's mj_energy* */
   /* the work's kinematics may belong to a query point (a contact); redo them
    * at the state, which is what the last advance left there anyway */
   pose_from_body(d, s->cfg.base_body_id, &s->model->base);
@@ -889,9 +938,31 @@ int cusp_energy(const mjData *d, int instance, double *kinetic, double *gravity,
   return 0;
 }
 
+/* A native arm's backbone: straight between consecutive disk bodies (where
+ * MuJoCo last placed them), the frame of the nearer disk. */
+static int native_backbone_point(const mjData *d, const soft_t *s, double s_arc, double pos[3], double mat[9]) {
+  const cusp_instance_config *c = &s->cfg;
+  double s0 = 0, s1 = 0, base = 0;
+  int k = 1;
+  for (; k < c->ndisk; k++) {
+    if (c->disk[k].section != c->disk[k - 1].section) base += c->length[c->disk[k - 1].section];
+    s0 = s1;
+    s1 = base + c->disk[k].s;
+    if (s_arc <= s1) break;
+  }
+  if (k == c->ndisk) k--;
+  double a = s1 > s0 ? fmin(fmax((s_arc - s0) / (s1 - s0), 0), 1) : 0;
+  const double *p0 = d->xpos + 3 * c->disk[k - 1].body_id, *p1 = d->xpos + 3 * c->disk[k].body_id;
+  if (pos)
+    for (int i = 0; i < 3; i++) pos[i] = (1 - a) * p0[i] + a * p1[i];
+  if (mat) memcpy(mat, d->xmat + 9 * c->disk[a < 0.5 ? k - 1 : k].body_id, 9 * sizeof(double));
+  return 0;
+}
+
 int cusp_backbone_point(const mjData *d, int instance, double s_arc, double pos[3], double mat[9]) {
   soft_t *s = soft_of(d, instance);
   if (!s || !isfinite(s_arc)) return -1;
+  if (s->cfg.contact == CUSP_CONTACT_NATIVE) return native_backbone_point(d, s, s_arc, pos, mat);
   /* kinematics of the current state (the work holds the last step's) */
   sb_kinematics(s->model, s->work, s->state->q, NULL);
   int sec = 0;
@@ -905,10 +976,84 @@ int cusp_backbone_point(const mjData *d, int instance, double s_arc, double pos[
 }
 
 int cusp_tip_pose(const mjData *d, int instance, double pos[3], double quat[4]) {
+  soft_t *s = soft_of(d, instance);
+  if (s && s->cfg.contact == CUSP_CONTACT_NATIVE) { /* the tip site, as MuJoCo last placed it */
+    int site = s->cfg.tip_site_id;
+    if (pos) memcpy(pos, d->site_xpos + 3 * site, 3 * sizeof(double));
+    if (quat) mju_mat2Quat(quat, d->site_xmat + 9 * site);
+    return 0;
+  }
   double mat[9];
   if (cusp_backbone_point(d, instance, cusp_total_length(d, instance), pos, mat)) return -1;
   if (quat) mju_mat2Quat(quat, mat);
   return 0;
+}
+
+/* ---------- applied loads (mouse dragging) ---------- */
+
+int cusp_apply_force(mjData *d, int instance, double s_arc, const double force[3], const double torque[3],
+                     char *error, int error_size) {
+  soft_t *s = soft_of(d, instance);
+  if (!s) {
+    sb_errorf(error, error_size, "cusp_apply_force: no instance %d attached to this mjData", instance);
+    return -1;
+  }
+  if (s->cfg.contact == CUSP_CONTACT_NATIVE) {
+    sb_errorf(error, error_size, "cusp_apply_force: instance \"%s\" has contact native: its links are "
+              "MuJoCo bodies (apply the load with mjData.xfrc_applied)", s->cfg.name);
+    return -1;
+  }
+  if (!force && !torque) {
+    s->load_active = 0;
+    return 0;
+  }
+  if (s->cfg.contact == CUSP_CONTACT_NATIVE) {
+    sb_errorf(error, error_size, "cusp_apply_force: instance \"%s\" has contact native: its links are MuJoCo "
+              "bodies, load them through xfrc_applied", s->cfg.name);
+    return -1;
+  }
+  double L = cusp_total_length(d, instance);
+  if (!isfinite(s_arc) || s_arc < 0 || s_arc > L * (1 + 1e-12)) {
+    sb_errorf(error, error_size, "cusp_apply_force: instance \"%s\": arc length %g outside 0..%g m",
+              s->cfg.name, s_arc, L);
+    return -1;
+  }
+  double f[3] = {0, 0, 0}, t[3] = {0, 0, 0};
+  if (force) memcpy(f, force, sizeof f);
+  if (torque) memcpy(t, torque, sizeof t);
+  if (!all_finite(f, 3) || !all_finite(t, 3)) {
+    sb_errorf(error, error_size, "cusp_apply_force: instance \"%s\": the %s is not finite", s->cfg.name,
+              all_finite(f, 3) ? "torque" : "force");
+    return -1;
+  }
+  int sec = 0;
+  while (sec < s->cfg.sections - 1 && s_arc > s->cfg.length[sec]) s_arc -= s->cfg.length[sec++];
+  s->load_seg = sec;
+  s->load_s = fmin(fmax(s_arc, 0), s->cfg.length[sec]);
+  memcpy(s->load_force, f, sizeof f);
+  memcpy(s->load_torque, t, sizeof t);
+  s->load_active = 1;
+  return 0;
+}
+
+int cusp_disk_of_body(const mjModel *m, int body, int *instance, double *s_arc) {
+  int n = 0;
+  const cusp_instance_config *cfg = cusp_model_instances(m, &n);
+  for (int i = 0; i < n; i++)
+    for (int k = 0; k < cfg[i].ndisk && cfg[i].contact != CUSP_CONTACT_NATIVE; k++)
+      if (cfg[i].disk[k].body_id == body) {
+        double s = cfg[i].disk[k].s;
+        for (int j = 0; j < cfg[i].disk[k].section; j++) s += cfg[i].length[j];
+        if (instance) *instance = i;
+        if (s_arc) *s_arc = s;
+        return 0;
+      }
+  return -1;
+}
+
+double cusp_total_mass(const mjData *d, int instance) {
+  soft_t *s = soft_of(d, instance);
+  return s ? s->model->total_mass : 0;
 }
 
 static const char *const live_keys[] = {"contact", "solver", "conditioning", "eps_rank", "ruiz_iterations",
@@ -924,7 +1069,8 @@ int cusp_get(const mjData *d, int instance, const char *key, char *value, int va
   const cusp_instance_config *c = &s->cfg;
   if (!key) key = "(null)";
   if (!strcmp(key, "contact")) {
-    sb_errorf(value, value_size, "%s", c->contact == CUSP_CONTACT_PENALTY ? "penalty" : "lcp");
+    sb_errorf(value, value_size, "%s", c->contact == CUSP_CONTACT_PENALTY ? "penalty"
+                                       : c->contact == CUSP_CONTACT_NATIVE ? "native" : "lcp");
   } else if (!strcmp(key, "solver")) {
     sb_errorf(value, value_size, "%s", sb_lcp_solver_name(c->solver));
   } else if (!strcmp(key, "conditioning")) {
@@ -965,6 +1111,11 @@ int cusp_set(mjData *d, int instance, const char *key, const char *value, char *
               key ? key : "(null)");
     return -1;
   }
+  if (s->cfg.contact == CUSP_CONTACT_NATIVE && strcmp(key, "contact")) {
+    sb_errorf(error, error_size, "cusp_set: instance \"%s\" has contact native: MuJoCo solves its "
+              "contacts (geom friction, solref), so \"%s\" does not apply", s->cfg.name, key);
+    return -1;
+  }
   cusp_instance_config *tmp = malloc(sizeof *tmp);
   if (!tmp) {
     sb_errorf(error, error_size, "cusp_set: out of memory");
@@ -972,6 +1123,13 @@ int cusp_set(mjData *d, int instance, const char *key, const char *value, char *
   }
   *tmp = s->cfg;
   int rc = cusp_config_set(tmp, key, value, error, error_size);
+  if (!rc && (tmp->contact == CUSP_CONTACT_NATIVE) != (s->cfg.contact == CUSP_CONTACT_NATIVE)) {
+    sb_errorf(error, error_size, "cusp_set: instance \"%s\": contact \"%s\" cannot be switched %s "
+              "native while running: native is a different model (MuJoCo bodies and joints made at "
+              "load); reload the scene with contact=%s (e.g. cusp-sim --set %s.contact=%s)", s->cfg.name,
+              value, tmp->contact == CUSP_CONTACT_NATIVE ? "to" : "from", value, s->cfg.name, value);
+    rc = -1;
+  }
   if (!rc) {
     s->cfg.contact = tmp->contact;
     s->cfg.solver = tmp->solver;

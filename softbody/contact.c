@@ -436,6 +436,29 @@ static void apply_all(sb_contact_problem *p, int which, double *x, int ncol, int
   for (int k = 0; k < p->nb; k++) body_apply(p, &p->bodies[k], which, x, ncol, ld);
 }
 
+/* The sliding-speed bound gamma of a contact that carries no load (fn = 0,
+ * beta = 0: a speculative or separating contact) is not determined by the
+ * LCP: any gamma >= max_k -(D_k . vt) solves it. Solvers may return any of
+ * them, and warm-started from the last step they drift along that ray (to
+ * 1e9 within a few hundred steps). At every exact solution gamma is the
+ * smallest value that keeps w_beta >= 0 (sticking: 0, sliding: -D_k . vt of
+ * the active k), so that value is chosen: only round-off changes elsewhere.
+ * D_k . vt is computed with gamma left out (w_k - gamma would lose it to
+ * cancellation when gamma is large). Gamma enters only its own contact's
+ * beta rows, with coefficient 1. w = A z + b (n) is updated. */
+static void canonical_gamma(int n, int nk, int bs, const double *A, const double *b, double *z, double *w) {
+  for (int a = 0; a < nk; a++) z[a * bs + bs - 1] = 0;
+  memcpy(w, b, n * sizeof(double));
+  cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, 1.0, A, n, z, 1, 1.0, w, 1);
+  for (int a = 0; a < nk; a++) {
+    int o = a * bs;
+    double g = 0;
+    for (int k = 1; k < bs - 1; k++) g = fmax(g, -w[o + k]);
+    for (int k = 1; k < bs - 1; k++) w[o + k] += g;
+    z[o + bs - 1] = g;
+  }
+}
+
 /* Stage 1 with the current priorities, then assembly of eq. (11)-(13) over
  * the kept contacts, stages 2 and 3, and the solve; fills lambda and p. */
 static int select_and_solve(sb_contact_problem *p, const sb_contact_options *opt,
@@ -499,7 +522,13 @@ static int select_and_solve(sb_contact_problem *p, const sb_contact_options *opt
       b[oa] = p->u[3 * ia + 2] + p->stabv[ia];
       for (int k = 0; k < r; k++) b[oa + 1 + k] = Dx[k] * p->u[3 * ia] + Dy[k] * p->u[3 * ia + 1];
       b[oa + bs - 1] = 0;
-      for (int k = 0; k < bs; k++) p->normal_mask[oa + k] = k == 0;
+      /* Stage 3 regularizes the normal and the sliding-speed bound gamma: an
+       * unloaded sliding contact (fn = beta = 0, gamma > 0) has w_gamma = 0
+       * whatever gamma is, a zero row in every Newton matrix (FB then stalls
+       * on the arm sliding along a table with disks just above it); + eps
+       * gamma in w_gamma fixes gamma, at the price of a friction O(eps gamma)
+       * that the proximal step removes like the normal's bias. */
+      for (int k = 0; k < bs; k++) p->normal_mask[oa + k] = k == 0 || k == bs - 1;
       p->blocks[a] = bs;
     }
 #undef A_
@@ -517,6 +546,25 @@ static int select_and_solve(sb_contact_problem *p, const sb_contact_options *opt
           if (p->prev_id[k] == p->c[ia].id) found = k;
       for (int k = 0; k < bs; k++)
         p->zs[a * bs + k] = found >= 0 ? p->prev_z[(size_t)found * bs + k] / p->dc[a * bs + k] : 0;
+    }
+    {
+      static long dbg_count = 0;
+      const char *dd = getenv("SB_DBG_DIR");
+      dbg_count++;
+      if (dd) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/s%07ld.bin", dd, dbg_count);
+        FILE *f = fopen(path, "wb");
+        if (f) {
+          fwrite(&n, sizeof n, 1, f);
+          fwrite(&bs, sizeof bs, 1, f);
+          fwrite(&opt->tikhonov, sizeof(double), 1, f);
+          fwrite(A, sizeof(double), (size_t)n * n, f);
+          fwrite(b, sizeof(double), n, f);
+          for (int k = 0; k < n; k++) { double v = p->zs[k] * p->dc[k]; fwrite(&v, sizeof v, 1, f); }
+          fclose(f);
+        }
+      }
     }
     sb_lcp_options lo = opt->lcp;
     lo.warm_start = opt->warm_start;
@@ -541,6 +589,7 @@ static int select_and_solve(sb_contact_problem *p, const sb_contact_options *opt
       info->lcp.complementarity = pinfo.complementarity;
     }
     for (int k = 0; k < n; k++) p->z[k] = p->zs[k] * p->dc[k];
+    canonical_gamma(n, nk, bs, A, b, p->z, p->wv);
     info->residual = sb_lcp_residual(n, A, b, p->z, p->wv, &info->complementarity);
     /* Solved means solved in the physical problem: a conditioned or
      * regularized solve of an infeasible one (a disk that no impulse can

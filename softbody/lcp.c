@@ -141,10 +141,10 @@ static double fb_eval(int n, const double *M, const double *q, const double *z, 
   return 0.5 * s;
 }
 
-/* max(1, max_i |q_i| + sum_j |M_ij z_j|): the size of the terms that make up
- * w, hence the floating-point yardstick for its residual. By columns, skipping
- * z_j = 0 (most of z at a solution). s: n scratch. */
-static double term_scale(int n, const double *M, const double *q, const double *z, double *s) {
+/* s_i = |q_i| + sum_j |M_ij z_j|: the size of the terms that make up w_i,
+ * hence the floating-point yardstick for its residual. By columns, skipping
+ * z_j = 0 (most of z at a solution). */
+static void row_terms(int n, const double *M, const double *q, const double *z, double *s) {
   for (int i = 0; i < n; i++) s[i] = fabs(q[i]);
   for (int j = 0; j < n; j++) {
     double a = fabs(z[j]);
@@ -152,9 +152,6 @@ static double term_scale(int n, const double *M, const double *q, const double *
     const double *c = M + (size_t)j * n;
     for (int i = 0; i < n; i++) s[i] += fabs(c[i]) * a;
   }
-  double r = 1;
-  for (int i = 0; i < n; i++) r = s[i] > r ? s[i] : r;
-  return r;
 }
 
 /* ||min(z, w)||inf; INFINITY when anything is NaN (no fmin/fmax: library calls here). */
@@ -169,17 +166,29 @@ static double min_residual(int n, const double *z, const double *w) {
   return nan ? INFINITY : r;
 }
 
-/* max(1, ||q||inf): a lower bound of term_scale, enough to accept most answers. */
+/* max(1, ||q||inf): the tolerance floor, enough to accept most answers. */
 static double q_scale(int n, const double *q) {
   double r = 1;
   for (int i = 0; i < n; i++) r = fabs(q[i]) > r ? fabs(q[i]) : r;
   return r;
 }
 
-/* r within tolerance: the cheap bound first, term_scale only when needed. */
-static int within_tol(int n, const double *M, const double *q, const double *z, double r,
-                      double tol, double qs, double *s) {
-  return r <= tol * qs || r <= tol * term_scale(n, M, q, z, s);
+/* Every row within tolerance of its own terms, |min(z_i, w_i)| <= tol
+ * max(qs, s_i), with r = ||min(z, w)||inf for the cheap test first. Row by
+ * row, not against the largest s_i: a non-unique LCP may let one entry of z
+ * run off along a ray of solutions (the sliding-speed bound of an unloaded
+ * contact reached 1e9), and its terms must not loosen the rows it does not
+ * enter. s: n scratch. */
+static int within_tol(int n, const double *M, const double *q, const double *z, const double *w,
+                      double r, double tol, double qs, double *s) {
+  if (r <= tol * qs) return 1;
+  if (!(r < INFINITY)) return 0;
+  row_terms(n, M, q, z, s);
+  for (int i = 0; i < n; i++) {
+    double a = fabs(z[i] < w[i] ? z[i] : w[i]), t = s[i] > qs ? s[i] : qs;
+    if (a > tol * t) return 0;
+  }
+  return 1;
 }
 
 /* Solves A x = b for the na x na matrix A in wk->HtH (b in x on entry). By
@@ -225,6 +234,7 @@ static int fb_subsystem(sb_lcp_work *wk, int na, double *x) {
   return all_finite(na, x) ? 2 : 0;
 }
 
+#define FB_STALL_ITERS 10
 #define FB_PIVOT_PASSES 16 /* each costs an LU of the set: cheaper than a Newton step */
 
 /* Principal pivoting from the active set the iterate predicts, A = {i :
@@ -272,11 +282,13 @@ static int fb_pivot_step(sb_lcp_work *wk, int n, const double *M, const double *
     for (int b = 0; b < na; b++) zt[set[b]] = x[b] + z[set[b]];
     memcpy(wt, q, (size_t)n * sizeof(double));
     cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, 1.0, M, n, zt, 1, 1.0, wt, 1);
-    double e = tol * term_scale(n, M, q, zt, wk->da);
+    double *e = wk->da;
+    row_terms(n, M, q, zt, e);
     int ninf = 0, first = -1, *bad = wk->basis; /* LU pivots no longer needed */
     for (int i = 0; i < n; i++) {
+      double ei = tol * (e[i] > qs ? e[i] : qs);
       /* in the set: z < 0, or w_A != 0 (a least-norm solve of an inconsistent set) */
-      bad[i] = in[i] ? zt[i] < -e || (how == 2 && fabs(wt[i]) > e) : wt[i] < -e;
+      bad[i] = in[i] ? zt[i] < -ei || (how == 2 && fabs(wt[i]) > ei) : wt[i] < -ei;
       if (bad[i]) {
         ninf++;
         first = first < 0 ? i : first;
@@ -293,7 +305,7 @@ static int fb_pivot_step(sb_lcp_work *wk, int n, const double *M, const double *
         memcpy(wt, q, (size_t)n * sizeof(double));
         cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, 1.0, M, n, zt, 1, 1.0, wt, 1);
       }
-      if (!within_tol(n, M, q, zt, min_residual(n, zt, wt), tol, qs, wk->da)) return 0;
+      if (!within_tol(n, M, q, zt, wt, min_residual(n, zt, wt), tol, qs, wk->da)) return 0;
       memcpy(z, zt, (size_t)n * sizeof(double));
       memcpy(w, wt, (size_t)n * sizeof(double));
       return 1;
@@ -325,9 +337,20 @@ static sb_lcp_status solve_fb(sb_lcp_work *wk, int n, const double *M, const dou
   int *piv = wk->ipiv;
   double psi = fb_eval(n, M, q, z, w, phi), qs = q_scale(n, q);
   double lambda = 1e-6; /* mu = lambda * max diag(H^T H) */
-  int it = 0, collapsed = 0, *last_set = wk->idx, last_count = -1;
-  for (; it < max_iter && !collapsed; it++) {
-    if (within_tol(n, M, q, z, min_residual(n, z, w), tol, qs, zt)) break;
+  int it = 0, collapsed = 0, *last_set = wk->idx, last_count = -1, stagnant = 0, ref_it = 0;
+  double psi_ref = psi;
+  for (; it < max_iter && !collapsed && !stagnant; it++) {
+    if (within_tol(n, M, q, z, w, min_residual(n, z, w), tol, qs, zt)) break;
+    /* Near a stationary point that is not a solution the merit function
+     * creeps for the rest of the budget: give up when FB_STALL_ITERS
+     * iterations have not halved it (linear convergence at a rate below
+     * 0.93 still passes), so the caller can move on. */
+    if (it - ref_it >= FB_STALL_ITERS) {
+      stagnant = psi > 0.5 * psi_ref;
+      psi_ref = psi;
+      ref_it = it;
+      if (stagnant) break;
+    }
     if (fb_pivot_step(wk, n, M, q, z, w, last_set, &last_count, tol, qs)) {
       *iters = it;
       return SB_LCP_SOLVED; /* z >= 0 exactly, w = Mz + q: nothing to polish */
@@ -410,12 +433,17 @@ static sb_lcp_status solve_fb(sb_lcp_work *wk, int n, const double *M, const dou
   for (int i = 0; i < n; i++) zt[i] = fmax(z[i], 0);
   fb_eval(n, M, q, zt, wt, phit);
   double rclip = min_residual(n, zt, wt);
-  if (rclip <= res || within_tol(n, M, q, zt, rclip, tol, qs, phit)) {
+  if (rclip <= res || within_tol(n, M, q, zt, wt, rclip, tol, qs, phit)) {
     memcpy(z, zt, n * sizeof(double));
     memcpy(w, wt, n * sizeof(double));
     res = rclip;
   }
-  if (within_tol(n, M, q, z, res, tol, qs, phit)) return SB_LCP_SOLVED;
+  if (within_tol(n, M, q, z, w, res, tol, qs, phit)) return SB_LCP_SOLVED;
+  if (stagnant) {
+    sb_errorf(msg, msg_size, "fb: no progress over the last %d of %d iterations, residual %.3g",
+              FB_STALL_ITERS, it, res);
+    return SB_LCP_STALLED;
+  }
   if (!collapsed) {
     sb_errorf(msg, msg_size, "fb: %d Newton iterations, residual %.3g", it, res);
     return SB_LCP_MAX_ITER;
@@ -608,7 +636,7 @@ static sb_lcp_status solve_pgs(sb_lcp_work *wk, int n, const double *M, const do
     }
     double r = sb_lcp_residual(n, M, q, z, w, NULL);
     if (!isfinite(r)) break;
-    if (within_tol(n, M, q, z, r, tol, q_scale(n, q), wk->da)) {
+    if (within_tol(n, M, q, z, w, r, tol, q_scale(n, q), wk->da)) {
       *sweeps = sweep + 1;
       return SB_LCP_SOLVED;
     }
@@ -706,19 +734,22 @@ static sb_lcp_status solve_chain(sb_lcp_work *wk, int nchain, const sb_lcp_solve
   int warm = opt->warm_start && all_finite(n, z);
   if (warm) memcpy(zbest, z, n * sizeof(double)); /* kept apart from the attempts */
   else memset(zbest, 0, n * sizeof(double));
+  int cold = 0; /* this attempt repeats chain[k] from zero */
   for (int k = 0; k < nchain; k++) {
     char msg[sizeof info->message] = "";
     int iters;
     if (k > 0) memcpy(z, zbest, n * sizeof(double));
-    sb_lcp_status st = run_one(wk, chain[k], n, M, q, z, warm, opt, tol, &iters, msg, sizeof msg);
+    int from_guess = 0;
+    for (int i = 0; warm && !cold && !from_guess && i < n; i++) from_guess = z[i] != 0;
+    sb_lcp_status st = run_one(wk, chain[k], n, M, q, z, from_guess, opt, tol, &iters, msg, sizeof msg);
     info->attempts++;
     double r = all_finite(n, z) ? sb_lcp_residual(n, M, q, z, wk->w, &compl) : INFINITY;
-    if (st == SB_LCP_SOLVED && !within_tol(n, M, q, z, r, tol, qs, wk->da)) {
-      sb_errorf(msg, sizeof msg, "%s: ended with residual %.3g above tolerance %.3g",
-                sb_lcp_solver_name(chain[k]), r, tol * term_scale(n, M, q, z, wk->da));
+    if (st == SB_LCP_SOLVED && !within_tol(n, M, q, z, wk->w, r, tol, qs, wk->da)) {
+      sb_errorf(msg, sizeof msg, "%s: ended with residual %.3g, above tolerance %.3g of its row's terms",
+                sb_lcp_solver_name(chain[k]), r, tol);
       st = SB_LCP_STALLED;
     }
-    if (k == 0) memcpy(first_msg, msg, sizeof msg);
+    if (info->attempts == 1) memcpy(first_msg, msg, sizeof msg);
     if (st == SB_LCP_SOLVED || !have_best || r < rbest) {
       if (isfinite(r)) memcpy(zbest, z, n * sizeof(double));
       rbest = r;
@@ -729,11 +760,24 @@ static sb_lcp_status solve_chain(sb_lcp_work *wk, int nchain, const sb_lcp_solve
       memcpy(best_msg, msg, sizeof msg);
     }
     if (st == SB_LCP_SOLVED) {
-      if (k > 0)
+      if (cold)
+        sb_errorf(best_msg, sizeof best_msg, "solved by %s from zero after it failed from the guess (%s)",
+                  sb_lcp_solver_name(chain[k]), first_msg);
+      else if (info->attempts > 1)
         sb_errorf(best_msg, sizeof best_msg, "solved by %s after %s failed (%s)",
                   sb_lcp_solver_name(chain[k]), sb_lcp_solver_name(chain[0]), first_msg);
       break;
     }
+    /* A guess can leave FB at a stationary point of its merit function that
+     * is not a solution (friction LCPs are not P0): near a degenerate
+     * solution of the last step, say. From zero its first pivot step mostly
+     * solves contact LCPs outright, so FB tries that before the next solver. */
+    if (chain[k] == SB_LCP_FB && from_guess) {
+      cold = 1;
+      k--;
+      continue;
+    }
+    cold = 0;
     warm = 1; /* later attempts start from the best iterate so far */
   }
   double *w = wk->w;

@@ -2,8 +2,11 @@
 # cusp-view end to end under Xvfb: every scene of mjcf/ and models/ (when
 # present) plus tests/data/scenes/arm.xml renders a PNG that is not blank and,
 # for soft scenes, shows the disk colour where cusp-view says the arm is; a
-# plain MuJoCo sample scene renders; frames, video and the interactive viewer
-# (scripted keys) work; bad input exits 2 with a message.
+# plain MuJoCo sample scene renders; the start camera (a scene's
+# "cusp_default" camera, else the automatic view) shows each mjcf/ arm
+# unobstructed; frames, video and the interactive viewer (scripted keys,
+# scripted mouse drags of a soft disk and of a rigid body) work; bad input
+# exits 2 with a message.
 # Usage: tests/test_cusp_view.sh VIEW PNG_CHECK SRCDIR
 set -u
 
@@ -65,6 +68,14 @@ json() {
   tail -n 1 "$TMP/out" | python3 -c "import json, sys; d = json.loads(sys.stdin.read()); print($1)"
 }
 
+# jnum KEY: the first number after "KEY": on the last stdout line (no python needed)
+jnum() {
+  tail -n 1 "$TMP/out" | sed -n "s/.*\"$1\": \(-\{0,1\}[0-9.eE+-]*\).*/\1/p"
+}
+
+# near A B TOL: |A - B| <= TOL
+near() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a != "" && d <= t) }'; }
+
 json_contract() {
   if [ $have_python -eq 1 ]; then
     tail -n 1 "$TMP/out" | python3 -c '
@@ -105,6 +116,8 @@ expect_error "$TMP/box.xml" --headless --png "$TMP/no/such/dir/x.png" "no/such/d
 expect_error "$TMP/box.xml" --headless --png "$TMP/x.png" --camera nosuch "nosuch"
 expect_error "$TMP/box.xml" --headless --png "$TMP/x.png" --frobnicate "frobnicate"
 expect_error "$TMP/box.xml" --png "$TMP/x.png" "need --headless"
+expect_error "$TMP/box.xml" --drag 1,2 "drag"
+expect_error "$TMP/box.xml" --headless --png "$TMP/x.png" --drag 1,2,3,4 "not --headless"
 expect_error "$SRC/tests/data/scenes/arm.xml" --headless --png "$TMP/x.png" --set arm.no_such_key=1 "no_such_key"
 
 # no display: a message and exit 1, not a crash
@@ -136,11 +149,23 @@ for f in "${scenes[@]}"; do
   ok "$name: image not blank (${out#*mean })"
   # soft scene (instances may come from an <include>d file): disk-coloured
   # pixels, inside each arm's projected box
+  # mjcf/ scenes: the start camera must show each arm, not a corner of it.
+  # 600 disk pixels at 640x480: default.xml's arm behind its incline, as
+  # MuJoCo's default camera showed it, gave 349; unobstructed arms give 2000+
+  need=20
+  case "$f" in "$SRC"/mjcf/*) need=600 ;; esac
   if [ $have_python -eq 0 ]; then
     grep -q 'cusp.softbody' "$f" || continue
-    out=$("$CHECK" "$png" --color "$DISK" --min-count 50) && ok "$name: disk colour present" || bad "$name: $out"
+    out=$("$CHECK" "$png" --color "$DISK" --min-count $((need > 50 ? need : 50))) && ok "$name: disk colour present" ||
+      bad "$name: $out"
     continue
   fi
+  case "$f" in
+    "$SRC"/mjcf/*)
+      src=$(json 'd["camera"]["source"]')
+      [ "$src" = cusp_default ] || [ "$src" = auto ] && ok "$name: start camera '$src'" ||
+        bad "$name: start camera '$src', expected cusp_default or auto" ;;
+  esac
   [ "$(json 'len(d["soft"])')" -gt 0 ] || continue
   boxes=$(json '"\n".join(k + " " + ",".join(str(round(x)) for x in s["bbox_pixels"]) for k, s in d["soft"].items() if s["bbox_pixels"])')
   if [ -z "$boxes" ]; then bad "$name: no soft instance in view of the default camera"; continue; fi
@@ -151,7 +176,7 @@ for f in "${scenes[@]}"; do
     [ -n "$inst" ] || continue
     # 3 px of slack around the projected box (antialiasing)
     grown=$(echo "$box" | awk -F, '{ printf "%d,%d,%d,%d", $1 - 3, $2 - 3, $3 + 3, $4 + 3 }')
-    if out=$("$CHECK" "$png" --color "$DISK" --region "$grown" --min-region-count 20); then
+    if out=$("$CHECK" "$png" --color "$DISK" --region "$grown" --min-region-count $need); then
       ok "$name: instance $inst: ${out##* in_region } disk pixels in its box $box"
     else
       bad "$name: instance $inst: $out"
@@ -182,6 +207,52 @@ if run 0 "$TMP/box.xml" --headless --seconds 0.2 --png "$TMP/ov.png" --azimuth 3
   --lookat 0,0,0.1 --width 640 --height 480 --plots; then
   out=$("$CHECK" "$TMP/ov.png" --min-stddev 5) && ok "overlay and plots: not blank" || bad "overlay: $out"
 fi
+# a "cusp_default" camera becomes the start camera, as a free camera looking
+# the same way: its xyaxes (x = (1,0,0), y = (0,0.342,0.940)) look along
+# -(x cross y) = (0, 0.940, -0.342): azimuth 90, elevation -20 degrees
+sed 's|<camera name="side"|<camera name="cusp_default" pos="0 -1 0.5" xyaxes="1 0 0 0 0.342 0.940"/><camera name="side"|' \
+  "$TMP/box.xml" >"$TMP/box_default.xml"
+if run 0 "$TMP/box_default.xml" --headless --seconds 0.1 --png "$TMP/cd.png" --width 320 --height 240 --json; then
+  tail -n 1 "$TMP/out" | grep -q '"type": "free", "source": "cusp_default"' && ok "cusp_default camera used as a free camera" ||
+    bad "cusp_default: $(tail -n 1 "$TMP/out" | grep -o '"camera": {[^}]*}')"
+  near "$(jnum azimuth)" 90 0.01 && near "$(jnum elevation)" -20 0.01 && ok "cusp_default: azimuth 90, elevation -20" ||
+    bad "cusp_default: azimuth $(jnum azimuth), elevation $(jnum elevation)"
+fi
+# --camera still names a fixed camera when cusp_default exists
+if run 0 "$TMP/box_default.xml" --headless --seconds 0.1 --png "$TMP/cs.png" --camera side --width 320 --height 240 --json; then
+  tail -n 1 "$TMP/out" | grep -q '"type": "fixed", "source": "option"' && ok "--camera side over cusp_default" ||
+    bad "--camera side: $(tail -n 1 "$TMP/out" | grep -o '"camera": {[^}]*}')"
+fi
+# the automatic view: an arm with a wall on the side MuJoCo's default camera
+# looks from (-y); the automatic camera finds a side where the arm shows,
+# and forcing the view from -y (azimuth 90) shows that the check can tell
+cat >"$TMP/walled.xml" <<'EOF'
+<mujoco model="walled">
+  <extension><plugin plugin="cusp.softbody"><instance name="arm"/></plugin></extension>
+  <worldbody>
+    <light pos="0 0 3"/>
+    <geom name="floor" type="plane" size="2 2 0.1" rgba=".5 .5 .5 1"/>
+    <geom name="wall" type="box" size="0.6 0.02 0.9" pos="0 -0.2 0.9" rgba=".3 .3 .6 1"/>
+    <body name="mount" pos="0 0 1" euler="180 0 0"><plugin instance="arm"/></body>
+  </worldbody>
+</mujoco>
+EOF
+for view in auto behind; do
+  extra=()
+  [ $view = behind ] && extra=(--azimuth 90 --elevation -20)
+  if run 0 "$TMP/walled.xml" --headless --seconds 0.1 --png "$TMP/walled_$view.png" --width 640 --height 480 \
+    --no-overlay --json "${extra[@]}"; then
+    n=$("$CHECK" "$TMP/walled_$view.png" --color "$DISK" | sed -n 's/.*colour_pixels \([0-9]*\).*/\1/p')
+    if [ $view = auto ]; then
+      tail -n 1 "$TMP/out" | grep -q '"source": "auto"' && [ "${n:-0}" -ge 600 ] &&
+        ok "walled: the automatic camera shows the arm ($n disk pixels, azimuth $(jnum azimuth))" ||
+        bad "walled: automatic camera: $n disk pixels, $(tail -n 1 "$TMP/out" | grep -o '"camera": {[^}]*}')"
+    else
+      [ "${n:-0}" -lt 100 ] && ok "walled: from behind the wall the arm is hidden ($n disk pixels)" ||
+        bad "walled: from behind the wall $n disk pixels (the wall should hide the arm)"
+    fi
+  fi
+done
 arm="$SRC/tests/data/scenes/arm.xml"
 if run 0 "$arm" --headless --seconds 0.5 --frames "$TMP/frames" --fps 10 --width 320 --height 240 --json; then
   n=$(ls "$TMP/frames" | grep -c '^frame_[0-9]*\.png$')
@@ -241,6 +312,43 @@ if [ -n "$shot" ]; then
   out=$("$CHECK" "$shot" --min-stddev 5 --color "$DISK" --min-count 50) && ok "screenshot shows the arm" || bad "screenshot: $out"
 else
   bad "no screenshot written"
+fi
+
+# --- scripted mouse drags (--drag: double-click, then Ctrl + right drag) --------
+# The arm of arm.xml seen from the front (azimuth 90: screen right = +x):
+# the headless run says where the tip is in a 1280x800 image, the size of
+# the viewer's window; dragging it 200 px right must pull the tip along +x.
+cam=(--azimuth 90 --elevation 0 --distance 1.2 --lookat 0,0,0.5)
+if run 0 "$arm" --headless --seconds 0.002 --png "$TMP/drag.png" --width 1280 --height 800 --json "${cam[@]}"; then
+  px=$(tail -n 1 "$TMP/out" | sed -n 's/.*"tip_pixel": \[\([-0-9.e+]*\), \([-0-9.e+]*\)\].*/\1 \2/p')
+  set -- $px
+  if [ $# -ne 2 ]; then
+    bad "drag: no tip pixel in $(tail -n 1 "$TMP/out")"
+  else
+    tx=$(printf '%.0f' "$1")
+    ty=$(printf '%.0f' "$2")
+    "${XVFB[@]}" "$VIEW" "$arm" "${cam[@]}" --drag "$tx,$ty,200,0" --quit-after 2 >"$TMP/out" 2>"$TMP/err"
+    got=$?
+    moved=$(sed -n 's/.*released "arm".*tip moved (\([-0-9.]*\), \([-0-9.]*\), \([-0-9.]*\)) mm.*/\1 \2 \3/p' "$TMP/err")
+    if [ $got -eq 0 ] && grep -q 'selected soft arm "arm"' "$TMP/err" && [ -n "$moved" ] &&
+      echo "$moved" | awk '{ ay = $2 < 0 ? -$2 : $2; exit !($1 > 20 && $1 > 5 * ay) }'; then
+      ok "drag: pulling the tip disk 200 px right moved the tip by ($moved) mm"
+    else
+      bad "drag of the soft arm at ($tx, $ty): exit $got, tip moved '$moved'"
+      sed 's/^/     | /' "$TMP/err" | tail -n 10
+    fi
+  fi
+fi
+# the rigid cart at (0.3, 0, 0.2), projected by hand: 400 / (1.2 tan 22.5 deg)
+# = 804.7 px/m around the look-at point (0, 0, 0.5) at the image centre
+"${XVFB[@]}" "$VIEW" "$arm" "${cam[@]}" --drag 881,641,100,0 --quit-after 1 >"$TMP/out" 2>"$TMP/err"
+got=$?
+moved=$(sed -n 's/.*released body cart: moved (\([-0-9.]*\), \([-0-9.]*\), \([-0-9.]*\)) mm.*/\1/p' "$TMP/err")
+if [ $got -eq 0 ] && [ -n "$moved" ] && awk -v x="$moved" 'BEGIN { exit !(x > 20) }'; then
+  ok "drag: the rigid cart moved $moved mm along +x"
+else
+  bad "drag of the cart: exit $got, moved '$moved'"
+  sed 's/^/     | /' "$TMP/err" | tail -n 10
 fi
 
 [ $fail -eq 0 ] && echo "all cusp-view checks passed"

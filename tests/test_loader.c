@@ -233,10 +233,26 @@ static void test_set_errors(void) {
   SET_ERROR("schedule/s1c1", "", "even", NULL);
   SET_ERROR("schedule/s1c1", "0 nan", "\"nan\" is not a number", NULL);
   SET_ERROR("schedule/", "0 1", "schedule/COORD", NULL);
+  SET_ERROR("feedback/s1c1", "pivot 1 2", "JOINT kp kd target", NULL);
+  SET_ERROR("feedback/s1c1", "pivot 1 2 3 4", "JOINT kp kd target", NULL);
+  SET_ERROR("feedback/s1c1", "pivot 1 2 3 4 5 6", "JOINT kp kd target", NULL);
+  SET_ERROR("feedback/s1c1", "", "JOINT kp kd target", NULL);
+  SET_ERROR("feedback/s1c1", "pivot 1 x 3", "\"x\" is not a number", NULL);
+  SET_ERROR("feedback/s1c1", "pivot nan 0 1", "\"nan\" is not a number", NULL);
+  SET_ERROR("feedback/s1c1", "pivot 1 0 1e999", "is not a number", NULL);
+  SET_ERROR("feedback/s1c1", "1 2 3 4", "joint name", NULL); /* the joint forgotten */
+  SET_ERROR("feedback/s1c1", "pivot 1 0 1 2 1", "ramp_start < ramp_end", NULL);
+  SET_ERROR("feedback/s1c1", "pivot 1 0 1 1 1", "ramp_start < ramp_end", NULL);
+  SET_ERROR("feedback/", "pivot 1 0 1", "feedback/COORD", NULL);
+  SET_ERROR("feedback/s1 c1", "pivot 1 0 1", "feedback/COORD", NULL);
 
   char many[4096] = "";
   for (int i = 0; i <= CUSP_MAX_KNOTS; i++) snprintf(many + strlen(many), 32, "%d 0 ", i);
   SET_ERROR("schedule/s1c1", many, "more than 64 knots", NULL);
+  char longjoint[128];
+  memset(longjoint, 'j', 70);
+  snprintf(longjoint + 70, sizeof longjoint - 70, " 1 0 1");
+  SET_ERROR("feedback/s1c1", longjoint, "longer than 63", NULL);
 
   SET_OK("ruiz_iterations", "0");
   SET_OK("ruiz_iterations", "100");
@@ -248,6 +264,9 @@ static void test_set_errors(void) {
   SET_OK("solver", "lemke");
   SET_OK("contact", "penalty");
   SET_OK("friction", "1e-1");
+  SET_OK("feedback/s1c1", "pivot -2.5 0.5 1.57");
+  SET_OK("feedback/9", " slider 100 -1 0.02 0.5 1.5 ");
+  SET_OK("feedback/s1c1", "none");
 
   /* a tiny error buffer is still terminated */
   cusp_instance_config *c = new_config();
@@ -394,6 +413,40 @@ static void test_coordinates(void) {
   set(c, "schedule/s9c9", "0 0", err);
   EXPECT(cusp_config_finish(c, err, sizeof err) == -1 && has(err, "schedule/s9c9"),
          "unknown coord: %s", err);
+  free(c);
+
+  /* feedbacks: parsed values, the coordinate and its schedule resolved by finish */
+  c = new_config();
+  EXPECT(!set(c, "schedule/s2c1", "0 1 1 3", err) &&
+             !set(c, "feedback/s2c1", "pivot 120 -4 1.5 0.5 3", err) &&
+             !set(c, "feedback/9", "slide -7 0 0.25", err),
+         "feedbacks: %s", err);
+  EXPECT(cusp_config_finish(c, err, sizeof err) == 0, "finish: %s", err);
+  const cusp_feedback *f = c->feedback;
+  EXPECT(c->nfeedback == 2 && !strcmp(f[0].joint, "pivot") && f[0].kp == 120 && f[0].kd == -4 &&
+             f[0].target == 1.5 && f[0].ramped && f[0].ramp[0] == 0.5 && f[0].ramp[1] == 3 &&
+             f[0].coord == 3 && f[0].schedule == 0,
+         "feedback contents");
+  EXPECT(!strcmp(f[1].joint, "slide") && f[1].kp == -7 && f[1].target == 0.25 && !f[1].ramped &&
+             f[1].coord == 8 && f[1].schedule == -1,
+         "feedback without ramp or schedule");
+  set(c, "feedback/9", "hinge 1 0 0", err); /* replaces */
+  EXPECT(c->nfeedback == 2 && !strcmp(c->feedback[1].joint, "hinge"), "feedback replaced");
+  set(c, "feedback/s3c3", "pivot 1 0 0", err); /* the coordinate of 9 again */
+  EXPECT(cusp_config_finish(c, err, sizeof err) == -1 && has(err, "feedback/s3c3") &&
+             has(err, "already has a feedback"),
+         "two feedbacks on one coordinate: %s", err);
+  set(c, "feedback/s3c3", "none", err);
+  EXPECT(c->nfeedback == 2 && cusp_config_finish(c, err, sizeof err) == 0, "none removes: %s", err);
+  set(c, "actuated", "s2c1 s3c1", err);
+  EXPECT(cusp_config_finish(c, err, sizeof err) == -1 && has(err, "feedback/9") &&
+             has(err, "not actuated"),
+         "feedback on an unactuated coordinate: %s", err);
+  set(c, "actuated", "all", err);
+  set(c, "feedback/s4c1", "pivot 1 0 0", err);
+  EXPECT(cusp_config_finish(c, err, sizeof err) == -1 && has(err, "feedback/s4c1") &&
+             has(err, "not a coordinate"),
+         "feedback on an unknown coordinate: %s", err);
   free(c);
 
   /* cosserat */
@@ -795,6 +848,99 @@ static void test_errors(void) {
          "NULL model queries");
 }
 
+/* A one-section arm far above three jointed bodies: a hinge pendulum, a
+ * slider and a ball joint; `configs` goes into the instance. */
+static const char *joint_scene(const char *name, const char *configs) {
+  static char text[4096];
+  snprintf(text, sizeof text,
+           "<mujoco>\n"
+           "  <extension><plugin plugin=\"cusp.softbody\"><instance name=\"arm\">\n"
+           "    <config key=\"sections\" value=\"1\"/><config key=\"mass\" value=\"0.2\"/>\n"
+           "    <config key=\"ctrlrange\" value=\"-5 5\"/>\n"
+           "%s\n"
+           "  </instance></plugin></extension>\n"
+           "  <worldbody>\n"
+           "    <body name=\"mount\" pos=\"0 0 1\"><plugin instance=\"arm\"/></body>\n"
+           "    <body pos=\"1 0 0.5\"><joint name=\"hinge\" type=\"hinge\" axis=\"0 1 0\"/>\n"
+           "      <geom type=\"capsule\" fromto=\"0 0 0 0.2 0 0\" size=\"0.02\"/></body>\n"
+           "    <body pos=\"-1 0 0.5\"><joint name=\"slider\" type=\"slide\" axis=\"1 0 0\"/>\n"
+           "      <geom type=\"box\" size=\"0.05 0.05 0.05\"/></body>\n"
+           "    <body pos=\"0 1 0.5\"><joint name=\"globe\" type=\"ball\"/>\n"
+           "      <geom type=\"sphere\" size=\"0.05\"/></body>\n"
+           "  </worldbody>\n"
+           "</mujoco>\n",
+           configs);
+  return write_tmp(name, text);
+}
+
+/* The key "feedback/COORD": load errors, then the law itself. */
+static void test_feedback(void) {
+  const char *p;
+  p = joint_scene("fb_badjoint.xml", "<config key=\"feedback/s1c1\" value=\"hnige 1 0 0\"/>");
+  LOAD_ERROR(p, "fb_badjoint.xml", "key \"feedback/s1c1\": no joint \"hnige\"");
+  p = joint_scene("fb_ball.xml", "<config key=\"feedback/s1c2\" value=\"globe 1 0 0\"/>");
+  LOAD_ERROR(p, "feedback/s1c2\": joint \"globe\" is a ball joint", "hinge or slide");
+  p = joint_scene("fb_malformed.xml", "<config key=\"feedback/s1c1\" value=\"hinge 1 0\"/>");
+  LOAD_ERROR(p, "fb_malformed.xml:5: instance \"arm\": key \"feedback/s1c1\"", "JOINT kp kd target");
+  p = joint_scene("fb_unactuated.xml", "<config key=\"actuated\" value=\"s1c2\"/>\n"
+                                      "<config key=\"feedback/s1c1\" value=\"hinge 1 0 0\"/>");
+  LOAD_ERROR(p, "feedback/s1c1", "not actuated");
+  p = joint_scene("fb_ok.xml", "");
+  cusp_override bad1[] = {{"arm", "feedback/s1c1", "hinge 1 x 0"}};
+  expect_load_error(p, bad1, 1, "\"x\" is not a number", "feedback/s1c1", __LINE__);
+  cusp_override bad2[] = {{"arm", "feedback/s1c3", "slider 1 0 0 1 2 3"}};
+  expect_load_error(p, bad2, 1, "feedback/s1c3", "JOINT kp kd target", __LINE__);
+  cusp_override bad3[] = {{"arm", "feedback/s1c3", "nosuch 1 0 0"}};
+  expect_load_error(p, bad3, 1, "no joint \"nosuch\"", NULL, __LINE__);
+
+  /* the law: ctrl = schedule(t) + kp (target(t) - q) - kd qdot, clamped to
+   * ctrlrange, from the joint state at the step's start; recomputed here
+   * from MuJoCo's state alone */
+  p = joint_scene("fb_law.xml",
+                  "<config key=\"schedule/s1c1\" value=\"0 1 0.2 2\"/>\n"
+                  "<config key=\"feedback/s1c1\" value=\"hinge 3 0.5 0.8 0.1 0.3\"/>\n"
+                  "<config key=\"feedback/s1c2\" value=\"slider -40 2 0.1\"/>\n"
+                  "<config key=\"feedback/s1c3\" value=\"hinge 500 0 10\"/>");
+  char err[1024] = "";
+  mjModel *m = cusp_load(p, err, sizeof err);
+  EXPECT(m, "fb_law.xml: %s", err);
+  if (!m) return;
+  mjData *d = mj_makeData(m);
+  EXPECT(d && cusp_attach(m, d, err, sizeof err) == 0, "attach: %s", err);
+  int a1 = name_id(m, mjOBJ_ACTUATOR, "arm/s1c1"), a2 = name_id(m, mjOBJ_ACTUATOR, "arm/s1c2"),
+      a3 = name_id(m, mjOBJ_ACTUATOR, "arm/s1c3");
+  int jh = name_id(m, mjOBJ_JOINT, "hinge"), js = name_id(m, mjOBJ_JOINT, "slider");
+  int qh = m->jnt_qposadr[jh], vh = m->jnt_dofadr[jh], qs = m->jnt_qposadr[js], vs = m->jnt_dofadr[js];
+  for (int pass = 0; pass < 2; pass++) {
+    /* a start away from qpos0: the ramp starts from the value at the first step */
+    double start = pass ? -0.2 : 0.4;
+    mj_resetData(m, d);
+    d->qpos[qh] = start;
+    d->qvel[vh] = 0.3;
+    d->qpos[qs] = 0.05;
+    d->qvel[vs] = -0.2;
+    double worst = 0;
+    int saturated = 1, ramp_seen = 0;
+    for (int k = 0; k < 200; k++) {
+      double t = d->time, q = d->qpos[qh], v = d->qvel[vh], x = d->qpos[qs], xv = d->qvel[vs];
+      mj_step(m, d);
+      double sched = t >= 0.2 ? 2 : 1 + t / 0.2;
+      double target = t <= 0.1 ? start : t >= 0.3 ? 0.8 : start + (t - 0.1) / 0.2 * (0.8 - start);
+      double u1 = fmin(fmax(sched + 3 * (target - q) - 0.5 * v, -5), 5);
+      double u2 = fmin(fmax(-40 * (0.1 - x) - 2 * xv, -5), 5);
+      worst = fmax(worst, fmax(fabs(d->ctrl[a1] - u1), fabs(d->ctrl[a2] - u2)));
+      saturated &= d->ctrl[a3] == 5;
+      ramp_seen |= t > 0.1 && t < 0.3 && fabs(u1) < 5;
+    }
+    EXPECT(worst < 1e-12, "pass %d: ctrl differs from the law by %g", pass, worst);
+    EXPECT(saturated, "pass %d: a saturating feedback is clamped to ctrlrange", pass);
+    EXPECT(ramp_seen, "pass %d: the ramp was checked unclamped", pass);
+  }
+  cusp_detach(d);
+  mj_deleteData(d);
+  cusp_delete_model(m);
+}
+
 /* Several models at once: the registry keeps each one's instances. */
 static void test_registry(void) {
   char err[1024];
@@ -831,6 +977,7 @@ int main(void) {
   test_expand();
   test_overrides();
   test_errors();
+  test_feedback();
   test_registry();
   for (int i = 0; i < ntmp; i++) remove(tmpfiles[i]);
   rmdir(tmpdir);

@@ -1,0 +1,605 @@
+#!/usr/bin/env bash
+# The evaluation report of issue 6: ablation (the CUSP paper's Scenario C and
+# a sweep beyond it), lcp vs penalty vs the MuJoCo-native arm, performance
+# and scaling, measured by bench-eval in one run and written as
+# DIR/report.md with PNG plots (tables in DIR/data/).
+#
+#   scripts/report.sh [--fast] [--out DIR] [--build DIR] [--bench PATH] [--redraw]
+#
+# --fast      a few configurations, short runs (the test suite; < 1 min)
+# --out DIR   where report.md, the PNGs and data/ go (default docs/)
+# --build DIR build tree to (re)build bench-eval in (default build/)
+# --bench P   use this bench-eval and build nothing
+# --redraw    run nothing: redraw the plots and report.md from DIR/data
+# Needs bash, awk, gnuplot (pngcairo, else png) and, to build, cmake.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+fast=0 redraw=0 out=$root/docs build=$root/build bench=""
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --fast) fast=1 ;;
+    --redraw) redraw=1 ;;
+    --out | --build | --bench)
+      [[ $# -ge 2 ]] || { echo "report.sh: $1 needs a value" >&2; exit 2; }
+      case $1 in --out) out=$2 ;; --build) build=$2 ;; --bench) bench=$2 ;; esac
+      shift ;;
+    -h | --help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "report.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+command -v gnuplot >/dev/null || { echo "report.sh: gnuplot not found (apt-get install gnuplot)" >&2; exit 1; }
+
+mkdir -p "$out/data"
+data=$out/data
+mode=full
+[[ $fast == 1 ]] && mode=fast
+declare -A took
+t_start=$(date +%s.%N)
+if [[ $redraw == 1 ]]; then
+  for cmd in ablation compare perf scaling; do
+    [[ -s $data/$cmd.json ]] || { echo "report.sh: --redraw needs $data/$cmd.json (run without --redraw first)" >&2; exit 1; }
+    took[$cmd]=$(awk -v c="$cmd" '$1 == c { print $2 }' "$data/timing" 2>/dev/null)
+  done
+  mode=full fast=0
+  grep -q '"fast": true' "$data/perf.json" && mode=fast fast=1
+  t_bench=$(awk '$1 == "bench" { print $2 }' "$data/timing" 2>/dev/null)
+  run_date=$(awk '$1 == "date" { $1 = ""; print substr($0, 2) }' "$data/timing" 2>/dev/null)
+else
+  if [[ -z $bench ]]; then
+    [[ -f $build/CMakeCache.txt ]] || cmake -S "$root" -B "$build" -DCUSP_WERROR=ON >/dev/null
+    cmake --build "$build" --target bench-eval -j2 >/dev/null
+    bench=$build/bench-eval
+  fi
+  [[ -x $bench ]] || { echo "report.sh: no bench-eval at $bench" >&2; exit 1; }
+  export OPENBLAS_NUM_THREADS=1
+  flag=()
+  [[ $fast == 1 ]] && flag=(--fast)
+  for cmd in ablation compare perf scaling; do
+    echo "report.sh: bench-eval $cmd ${flag[*]}" >&2
+    t0=$(date +%s.%N)
+    "$bench" "$cmd" "${flag[@]}" --src "$root" --out "$data" >"$data/$cmd.out" || {
+      echo "report.sh: bench-eval $cmd failed" >&2; exit 1; }
+    tail -n 1 "$data/$cmd.out" >"$data/$cmd.json"
+    rm -f "$data/$cmd.out"
+    took[$cmd]=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.0f", b - a }')
+  done
+  t_bench=$(awk -v a="$t_start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.0f", b - a }')
+  run_date=$(date -u '+%Y-%m-%d %H:%M UTC')
+  { for cmd in ablation compare perf scaling; do echo "$cmd ${took[$cmd]}"; done
+    echo "bench $t_bench"; echo "date $run_date"; } >"$data/timing"
+fi
+flag=()
+[[ $fast == 1 ]] && flag=(--fast)
+
+# ---------- plots ----------
+t_draw0=$(date +%s.%N)
+term="pngcairo size 800,500 enhanced font 'Sans,9'"
+gnuplot -e "set terminal" 2>&1 | grep -q pngcairo || term="png size 800,500"
+tmp=$(mktemp -d)
+trap '[[ -n ${KEEP_TMP:-} ]] || rm -rf "$tmp"' EXIT
+
+# rows of a table without its comment and header lines
+rows() { awk -F'\t' 'NR > 2' "$1"; }
+
+# Ablation: successes per conditioning subset (of the configurations run),
+# paper sweep and beyond; convergence and penetration per configuration.
+subsets="none|qr|ruiz|tikhonov|qr ruiz|qr tikhonov|ruiz tikhonov|qr ruiz tikhonov"
+rows "$data/ablation.tsv" | awk -F'\t' -v list="$subsets" '
+  { n[$1, $5]++; ok[$1, $5] += $6 }
+  END {
+    k = split(list, s, "|")
+    for (i = 1; i <= k; i++)
+      printf "\"%s\"\t%s\t%s\t%d\t%d\n", s[i],
+        n["paper", s[i]] ? 100 * ok["paper", s[i]] / n["paper", s[i]] : "NaN",
+        n["beyond", s[i]] ? 100 * ok["beyond", s[i]] / n["beyond", s[i]] : "NaN", n["paper", s[i]], n["beyond", s[i]]
+  }' >"$tmp/abl_rate.dat"
+# per configuration: x = subset index (+ jitter per group), wall time, success;
+# colour = time step, shape = disks per section (open 45°, filled 60°)
+rows "$data/ablation.tsv" | awk -F'\t' -v list="$subsets" -v dir="$tmp" '
+  BEGIN { k = split(list, s, "|"); for (i = 1; i <= k; i++) idx[s[i]] = i - 1 }
+  {
+    g = $1 "_" $2 "_" $3 "_" $4
+    if (!(g in gi)) { gi[g] = ng++; printf "%s\t%s\t%s\t%s\n", g, $2, $3, $4 >> (dir "/abl_groups") }
+    x = idx[$5] - 0.4 + 0.8 * (gi[g] + 0.5) / 16
+    printf "%g\t%s\t%s\n", x, ($10 > 1e-3 ? $10 : 1e-3), $6 >> (dir "/abl_" g ".dat")
+  }'
+abl_plot=""
+while IFS=$'\t' read -r g angle disks h; do
+  case $h in 0.1) lc='"#1f77b4"' ;; 1) lc='"#ff7f0e"' ;; *) lc='"#2ca02c"' ;; esac
+  case $disks in 3) pt=4 ;; 6) pt=6 ;; 12) pt=8 ;; *) pt=12 ;; esac
+  [[ $angle == 60 ]] && pt=$((pt + 1))
+  abl_plot+="'$tmp/abl_$g.dat' using 1:2 with points pt $pt lc rgb $lc ps 0.8 notitle, "
+  abl_plot+="'$tmp/abl_$g.dat' using 1:(\$3 == 0 ? \$2 : NaN) with points pt 2 ps 2 lc rgb 'red' notitle, "
+done <"$tmp/abl_groups"
+
+gnuplot <<EOF
+set terminal $term
+set output '$out/ablation.png'
+set datafile separator "\t"
+set multiplot layout 1, 2 title "Ablation (Scenario A, $mode run)" font ",10"
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.8 border rgb "#333333"
+set boxwidth 0.9
+set yrange [0:119]
+set ytics 0, 20, 100
+set ylabel "successful configurations (%)"
+set xtics rotate by -35 font ",8" nomirror
+set key top left horizontal font ",8"
+set grid ytics lc rgb "#dddddd"
+set title "success per conditioning subset\n{/*0.85 convergence ≥ 95 %, max penetration < 10 mm, completion ≥ 80 %}" font ",9"
+plot '$tmp/abl_rate.dat' using 2:xtic(1) lc rgb "#1f77b4" title "paper sweep", \
+     '' using 3 lc rgb "#ff7f0e" title "beyond the paper"
+unset style
+set title "wall time per configuration (red ×: failed)" font ",9"
+set logscale y
+set yrange [*:*]
+set ytics auto
+set format y "%g"
+set ylabel "wall time (s)"
+set xrange [-0.5:7.5]
+set xtics ("none" 0, "qr" 1, "ruiz" 2, "tikh." 3, "qr ruiz" 4, "qr tikh." 5, "ruiz tikh." 6, "all three" 7)
+set key outside bottom center horizontal maxcols 4 font ",7" samplen 1
+plot $abl_plot \
+  NaN with points pt 7 lc rgb "#1f77b4" title "h 0.1 ms", NaN with points pt 7 lc rgb "#ff7f0e" title "h 1 ms", \
+  NaN with points pt 7 lc rgb "#2ca02c" title "h 2 ms", NaN with points pt 4 lc rgb "black" title "3 disks", \
+  NaN with points pt 6 lc rgb "black" title "6 disks", NaN with points pt 8 lc rgb "black" title "12 disks", \
+  NaN with points pt 4 lc rgb "black" title "open: 45°", NaN with points pt 5 lc rgb "black" title "filled: 60°"
+unset multiplot
+EOF
+
+# Comparison: one cluster per scene, one bar per contact model.
+cmp_col() { # COLUMN -> scene, lcp, penalty, native
+  rows "$data/compare.tsv" | awk -F'\t' -v c="$1" '
+    { v[$1, $2] = $c; if (!($1 in seen)) { seen[$1] = 1; order[++n] = $1 } }
+    function x(a) { return a == "NaN" || a == "" ? -1 : a }
+    END { for (i = 1; i <= n; i++) { s = order[i]; gsub(/_/, " ", s); printf "%s\t%s\t%s\t%s\n", s, x(v[order[i], "lcp"]), x(v[order[i], "penalty"]), x(v[order[i], "native"]) } }'
+}
+# the decade above a table's largest finite value (gnuplot cannot autoscale a
+# histogram column that sits at the bottom of a log axis)
+decade_above() { awk -F'\t' '{ for (i = 2; i <= NF; i++) if ($i + 0 > m) m = $i + 0 }
+  END { e = m > 0 ? int(log(m) / log(10) + 1) : 0; print 10 ^ (e < 0 ? 0 : e) }' "$1"; }
+cmp_col 6 >"$tmp/cmp_pen.dat"
+cmp_col 8 >"$tmp/cmp_creep.dat"
+cmp_col 11 >"$tmp/cmp_h.dat"
+cmp_col 9 >"$tmp/cmp_wall.dat"
+pen_max=$(decade_above "$tmp/cmp_pen.dat") creep_max=$(decade_above "$tmp/cmp_creep.dat")
+gnuplot <<EOF
+set terminal $term
+set output '$out/compare.png'
+set datafile separator "\t"
+# missing values (-1; gnuplot drops NaN points, and a histogram column
+# without points is an error) and zero sit at the bottom of the y range
+v(x) = x > 1e-4 ? x : 1e-4
+w(x) = x > 0.1 ? x : 0.1
+z(x) = x > 0 ? x : 0
+set multiplot layout 2, 2 title "lcp vs penalty vs MuJoCo-native arm ($mode run; no bar: zero, not measured or never stable)" font ",10"
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.8 border rgb "#333333"
+set boxwidth 0.9
+set key top left horizontal font ",8"
+set grid ytics lc rgb "#dddddd"
+set logscale y
+set format y "10^{%L}"
+set yrange [1e-4:$pen_max]
+set title "max penetration (mm)" font ",9"
+plot '$tmp/cmp_pen.dat' using (v(\$2)):xtic(1) lc rgb "#1f77b4" title "lcp", '' using (v(\$3)) lc rgb "#ff7f0e" title "penalty", '' using (v(\$4)) lc rgb "#2ca02c" title "native"
+set yrange [1e-4:$creep_max]
+set title "tip creep in the sticking window (mm)" font ",9"
+plot '$tmp/cmp_creep.dat' using (v(\$2)):xtic(1) lc rgb "#1f77b4" title "lcp", '' using (v(\$3)) lc rgb "#ff7f0e" title "penalty", '' using (v(\$4)) lc rgb "#2ca02c" title "native"
+set title "largest stable time step (ms; 20 = the largest tried)" font ",9"
+set yrange [0.1:100]
+plot '$tmp/cmp_h.dat' using (w(\$2)):xtic(1) lc rgb "#1f77b4" title "lcp", '' using (w(\$3)) lc rgb "#ff7f0e" title "penalty", '' using (w(\$4)) lc rgb "#2ca02c" title "native"
+set autoscale y
+unset logscale y
+set format y "%g"
+set yrange [0:*]
+set title "wall time per simulated second (s), h = 1 ms" font ",9"
+plot '$tmp/cmp_wall.dat' using (z(\$2)):xtic(1) lc rgb "#1f77b4" title "lcp", '' using (z(\$3)) lc rgb "#ff7f0e" title "penalty", '' using (z(\$4)) lc rgb "#2ca02c" title "native"
+unset multiplot
+EOF
+
+# Energy of the conservative variants: (E(t) - E(0)) / max kinetic energy.
+rows "$data/compare_energy.tsv" | awk -F'\t' -v dir="$tmp" '
+  { k = $1 "_" $2; t[k, ++n[k]] = $3; de[k, n[k]] = $4; if ($5 > km[k]) km[k] = $5; keys[k] = 1 }
+  END { for (k in keys) for (i = 1; i <= n[k]; i++) printf "%s\t%s\n", t[k, i], (km[k] > 0 ? de[k, i] / km[k] : "NaN") > (dir "/en_" k ".dat") }'
+en_plot() { # SCENE
+  local s=$1 p="" m c
+  for m in lcp penalty native; do
+    case $m in lcp) c='"#1f77b4" lw 2' ;; penalty) c='"#ff7f0e" lw 2 dt 2' ;; native) c='"#2ca02c" lw 2' ;; esac
+    [[ -s $tmp/en_${s}_$m.dat ]] && p+="'$tmp/en_${s}_$m.dat' using 1:2 with lines lc rgb $c title '$m', "
+  done
+  echo "${p}NaN notitle"
+}
+en_step=$(rows "$data/compare_energy.tsv" | awk -F'\t' '$3 > t { t = $3 } END { s = t / 3; m = 10 ^ int(log(s) / log(10) - (s < 1)); s = int(s / m + 0.5) * m; print (s > 0 ? s : 1) }')
+gnuplot <<EOF
+set terminal $term
+set output '$out/energy.png'
+set datafile separator "\t"
+set multiplot layout 1, 3 title "Energy drift, conservative variants (no damping, friction, actuation or contact; $mode run)\n{/*0.8 (E(t) - E(0)) / max kinetic energy; lcp and penalty coincide without contact}" font ",10"
+set xlabel "t (s)"
+set xtics $en_step
+set yrange [-1.05<*:*<1.05]
+set grid lc rgb "#dddddd"
+set key bottom left font ",8"
+set title "scenario\\\\_a" font ",9"
+set ylabel "relative energy change"
+plot $(en_plot scenario_a)
+unset ylabel
+set title "scenario\\\\_b" font ",9"
+plot $(en_plot scenario_b)
+set title "incline" font ",9"
+plot $(en_plot incline)
+unset multiplot
+EOF
+
+# Performance: stacked mean stage times per contact model, median step time.
+rows "$data/perf.tsv" | awk -F'\t' '{ printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", $1, $14, $15, $16, $17, $18, $19, $4 }' >"$tmp/perf.dat"
+gnuplot <<EOF
+set terminal $term
+set output '$out/perf.png'
+set datafile separator "\t"
+set title "Scenario A, h = 1 ms: time per step by stage ($mode run)\n{/*0.8 bars: mean per stage (they add up to the mean step); points: median step time; line: the 50 µs target}" font ",10"
+set style data histograms
+set style histogram rowstacked
+set style fill solid 0.85 border rgb "#333333"
+set boxwidth 0.6
+set ylabel "µs per step"
+set yrange [0:*]
+set grid ytics lc rgb "#dddddd"
+set key outside right font ",8"
+plot '$tmp/perf.dat' using 2:xtic(1) lc rgb "#1f77b4" title "soft dynamics", \
+     '' using 3 lc rgb "#ff7f0e" title "collision", \
+     '' using 4 lc rgb "#2ca02c" title "assembly", \
+     '' using 5 lc rgb "#d62728" title "conditioning", \
+     '' using 6 lc rgb "#9467bd" title "solve", \
+     '' using 7 lc rgb "#8c564b" title "MuJoCo (rest of mj\\\\_step)", \
+     '' using 0:8 with points pt 7 ps 1.5 lc rgb "black" title "median step", \
+     50 with lines lc rgb "#d62728" dt 2 lw 2 title "target 50 µs"
+EOF
+
+# Scaling: median step time against disks per section and sections.
+rows "$data/scaling.tsv" | awk -F'\t' -v dir="$tmp" '$4 == 1 { printf "%s\t%s\t%s\t%s\t%s\n", $2, $7, $8, $9, $5 >> (dir "/sc_" $1 "_" $3 ".dat") }'
+sc_plot() { # PARAM
+  local p="" m c
+  for m in lcp penalty native; do
+    case $m in lcp) c='"#1f77b4"' ;; penalty) c='"#ff7f0e"' ;; native) c='"#2ca02c"' ;; esac
+    [[ -s $tmp/sc_${1}_$m.dat ]] && p+="'$tmp/sc_${1}_$m.dat' using 1:2:3:4 with yerrorlines lc rgb $c lw 2 pt 7 title '$m', "
+  done
+  echo "${p}NaN notitle"
+}
+gnuplot <<EOF
+set terminal $term
+set output '$out/scaling.png'
+set datafile separator "\t"
+set multiplot layout 1, 2 title "Scenario A at h = 1 ms: median time per step ($mode run; bars: quartiles over the steps)" font ",10"
+set grid lc rgb "#dddddd"
+set ylabel "µs per step"
+set key top left font ",8"
+set logscale xy
+set xlabel "intermediate disks per section (3 sections)"
+set xrange [2:32]
+set xtics (3, 6, 12, 24)
+plot $(sc_plot disks)
+set xlabel "sections (6 disks each, same 0.45 m arm)"
+set xrange [0.8:10]
+set xtics (1, 2, 3, 4, 5, 6, 7, 8)
+plot $(sc_plot sections)
+unset multiplot
+EOF
+
+# ---------- report.md ----------
+t_draw=$(awk -v a="$t_draw0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.0f", b - a }')
+cpu=$(sed -n 's/.*"cpu": "\([^"]*\)".*/\1/p' "$data/perf.json")
+md=$out/report.md
+{
+cat <<EOF
+# cusp evaluation report
+
+Generated by \`scripts/report.sh${flag[*]:+ ${flag[*]}}\` on ${run_date:-?}, **$mode run**,
+CPU: $cpu (one core per run, OPENBLAS_NUM_THREADS=1). bench-eval took ${t_bench} s
+(ablation ${took[ablation]} s, compare ${took[compare]} s, perf ${took[perf]} s, scaling ${took[scaling]} s);
+drawing the plots and this file ${t_draw} s more. Raw tables: \`data/*.tsv\` (and one JSON line per command in \`data/*.json\`).
+Timings come from a shared machine: compare ratios measured in the same run, and read
+the spread columns before trusting a single number.
+
+EOF
+if [[ $mode == fast ]]; then
+  echo "> **Fast mode**: a few configurations and short runs (0.15–0.4 s simulated), for the test suite."
+  echo "> The numbers are not the report's; run \`scripts/report.sh\` for the full one."
+  echo
+fi
+
+cat <<'EOF'
+## Definitions
+
+- **Scenes.** Scenario A (`mjcf/scenario_a.xml`: the CUSP arm falls onto a 45° box face, relaxes
+  for 1 s, sections 2 and 3 ramp to 40 N from 1 to 2 s), Scenario B (`mjcf/scenario_b.xml`: two
+  spheres, 3 disks per section, distal actuation), and the incline
+  (`tests/data/scenes/coupling_incline.xml`: the arm hangs with its tip on a 20° plane; run here
+  with μ = 1 so that friction must hold the tip). Runs last 3 s simulated unless said otherwise.
+- **Box angle** (ablation): the incline box and the arm's mount are turned together about the
+  box's x axis through the centre of its top face (`set_tilt` in `bench/eval.c`), so the arm
+  starts in the same pose relative to the face and only the face's angle to gravity changes.
+- **Time stepping**: cusp's linearly implicit Euler inside MuJoCo's Euler `mj_step`, at
+  h = 0.1 ms and 1 ms (the paper's two integrators were semi-implicit Euler at 0.1 ms and RK23
+  at 1 ms; cusp has one integrator, so the two settings are the two step sizes).
+- **Conditioning subsets**: the config key `conditioning` (`none`, `qr` = inertial rank
+  selection, `ruiz` = Ruiz equilibration, `tikhonov`, their pairs, and all three = the full
+  pipeline).
+- **Convergence rate**: converged coupled LCP solves / all solves (`cusp_report`: a solve
+  converges when the physical residual is within 1e-9 max(1, |q|); a fallback solver that
+  converges counts). Runs without any solve count as 100 %.
+- **Penetration**: per step the largest soft-contact penetration from `cusp_report`
+  (`max_penetration`, −gap over the step's contacts); for the MuJoCo-native arm MuJoCo's own
+  `d->contact[i].dist < 0` over contacts involving the arm's geoms (`arm/…`). *Max* is over the
+  run; *mean* is the time average of the per-step maximum over the steps with a contact.
+- **Completion**: fraction of the target simulated time reached before a failure: MuJoCo error
+  or instability warning, non-finite MuJoCo or soft state, a cusp NaN event, or blow-up (the tip
+  more than 10 m from the origin).
+- **Success** (the paper's): convergence ≥ 95 %, max penetration < 10 mm, completion ≥ 80 %.
+- **Tip creep**: distance the tip (centre of the last disk; the native arm's `arm/tip` site)
+  moves over a window in which static friction should hold it: the incline with μ = 1 from 1 s
+  to 3 s (after settling); Scenarios A and B from 0.8 to 1.0 s (lying on the box / upper sphere
+  before actuation; these windows include what is left of the elastic relaxation, time
+  constant B/K = 0.47 s, so they bound creep from above).
+- **Largest stable time step**: h is swept over 0.5, 1, 2, 5, 10, 20 ms (3 s each); a run is
+  stable when it completes, its max penetration is < 10 mm and its kinetic energy stays below
+  10 J (some 30 times what the scenes reach at small steps). Reported: the largest h such that
+  it and every smaller h in the sweep are stable (20 ms is the largest tried).
+- **Energy drift**: on a conservative variant of each scene (chamber damping 0, friction 0, no
+  actuation, every geom's contype/conaffinity 0: the arm swings freely from its pre-elongated
+  or unstretched start), total mechanical energy E = rigid bodies (MuJoCo's `mj_energyPos` +
+  `mj_energyVel` with `mjENBL_ENERGY`, minus the gravity term of static and mocap bodies) + the
+  soft instances (`cusp_energy`: kinetic + gravity + elastic). Drift = (E(T) − E(0)) / max
+  kinetic energy over the run (scale-free; E's zero depends on the gravity reference). The
+  native arm's energy is all MuJoCo's (links and joint springs). Energy is sampled after each
+  step (MuJoCo's part at the step's start, one step behind the soft part; the scenes' rigid
+  bodies are static, so only the native arm has a MuJoCo part).
+- **Wall time**: the sum of the `mj_step` calls only (measurement code excluded).
+- **Per-step stages** (`cusp_step_report`): soft dynamics (controls, implicit-step
+  preparation and commit, disk placement), collision (narrow phase of the disks and of the
+  touched bodies' other contacts), assembly (rigid free velocity, contact Jacobians, penalty
+  forces, Delassus matrix), conditioning (the three stages), solve (the LCP solver chain), and
+  MuJoCo's rest of `mj_step` (step time − cusp's total).
+
+EOF
+
+# ---------- targets ----------
+echo "## Targets"
+echo
+rows "$data/perf.tsv" >"$tmp/perf.rows"
+rows "$data/ablation.tsv" >"$tmp/abl.rows"
+awk -F'\t' '
+  FILENAME ~ /perf/ { med[$1] = $4; lo[$1] = $5; hi[$1] = $6; av[$1] = $2; note[$1] = $31; done[$1] = $23
+                      fbs[$1] = $26; tsteps[$1] = $27; fbmean[$1] = $28; othmean[$1] = $29; fbshare[$1] = $30
+                      mean[$1] = $20; fbk[$1] = $25; runs[$1] = $3
+                      for (j = 7; j <= 11; j++) st[$1, j] = $j; rest[$1] = $13; next }
+  $5 == "qr ruiz tikhonov" { n++; ok += $6; if (!$6) bad = bad sprintf("%s %s°/%s disks/h %s ms (conv. %s, pen. %s mm, completion %s; %s); ", $1, $2, $3, $4, $7, $8, $9, $14) }
+  # Scenario A as the perf runs it (45°, 6 disks, h = 1 ms), per conditioning subset
+  $1 == "paper" && $2 == 45 && $3 == 6 && $4 == 1 { aw[$5] = $10; afb[$5] = $13; asol[$5] = $12; if (best == "" || $10 < aw[best]) best = $5 }
+  END {
+    print "| target | measured | met? | by how much, and why |"
+    print "|---|---|---|---|"
+    m = med["lcp"]
+    names[7] = "soft dynamics"; names[8] = "collision"; names[9] = "assembly"; names[10] = "conditioning"; names[11] = "solve"
+    why = ""
+    for (j = 7; j <= 11; j++) why = why sprintf("%s %.0f µs, ", names[j], st["lcp", j])
+    why = why sprintf("MuJoCo rest %.0f µs (medians per stage)", rest["lcp"])
+    big = 7; for (j = 8; j <= 11; j++) if (st["lcp", j] > st["lcp", big]) big = j
+    full = "qr ruiz tikhonov"
+    tail = ""
+    if (fbs["lcp"] > 0 && fbmean["lcp"] != "NaN")
+      tail = sprintf(" %.0f %% of the run'"'"'s time is in the %d of %d steps (%.0f %%) whose solve fell back (FB failed, Lemke or PGS answered): %.0f µs each on average against %.0f µs for the others.", 100 * fbshare["lcp"], fbs["lcp"], tsteps["lcp"], 100 * fbs["lcp"] / tsteps["lcp"], fbmean["lcp"], othmean["lcp"])
+    if (full in aw && best != "" && best != full)
+      tail = tail sprintf(" In the ablation, this configuration ran in %.2f s with the full pipeline (%d fallbacks in %d solves) and in %.2f s with `%s` (%d fallbacks).", aw[full], afb[full], asol[full], aw[best], best, afb[best])
+    if (m == "NaN") printf "| Scenario A ≤ 50 µs per step (median, one core) | not measured | – | %s |\n", note["lcp"]
+    else printf "| Scenario A ≤ 50 µs per step (median, one core) | median %.0f µs (runs %.0f–%.0f); mean %.0f µs | %s | %s; largest stage: %s, %.0f µs (%.0f %% of the budget). %s.%s |\n", m, lo["lcp"], hi["lcp"], mean["lcp"], (m <= 50 ? "yes" : "**no**"), (m <= 50 ? "within" : sprintf("missed by %.0f µs (%.1f×; the mean by %.0f×)", m - 50, m / 50, mean["lcp"] / 50)), names[big], st["lcp", big], 100 * st["lcp", big] / 50, why, tail
+    if (av["native"] != 1 || med["native"] == "NaN")
+      printf "| cost ≤ MuJoCo-native arm, same scene, same run | lcp %.0f µs; native not measured | – | %s |\n", m, note["native"]
+    else if (done["native"] < 1)
+      printf "| cost ≤ MuJoCo-native arm, same scene, same run | lcp %.0f µs vs native %.0f µs over the %.0f %% of the run it completed | – | not comparable: the native arm did not complete Scenario A (%s) |\n", m, med["native"], 100 * done["native"], note["native"]
+    else {
+      okm = m <= med["native"]; oka = mean["lcp"] <= mean["native"]
+      verdict = okm && oka ? "yes" : okm ? "**median only**" : oka ? "**mean only**" : "**no**"
+      printf "| cost ≤ MuJoCo-native arm, same scene, same run | median: lcp %.0f µs vs native %.0f µs (ratio %.2f); mean (total wall time): lcp %.0f µs vs native %.0f µs (ratio %.2f) | %s | %s%s |\n", m, med["native"], m / med["native"], mean["lcp"], mean["native"], mean["lcp"] / mean["native"], verdict,
+        (okm ? "the typical step is not slower" : sprintf("the typical step costs %.0f %% more", 100 * (m / med["native"] - 1))),
+        (oka ? "; neither is the whole run." : sprintf("; the whole run costs %.0f %% more (%.0f %% of lcp'"'"'s time is in the %d steps whose solve fell back).", 100 * (mean["lcp"] / mean["native"] - 1), 100 * fbshare["lcp"], fbs["lcp"]))
+    }
+    printf "| full-pipeline ablation success 100 %% | %d / %d (paper sweep and beyond) | %s | %s |\n", ok, n, (ok == n && n > 0 ? "yes" : "**no**"), (ok == n ? "every configuration run with all three stages succeeds" : "failed: " bad)
+  }' "$tmp/perf.rows" "$tmp/abl.rows"
+echo
+awk -F'\t' '$1 == "lcp" { c = $22 } END {
+  print "Why the step costs what it does (the stage table below has the numbers). The soft dynamics"
+  print "stage builds the arm'"'"'s dense mass matrix and bias by recursive passes over 4 Gauss slices per"
+  print "section, factors the implicit M̃ = M + hD + h²K, and places every disk twice (before the"
+  print "narrow phase and after the commit); collision asks MuJoCo'"'"'s collision functions for every"
+  print "disk against every contact geom of the scene; and with " (c == "NaN" ? "the" : sprintf("%.1f", c)) " soft contacts per step on"
+  print "average (6 LCP unknowns each with the r = 4 pyramid) the coupled LCP is assembled densely,"
+  print "rank-selected by column-pivoted QR, Ruiz-scaled and solved by semismooth Newton. The"
+  print "MuJoCo-native arm pays instead for its rigid links (disks + 1 per section, three joints each,"
+  print "tied per section by joint equality constraints) in MuJoCo'"'"'s own dynamics and constraint solver."
+  print ""
+}' "$tmp/perf.rows"
+
+# ---------- ablation ----------
+cat <<EOF
+## Ablation (Scenario C)
+
+![ablation](ablation.png)
+
+The paper's claims (000_…): without Ruiz 41 % success (12/29); baseline 43 %; every
+configuration with Ruiz succeeds; full pipeline 100 %. Here, over the configurations run:
+
+EOF
+awk -F'\t' '
+  function add(key, s) { n[key]++; ok[key] += s }
+  $1 == "paper" {
+    ruiz = index($5, "ruiz") > 0
+    add(ruiz ? "with Ruiz" : "without Ruiz", $6)
+    if ($5 == "none") add("baseline (none)", $6)
+    if ($5 == "qr ruiz tikhonov") add("full pipeline", $6)
+    add("all", $6)
+  }
+  END {
+    print "| group (paper sweep) | successes | rate | paper |"
+    print "|---|---|---|---|"
+    split("without Ruiz|baseline (none)|with Ruiz|full pipeline|all", g, "|")
+    paper["without Ruiz"] = "41 % (12/29)"; paper["baseline (none)"] = "43 %"; paper["with Ruiz"] = "100 %"; paper["full pipeline"] = "100 %"; paper["all"] = "–"
+    for (i = 1; i <= 5; i++) if (n[g[i]]) printf "| %s | %d / %d | %.0f %% | %s |\n", g[i], ok[g[i]], n[g[i]], 100 * ok[g[i]] / n[g[i]], paper[g[i]]
+  }' "$tmp/abl.rows"
+echo
+abl_table() { # SWEEP
+  awk -F'\t' -v sw="$1" '
+    BEGIN { print "| angle | disks | h (ms) | conditioning | success | convergence | max pen. (mm) | completion | wall (s) | fallbacks | failure |"
+            print "|---|---|---|---|---|---|---|---|---|---|---|" }
+    $1 == sw { printf "| %s° | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", $2, $3, $4, $5, ($6 ? "yes" : "**no**"),
+                 ($7 == "NaN" ? "–" : sprintf("%.1f %%", 100 * $7)), ($8 == "NaN" ? "–" : sprintf("%.3g", $8)), sprintf("%.0f %%", 100 * $9), sprintf("%.1f", $10), $13, $14 }' "$tmp/abl.rows"
+}
+awk -F'\t' -v list="$subsets" '
+  function med(a, n,   i, j, t) { for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
+                                  return n ? (n % 2 ? a[(n + 1) / 2] : 0.5 * (a[n / 2] + a[n / 2 + 1])) : "NaN" }
+  {
+    n[$1, $5]++; ok[$1, $5] += $6; fb[$5] += $13; sol[$5] += $12; allsol += $12; allfb += $13
+    if ($7 != "NaN" && (minc == "" || $7 < minc)) minc = $7
+    if ($1 == "paper") { k = $5 SUBSEP $4; w[k, ++nw[k]] = $10 }
+  }
+  END {
+    print "Per conditioning subset (wall time: median over the paper sweep'"'"'s 4 configurations at that h):"
+    print ""
+    print "| conditioning | paper sweep | beyond | first solver (FB) failed, fallback answered | wall s, h = 0.1 ms | wall s, h = 1 ms |"
+    print "|---|---|---|---|---|---|"
+    k = split(list, sub_, "|")
+    for (i = 1; i <= k; i++) {
+      c = sub_[i]
+      for (h = 1; h <= 2; h++) { hk = c SUBSEP (h == 1 ? "0.1" : "1"); m = nw[hk]; for (q = 1; q <= m; q++) tmpa[q] = w[hk, q]; wm[h] = med(tmpa, m) }
+      printf "| %s | %s | %s | %d of %d solves | %s | %s |\n", c, (n["paper", c] ? ok["paper", c] "/" n["paper", c] : "–"), (n["beyond", c] ? ok["beyond", c] "/" n["beyond", c] : "–"), fb[c], sol[c], (wm[1] == "NaN" ? "–" : sprintf("%.2f", wm[1])), (wm[2] == "NaN" ? "–" : sprintf("%.2f", wm[2]))
+    }
+    print ""
+    printf "Over every configuration run, the lowest convergence rate was %s and the first solver needed a fallback in %d of %d solves (%.3f %%). ", (minc == "" ? "–" : sprintf("%.2f %%", 100 * minc)), allfb, allsol, (allsol ? 100 * allfb / allsol : 0)
+    printf "%s", "A solve converges when any solver of the chain FB → Lemke → PGS converges, so the subsets differ mainly in wall time and in how often FB needs that chain; where every subset succeeds, the paper'"'"'s failures without Ruiz are not reproduced by cusp'"'"'s solver chain."
+    few = ""
+    for (i = 1; i <= k; i++) { c = sub_[i]; if (sol[c] && (few == "" || fb[c] < fb[few])) few = c }
+    full = "qr ruiz tikhonov"
+    if (few != "" && sol[full]) printf " Fewest fallbacks: `%s` (%d); the full pipeline: %d.", few, fb[few], fb[full]
+    print ""
+    print ""
+  }' "$tmp/abl.rows"
+echo "### The paper's 64 configurations"
+echo
+abl_table paper
+echo
+cat <<'EOF'
+### Beyond the paper: 12 disks per section and h = 2 ms
+
+12 disks per section at h = 1 and 2 ms, and the paper's 3 and 6 disks at h = 2 ms.
+
+EOF
+abl_table beyond
+echo
+awk -F'\t' '{ n++; if (!$6) { f++; why = why sprintf("- %s %s°, %s disks, h %s ms, `%s`: convergence %s, max penetration %s mm, completion %s (%s)\n", $1, $2, $3, $4, $5, $7, $8, $9, $14) } }
+  END { if (f) { printf "Failed configurations (%d of %d):\n\n%s\n", f, n, why } else printf "Every configuration run succeeded (%d of %d).\n\n", n, n }' "$tmp/abl.rows"
+
+# ---------- comparison ----------
+cat <<'EOF'
+## lcp vs penalty vs MuJoCo-native arm
+
+![comparison](compare.png)
+
+Main runs at h = 1 ms (the scenes' own step). The native arm is the loader's MuJoCo
+approximation of the same arm (`--set arm.contact=native`: rigid links on spring joints, MuJoCo's
+own contact solver).
+
+EOF
+rows "$data/compare.tsv" | awk -F'\t' '
+  function f(x, fmt) { return x == "NaN" ? "–" : sprintf(fmt, x) }
+  BEGIN { print "| scene | model | completion | max pen. (mm) | mean pen. (mm) | creep (mm) [window, s] | wall s / sim s | LCP conv. | largest stable h (ms) | energy drift (rel.) | energy drift (J) | note |"
+          print "|---|---|---|---|---|---|---|---|---|---|---|---|" }
+  { printf "| %s | %s | %s | %s | %s | %s [%s] | %s | %s | %s | %s | %s | %s |\n", $1, $2, f(($5 == "NaN" ? "NaN" : 100 * $5), "%.0f %%"), f($6, "%.3g"), f($7, "%.3g"), f($8, "%.3g"), $4,
+           f($9, "%.3f"), f(($10 == "NaN" ? "NaN" : 100 * $10), "%.1f %%"), f($11, "%g"), f($12, "%+.3f"), f($13, "%+.3g"), $15 }'
+echo
+echo "Time-step sweep (stability per h):"
+echo
+rows "$data/compare_stable.tsv" | awk -F'\t' '
+  BEGIN { print "| scene | model | h (ms) | completion | max pen. (mm) | max kinetic (J) | stable | failure |"
+          print "|---|---|---|---|---|---|---|---|" }
+  { printf "| %s | %s | %s | %.0f %% | %.3g | %.3g | %s | %s |\n", $1, $2, $3, 100 * $4, $5, $6, ($7 ? "yes" : "**no**"), $8 }'
+echo
+cat <<'EOF'
+![energy](energy.png)
+
+Without contact, lcp and penalty are the same soft step, so their energy curves coincide; the
+drift is the implicit Euler step's numerical damping of the stiff chambers (it grows with h and
+with the chamber stiffness), not the contact model.
+
+EOF
+
+# ---------- performance ----------
+cat <<'EOF'
+## Performance
+
+![performance](perf.png)
+
+Scenario A at h = 1 ms, every step of the run (falling, lying, sliding). Per contact model:
+median over the repeated runs of each run's median step time, with the range of the runs'
+medians; per stage the median over the steps (medians do not add up; the plot stacks means,
+which do).
+
+EOF
+awk -F'\t' '
+  function f(x, fmt) { return x == "NaN" ? "–" : sprintf(fmt, x) }
+  BEGIN { print "| model | runs | median µs/step [range] | dynamics | collision | assembly | conditioning | solve | cusp total | MuJoCo rest | mean µs/step | realtime factor | mean contacts | completion | LCP conv. | fallbacks | note |"
+          print "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|" }
+  { printf "| %s | %s | %s [%s–%s] | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", $1, $3, f($4, "%.0f"), f($5, "%.0f"), f($6, "%.0f"),
+      f($7, "%.1f"), f($8, "%.1f"), f($9, "%.1f"), f($10, "%.1f"), f($11, "%.1f"), f($12, "%.1f"), f($13, "%.1f"), f($20, "%.0f"), f($21, "%.2f"), f($22, "%.1f"),
+      f(($23 == "NaN" ? "NaN" : 100 * $23), "%.0f %%"), f(($24 == "NaN" ? "NaN" : 100 * $24), "%.1f %%"), $25, $31 }' "$tmp/perf.rows"
+echo
+echo "Realtime factor = simulated time / wall time at the median step (h / median step time)."
+echo
+cat <<'EOF'
+### Scaling
+
+![scaling](scaling.png)
+
+Runs of 2 s (fall, lying, and the first second of sliding). Disks: Scenario A with 3, 6, 12, 24
+intermediate disks per section. Sections: the same 0.45 m,
+1.975 kg arm cut into 1–8 equal sections (chamber stiffness and damping × n/3, springs in
+series, so the arm as a whole is unchanged; the same pre-elongation strain; the distal two
+thirds of the sections actuated as in Scenario A), 6 disks per section.
+
+EOF
+rows "$data/scaling.tsv" | awk -F'\t' '
+  function f(x, fmt) { return x == "NaN" ? "–" : sprintf(fmt, x) }
+  BEGIN { print "| varied | value | model | dofs | disks | median µs/step [q1–q3] | mean µs/step | mean contacts | LCP conv. | fallbacks | completion | realtime factor | note |"
+          print "|---|---|---|---|---|---|---|---|---|---|---|---|---|" }
+  { printf "| %s | %s | %s | %s | %s | %s [%s–%s] | %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $5, $6, f($7, "%.0f"), f($8, "%.0f"), f($9, "%.0f"), f($13, "%.0f"), f($10, "%.1f"),
+      f(($14 == "NaN" ? "NaN" : 100 * $14), "%.1f %%"), $15, f(($11 == "NaN" ? "NaN" : 100 * $11), "%.0f %%"), f($12, "%.2f"), $16 }'
+echo
+rows "$data/scaling.tsv" | awk -F'\t' '
+  $4 == 1 { key = $1 SUBSEP $3
+    if (!(key in lo) || $2 + 0 < lov[key]) { lo[key] = $7; lov[key] = $2 + 0 }
+    if (!(key in hi) || $2 + 0 > hiv[key]) { hi[key] = $7; hiv[key] = $2 + 0; hm[key] = $13 }
+    fb[key] += $15; seen[$1] = 1 }
+  END {
+    split("disks sections", ps, " ")
+    for (p = 1; p <= 2; p++) {
+      if (!(ps[p] in seen)) continue
+      line = sprintf("From %s = %s to %s, the median step grows", ps[p], lov[ps[p] SUBSEP "lcp"], hiv[ps[p] SUBSEP "lcp"])
+      split("lcp penalty native", ms, " ")
+      sep = " "
+      for (q = 1; q <= 3; q++) { key = ps[p] SUBSEP ms[q]; if (key in lo && lo[key] > 0) { line = line sprintf("%s%.1f× for %s (%.0f → %.0f µs)", sep, hi[key] / lo[key], ms[q], lo[key], hi[key]); sep = ", " } }
+      key = ps[p] SUBSEP "lcp"
+      if (key in fb) line = line sprintf("; lcp'"'"'s solves fell back %d times over these runs.", fb[key])
+      print line
+      print ""
+    }
+  }'
+echo
+} >"$md"
+
+t_total=$(awk -v a="$t_start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.0f", b - a }')
+pngs=("$out"/*.png)
+echo "report.sh: wrote $md and ${#pngs[@]} plots in ${t_total} s" >&2

@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# The evaluation report in fast mode (scripts/report.sh --fast): it runs,
+# writes report.md and five non-blank 800x500 PNGs, its tables have one row
+# per configuration run, every number is in its range, the success flags
+# agree with the paper's criteria applied to the raw columns, and the full
+# conditioning pipeline succeeds on every ablation configuration it ran.
+# Physics checks that do not trust the code under test: a conservative soft
+# arm under cusp's linearly implicit Euler (dissipative) must not gain
+# energy; a penalty spring must be compressed to push; the arm has 3
+# coordinates per PCC section and 1 + sections * (disks + 1) contact disks
+# (DESIGN §4 / loader.h layout).
+# No python: awk reads the TSV tables.
+# Usage: tests/test_report.sh BENCH_EVAL PNG_CHECK SRCDIR OUTDIR
+set -u
+
+BENCH=${1:?usage: test_report.sh BENCH_EVAL PNG_CHECK SRCDIR OUTDIR}
+PNG=${2:?usage}
+SRC=${3:?usage}
+OUT=${4:?usage}
+fail=0
+ok() { echo "ok   $*"; }
+bad() { echo "FAIL $*"; fail=1; }
+
+rm -rf "$OUT"
+start=$(date +%s)
+if "$SRC/scripts/report.sh" --fast --out "$OUT" --bench "$BENCH" 2>"$OUT.log"; then
+  ok "report.sh --fast ran ($(($(date +%s) - start)) s)"
+else
+  bad "report.sh --fast failed:"; tail -n 20 "$OUT.log" | sed 's/^/     | /'
+  exit 1
+fi
+
+# ---------- files ----------
+[ -s "$OUT/report.md" ] && ok "report.md written" || bad "no report.md"
+for p in ablation compare energy perf scaling; do
+  f=$OUT/$p.png
+  if line=$("$PNG" "$f" --min-stddev 5 2>&1); then
+    case $line in *" 800x500 "*) ok "$p.png: 800x500, not blank" ;; *) bad "$p.png: not 800x500: $line" ;; esac
+  else
+    bad "$p.png: $line"
+  fi
+  grep -q "($p.png)" "$OUT/report.md" && ok "report.md shows $p.png" || bad "report.md does not link $p.png"
+done
+for c in ablation compare perf scaling; do
+  j=$OUT/data/$c.json
+  if grep -q "^{\"command\": \"$c\", \"fast\": true, .*}$" "$j" 2>/dev/null; then ok "$c.json: one JSON object"
+  else bad "$c.json: not the JSON line of bench-eval $c"; fi
+done
+
+# rows FILE: data rows of a TSV (after the comment and header lines)
+rows() { awk -F'\t' 'NR > 2' "$1"; }
+# check DESCRIPTION FILE AWK-PROGRAM: the program prints "ok" or a reason
+check() {
+  local r
+  r=$(rows "$2" | awk -F'\t' "$3")
+  if [ "$r" = ok ]; then ok "$1"; else bad "$1: $r"; fi
+}
+# md_rows HEADING-PREFIX: table rows under the first heading starting with it
+md_rows() {
+  awk -v h="$1" 'index($0, h) == 1 { on = 1; next } on && /^#/ { exit } on && /^\| / && !/^\| *(---|angle|scene|model|varied|group|target)/ { n++ } END { print n + 0 }' "$OUT/report.md"
+}
+
+# ---------- ablation ----------
+A=$OUT/data/ablation.tsv
+check "ablation: 3 paper + 1 beyond configurations" "$A" '
+  { n[$1]++ } END { print ((n["paper"] == 3 && n["beyond"] == 1) ? "ok" : "paper " n["paper"] ", beyond " n["beyond"]) }'
+check "ablation: completion in [0,1], convergence in [0,1], penetration >= 0, wall > 0" "$A" '
+  !($9 >= 0 && $9 <= 1 && ($7 == "NaN" || ($7 >= 0 && $7 <= 1)) && $8 >= 0 && $10 > 0) { bad = bad " " NR }
+  END { print (bad == "" ? "ok" : "bad rows" bad) }'
+check "ablation: success flag = paper criteria on the raw columns" "$A" '
+  { s = ($7 == "NaN" || $7 >= 0.95) && $8 < 10 && $9 >= 0.8; if (s != $6) bad = bad " " $2 "/" $3 "/" $4 "/" $5 }
+  END { print (bad == "" ? "ok" : "disagree:" bad) }'
+check "ablation: full pipeline succeeds on every configuration run" "$A" '
+  $5 == "qr ruiz tikhonov" { n++; if ($6 != 1) bad = bad " " $1 "/" $2 "/" $3 "/" $4 ": " $14 }
+  END { print (n > 0 && bad == "" ? "ok" : n == 0 ? "no full-pipeline row" : "failed:" bad) }'
+check "ablation: the contact really happened (LCP solves in every run)" "$A" '
+  !($12 > 0) { bad = bad " " NR } END { print (bad == "" ? "ok" : "no solve in rows" bad) }'
+n=$(md_rows "### The paper") && [ "$n" = 3 ] && ok "report.md: paper table has 3 rows" || bad "report.md: paper table has $n rows"
+n=$(md_rows "### Beyond") && [ "$n" = 1 ] && ok "report.md: beyond table has 1 row" || bad "report.md: beyond table has $n rows"
+
+# ---------- compare ----------
+C=$OUT/data/compare.tsv
+check "compare: 3 scenes x 3 models" "$C" '{ n++; s[$1]; m[$2] } END { print (n == 9 && ("scenario_a" in s) && ("scenario_b" in s) && ("incline" in s) && ("lcp" in m) && ("penalty" in m) && ("native" in m) ? "ok" : n " rows") }'
+check "compare: lcp and penalty run every scene to the end at h = 1 ms" "$C" '
+  $2 != "native" && !($3 == 1 && $5 == 1) { bad = bad " " $1 "/" $2 } END { print (bad == "" ? "ok" : "incomplete:" bad) }'
+check "compare: native row either measured or says why not" "$C" '
+  $2 == "native" && !($3 == 1 || $15 ~ /not loaded/) { bad = bad " " $1 } END { print (bad == "" ? "ok" : "silent:" bad) }'
+check "compare: lcp keeps penetration below 10 mm and converges >= 95 %" "$C" '
+  $2 == "lcp" && !($6 < 10 && $10 >= 0.95) { bad = bad " " $1 } END { print (bad == "" ? "ok" : "failed:" bad) }'
+check "compare: a penalty spring is compressed when it pushes (max penetration > 0)" "$C" '
+  $2 == "penalty" && !($6 > 0) { bad = bad " " $1 } END { print (bad == "" ? "ok" : "zero on" bad) }'
+check "compare: conservative soft runs do not gain energy (dissipative implicit step)" "$C" '
+  $2 != "native" && $3 == 1 && $12 != "NaN" && !($12 <= 0.01) { bad = bad " " $1 "/" $2 "=" $12 } END { print (bad == "" ? "ok" : "gain:" bad) }'
+check "compare: largest stable h is the swept step (fast: 1 ms only)" "$C" '
+  $3 == 1 && !($11 == 1 || $11 == "NaN") { bad = bad " " $1 "/" $2 } END { print (bad == "" ? "ok" : "odd:" bad) }'
+n=$(md_rows "## lcp vs penalty") && [ "$n" -ge 9 ] && ok "report.md: comparison tables have >= 9 rows" || bad "report.md: comparison tables have $n rows"
+
+# ---------- perf ----------
+P=$OUT/data/perf.tsv
+check "perf: lcp measured, median step time > 0" "$P" '$1 == "lcp" { f = $2 == 1 && $4 > 0 } END { print (f ? "ok" : "not measured") }'
+check "perf: stages + MuJoCo rest add up to the step (means, 15 %)" "$P" '
+  $2 == 1 { s = $14 + $15 + $16 + $17 + $18 + $19; if (!(s > 0.85 * $20 && s < 1.15 * $20)) bad = bad " " $1 ": " s " vs " $20 }
+  END { print (bad == "" ? "ok" : bad) }'
+check "perf: fallback steps within the timed steps, time share in [0,1]" "$P" '
+  $2 == 1 && !($26 <= $27 && $27 > 0 && ($30 == "NaN" || ($30 >= 0 && $30 <= 1))) { bad = bad " " $1 }
+  END { print (bad == "" ? "ok" : bad) }'
+check "perf: penalty spends nothing on conditioning or the LCP solve" "$P" '$1 == "penalty" { f = $10 == 0 && $11 == 0 } END { print (f ? "ok" : "nonzero") }'
+grep -q "^| Scenario A ≤ 50 µs per step" "$OUT/report.md" && ok "report.md: targets table" || bad "report.md: no targets table"
+
+# ---------- scaling ----------
+S=$OUT/data/scaling.tsv
+check "scaling: 3 models x (1 disks + 1 sections) rows" "$S" '{ n++ } END { print (n == 6 ? "ok" : n " rows") }'
+check "scaling: 3 coordinates per PCC section, 1 + sections (disks + 1) disks" "$S" '
+  $3 != "native" && $4 == 1 {
+    sec = $1 == "sections" ? $2 : 3; dk = $1 == "disks" ? $2 : 6
+    if ($5 != 3 * sec || $6 != 1 + sec * (dk + 1)) bad = bad " " $1 "=" $2 "/" $3 ": " $5 " dofs " $6 " disks"
+  }
+  END { print (bad == "" ? "ok" : bad) }'
+check "scaling: lcp runs complete with a positive step time" "$S" '
+  $3 == "lcp" && !($4 == 1 && $11 == 1 && $7 > 0) { bad = bad " " $1 "=" $2 } END { print (bad == "" ? "ok" : bad) }'
+
+[ $fail -eq 0 ] && echo "all report checks passed" || echo "some report checks FAILED"
+exit $fail
