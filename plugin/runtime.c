@@ -998,11 +998,6 @@ int cusp_apply_force(mjData *d, int instance, double s_arc, const double force[3
     sb_errorf(error, error_size, "cusp_apply_force: no instance %d attached to this mjData", instance);
     return -1;
   }
-  if (s->cfg.contact == CUSP_CONTACT_NATIVE) {
-    sb_errorf(error, error_size, "cusp_apply_force: instance \"%s\" has contact native: its links are "
-              "MuJoCo bodies (apply the load with mjData.xfrc_applied)", s->cfg.name);
-    return -1;
-  }
   if (!force && !torque) {
     s->load_active = 0;
     return 0;

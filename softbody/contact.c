@@ -15,6 +15,12 @@
 
 typedef enum { BODY_SOFT, BODY_DENSE, BODY_CUSTOM } body_kind;
 
+/* A failed solve keeps its best iterate within this relative physical
+ * residual (1000 times the convergence tolerance: micrometres per second at
+ * contact speeds of 1 m/s); beyond it the damped problem answers (rho). */
+#define SB_CONTACT_NEAR_TOL 1e-6
+#define SB_CONTACT_DAMPING 1.0
+
 typedef struct {
   body_kind kind;
   int nv, off;             /* its coordinates in the stacked velocity */
@@ -459,6 +465,109 @@ static void canonical_gamma(int n, int nk, int bs, const double *A, const double
   }
 }
 
+/* Impulses of a step whose LCP did not solve. The best iterate of the chain
+ * is kept when it nearly solves the physical problem (residual within
+ * SB_CONTACT_NEAR_TOL max(1, |b|)). Far from it the iterate can be anything:
+ * an infeasible problem (a disk pressed into two opposite faces) solved after
+ * Tikhonov gives impulses of order demand / eps_W, 1e10 N s, that throw
+ * bodies. The damped problem answers instead: a compliant contact, A + rho
+ * Delta on the impulses (Delta = diag of the Delassus block, rho =
+ * SB_CONTACT_DAMPING) and mu^2 / (rho Delta_n) on each gamma. Its matrix is
+ * positive definite: the beta-gamma couplings cancel in x^T A x and the
+ * gamma weight dominates mu fn gamma. So it has one solution, FB finds it,
+ * and z^T w = 0 bounds it by the demand, |Delta^(1/2) x| <= (2 / rho)
+ * |Delta^(-1/2) b| over the impulses x: about half the velocity change the
+ * step asked for, with fn >= 0 and friction beyond the cone by at most the
+ * gamma term. If even that fails the contacts apply nothing this step.
+ * Stages 2 and 3 are redone afterwards so that As shows the real problem. */
+static void damped_fallback(sb_contact_problem *p, int n, int nk, int bs, const sb_contact_options *opt,
+                            sb_contact_info *info) {
+  const double rho = SB_CONTACT_DAMPING;
+  const double *A = p->A, *b = p->b;
+  memcpy(p->As, A, (size_t)n * n * sizeof(double));
+  memcpy(p->bs, b, n * sizeof(double));
+  for (int a = 0; a < nk; a++) {
+    int o = a * bs, g = o + bs - 1;
+    double mu = A[(size_t)o * n + g], dn = A[(size_t)o * n + o];
+    for (int k = o; k < g; k++) p->As[(size_t)k * n + k] += rho * A[(size_t)k * n + k];
+    p->As[(size_t)g * n + g] += (mu * mu + 1e-6) / (rho * dn);
+  }
+  sb_ruiz(n, p->As, p->bs, p->dr, p->dc, opt->ruiz_iterations);
+  memset(p->zs, 0, n * sizeof(double));
+  sb_lcp_options lo = opt->lcp;
+  lo.warm_start = 0;
+  lo.nblock = nk;
+  lo.block = p->blocks;
+  sb_lcp_info dinfo;
+  sb_lcp_status st = sb_lcp_solve(p->lcp, n, p->As, p->bs, p->zs, NULL, &lo, &dinfo);
+  info->lcp.iterations += dinfo.iterations;
+  info->lcp.attempts += dinfo.attempts;
+  info->lcp.time_us += dinfo.time_us;
+  for (int k = 0; k < n; k++) p->z[k] = st == SB_LCP_SOLVED ? p->zs[k] * p->dc[k] : 0;
+  canonical_gamma(n, nk, bs, A, b, p->z, p->wv);
+  info->residual = sb_lcp_residual(n, A, b, p->z, p->wv, &info->complementarity);
+  size_t len = strlen(info->lcp.message);
+  snprintf(info->lcp.message + len, sizeof info->lcp.message - len, "%s%s (its physical residual %.3g)",
+           len ? "; applied " : "applied ", st == SB_LCP_SOLVED ? "the damped answer" : "no impulse", info->residual);
+  memcpy(p->As, A, (size_t)n * n * sizeof(double));
+  memcpy(p->bs, b, n * sizeof(double));
+  sb_ruiz(n, p->As, p->bs, p->dr, p->dc, opt->ruiz_iterations);
+  sb_tikhonov(n, p->As, p->normal_mask, opt->tikhonov);
+}
+
+/* Stages 2 and 3, the solve, the proximal correction, the physical check
+ * and, if it failed, the damped fallback, for the LCP assembled in p->A, p->b
+ * (nk contacts of bs = r + 2 variables; normal_mask and blocks set). zwarm:
+ * a guess in physical units (n, may be p->z) or NULL. The answer, in
+ * physical units, is left in p->z. */
+static void solve_assembled(sb_contact_problem *p, int n, int nk, int bs, const double *zwarm,
+                            const sb_contact_options *opt, sb_contact_info *info) {
+  const double *A = p->A, *b = p->b;
+  memcpy(p->As, A, (size_t)n * n * sizeof(double));
+  memcpy(p->bs, b, n * sizeof(double));
+  sb_ruiz(n, p->As, p->bs, p->dr, p->dc, opt->ruiz_iterations);
+  sb_tikhonov(n, p->As, p->normal_mask, opt->tikhonov);
+  for (int i = 0; i < n; i++) p->zs[i] = zwarm && isfinite(zwarm[i]) ? zwarm[i] / p->dc[i] : 0;
+  sb_lcp_options lo = opt->lcp;
+  lo.warm_start = zwarm != NULL;
+  lo.nblock = nk;
+  lo.block = p->blocks;
+  sb_lcp_solve(p->lcp, n, p->As, p->bs, p->zs, NULL, &lo, &info->lcp);
+  /* Proximal correction: solving (A + eps I_N) z = ... - eps I_N z_prev
+   * again removes the O(eps) bias Tikhonov leaves in the normal velocities. */
+  for (int k = 0; k < opt->proximal_steps && opt->tikhonov > 0 && info->lcp.status == SB_LCP_SOLVED; k++) {
+    for (int i = 0; i < n; i++) p->wv[i] = p->bs[i] - (p->normal_mask[i] ? opt->tikhonov * p->zs[i] : 0);
+    memcpy(p->z, p->zs, n * sizeof(double)); /* kept if the correction fails */
+    sb_lcp_info pinfo;
+    lo.warm_start = 1;
+    sb_lcp_solve(p->lcp, n, p->As, p->wv, p->zs, NULL, &lo, &pinfo);
+    info->lcp.iterations += pinfo.iterations;
+    info->lcp.time_us += pinfo.time_us;
+    if (pinfo.status != SB_LCP_SOLVED) {
+      memcpy(p->zs, p->z, n * sizeof(double));
+      break;
+    }
+    info->lcp.residual = pinfo.residual;
+    info->lcp.complementarity = pinfo.complementarity;
+  }
+  for (int k = 0; k < n; k++) p->z[k] = p->zs[k] * p->dc[k];
+  canonical_gamma(n, nk, bs, A, b, p->z, p->wv);
+  info->residual = sb_lcp_residual(n, A, b, p->z, p->wv, &info->complementarity);
+  /* Solved means solved in the physical problem: a conditioned or
+   * regularized solve of an infeasible one (a disk that no impulse can
+   * move out of a body) must not count. */
+  double qmax = 1;
+  for (int i = 0; i < n; i++) qmax = fmax(qmax, fabs(b[i]));
+  double tol = fmax(opt->lcp.tol, 1e-9) * qmax;
+  if (info->lcp.status == SB_LCP_SOLVED && !(info->residual <= tol)) {
+    info->lcp.status = SB_LCP_STALLED;
+    snprintf(info->lcp.message, sizeof info->lcp.message,
+             "the conditioned LCP was solved, but the physical residual is %.3g (> %.3g)", info->residual, tol);
+  }
+  if (info->lcp.status != SB_LCP_SOLVED && !(info->residual <= SB_CONTACT_NEAR_TOL * qmax))
+    damped_fallback(p, n, nk, bs, opt, info);
+}
+
 /* Stage 1 with the current priorities, then assembly of eq. (11)-(13) over
  * the kept contacts, stages 2 and 3, and the solve; fills lambda and p. */
 static int select_and_solve(sb_contact_problem *p, const sb_contact_options *opt,
@@ -533,75 +642,15 @@ static int select_and_solve(sb_contact_problem *p, const sb_contact_options *opt
     }
 #undef A_
 #undef W_
-    /* Stages 2 and 3 on a copy */
-    memcpy(p->As, A, (size_t)n * n * sizeof(double));
-    memcpy(p->bs, b, n * sizeof(double));
-    sb_ruiz(n, p->As, p->bs, p->dr, p->dc, opt->ruiz_iterations);
-    sb_tikhonov(n, p->As, p->normal_mask, opt->tikhonov);
-    /* warm start by contact identity, in scaled variables */
+    /* warm start by contact identity (physical units, in z until the solve) */
     for (int a = 0; a < nk; a++) {
       int ia = p->kept[a], found = -1;
       if (opt->warm_start && p->c[ia].id >= 0 && p->prev_r == r)
         for (int k = 0; k < p->nprev && found < 0; k++)
           if (p->prev_id[k] == p->c[ia].id) found = k;
-      for (int k = 0; k < bs; k++)
-        p->zs[a * bs + k] = found >= 0 ? p->prev_z[(size_t)found * bs + k] / p->dc[a * bs + k] : 0;
+      for (int k = 0; k < bs; k++) p->z[a * bs + k] = found >= 0 ? p->prev_z[(size_t)found * bs + k] : 0;
     }
-    {
-      static long dbg_count = 0;
-      const char *dd = getenv("SB_DBG_DIR");
-      dbg_count++;
-      if (dd) {
-        char path[512];
-        snprintf(path, sizeof path, "%s/s%07ld.bin", dd, dbg_count);
-        FILE *f = fopen(path, "wb");
-        if (f) {
-          fwrite(&n, sizeof n, 1, f);
-          fwrite(&bs, sizeof bs, 1, f);
-          fwrite(&opt->tikhonov, sizeof(double), 1, f);
-          fwrite(A, sizeof(double), (size_t)n * n, f);
-          fwrite(b, sizeof(double), n, f);
-          for (int k = 0; k < n; k++) { double v = p->zs[k] * p->dc[k]; fwrite(&v, sizeof v, 1, f); }
-          fclose(f);
-        }
-      }
-    }
-    sb_lcp_options lo = opt->lcp;
-    lo.warm_start = opt->warm_start;
-    lo.nblock = nk;
-    lo.block = p->blocks;
-    sb_lcp_solve(p->lcp, n, p->As, p->bs, p->zs, NULL, &lo, &info->lcp);
-    /* Proximal correction: solving (A + eps I_N) z = ... - eps I_N z_prev
-     * again removes the O(eps) bias Tikhonov leaves in the normal velocities. */
-    for (int k = 0; k < opt->proximal_steps && opt->tikhonov > 0 && info->lcp.status == SB_LCP_SOLVED; k++) {
-      for (int i = 0; i < n; i++) p->wv[i] = p->bs[i] - (p->normal_mask[i] ? opt->tikhonov * p->zs[i] : 0);
-      memcpy(p->z, p->zs, n * sizeof(double)); /* kept if the correction fails */
-      sb_lcp_info pinfo;
-      lo.warm_start = 1;
-      sb_lcp_solve(p->lcp, n, p->As, p->wv, p->zs, NULL, &lo, &pinfo);
-      info->lcp.iterations += pinfo.iterations;
-      info->lcp.time_us += pinfo.time_us;
-      if (pinfo.status != SB_LCP_SOLVED) {
-        memcpy(p->zs, p->z, n * sizeof(double));
-        break;
-      }
-      info->lcp.residual = pinfo.residual;
-      info->lcp.complementarity = pinfo.complementarity;
-    }
-    for (int k = 0; k < n; k++) p->z[k] = p->zs[k] * p->dc[k];
-    canonical_gamma(n, nk, bs, A, b, p->z, p->wv);
-    info->residual = sb_lcp_residual(n, A, b, p->z, p->wv, &info->complementarity);
-    /* Solved means solved in the physical problem: a conditioned or
-     * regularized solve of an infeasible one (a disk that no impulse can
-     * move out of a body) must not count. */
-    double qmax = 1;
-    for (int i = 0; i < n; i++) qmax = fmax(qmax, fabs(b[i]));
-    double tol = fmax(opt->lcp.tol, 1e-9) * qmax;
-    if (info->lcp.status == SB_LCP_SOLVED && !(info->residual <= tol)) {
-      info->lcp.status = SB_LCP_STALLED;
-      snprintf(info->lcp.message, sizeof info->lcp.message,
-               "the conditioned LCP was solved, but the physical residual is %.3g (> %.3g)", info->residual, tol);
-    }
+    solve_assembled(p, n, nk, bs, opt->warm_start ? p->z : NULL, opt, info);
     /* impulses: contact frame (t1, t2, n) per contact, then generalized */
     for (int a = 0; a < nk; a++) {
       int ia = p->kept[a], oa = a * bs;
@@ -615,16 +664,6 @@ static int select_and_solve(sb_contact_problem *p, const sb_contact_options *opt
       p->lambda[3 * ia + 2] = p->z[oa];
     }
     cblas_dgemv(CblasColMajor, CblasNoTrans, N, m3, 1.0, p->Jt, ld, p->lambda, 1, 0.0, p->p, 1);
-    /* remember the solution for the next warm start */
-    p->nprev = 0;
-    p->prev_r = r;
-    for (int a = 0; a < nk; a++) {
-      int ia = p->kept[a];
-      if (p->c[ia].id < 0) continue;
-      p->prev_id[p->nprev] = p->c[ia].id;
-      memcpy(p->prev_z + (size_t)p->nprev * bs, p->z + a * bs, bs * sizeof(double));
-      p->nprev++;
-    }
   } else {
     info->lcp.status = SB_LCP_SOLVED;
   }
@@ -719,6 +758,19 @@ int sb_contact_solve(sb_contact_problem *p, double h, const sb_contact_options *
     p->order_active = 1;
   }
   p->order_active = 0;
+  /* The next step starts from this step's answer. Only from the last pass's:
+   * an earlier pass kept other contacts (the re-selection swaps loaded ones
+   * in), and starting the last pass from it left FB stuck in a third of the
+   * steps of an arm lying on a table. A failed solve leaves no guess. */
+  p->nprev = 0;
+  p->prev_r = r;
+  for (int a = 0; a < info->nkept && info->lcp.status == SB_LCP_SOLVED; a++) {
+    int ia = p->kept[a], bs = r + 2;
+    if (p->c[ia].id < 0) continue;
+    p->prev_id[p->nprev] = p->c[ia].id;
+    memcpy(p->prev_z + (size_t)p->nprev * bs, p->z + a * bs, bs * sizeof(double));
+    p->nprev++;
+  }
   info->dropped_min_vn = 0;
   for (int i = 0; i < m; i++)
     if (!p->keep[i]) info->dropped_min_vn = fmin(info->dropped_min_vn, p->uf[3 * i + 2] + p->stabv[i]);
@@ -727,6 +779,52 @@ int sb_contact_solve(sb_contact_problem *p, double h, const sb_contact_options *
   if (info->lcp.status != SB_LCP_SOLVED) {
     sb_errorf(error, error_size, "contact LCP (%d contacts, %d variables) not solved: %s", m, p->nvar,
               info->lcp.message);
+    return -1;
+  }
+  return 0;
+}
+
+int sb_contact_solve_lcp(sb_contact_problem *p, int n, int directions, const double *A, const double *b,
+                         double *z, const sb_contact_options *opt, sb_contact_info *info, char *error,
+                         int error_size) {
+  double t0 = sb_lcp_now_us();
+  sb_contact_options def = sb_contact_default_options();
+  if (!opt) opt = &def;
+  sb_contact_info local;
+  if (!info) info = &local;
+  memset(info, 0, sizeof *info);
+  int bs = directions + 2;
+  if (!A || !b || !z || directions < 3 || directions > p->max_r || n < bs || n % bs || n > p->nvar_cap) {
+    sb_errorf(error, error_size,
+              "contact LCP: %d variables are not whole contacts of r + 2 = %d (r within 3..%d), or exceed "
+              "the capacity %d, or data is missing", n, bs, p->max_r, p->nvar_cap);
+    return -1;
+  }
+  for (size_t k = 0; k < (size_t)n * n; k++)
+    if (!isfinite(A[k])) {
+      sb_errorf(error, error_size, "contact LCP: A(%d, %d) is not finite", (int)(k % n), (int)(k / n));
+      return -1;
+    }
+  for (int i = 0; i < n; i++)
+    if (!isfinite(b[i]) || (opt->warm_start && !isfinite(z[i]))) {
+      sb_errorf(error, error_size, "contact LCP: b(%d) or the guess z(%d) is not finite", i, i);
+      return -1;
+    }
+  int nk = n / bs;
+  memcpy(p->A, A, (size_t)n * n * sizeof(double));
+  memcpy(p->b, b, n * sizeof(double));
+  for (int i = 0; i < n; i++) p->normal_mask[i] = i % bs == 0 || i % bs == bs - 1;
+  for (int a = 0; a < nk; a++) p->blocks[a] = bs;
+  p->nvar = n;
+  p->directions = directions;
+  info->ncontact = info->nkept = nk;
+  info->nvar = n;
+  info->rank_passes = 0;
+  solve_assembled(p, n, nk, bs, opt->warm_start ? z : NULL, opt, info);
+  memcpy(z, p->z, n * sizeof(double));
+  info->time_us = sb_lcp_now_us() - t0;
+  if (info->lcp.status != SB_LCP_SOLVED) {
+    sb_errorf(error, error_size, "contact LCP (%d variables) not solved: %s", n, info->lcp.message);
     return -1;
   }
   return 0;

@@ -116,6 +116,18 @@ int sb_contact_add(sb_contact_problem *p, const sb_contact *c, char *error, int 
 int sb_contact_solve(sb_contact_problem *p, double h, const sb_contact_options *opt,
                      sb_contact_info *info, char *error, int error_size);
 
+/* The solve of sb_contact_solve after stage 1, for an LCP given directly:
+ * A (n x n, column-major) and b as sb_contact_solve assembles them (blocks
+ * [fn, beta_1..beta_r, gamma] of r + 2 = directions + 2 per contact, e.g. a
+ * file of cusp-sim --dump-lcp): stages 2 and 3, the solver chain, the
+ * proximal step, the physical check and, when that fails, the damped
+ * fallback. z (n): the guess when opt->warm_start, then the impulses. Uses
+ * p as workspace (its last results are overwritten). 0 when solved, else -1
+ * with a message (z then holds the impulses a failed step applies). */
+int sb_contact_solve_lcp(sb_contact_problem *p, int n, int directions, const double *A, const double *b,
+                         double *z, const sb_contact_options *opt, sb_contact_info *info, char *error,
+                         int error_size);
+
 /* Results of the last solve. */
 const double *sb_contact_body_impulse(const sb_contact_problem *p, int body);  /* nv: sum J^T lambda */
 /* v+ = vfree + M^-1 p for the body (nv into v). */

@@ -12,6 +12,10 @@
 
 static const double H = 1e-3;
 
+#ifndef CUSP_LCP_DATA
+#define CUSP_LCP_DATA "tests/data/lcp"
+#endif
+
 static sb_contact_options options_for(sb_lcp_solver s) {
   sb_contact_options o = sb_contact_default_options();
   o.lcp.nchain = 1;
@@ -401,13 +405,103 @@ static void test_infeasible(void) {
   int finite = 1;
   for (int k = 0; k < 6; k++) finite &= isfinite(p[k]);
   EXPECT(finite, "infeasible: finite impulses");
+  /* What a failed step applies must be bounded by what it asked for: each
+   * contact wants its unit mass pushed out at 0.2 * 0.01 m / h = 2 m/s, an
+   * impulse of 2 N s, so |b| = 2 sqrt 2 over the two normals (no tangential
+   * motion); the damped answer's bound is 2 |b| = 5.7 N s. Solved after
+   * Tikhonov instead, the two would push against each other with ~2 / eps_W. */
+  for (int i = 0; i < 2; i++) {
+    double fn, imp[3];
+    sb_contact_result(P, i, imp, &fn, NULL, NULL);
+    EXPECT(fn >= 0 && fn <= 4 * sqrt(2.0) && fabs(imp[0]) + fabs(imp[1]) <= 1e-9,
+           "infeasible: contact %d applies a bounded normal impulse (%.3g N s, <= %.3g), no friction", i, fn,
+           4 * sqrt(2.0));
+  }
   o.rank_selection = 1; /* stage 1 keeps one of the two opposite normals: solvable */
   EXPECT(sb_contact_solve(P, H, &o, &info, err, sizeof err) == 0 && info.lcp.status == SB_LCP_SOLVED && info.nkept == 1,
          "infeasible pair with rank selection: one kept and solved (%d kept, status %d)", info.nkept, info.lcp.status);
   sb_contact_free(P);
 }
 
+/* w = A z + b, computed here, and the worst |min(z_i, w_i)| relative to
+ * max(1, |b|inf); *neg gets the most negative entry of z and w. */
+static double lcp_check(int n, const double *A, const double *b, const double *z, double *w, double *neg) {
+  double r = 0, bmax = 1, lo = 0;
+  for (int i = 0; i < n; i++) {
+    double s = b[i];
+    for (int j = 0; j < n; j++) s += A[(size_t)j * n + i] * z[j];
+    w[i] = s;
+    r = fmax(r, fabs(fmin(z[i], s)));
+    bmax = fmax(bmax, fabs(b[i]));
+    lo = fmin(lo, fmin(z[i], s));
+  }
+  *neg = lo;
+  return r / bmax;
+}
+
+/* Contact LCPs of the push-box scene (the arm lying on a table and pushing
+ * a free box; tests/data/lcp/push_box_*.dat as the contact solve dumped
+ * them) that the solve failed on before: degenerate friction (a Delassus
+ * block of rank 15 over 50 to 55 impulses, unloaded disks sliding just above
+ * the table, a contact at the stick-slip boundary; one of them defeats
+ * Siconos' Lemke too). Solved from zero, and from a guess on the ray of
+ * solutions the unloaded contacts' sliding-speed bound gamma has (1e6
+ * instead of the sliding speed: still a solution): the answer must stay
+ * within tolerance and bring gamma down to the smallest value the beta rows
+ * allow (then one of them is 0). Residuals are computed here. */
+static void test_push_box_lcps(void) {
+  const int r = 4, bs = r + 2;
+  for (int f = 1; f <= 3; f++) {
+    char path[512], err[256] = "";
+    snprintf(path, sizeof path, "%s/push_box_%d.dat", CUSP_LCP_DATA, f);
+    int n = 0;
+    double *A = NULL, *b = NULL;
+    if (sb_lcp_read_dat(path, &n, &A, &b, err, sizeof err)) {
+      EXPECT(0, "push_box_%d: %s", f, err);
+      continue;
+    }
+    sb_contact_problem *P = sb_contact_create(n / bs, 1, 1, r, err, sizeof err);
+    double *z = calloc(n, sizeof(double)), *w = malloc(n * sizeof(double)), neg;
+    sb_contact_options o = sb_contact_default_options();
+    o.warm_start = 0;
+    sb_contact_info info;
+    int rc = sb_contact_solve_lcp(P, n, r, A, b, z, &o, &info, err, sizeof err);
+    double res0 = lcp_check(n, A, b, z, w, &neg);
+    EXPECT(rc == 0 && res0 <= 1e-9 && neg >= -1e-9, "push_box_%d (n = %d) from zero: rc %d, residual %.3g, "
+           "most negative z or w %.3g: %s", f, n, rc, res0, neg, err);
+    int unloaded = 0;
+    for (int c = 0; c < n / bs; c++) {
+      double load = 0;
+      for (int k = 0; k < bs - 1; k++) load += z[c * bs + k];
+      if (load <= 1e-12) { /* N s: contact impulses here are 1e-4..1e-2 */
+        z[c * bs + bs - 1] = 1e6;
+        unloaded++;
+      }
+    }
+    o.warm_start = 1;
+    rc = sb_contact_solve_lcp(P, n, r, A, b, z, &o, &info, err, sizeof err);
+    double res1 = lcp_check(n, A, b, z, w, &neg), slack = 0;
+    for (int c = 0; c < n / bs; c++) {
+      if (!(z[c * bs + bs - 1] > 0)) continue;
+      double wmin = INFINITY;
+      for (int k = 1; k < bs - 1; k++) wmin = fmin(wmin, w[c * bs + k]);
+      slack = fmax(slack, wmin);
+    }
+    EXPECT(unloaded > 0 && rc == 0 && res1 <= 1e-9 && neg >= -1e-9 && slack <= 1e-9,
+           "push_box_%d from %d gammas at 1e6: rc %d, residual %.3g, gamma above its least value by %.3g: %s", f,
+           unloaded, rc, res1, slack, err);
+    printf("push_box_%d: n = %d, residual %.2g from zero, %.2g from %d gammas at 1e6 (%s)\n", f, n, res0, res1,
+           unloaded, info.lcp.message[0] ? info.lcp.message : "first solver");
+    sb_contact_free(P);
+    free(z);
+    free(w);
+    free(A);
+    free(b);
+  }
+}
+
 int main(void) {
+  test_push_box_lcps();
   test_infeasible();
   test_block_resting();
   test_rod_resting();

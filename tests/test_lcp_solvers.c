@@ -177,6 +177,29 @@ int main(void) {
     EXPECT(info.status == SB_LCP_SOLVED && info.iterations <= 1, "pgs warm start: %d sweeps", info.iterations);
   }
 
+  /* A ray of solutions must not loosen the tolerance of the other rows.
+   * w0 = z0 - 1, w1 = z1 + z2 - 1/2, w2 = -z1: z0 = 1, z1 = 0, and any
+   * z2 >= 1/2 (the sliding-speed bound of an unloaded contact has such a
+   * ray). From z = (1 + 1e-5, 0, 1e9) the residual is 1e-5, which the terms
+   * of row 1 (1e9) would excuse; row 0's own terms (2) do not. */
+  {
+    int n = 3;
+    double Mr[9] = {1, 0, 0, 0, 1, -1, 0, 1, 0}, qr[3] = {-1, -0.5, 0};
+    sb_lcp_options o = opt;
+    o.warm_start = 1;
+    for (int s = 0; s < 2; s++) {
+      double zr[3] = {1 + 1e-5, 0, 1e9}, wr[3];
+      sb_lcp_info info;
+      sb_lcp_status st = s ? sb_lcp_solve(wk, n, Mr, qr, zr, wr, &o, &info)
+                           : sb_lcp_solve_with(wk, SB_LCP_FB, n, Mr, qr, zr, wr, &o, &info);
+      double w0 = zr[0] - 1, w1 = zr[1] + zr[2] - 0.5, w2 = -zr[1];
+      double res = fmax(fabs(fmin(zr[0], w0)), fmax(fabs(fmin(zr[1], w1)), fabs(fmin(zr[2], w2))));
+      EXPECT(st == SB_LCP_SOLVED && fabs(zr[0] - 1) <= 1e-12 && res <= 1e-12,
+             "solution ray (%s): z0 = 1 + %.3g, residual %.3g, %s", s ? "chain" : "fb", zr[0] - 1, res,
+             sb_lcp_status_name(st));
+    }
+  }
+
   /* Bad input: sizes and non-finite data are refused with a message, z zeroed. */
   {
     double m2[4] = {1, 0, 0, 1}, q2[2] = {-1, -1}, z2[2] = {NAN, NAN}, w2[2];
