@@ -58,7 +58,8 @@ typedef struct {
   int rank_selection;      /* stage 1 on/off (default 1) */
   double rank_tol;         /* eps_rank relative to |R_11| (default 1e-6) */
   int ruiz_iterations;     /* stage 2: 0 turns it off (default 10) */
-  double tikhonov;         /* stage 3: eps_W on the scaled normal diagonal (default 1e-10; 0 off) */
+  double tikhonov;         /* stage 3: eps_W on the scaled diagonal of the normals and of the
+                              sliding-speed bounds gamma (default 1e-10; 0 off) */
   int proximal_steps;      /* re-solves that remove Tikhonov's O(eps_W) bias (default 1) */
   double stabilization;    /* alpha in (0, 1] for penetrations (default 0.2) */
   int speculative;         /* gaps g > 0 enter as g/h (default 1); 0: as 0 */
@@ -112,7 +113,10 @@ int sb_contact_add_custom(sb_contact_problem *p, int nv, sb_body_apply_fn solve,
 int sb_contact_add(sb_contact_problem *p, const sb_contact *c, char *error, int error_size);
 
 /* Assembles, conditions and solves. Returns 0 when the LCP is solved; else -1
- * with a message (the impulses then hold the fallback's best finite answer). */
+ * with a message. The impulses of a failed solve are bounded: the chain's
+ * best answer if its physical residual is within 1e-6 max(1, |b|), else the
+ * answer of the damped (compliant) problem, else zero. Gamma of a contact
+ * that carries no load is the least value its beta rows allow. */
 int sb_contact_solve(sb_contact_problem *p, double h, const sb_contact_options *opt,
                      sb_contact_info *info, char *error, int error_size);
 

@@ -26,12 +26,13 @@ typedef enum {
 #define SB_LCP_MAX_CHAIN 4
 
 typedef struct {
-  double tol;            /* solved when ||min(z, w)||inf <= tol * s, s = max(1, max_i |q_i| + sum_j |M_ij z_j|) */
+  double tol;            /* solved when every |min(z_i, w_i)| <= tol * max(1, ||q||inf, |q_i| + sum_j |M_ij z_j|) */
   int max_iter;          /* FB Newton iterations (default 100) */
   int max_pivots;        /* Lemke pivots (default 50 n + 100) */
   int max_sweeps;        /* PGS sweeps (default 10000) */
   int warm_start;        /* z holds a guess on entry (FB, PGS); else start at 0 */
-  int nchain;            /* solvers tried in order until one solves */
+  int nchain;            /* solvers tried in order until one solves (FB from a guess that
+                            fails is retried from zero before the next) */
   sb_lcp_solver chain[SB_LCP_MAX_CHAIN];
   int nblock;            /* PGS blocks (0: scalar) */
   const int *block;      /* their sizes, summing to n */
@@ -64,7 +65,8 @@ int sb_lcp_work_size(const sb_lcp_work *w);
 sb_lcp_status sb_lcp_solve(sb_lcp_work *work, int n, const double *M, const double *q, double *z,
                            double *w, const sb_lcp_options *opt, sb_lcp_info *info);
 
-/* One solver without fallback (same contract). */
+/* One solver without fallback (same contract; FB from a guess is still
+ * retried from zero when it fails). */
 sb_lcp_status sb_lcp_solve_with(sb_lcp_work *work, sb_lcp_solver solver, int n, const double *M,
                                 const double *q, double *z, double *w, const sb_lcp_options *opt,
                                 sb_lcp_info *info);
