@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cusp.h"
+#include "mjcf_emit.h"
 #include "native.h"
 
 #define PLUGIN_NAME "cusp.softbody"
@@ -539,26 +540,8 @@ static int attach_bodies(loader *L, xmlNodePtr node) {
   return 0;
 }
 
-/* Shortest text that reads back as v. */
-static void fmt_num(char *buf, size_t n, double v) {
-  for (int prec = 6; prec <= 17; prec++) {
-    snprintf(buf, n, "%.*g", prec, v);
-    if (strtod(buf, NULL) == v) return;
-  }
-}
 
-static xmlNodePtr child(xmlNodePtr parent, const char *name, const char *const *attrs) {
-  xmlNodePtr e = xmlNewChild(parent, NULL, (const xmlChar *)name, NULL);
-  for (int i = 0; e && attrs[i]; i += 2)
-    if (!xmlSetProp(e, (const xmlChar *)attrs[i], (const xmlChar *)attrs[i + 1])) return NULL;
-  return e;
-}
 
-static xmlNodePtr root_child(xmlNodePtr root, const char *name) {
-  for (xmlNodePtr n = root->children; n; n = n->next)
-    if (is_elem(n, name)) return n;
-  return xmlNewChild(root, NULL, (const xmlChar *)name, NULL);
-}
 
 static xmlNodePtr config_elem(xmlNodePtr inst, const char *msg);
 
@@ -573,14 +556,14 @@ static int generate(loader *L, int k) {
       return node_error(L, config_elem(L->inst_elem[k], msg), "%s", msg);
     return 0;
   }
-  xmlNodePtr world = root_child(root, "worldbody");
+  xmlNodePtr world = cusp_mjcf_root_child(root, "worldbody");
   if (!world) return set_error(L->error, L->error_size, "out of memory");
   /* Start the disks at the base when its pose is plain; the runtime moves them at attach. */
   xmlNodePtr base = L->inst_body[k];
   char *pos = is_elem(base->parent, "worldbody") ? attr(base, "pos") : NULL;
-  char name[CUSP_NAME + 32], size[64], r[32], h[32], gear[64], range[72], lo[32], hi[32];
-  fmt_num(r, sizeof r, c->disk_radius);
-  fmt_num(h, sizeof h, c->disk_thickness / 2);
+  char name[CUSP_NAME + 32], size[64], r[32], h[32];
+  cusp_mjcf_num(r, sizeof r, c->disk_radius);
+  cusp_mjcf_num(h, sizeof h, c->disk_thickness / 2);
   snprintf(size, sizeof size, "%s %s", r, h);
   int rc = 0;
   for (int d = 0; d < c->ndisk && !rc; d++) {
@@ -589,39 +572,20 @@ static int generate(loader *L, int k) {
     const char *gattrs[] = {"name", name,           "type", "cylinder",    "size",
                             size,   "contype",      "0",    "conaffinity", "0",
                             "rgba", CUSP_DISK_RGBA, NULL};
-    xmlNodePtr b = child(world, "body", battrs);
-    if (!b || !child(b, "geom", gattrs)) rc = -1;
+    xmlNodePtr b = cusp_mjcf_child(world, "body", battrs);
+    if (!b || !cusp_mjcf_child(b, "geom", gattrs)) rc = -1;
     if (!rc && d == 0) {
       snprintf(name, sizeof name, "%s/act", c->name);
       const char *sattrs[] = {"name", name, NULL};
-      if (!child(b, "site", sattrs)) rc = -1;
+      if (!cusp_mjcf_child(b, "site", sattrs)) rc = -1;
     }
   }
   xmlFree(pos);
   if (rc) return set_error(L->error, L->error_size, "out of memory");
 
-  int nact = 0;
-  for (int i = 0; i < c->ncoord; i++) nact += c->actuated[i];
-  if (nact == 0) return 0;
-  xmlNodePtr act = root_child(root, "actuator");
-  if (!act) return set_error(L->error, L->error_size, "out of memory");
   char site[CUSP_NAME + 8];
   snprintf(site, sizeof site, "%s/act", c->name);
-  fmt_num(gear, sizeof gear, c->gear);
-  strcat(gear, " 0 0 0 0 0");
-  fmt_num(lo, sizeof lo, c->ctrlrange[0]);
-  fmt_num(hi, sizeof hi, c->ctrlrange[1]);
-  snprintf(range, sizeof range, "%s %s", lo, hi);
-  for (int i = 0; i < c->ncoord; i++) {
-    if (!c->actuated[i]) continue;
-    snprintf(name, sizeof name, "%s/%s", c->name, c->coord[i]);
-    /* Explicit gain/bias so scene defaults cannot change actuator_force = ctrl. */
-    const char *aattrs[] = {"name",    name,          "site",     site,        "gear",
-                            gear,      "ctrllimited", "true",     "ctrlrange", range,
-                            "dyntype", "none",        "gaintype", "fixed",     "gainprm",
-                            "1",       "biastype",    "none",     NULL};
-    if (!child(act, "general", aattrs)) return set_error(L->error, L->error_size, "out of memory");
-  }
+  if (cusp_mjcf_actuators(root, c, site)) return set_error(L->error, L->error_size, "out of memory");
   return 0;
 }
 

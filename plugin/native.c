@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "loader.h"
+#include "mjcf_emit.h"
 #include "sb_util.h"
 
 static const char *const strain_names[6] = {"kx", "ky", "kz", "ex", "ey", "ez"};
@@ -54,37 +55,18 @@ static int fail(const cusp_instance_config *c, const char *key, char *error, int
   return -1;
 }
 
-/* Shortest text that reads back as v. */
-static void num(char *buf, size_t n, double v) {
-  if (v == 0) v = 0; /* no "-0" */
-  for (int prec = 6; prec <= 17; prec++) {
-    snprintf(buf, n, "%.*g", prec, v);
-    if (strtod(buf, NULL) == v) return;
-  }
-}
 
 static void vec(char *buf, size_t n, const double *v, int k) {
   size_t used = 0;
   buf[0] = 0;
   for (int i = 0; i < k && used < n; i++) {
     char t[32];
-    num(t, sizeof t, v[i]);
+    cusp_mjcf_num(t, sizeof t, v[i]);
     used += (size_t)snprintf(buf + used, n - used, "%s%s", i ? " " : "", t);
   }
 }
 
-static xmlNodePtr child(xmlNodePtr parent, const char *name, const char *const *attrs) {
-  xmlNodePtr e = xmlNewChild(parent, NULL, (const xmlChar *)name, NULL);
-  for (int i = 0; e && attrs[i]; i += 2)
-    if (!xmlSetProp(e, (const xmlChar *)attrs[i], (const xmlChar *)attrs[i + 1])) return NULL;
-  return e;
-}
 
-static xmlNodePtr root_child(xmlNodePtr root, const char *name) {
-  for (xmlNodePtr n = root->children; n; n = n->next)
-    if (n->type == XML_ELEMENT_NODE && !xmlStrcmp(n->name, (const xmlChar *)name)) return n;
-  return xmlNewChild(root, NULL, (const xmlChar *)name, NULL);
-}
 
 /* Hinge refs are written in the scene's angle unit: <compiler angle>,
  * degrees unless a compiler element says radian (the last one counts). */
@@ -231,10 +213,10 @@ int cusp_native_generate(xmlNodePtr root, xmlNodePtr base, const cusp_instance_c
   double unit = angle_unit(root);
 
   char name[CUSP_NAME + 32], buf[256], buf2[256], size[64], fric[64], a[32], b[32];
-  num(a, sizeof a, c->disk_radius);
-  num(b, sizeof b, c->disk_thickness / 2);
+  cusp_mjcf_num(a, sizeof a, c->disk_radius);
+  cusp_mjcf_num(b, sizeof b, c->disk_thickness / 2);
   snprintf(size, sizeof size, "%s %s", a, b);
-  num(a, sizeof a, c->friction);
+  cusp_mjcf_num(a, sizeof a, c->friction);
   snprintf(fric, sizeof fric, "%s 0.005 0.0001", a);
 
   /* interval k (k >= 1) lies between disks k-1 and k, in disk k's section */
@@ -306,7 +288,7 @@ int cusp_native_generate(xmlNodePtr root, xmlNodePtr base, const cusp_instance_c
     vec(buf, sizeof buf, pos, 3);
     vec(buf2, sizeof buf2, quat, 4);
     const char *battrs[] = {"name", name, "pos", buf, "quat", buf2, NULL};
-    xmlNodePtr body = child(parent, "body", battrs);
+    xmlNodePtr body = cusp_mjcf_child(parent, "body", battrs);
     if (!body) return sb_errorf(error, error_size, "out of memory"), -1;
 
     for (int o = 0; k > 0 && o < S->ncomp; o++) {
@@ -315,17 +297,17 @@ int cusp_native_generate(xmlNodePtr root, xmlNodePtr base, const cusp_instance_c
       snprintf(jname, sizeof jname, "%s/j%d%s", c->name, k, strain_names[cj]);
       vec(jpos, sizeof jpos, anchor[a2], 3);
       vec(jaxis, sizeof jaxis, axis[a2], 3);
-      num(ref, sizeof ref, cj < 3 ? unit * j0[a2] : j0[a2]);
+      cusp_mjcf_num(ref, sizeof ref, cj < 3 ? unit * j0[a2] : j0[a2]);
       /* section mode: the springs sit on the tendons (below), so the links'
        * relative motions, which the equalities remove, carry no explicit
        * spring stiff enough to need a smaller timestep */
-      num(stiff, sizeof stiff, c->native_joints == CUSP_NATIVE_SECTION ? 0 : S->k[a2]);
-      num(damp, sizeof damp, S->b[a2]);
+      cusp_mjcf_num(stiff, sizeof stiff, c->native_joints == CUSP_NATIVE_SECTION ? 0 : S->k[a2]);
+      cusp_mjcf_num(damp, sizeof damp, S->b[a2]);
       const char *jattrs[] = {"name", jname, "type", cj < 3 ? "hinge" : "slide", "pos", jpos,
                               "axis", jaxis, "ref", ref, "springref", "0", "stiffness", stiff,
                               "damping", damp, "armature", "0", "frictionloss", "0",
                               "limited", "false", NULL};
-      if (!child(body, "joint", jattrs)) return sb_errorf(error, error_size, "out of memory"), -1;
+      if (!cusp_mjcf_child(body, "joint", jattrs)) return sb_errorf(error, error_size, "out of memory"), -1;
     }
 
     /* material: from the middle of interval k to the middle of interval k+1 */
@@ -335,34 +317,34 @@ int cusp_native_generate(xmlNodePtr root, xmlNodePtr base, const cusp_instance_c
     double zc = mass > 0 ? mz / mass : 0, ipos[3] = {0, 0, zc};
     double di[3] = {I0[0] - mass * zc * zc, I0[1] - mass * zc * zc, I0[2]};
     char im[32];
-    num(im, sizeof im, mass);
+    cusp_mjcf_num(im, sizeof im, mass);
     vec(buf, sizeof buf, ipos, 3);
     vec(buf2, sizeof buf2, di, 3);
     const char *iattrs[] = {"pos", buf, "mass", im, "diaginertia", buf2, NULL};
-    if (mass > 0 && !child(body, "inertial", iattrs)) return sb_errorf(error, error_size, "out of memory"), -1;
+    if (mass > 0 && !cusp_mjcf_child(body, "inertial", iattrs)) return sb_errorf(error, error_size, "out of memory"), -1;
 
     const char *gattrs[] = {"name", name, "type", "cylinder", "size", size, "contype", "1",
                             "conaffinity", "1", "condim", "3", "friction", fric, "margin", "0",
                             "gap", "0", "rgba", CUSP_NATIVE_RGBA, NULL};
-    if (!child(body, "geom", gattrs)) return sb_errorf(error, error_size, "out of memory"), -1;
+    if (!cusp_mjcf_child(body, "geom", gattrs)) return sb_errorf(error, error_size, "out of memory"), -1;
     parent = tip = body;
   }
   snprintf(name, sizeof name, "%s/tip", c->name);
   const char *tattrs[] = {"name", name, NULL};
-  if (!tip || !child(tip, "site", tattrs)) return sb_errorf(error, error_size, "out of memory"), -1;
+  if (!tip || !cusp_mjcf_child(tip, "site", tattrs)) return sb_errorf(error, error_size, "out of memory"), -1;
 
   /* one fixed tendon per coordinate: q = T xi_mean */
-  xmlNodePtr tendon = root_child(root, "tendon");
+  xmlNodePtr tendon = cusp_mjcf_root_child(root, "tendon");
   if (!tendon) return sb_errorf(error, error_size, "out of memory"), -1;
   for (int i = 0, col = 0; i < c->sections; i++) {
     const section *S = &sec[i];
     for (int q = 0; q < S->ncomp; q++, col++) {
       snprintf(name, sizeof name, "%s/%s", c->name, c->coord[col]);
       char kt[32];
-      num(kt, sizeof kt, c->native_joints == CUSP_NATIVE_SECTION ? S->kq[q] : 0);
+      cusp_mjcf_num(kt, sizeof kt, c->native_joints == CUSP_NATIVE_SECTION ? S->kq[q] : 0);
       const char *fattrs[] = {"name", name, "limited", "false", "stiffness", kt, "springlength", "0",
                               "damping", "0", "frictionloss", "0", NULL};
-      xmlNodePtr f = child(tendon, "fixed", fattrs);
+      xmlNodePtr f = cusp_mjcf_child(tendon, "fixed", fattrs);
       if (!f) return sb_errorf(error, error_size, "out of memory"), -1;
       for (int k = 1; k < c->ndisk; k++) {
         if (c->disk[k].section != i) continue;
@@ -371,37 +353,18 @@ int cusp_native_generate(xmlNodePtr root, xmlNodePtr base, const cusp_instance_c
           if (coef == 0) continue;
           char jname[CUSP_NAME + 32], cf[32];
           snprintf(jname, sizeof jname, "%s/j%d%s", c->name, k, strain_names[S->comp[a2]]);
-          num(cf, sizeof cf, coef);
+          cusp_mjcf_num(cf, sizeof cf, coef);
           const char *jattrs[] = {"joint", jname, "coef", cf, NULL};
-          if (!child(f, "joint", jattrs)) return sb_errorf(error, error_size, "out of memory"), -1;
+          if (!cusp_mjcf_child(f, "joint", jattrs)) return sb_errorf(error, error_size, "out of memory"), -1;
         }
       }
     }
   }
 
-  int nact = 0;
-  for (int i = 0; i < c->ncoord; i++) nact += c->actuated[i];
-  if (nact > 0) {
-    xmlNodePtr act = root_child(root, "actuator");
-    char gear[32], range[72], lo[32], hi[32];
-    if (!act) return sb_errorf(error, error_size, "out of memory"), -1;
-    num(gear, sizeof gear, c->gear);
-    num(lo, sizeof lo, c->ctrlrange[0]);
-    num(hi, sizeof hi, c->ctrlrange[1]);
-    snprintf(range, sizeof range, "%s %s", lo, hi);
-    for (int i = 0; i < c->ncoord; i++) {
-      if (!c->actuated[i]) continue;
-      snprintf(name, sizeof name, "%s/%s", c->name, c->coord[i]);
-      const char *aattrs[] = {"name",    name,          "tendon",   name,        "gear",
-                              gear,      "ctrllimited", "true",     "ctrlrange", range,
-                              "dyntype", "none",        "gaintype", "fixed",     "gainprm",
-                              "1",       "biastype",    "none",     NULL};
-      if (!child(act, "general", aattrs)) return sb_errorf(error, error_size, "out of memory"), -1;
-    }
-  }
+  if (cusp_mjcf_actuators(root, c, NULL)) return sb_errorf(error, error_size, "out of memory"), -1;
 
   if (c->native_joints == CUSP_NATIVE_SECTION) {
-    xmlNodePtr eq = root_child(root, "equality");
+    xmlNodePtr eq = cusp_mjcf_root_child(root, "equality");
     if (!eq) return sb_errorf(error, error_size, "out of memory"), -1;
     int first = 1;
     for (int k = 1; k < c->ndisk; k++) {
@@ -416,13 +379,13 @@ int cusp_native_generate(xmlNodePtr root, xmlNodePtr base, const cusp_instance_c
         snprintf(j2, sizeof j2, "%s/j%d%s", c->name, first, strain_names[S->comp[a2]]);
         const char *eattrs[] = {"joint1", j1, "joint2", j2, "polycoef", "0 1 0 0 0",
                                 "solref", NATIVE_EQ_SOLREF, "solimp", NATIVE_EQ_SOLIMP, NULL};
-        if (!child(eq, "joint", eattrs)) return sb_errorf(error, error_size, "out of memory"), -1;
+        if (!cusp_mjcf_child(eq, "joint", eattrs)) return sb_errorf(error, error_size, "out of memory"), -1;
       }
     }
   }
 
   /* the soft arm never touches its mount, nor itself unless self_contact */
-  xmlNodePtr con = root_child(root, "contact");
+  xmlNodePtr con = cusp_mjcf_root_child(root, "contact");
   if (!con) return sb_errorf(error, error_size, "out of memory"), -1;
   for (int i = -1; i < c->ndisk; i++)
     for (int j = i + 1; j < c->ndisk; j++) {
@@ -435,7 +398,7 @@ int cusp_native_generate(xmlNodePtr root, xmlNodePtr base, const cusp_instance_c
       snprintf(b2, sizeof b2, "%s/disk%d", c->name, j);
       if (i < 0 && j == 0) continue; /* welded together */
       const char *xattrs[] = {"body1", b1, "body2", b2, NULL};
-      if (!child(con, "exclude", xattrs)) return sb_errorf(error, error_size, "out of memory"), -1;
+      if (!cusp_mjcf_child(con, "exclude", xattrs)) return sb_errorf(error, error_size, "out of memory"), -1;
     }
   return 0;
 }
