@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "cusp.h"
-#include "testutil.h"
+#include "plugin_testutil.h"
 
 #define SCENE(name) CUSP_SOURCE_DIR "/tests/data/scenes/" name
 
@@ -19,28 +19,6 @@ typedef struct {
   int max_contacts;
   int finite;
 } run_stats;
-
-static mjModel *load(const char *path, const cusp_override *ov, int nov) {
-  char err[512] = "";
-  mjModel *m = cusp_load_with(path, ov, nov, err, sizeof err);
-  EXPECT(m != NULL, "load %s: %s", path, err);
-  return m;
-}
-
-static mjData *attach(mjModel *m) {
-  char err[512] = "";
-  mjData *d = mj_makeData(m);
-  EXPECT(cusp_attach(m, d, err, sizeof err) == 0, "attach: %s", err);
-  return d;
-}
-
-static int state_finite(const mjModel *m, const mjData *d) {
-  for (int i = 0; i < m->nq; i++)
-    if (!isfinite(d->qpos[i])) return 0;
-  for (int i = 0; i < m->nv; i++)
-    if (!isfinite(d->qvel[i]) || !isfinite(d->qacc[i])) return 0;
-  return 1;
-}
 
 /* Steps until time T, tracking penetration from `from` on. */
 static run_stats run(const mjModel *m, mjData *d, double T, double from) {
@@ -60,12 +38,6 @@ static run_stats run(const mjModel *m, mjData *d, double T, double from) {
   st.converged = r->converged;
   st.nan_events = r->nan_events;
   return st;
-}
-
-static void finish(mjModel *m, mjData *d) {
-  cusp_detach(d);
-  mj_deleteData(d);
-  cusp_delete_model(m);
 }
 
 /* 1. The arm swings down onto a static box and the floor. */

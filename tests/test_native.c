@@ -17,7 +17,7 @@
 #include <lapacke.h>
 
 #include "cusp.h"
-#include "testutil.h"
+#include "plugin_testutil.h"
 
 static char tmpdir[] = "/tmp/cusp-test-native-XXXXXX";
 
@@ -49,36 +49,6 @@ static const char *scene(const char *name, const char *option, const char *keys,
 
 #define HORIZONTAL "pos=\"0 0 1\" xyaxes=\"0 1 0 0 0 1\""
 
-static mjModel *load(const char *path, const cusp_override *ov, int nov) {
-  char err[1024] = "";
-  mjModel *m = cusp_load_with(path, ov, nov, err, sizeof err);
-  EXPECT(m != NULL, "load %s: %s", path, err);
-  return m;
-}
-
-static mjData *attach(const mjModel *m) {
-  char err[512] = "";
-  mjData *d = mj_makeData(m);
-  EXPECT(cusp_attach(m, d, err, sizeof err) == 0, "attach: %s", err);
-  return d;
-}
-
-static void finish(mjModel *m, mjData *d) {
-  if (d) {
-    cusp_detach(d);
-    mj_deleteData(d);
-  }
-  if (m) cusp_delete_model(m);
-}
-
-static int finite_state(const mjModel *m, const mjData *d) {
-  for (int i = 0; i < m->nq; i++)
-    if (!isfinite(d->qpos[i])) return 0;
-  for (int i = 0; i < m->nv; i++)
-    if (!isfinite(d->qvel[i])) return 0;
-  return 1;
-}
-
 /* Tip after the state settles: steps to T, then reports the tip and how far
  * it moved over the last 0.1 s. Native tips are read after mj_kinematics
  * (MuJoCo's positions lag one step behind mj_step's integration). */
@@ -105,7 +75,7 @@ static settled settle(const char *path, const cusp_override *ov, int nov, double
   r.finite = 1;
   while (d->time < T - 0.5 * m->opt.timestep && r.finite) {
     mj_step(m, d);
-    if (!finite_state(m, d)) r.finite = 0;
+    if (!state_finite(m, d)) r.finite = 0;
     if (fabs(d->time - (T - 0.1)) < 0.5 * m->opt.timestep) tip_now(m, d, before);
   }
   tip_now(m, d, r.tip);
@@ -611,7 +581,7 @@ static void test_contact(void) {
   double pen = 0, before[3] = {0, 0, 0};
   while (d->time < 3 && finite) {
     mj_step(m, d);
-    finite = finite_state(m, d);
+    finite = state_finite(m, d);
     arm_contacts = 0;
     for (int c = 0; c < d->ncon; c++) {
       const mjContact *con = &d->contact[c];
@@ -727,7 +697,7 @@ static void test_scenes(void) {
       int finite = 1;
       while (d->time < 0.3 && finite) {
         mj_step(m, d);
-        finite = finite_state(m, d);
+        finite = state_finite(m, d);
       }
       double tip[3] = {NAN, NAN, NAN};
       const double *q;

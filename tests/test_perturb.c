@@ -13,7 +13,7 @@
 
 #include "cusp.h"
 #include "loader.h"
-#include "testutil.h"
+#include "plugin_testutil.h"
 
 #include "alloc_count.h"
 
@@ -58,19 +58,6 @@ static mjModel *load_text(const char *name, const char *xml) {
   EXPECT(m != NULL, "load %s: %s", name, err);
   remove(path);
   return m;
-}
-
-static mjData *attach(const mjModel *m) {
-  char err[512] = "";
-  mjData *d = mj_makeData(m);
-  EXPECT(cusp_attach(m, d, err, sizeof err) == 0, "attach: %s", err);
-  return d;
-}
-
-static void finish(mjModel *m, mjData *d) {
-  cusp_detach(d);
-  mj_deleteData(d);
-  cusp_delete_model(m);
 }
 
 /* Steps until the soft and rigid velocities stay below tol (or T_max more
