@@ -456,7 +456,7 @@ static void touched_body_contacts(runtime *r) {
           for (int q = 0; q < 3; q++) sc.normal[q] = con->frame[q];
           sc.gap = con->dist;
           sc.friction = mu;
-          sc.id = -1;
+          sc.id = 2 * (((long)g * m->ngeom + o) * mjMAXCONPAIR + c) + 1;
           contact_meta cm = {.inst = -1, .disk = -1, .other_geom = o, .other_inst = -1};
           if (r->nmeta >= r->max_contacts) return;
           if (sb_contact_add(r->P, &sc, err, sizeof err) < 0) continue;
@@ -606,8 +606,9 @@ static void advance(runtime *r) {
       memcpy(sc.normal, cm->normal, sizeof sc.normal);
       sc.gap = cm->gap;
       sc.friction = s->cfg.friction;
-      sc.id = (((long)cm->inst * CUSP_MAX_DISKS + cm->disk) * (m->ngeom + 1) + cm->other_geom) * mjMAXCONPAIR +
-              cm->pair_index;
+      /* warm-start identity: even for the disks' contacts, odd for the touched bodies' own */
+      sc.id = 2 * ((((long)cm->inst * CUSP_MAX_DISKS + cm->disk) * (m->ngeom + 1) + cm->other_geom) * mjMAXCONPAIR +
+                   cm->pair_index);
       if (sb_contact_add(P, &sc, err, sizeof err) < 0) {
         cm->penalty = -1; /* not in the problem */
         cm->kept = 0;
