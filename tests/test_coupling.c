@@ -504,9 +504,11 @@ static double energy_loss(double h, double T, double *e_max, double *kin_max, in
     *e_max = fmax(*e_max, kin + grav + el);
     *kin_max = fmax(*kin_max, kin);
     const cusp_step_report *r = cusp_report(d);
+    /* disjoint intervals of one clock; the slack is the rounding of its
+     * microsecond readings (about 1e10, so ulps of 1e-6) */
     double parts = r->dynamics_us + r->collision_us + r->assembly_us + r->conditioning_us + r->solve_us;
     if (!(r->dynamics_us > 0 && r->collision_us >= 0 && r->assembly_us >= 0 && r->conditioning_us >= 0 &&
-          r->solve_us >= 0 && parts <= r->total_us * (1 + 1e-9) && parts >= 0.5 * r->total_us)) {
+          r->solve_us >= 0 && parts <= r->total_us + 1e-3 && parts >= 0.5 * r->total_us)) {
       if (*timing_ok)
         printf("timings: dynamics %g collision %g assembly %g conditioning %g solve %g total %g us\n",
                r->dynamics_us, r->collision_us, r->assembly_us, r->conditioning_us, r->solve_us, r->total_us);
