@@ -86,27 +86,43 @@ int sb_rank_select(int N, int m, double *St, const int *priority, const double *
   return kept2 < 0 ? -1 : kept2;
 }
 
-void sb_ruiz(int n, double *A, double *b, double *dr, double *dc, int iterations) {
+void sb_ruiz(int n, double *A, double *b, double *dr, double *dc, int iterations, double *work) {
+  double *f = work;
   for (int i = 0; i < n; i++) dr[i] = dc[i] = 1;
   for (int it = 0; it < iterations; it++) {
     double worst = 0;
-    /* row norms in dr's scratch-free way: accumulate, then scale */
-    for (int i = 0; i < n; i++) {
-      double s = 0;
-      for (int j = 0; j < n; j++) s += A[(size_t)j * n + i] * A[(size_t)j * n + i];
-      double f = s > 0 ? 1 / sqrt(sqrt(s)) : 1;
-      worst = fmax(worst, fabs(1 - sqrt(s)));
-      for (int j = 0; j < n; j++) A[(size_t)j * n + i] *= f;
-      dr[i] *= f;
-      if (b) b[i] *= f;
-    }
+    /* row norms, column by column (contiguous) */
+    for (int i = 0; i < n; i++) f[i] = 0;
     for (int j = 0; j < n; j++) {
-      double s = 0;
-      for (int i = 0; i < n; i++) s += A[(size_t)j * n + i] * A[(size_t)j * n + i];
-      double f = s > 0 ? 1 / sqrt(sqrt(s)) : 1;
+      const double *a = A + (size_t)j * n;
+      for (int i = 0; i < n; i++) f[i] += a[i] * a[i];
+    }
+    for (int i = 0; i < n; i++) {
+      double s = f[i];
       worst = fmax(worst, fabs(1 - sqrt(s)));
-      for (int i = 0; i < n; i++) A[(size_t)j * n + i] *= f;
-      dc[j] *= f;
+      f[i] = s > 0 ? 1 / sqrt(sqrt(s)) : 1;
+      dr[i] *= f[i];
+      if (b) b[i] *= f[i];
+    }
+    /* rows scaled, then the column's norm (four partial sums: the add
+     * chain, not the arithmetic, bounds a single sum), then the column */
+    for (int j = 0; j < n; j++) {
+      double *a = A + (size_t)j * n, s4[4] = {0, 0, 0, 0};
+      int i = 0;
+      for (; i + 4 <= n; i += 4)
+        for (int l = 0; l < 4; l++) {
+          a[i + l] *= f[i + l];
+          s4[l] += a[i + l] * a[i + l];
+        }
+      for (; i < n; i++) {
+        a[i] *= f[i];
+        s4[0] += a[i] * a[i];
+      }
+      double s = (s4[0] + s4[1]) + (s4[2] + s4[3]);
+      double g = s > 0 ? 1 / sqrt(sqrt(s)) : 1;
+      worst = fmax(worst, fabs(1 - sqrt(s)));
+      for (i = 0; i < n; i++) a[i] *= g;
+      dc[j] *= g;
     }
     if (worst < 1e-3) break;  /* rows and columns already have unit norm */
   }
@@ -143,7 +159,7 @@ sb_lcp_status sb_lcp_condition_solve(sb_lcp_work *wk, int n, const double *M, co
   }
   memcpy(wk->Ms, M, (size_t)n * n * sizeof(double));
   memcpy(wk->qs, q, n * sizeof(double));
-  sb_ruiz(n, wk->Ms, wk->qs, wk->dr, wk->dc, ruiz_iterations > 0 ? ruiz_iterations : 0);
+  sb_ruiz(n, wk->Ms, wk->qs, wk->dr, wk->dc, ruiz_iterations > 0 ? ruiz_iterations : 0, wk->w);
   sb_tikhonov(n, wk->Ms, NULL, tikhonov);
   for (int i = 0; i < n; i++) wk->zs[i] = opt->warm_start && isfinite(z[i]) ? z[i] / wk->dc[i] : 0;
   sb_lcp_status st = sb_lcp_solve(wk, n, wk->Ms, wk->qs, wk->zs, NULL, opt, info);

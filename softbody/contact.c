@@ -493,7 +493,7 @@ static void damped_fallback(sb_contact_problem *p, int n, int nk, int bs, const 
     for (int k = o; k < g; k++) p->As[(size_t)k * n + k] += rho * A[(size_t)k * n + k];
     p->As[(size_t)g * n + g] += (mu * mu + 1e-6) / (rho * dn);
   }
-  sb_ruiz(n, p->As, p->bs, p->dr, p->dc, opt->ruiz_iterations);
+  sb_ruiz(n, p->As, p->bs, p->dr, p->dc, opt->ruiz_iterations, p->wv);
   memset(p->zs, 0, n * sizeof(double));
   sb_lcp_options lo = opt->lcp;
   lo.warm_start = 0;
@@ -512,7 +512,7 @@ static void damped_fallback(sb_contact_problem *p, int n, int nk, int bs, const 
            len ? "; applied " : "applied ", st == SB_LCP_SOLVED ? "the damped answer" : "no impulse", info->residual);
   memcpy(p->As, A, (size_t)n * n * sizeof(double));
   memcpy(p->bs, b, n * sizeof(double));
-  sb_ruiz(n, p->As, p->bs, p->dr, p->dc, opt->ruiz_iterations);
+  sb_ruiz(n, p->As, p->bs, p->dr, p->dc, opt->ruiz_iterations, p->wv);
   sb_tikhonov(n, p->As, p->normal_mask, opt->tikhonov);
 }
 
@@ -526,7 +526,7 @@ static void solve_assembled(sb_contact_problem *p, int n, int nk, int bs, const 
   const double *A = p->A, *b = p->b;
   memcpy(p->As, A, (size_t)n * n * sizeof(double));
   memcpy(p->bs, b, n * sizeof(double));
-  sb_ruiz(n, p->As, p->bs, p->dr, p->dc, opt->ruiz_iterations);
+  sb_ruiz(n, p->As, p->bs, p->dr, p->dc, opt->ruiz_iterations, p->wv);
   sb_tikhonov(n, p->As, p->normal_mask, opt->tikhonov);
   for (int i = 0; i < n; i++) p->zs[i] = zwarm && isfinite(zwarm[i]) ? zwarm[i] / p->dc[i] : 0;
   sb_lcp_options lo = opt->lcp;
