@@ -419,8 +419,8 @@ echo
 awk -F'\t' '$1 == "lcp" { c = $22 } END {
   print "Why the step costs what it does (the stage table below has the numbers). The soft dynamics"
   print "stage builds the arm'"'"'s dense mass matrix and bias by recursive passes over 4 Gauss slices per"
-  print "section, factors the implicit M̃ = M + hD + h²K, and places every disk twice (before the"
-  print "narrow phase and after the commit); collision asks MuJoCo'"'"'s collision functions for every"
+  print "section, factors the implicit M̃ = M + hD + h²K, and places the disks once, after the"
+  print "commit (the next step reuses them); collision asks MuJoCo'"'"'s collision functions for every"
   print "disk against every contact geom of the scene; and with " (c == "NaN" ? "the" : sprintf("%.1f", c)) " soft contacts per step on"
   print "average (6 LCP unknowns each with the r = 4 pyramid) the coupled LCP is assembled densely,"
   print "rank-selected by column-pivoted QR, Ruiz-scaled and solved by semismooth Newton. The"
