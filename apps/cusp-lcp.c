@@ -16,7 +16,7 @@ static int usage(const char *msg) {
   if (msg) fprintf(stderr, "cusp-lcp: %s\n", msg);
   fprintf(stderr,
           "usage: cusp-lcp FILE.dat [--solver fb|lemke|pgs] [--no-ruiz] [--tikhonov EPS] [--json]\n"
-          "  --solver X     only solver X (default: the chain fb -> lemke -> pgs)\n"
+          "  --solver X     only solver X (default: the chain lemke -> fb -> pgs)\n"
           "  --no-ruiz      skip Ruiz equilibration (default: 10 iterations)\n"
           "  --tikhonov EPS add EPS >= 0 to every diagonal entry of the scaled matrix (default 0)\n"
           "  --json         print one JSON object as the last line\n"

@@ -384,7 +384,7 @@ void cusp_config_default(cusp_instance_config *c) {
   c->pyramid = 4;
   c->contact = CUSP_CONTACT_LCP;
   c->native_joints = CUSP_NATIVE_SECTION;
-  c->solver = SB_LCP_FB;
+  c->solver = SB_LCP_LEMKE;
   c->conditioning = CUSP_COND_QR | CUSP_COND_RUIZ | CUSP_COND_TIKHONOV;
   c->eps_rank = 1e-6;
   c->ruiz_iterations = 10;
@@ -397,6 +397,7 @@ void cusp_config_default(cusp_instance_config *c) {
   c->ctrlrange[0] = -100;
   c->ctrlrange[1] = 100;
   c->self_contact = 0;
+  c->fallback = 1;
   c->nschedule = 0;
   c->nfeedback = 0;
   c->base_body_id = -1;
@@ -537,14 +538,14 @@ int cusp_config_set(cusp_instance_config *c, const char *key, const char *value,
     c->ctrlrange[1] = r[1];
     return 0;
   }
-  if (!strcmp(key, "self_contact")) {
+  if (!strcmp(key, "self_contact") || !strcmp(key, "fallback")) {
     len = token(&p, &t);
     int v = tok_is(t, len, "1") || tok_is(t, len, "true")    ? 1
             : tok_is(t, len, "0") || tok_is(t, len, "false") ? 0
                                                              : -1;
     if (v < 0 || count_tokens(p))
       return fail(c, key, error, error_size, "\"%s\" is not one of: 0 1 (or false true)", value);
-    c->self_contact = v;
+    *(key[0] == 's' ? &c->self_contact : &c->fallback) = v;
     return 0;
   }
   if (!strcmp(key, "initial")) {

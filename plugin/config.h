@@ -88,7 +88,9 @@ typedef struct {
   cusp_contact_kind contact;   /* contact: lcp | penalty | native (lcp); native = rigid links
                                   on spring joints, MuJoCo's contact (plugin/native.h) */
   cusp_native_joints native_joints; /* native_joints: section | free (section), native only */
-  sb_lcp_solver solver;        /* solver: fb | lemke | pgs (fb), first of the fallback chain */
+  sb_lcp_solver solver;        /* solver: fb | lemke | pgs (lemke), first of the fallback chain */
+  int fallback;                /* fallback: 0 | 1 (1); 0: only `solver` runs, no other solver after it
+                                  fails (the paper's ablation setting) */
   int conditioning;            /* conditioning: any of qr ruiz tikhonov, or none (qr ruiz tikhonov) */
   double eps_rank;             /* eps_rank: relative (1e-6) */
   int ruiz_iterations;         /* ruiz_iterations: 0..100 (10) */

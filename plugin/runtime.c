@@ -477,7 +477,7 @@ static sb_contact_options options_of(const cusp_instance_config *c) {
   o.stabilization = c->stabilization;
   o.lcp.nchain = 0;
   o.lcp.chain[o.lcp.nchain++] = c->solver;
-  for (int s = 0; s < SB_LCP_NSOLVERS; s++)
+  for (int s = 0; s < SB_LCP_NSOLVERS && c->fallback; s++)
     if (s != (int)c->solver) o.lcp.chain[o.lcp.nchain++] = (sb_lcp_solver)s;
   return o;
 }
@@ -1052,7 +1052,7 @@ double cusp_total_mass(const mjData *d, int instance) {
   return s ? s->model->total_mass : 0;
 }
 
-static const char *const live_keys[] = {"contact", "solver", "conditioning", "eps_rank", "ruiz_iterations",
+static const char *const live_keys[] = {"contact", "solver", "fallback", "conditioning", "eps_rank", "ruiz_iterations",
                                         "tikhonov", "stabilization", "friction", "pyramid",
                                         "penalty_stiffness", "penalty_damping"};
 
@@ -1077,6 +1077,8 @@ int cusp_get(const mjData *d, int instance, const char *key, char *value, int va
     if (len && value[len - 1] == ' ') value[len - 1] = 0;
   } else if (!strcmp(key, "ruiz_iterations")) {
     sb_errorf(value, value_size, "%d", c->ruiz_iterations);
+  } else if (!strcmp(key, "fallback")) {
+    sb_errorf(value, value_size, "%d", c->fallback);
   } else if (!strcmp(key, "pyramid")) {
     sb_errorf(value, value_size, "%d", c->pyramid);
   } else {
@@ -1129,6 +1131,7 @@ int cusp_set(mjData *d, int instance, const char *key, const char *value, char *
   if (!rc) {
     s->cfg.contact = tmp->contact;
     s->cfg.solver = tmp->solver;
+    s->cfg.fallback = tmp->fallback;
     s->cfg.conditioning = tmp->conditioning;
     s->cfg.eps_rank = tmp->eps_rank;
     s->cfg.ruiz_iterations = tmp->ruiz_iterations;

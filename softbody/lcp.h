@@ -30,7 +30,8 @@ typedef struct {
   int max_iter;          /* FB Newton iterations (default 100) */
   int max_pivots;        /* Lemke pivots (default 50 n + 100) */
   int max_sweeps;        /* PGS sweeps (default 10000) */
-  int warm_start;        /* z holds a guess on entry (FB, PGS); else start at 0 */
+  int warm_start;        /* z holds a guess on entry: principal pivoting from its active set
+                            is tried first (two passes), then FB and PGS start from it */
   int nchain;            /* solvers tried in order until one solves (FB from a guess that
                             fails is retried from zero before the next) */
   sb_lcp_solver chain[SB_LCP_MAX_CHAIN];
@@ -51,7 +52,10 @@ typedef struct {
 
 typedef struct sb_lcp_work sb_lcp_work;
 
-/* Defaults: tol 1e-12, chain FB -> Lemke -> PGS. */
+/* Defaults: tol 1e-12, chain Lemke -> FB -> PGS. Lemke first because it
+ * needs no guess: on the contact LCPs of Scenario A (n = 48) it costs about
+ * 24 us and never failed, where FB from a stale guess stalled on 14 % of the
+ * steps and then cost a millisecond. */
 sb_lcp_options sb_lcp_default_options(void);
 
 /* Workspace for problems of size up to nmax; NULL when out of memory. */

@@ -367,7 +367,7 @@ static void test_live_keys(void) {
   if (!m) return;
   mjData *d = attach(m);
   static const char *const kv[][2] = {{"contact", "penalty"}, {"contact", "lcp"}, {"solver", "lemke"},
-                                      {"solver", "fb"}, {"conditioning", "ruiz tikhonov"}, {"conditioning", "none"},
+                                      {"solver", "fb"}, {"fallback", "0"}, {"fallback", "1"}, {"conditioning", "ruiz tikhonov"}, {"conditioning", "none"},
                                       {"conditioning", "qr ruiz tikhonov"}, {"eps_rank", "1e-05"},
                                       {"ruiz_iterations", "7"}, {"tikhonov", "1e-08"}, {"stabilization", "0.5"},
                                       {"friction", "0.75"}, {"pyramid", "8"}, {"penalty_stiffness", "20000"},

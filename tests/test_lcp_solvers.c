@@ -177,6 +177,41 @@ int main(void) {
     EXPECT(info.status == SB_LCP_SOLVED && info.iterations <= 1, "pgs warm start: %d sweeps", info.iterations);
   }
 
+  /* A guess whose active set solves the problem (last step's answer, q
+   * moved a little) is finished by pivoting from that set before any
+   * solver runs, exactly; a guess with the wrong set falls through to the
+   * chain and still gets the answer. Checked against Lemke from zero. */
+  {
+    int n = 20;
+    make(SPD, n, M, q);
+    sb_lcp_info info;
+    sb_lcp_solve_with(wk, SB_LCP_LEMKE, n, M, q, z[0], w, &opt, &info);
+    double q2[NMAX];
+    for (int i = 0; i < n; i++) q2[i] = q[i] * (1 + 1e-6 * ((i % 3) - 1));
+    double zref[NMAX], zlem[NMAX];
+    sb_lcp_solve_with(wk, SB_LCP_LEMKE, n, M, q2, zref, w, &opt, &info);
+    int same_set = 1;
+    for (int i = 0; i < n; i++) same_set &= (z[0][i] > 0) == (zref[i] > 0);
+    EXPECT(same_set, "the perturbed problem keeps the active set (test premise)");
+    sb_lcp_options o = opt;
+    o.warm_start = 1;
+    o.nchain = 1;
+    o.chain[0] = SB_LCP_LEMKE;
+    memcpy(zlem, z[0], n * sizeof(double));
+    sb_lcp_status st = sb_lcp_solve(wk, n, M, q2, zlem, w, &o, &info);
+    double dz = 0;
+    for (int i = 0; i < n; i++) dz = fmax(dz, fabs(zlem[i] - zref[i]));
+    EXPECT(st == SB_LCP_SOLVED && info.iterations == 0 && strstr(info.message, "active set") && dz < 1e-10,
+           "guess with the right active set: %s, %d iterations, '%s', |z - z_lemke| %.3g",
+           sb_lcp_status_name(st), info.iterations, info.message, dz);
+    for (int i = 0; i < n; i++) zlem[i] = zref[i] > 0 ? 0 : 1; /* every index on the wrong side */
+    st = sb_lcp_solve(wk, n, M, q2, zlem, w, &o, &info);
+    dz = 0;
+    for (int i = 0; i < n; i++) dz = fmax(dz, fabs(zlem[i] - zref[i]));
+    EXPECT(st == SB_LCP_SOLVED && dz < 1e-10, "guess with the wrong active set: %s by %s, |z - z_lemke| %.3g",
+           sb_lcp_status_name(st), sb_lcp_solver_name(info.solver), dz);
+  }
+
   /* A ray of solutions must not loosen the tolerance of the other rows.
    * w0 = z0 - 1, w1 = z1 + z2 - 1/2, w2 = -z1: z0 = 1, z1 = 0, and any
    * z2 >= 1/2 (the sliding-speed bound of an unloaded contact has such a

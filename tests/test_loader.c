@@ -132,7 +132,7 @@ static void test_defaults(void) {
   EXPECT(c->young == 1e6 && c->shear == 0 && c->density == 1000 && c->viscosity == 0, "material");
   EXPECT(c->strains == (SB_KX | SB_KY | SB_EZ), "strains");
   EXPECT(c->friction == 0.5 && c->pyramid == 4, "friction");
-  EXPECT(c->contact == CUSP_CONTACT_LCP && c->solver == SB_LCP_FB, "contact/solver");
+  EXPECT(c->contact == CUSP_CONTACT_LCP && c->solver == SB_LCP_LEMKE && c->fallback == 1, "contact/solver/fallback");
   EXPECT(c->conditioning == (CUSP_COND_QR | CUSP_COND_RUIZ | CUSP_COND_TIKHONOV), "conditioning");
   EXPECT(c->eps_rank == 1e-6 && c->ruiz_iterations == 10 && c->tikhonov == 1e-10, "cond params");
   EXPECT(c->stabilization == 0.2, "stabilization");
@@ -224,6 +224,7 @@ static void test_set_errors(void) {
   SET_ERROR("strains", "kx kq", "\"kq\"", NULL);
   SET_ERROR("strains", "", "kx", NULL);
   SET_ERROR("self_contact", "2", "0 1", NULL);
+  SET_ERROR("fallback", "yes", "0 1", NULL);
   SET_ERROR("initial", "0 x", "\"x\" is not a number", NULL);
   SET_ERROR("initial", "s1c1=0.1 0.2", "NAME=VALUE", NULL);
   SET_ERROR("initial", "s1c1=abc", "\"abc\" is not a number", NULL);
@@ -261,6 +262,7 @@ static void test_set_errors(void) {
   SET_OK("tikhonov", "0");
   SET_OK("gear", "-2");
   SET_OK("self_contact", "true");
+  SET_OK("fallback", "0");
   SET_OK("solver", "lemke");
   SET_OK("contact", "penalty");
   SET_OK("friction", "1e-1");
