@@ -86,11 +86,23 @@ int sb_rank_select(int N, int m, double *St, const int *priority, const double *
   return kept2 < 0 ? -1 : kept2;
 }
 
+/* s^(-1/4), rounded to a power of two: scaling by powers of two is exact, so
+ * the scaled problem is the problem (no rounding enters with Dr, Dc), and
+ * the iteration reaches a fixed point, every row and column l2 norm within
+ * [1/2, 2], in a few sweeps instead of creeping towards 1 (10 sweeps of
+ * about 2 us at n = 48 where 3 or 4 now do). */
+static double pow2_inv_fourth_root(double s) {
+  if (!(s > 0) || !isfinite(s)) return 1;
+  int e;
+  frexp(s, &e); /* s in [2^(e-1), 2^e) */
+  return ldexp(1.0, -(int)floor((e - 1) / 4.0 + 0.5));
+}
+
 void sb_ruiz(int n, double *A, double *b, double *dr, double *dc, int iterations, double *work) {
   double *f = work;
   for (int i = 0; i < n; i++) dr[i] = dc[i] = 1;
   for (int it = 0; it < iterations; it++) {
-    double worst = 0;
+    int changed = 0;
     /* row norms, column by column (contiguous) */
     for (int i = 0; i < n; i++) f[i] = 0;
     for (int j = 0; j < n; j++) {
@@ -98,9 +110,8 @@ void sb_ruiz(int n, double *A, double *b, double *dr, double *dc, int iterations
       for (int i = 0; i < n; i++) f[i] += a[i] * a[i];
     }
     for (int i = 0; i < n; i++) {
-      double s = f[i];
-      worst = fmax(worst, fabs(1 - sqrt(s)));
-      f[i] = s > 0 ? 1 / sqrt(sqrt(s)) : 1;
+      f[i] = pow2_inv_fourth_root(f[i]);
+      changed |= f[i] != 1;
       dr[i] *= f[i];
       if (b) b[i] *= f[i];
     }
@@ -118,13 +129,14 @@ void sb_ruiz(int n, double *A, double *b, double *dr, double *dc, int iterations
         a[i] *= f[i];
         s4[0] += a[i] * a[i];
       }
-      double s = (s4[0] + s4[1]) + (s4[2] + s4[3]);
-      double g = s > 0 ? 1 / sqrt(sqrt(s)) : 1;
-      worst = fmax(worst, fabs(1 - sqrt(s)));
-      for (i = 0; i < n; i++) a[i] *= g;
-      dc[j] *= g;
+      double g = pow2_inv_fourth_root((s4[0] + s4[1]) + (s4[2] + s4[3]));
+      if (g != 1) {
+        changed = 1;
+        for (i = 0; i < n; i++) a[i] *= g;
+        dc[j] *= g;
+      }
     }
-    if (worst < 1e-3) break;  /* rows and columns already have unit norm */
+    if (!changed) break; /* a fixed point: every norm within [1/2, 2] */
   }
 }
 

@@ -26,8 +26,9 @@ int sb_rank_select(int N, int m, double *St, const int *priority, const double *
                    int *keep, double *work, int lwork, int *iwork);
 int sb_rank_select_work_size(int N, int m);
 
-/* Stage 2 on a column-major n x n matrix; dr, dc receive the total scalings.
- * work: n doubles of scratch. */
+/* Stage 2 on a column-major n x n matrix; dr, dc receive the total scalings,
+ * powers of two (exact). Stops early when every row and column l2 norm is
+ * within [1/2, 2]. work: n doubles of scratch. */
 void sb_ruiz(int n, double *A, double *b, double *dr, double *dc, int iterations, double *work);
 
 /* Stage 3: A(i, i) += eps for every i with mask[i] != 0 (all when mask is NULL). */

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "condition.h"
 #include "contact.h"
 #include "contact_scenes.h"
 #include "testutil.h"
@@ -316,6 +317,56 @@ static void test_ruiz(void) {
   sb_model_free(m);
 }
 
+/* Stage 2 alone on a matrix with row and column scales over 12 decades:
+ * the scales are powers of two, so the scaled matrix is exactly Dr A Dc
+ * (bit for bit), every row and column l2 norm ends within [1/2, 2] (the
+ * stopping rule), and it stops long before the iteration cap. */
+static void test_ruiz_exact(void) {
+  enum { n = 30 };
+  static double A0[n * n], As[n * n], b0[n], bs[n], dr[n], dc[n], wk[n];
+  double rs[n], cs[n];
+  for (int i = 0; i < n; i++) {
+    rs[i] = pow(10, 6 * tu_rand());
+    cs[i] = pow(10, 6 * tu_rand());
+  }
+  for (int j = 0; j < n; j++)
+    for (int i = 0; i < n; i++) A0[j * n + i] = rs[i] * cs[j] * (tu_rand() + (i == j ? 2 : 0));
+  for (int i = 0; i < n; i++) b0[i] = rs[i] * tu_rand();
+  memcpy(As, A0, sizeof As);
+  memcpy(bs, b0, sizeof bs);
+  sb_ruiz(n, As, bs, dr, dc, 1000, wk);
+  int pow2 = 1, exact = 1, e;
+  for (int i = 0; i < n; i++) pow2 &= frexp(dr[i], &e) == 0.5 && frexp(dc[i], &e) == 0.5;
+  for (int j = 0; j < n; j++)
+    for (int i = 0; i < n; i++) exact &= As[j * n + i] == dr[i] * A0[j * n + i] * dc[j];
+  for (int i = 0; i < n; i++) exact &= bs[i] == dr[i] * b0[i];
+  double lo = INFINITY, hi = 0;
+  for (int k = 0; k < n; k++) {
+    double r = 0, c = 0;
+    for (int l = 0; l < n; l++) {
+      r += As[l * n + k] * As[l * n + k];
+      c += As[k * n + l] * As[k * n + l];
+    }
+    lo = fmin(lo, fmin(sqrt(r), sqrt(c)));
+    hi = fmax(hi, fmax(sqrt(r), sqrt(c)));
+  }
+  EXPECT(pow2, "Ruiz scales are powers of two");
+  EXPECT(exact, "the scaled matrix and vector are exactly Dr A Dc and Dr b");
+  EXPECT(lo >= 0.5 && hi <= 2, "scaled row and column norms within [1/2, 2]: [%.3g, %.3g]", lo, hi);
+  /* the same answer with a cap just above the sweeps needed: it stopped */
+  int sweeps = 0;
+  for (int it = 1; it <= 1000 && !sweeps; it++) {
+    static double Ak[n * n], bk[n], drk[n], dck[n];
+    memcpy(Ak, A0, sizeof Ak);
+    memcpy(bk, b0, sizeof bk);
+    sb_ruiz(n, Ak, bk, drk, dck, it, wk);
+    if (!memcmp(drk, dr, sizeof drk) && !memcmp(dck, dc, sizeof dck)) sweeps = it;
+  }
+  EXPECT(sweeps > 0 && sweeps <= 20, "Ruiz reached its fixed point in %d sweeps", sweeps);
+  printf("Ruiz on scales over 12 decades: norms in [%.3f, %.3f] after %d sweeps, exact powers of two\n", lo, hi,
+         sweeps);
+}
+
 static void test_bad_input(void) {
   char err[256] = "";
   EXPECT(sb_contact_create(0, 1, 6, 4, err, sizeof err) == NULL && strstr(err, "capacity"), "zero capacity: %s", err);
@@ -508,6 +559,7 @@ int main(void) {
   test_incline();
   test_stack();
   test_ruiz();
+  test_ruiz_exact();
   test_bad_input();
   return test_report("contact");
 }
