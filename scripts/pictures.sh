@@ -41,6 +41,7 @@ scenario_b 2.0
 ball_rotation 3.0
 demo_pin_ball 2.0
 demo_pass_ball 1.2
+demo_push_box 2.0
 demo_rod_pegs 0.5
 demo_moving_base 0.1
 compare_penalty 2.0"
