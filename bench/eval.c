@@ -4,7 +4,9 @@
  *
  * ablation  Scenario C of the CUSP paper: Scenario A at box angles 45/60 deg,
  *           3/6 disks per section, h = 0.1/1 ms, 8 conditioning subsets
- *           (64 runs), then a sweep beyond the paper (12 disks, h = 2 ms).
+ *           (64 runs), once with cusp's solver chain and once in the paper's
+ *           setting (solver=fb, fallback=0: FB alone), then a sweep beyond
+ *           the paper (12 disks, h = 2 ms; the chain only).
  * compare   lcp, penalty and the MuJoCo-native arm (contact=native) on
  *           Scenario A, Scenario B and the incline: penetration, tip creep,
  *           largest stable time step, energy drift, wall time.
@@ -571,28 +573,39 @@ static void progress_line(int k, int n, const char *label, const result *r) {
 static const char *const cond_subsets[8] = {"none", "qr", "ruiz", "tikhonov", "qr ruiz", "qr tikhonov",
                                             "ruiz tikhonov", "qr ruiz tikhonov"};
 
+/* Solver settings of the ablation: cusp's default pipeline (warm
+ * active-set pivot, then Lemke -> FB -> PGS) and the paper's (FB alone:
+ * no other solver after it fails, which then counts as not converged). */
+enum { SET_CHAIN, SET_FB_ONLY };
+static const char *const solver_setting[2] = {"chain", "fb-only"};
+
 static int cmd_ablation(void) {
   typedef struct {
     const char *sweep;
+    int setting;
     double angle;
     int disks;
     double h;
     int cond;
   } cfg;
-  cfg list[160];
+  cfg list[200];
   int n = 0;
   double angles[2] = {45, 60};
-  /* the paper's 64 */
-  for (int a = 0; a < 2; a++)
-    for (int dk = 0; dk < 2; dk++)
-      for (int hh = 0; hh < 2; hh++)
-        for (int c = 0; c < 8; c++) {
-          int disks = dk ? 6 : 3;
-          double h = hh ? 1e-3 : 1e-4;
-          /* fast: every attach costs a large workspace (slow under sanitizers), so 3 runs */
-          if (fast && !(disks == 3 && hh == 1 && (c == 7 || (c == 0 && a == 0)))) continue;
-          list[n++] = (cfg){"paper", angles[a], disks, h, c};
-        }
+  /* the paper's 64, in each solver setting */
+  for (int set = SET_CHAIN; set <= SET_FB_ONLY; set++)
+    for (int a = 0; a < 2; a++)
+      for (int dk = 0; dk < 2; dk++)
+        for (int hh = 0; hh < 2; hh++)
+          for (int c = 0; c < 8; c++) {
+            int disks = dk ? 6 : 3;
+            double h = hh ? 1e-3 : 1e-4;
+            /* fast: every attach costs a large workspace (slow under sanitizers), so 3 runs of
+             * the chain and one of the paper's setting (the full pipeline) */
+            int keep = disks == 3 && hh == 1 &&
+                       (set == SET_CHAIN ? c == 7 || (c == 0 && a == 0) : c == 7 && a == 0);
+            if (fast && !keep) continue;
+            list[n++] = (cfg){"paper", set, angles[a], disks, h, c};
+          }
   /* beyond the paper: 12 disks per section, h = 2 ms (with the paper's discretizations) */
   for (int a = 0; a < 2; a++)
     for (int v = 0; v < 4; v++)
@@ -600,36 +613,45 @@ static int cmd_ablation(void) {
         int disks = v == 0 || v == 1 ? 12 : v == 2 ? 3 : 6;
         double h = v == 0 ? 1e-3 : 2e-3;
         if (fast && !(a == 0 && v == 1 && c == 7)) continue;
-        list[n++] = (cfg){"beyond", angles[a], disks, h, c};
+        list[n++] = (cfg){"beyond", SET_CHAIN, angles[a], disks, h, c};
       }
   double T = fast ? 0.4 : 3.0;
   char scene[1100];
   scene_path(scene, sizeof scene, "mjcf/scenario_a.xml");
   const char *name = "ablation.tsv";
-  FILE *f = open_table(name, "sweep\tangle_deg\tdisks\th_ms\tconditioning\tsuccess\tconvergence\tmax_pen_mm\t"
-                             "completion\twall_s\tsteps\tsolves\tfallbacks\tfailure");
+  FILE *f = open_table(name, "sweep\tsolver\tangle_deg\tdisks\th_ms\tconditioning\tsuccess\tconvergence\t"
+                             "max_pen_mm\tcompletion\twall_s\tsteps\tsolves\tfallbacks\tfailure");
   printf("{\"command\": \"ablation\", \"fast\": %s, \"target_s\": %g, \"runs\": [", fast ? "true" : "false", T);
-  int full_ok = 0, full_n = 0;
+  int full_ok = 0, full_n = 0, fbo_ok = 0, fbo_n = 0;
   for (int i = 0; i < n; i++) {
     const cfg *c = &list[i];
     spec sp;
     spec_init(&sp, scene, T);
-    snprintf(sp.label, sizeof sp.label, "%s %g deg, %d disks, h %g ms, conditioning %s", c->sweep, c->angle,
-             c->disks, 1e3 * c->h, cond_subsets[c->cond]);
+    snprintf(sp.label, sizeof sp.label, "%s %s %g deg, %d disks, h %g ms, conditioning %s", c->sweep,
+             solver_setting[c->setting], c->angle, c->disks, 1e3 * c->h, cond_subsets[c->cond]);
     sp.h = c->h;
     sp.tilt_deg = c->angle;
     spec_set(&sp, "disks", "%d", c->disks);
     spec_set(&sp, "conditioning", "%s", cond_subsets[c->cond]);
+    if (c->setting == SET_FB_ONLY) {
+      spec_set(&sp, "solver", "fb");
+      spec_set(&sp, "fallback", "0");
+    }
     result r;
     run(&sp, &r);
     progress_line(i + 1, n, sp.label, &r);
     double conv = isnan(r.conv_rate) ? 1 : r.conv_rate; /* no solve: nothing failed to converge */
     int success = r.loaded && conv >= 0.95 && r.max_pen < PEN_LIMIT && r.completion >= 0.8;
-    if (c->cond == 7) {
+    if (c->setting == SET_CHAIN && c->cond == 7) {
       full_n++;
       full_ok += success;
     }
-    fprintf(f, "%s\t%g\t%d\t%g\t%s\t%d\t", c->sweep, c->angle, c->disks, 1e3 * c->h, cond_subsets[c->cond], success);
+    if (c->setting == SET_FB_ONLY) {
+      fbo_n++;
+      fbo_ok += success;
+    }
+    fprintf(f, "%s\t%s\t%g\t%d\t%g\t%s\t%d\t", c->sweep, solver_setting[c->setting], c->angle, c->disks,
+            1e3 * c->h, cond_subsets[c->cond], success);
     tnum(f, r.conv_rate, "\t");
     tnum(f, 1e3 * r.max_pen, "\t");
     tnum(f, r.completion, "\t");
@@ -639,6 +661,7 @@ static int cmd_ablation(void) {
     printf("%s", i ? ", " : "");
     jbegin();
     jstr("sweep", c->sweep);
+    jstr("solver", solver_setting[c->setting]);
     jnum("angle_deg", c->angle);
     jint("disks", c->disks);
     jnum("h_s", c->h);
@@ -649,12 +672,16 @@ static int cmd_ablation(void) {
     jnum("max_penetration_m", r.max_pen);
     jnum("completion", r.completion);
     jnum("wall_s", r.wall_s);
+    jint("solves", r.solves);
+    jint("fallbacks", r.fallbacks);
     jstr("failure", !r.loaded ? r.error : r.failure);
     jend();
     result_free(&r);
   }
   close_table(f, name);
-  printf("], \"full_pipeline_success\": %d, \"full_pipeline_runs\": %d}\n", full_ok, full_n);
+  /* full_pipeline_*: the default chain with all three stages (paper sweep and beyond) */
+  printf("], \"full_pipeline_success\": %d, \"full_pipeline_runs\": %d, \"fb_only_success\": %d, "
+         "\"fb_only_runs\": %d}\n", full_ok, full_n, fbo_ok, fbo_n);
   return 0;
 }
 

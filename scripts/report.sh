@@ -83,27 +83,36 @@ trap '[[ -n ${KEEP_TMP:-} ]] || rm -rf "$tmp"' EXIT
 # rows of a table without its comment and header lines
 rows() { awk -F'\t' 'NR > 2' "$1"; }
 
-# Ablation: successes per conditioning subset (of the configurations run),
-# paper sweep and beyond; convergence and penetration per configuration.
+# ablation.tsv columns: 1 sweep, 2 solver (chain | fb-only), 3 angle, 4 disks,
+# 5 h (ms), 6 conditioning, 7 success, 8 convergence, 9 max pen. (mm),
+# 10 completion, 11 wall (s), 12 steps, 13 solves, 14 fallbacks, 15 failure.
+# A table from before the solver column would be misread: refuse it.
+[[ $(sed -n 2p "$data/ablation.tsv" | cut -f2) == solver ]] || {
+  echo "report.sh: $data/ablation.tsv has no solver column (an older bench-eval wrote it): run without --redraw" >&2; exit 1; }
+
+# Ablation: successes per conditioning subset (of the configurations run):
+# paper sweep with cusp's chain and in the paper's setting (FB only), and
+# beyond; wall time and success per configuration.
 subsets="none|qr|ruiz|tikhonov|qr ruiz|qr tikhonov|ruiz tikhonov|qr ruiz tikhonov"
 rows "$data/ablation.tsv" | awk -F'\t' -v list="$subsets" '
-  { n[$1, $5]++; ok[$1, $5] += $6 }
+  { g = $1 "/" $2; n[g, $6]++; ok[g, $6] += $7 }
+  function pct(g, c) { return n[g, c] ? 100 * ok[g, c] / n[g, c] : "NaN" }
   END {
     k = split(list, s, "|")
     for (i = 1; i <= k; i++)
-      printf "\"%s\"\t%s\t%s\t%d\t%d\n", s[i],
-        n["paper", s[i]] ? 100 * ok["paper", s[i]] / n["paper", s[i]] : "NaN",
-        n["beyond", s[i]] ? 100 * ok["beyond", s[i]] / n["beyond", s[i]] : "NaN", n["paper", s[i]], n["beyond", s[i]]
+      printf "\"%s\"\t%s\t%s\t%s\t%d\t%d\t%d\n", s[i], pct("paper/chain", s[i]), pct("paper/fb-only", s[i]),
+        pct("beyond/chain", s[i]), n["paper/chain", s[i]], n["paper/fb-only", s[i]], n["beyond/chain", s[i]]
   }' >"$tmp/abl_rate.dat"
-# per configuration: x = subset index (+ jitter per group), wall time, success;
+# per configuration: x = subset index + an offset per group (the chain in the
+# left part of each slot, FB only in the shaded right part), wall time, success;
 # colour = time step, shape = disks per section (open 45°, filled 60°)
 rows "$data/ablation.tsv" | awk -F'\t' -v list="$subsets" -v dir="$tmp" '
   BEGIN { k = split(list, s, "|"); for (i = 1; i <= k; i++) idx[s[i]] = i - 1 }
   {
-    g = $1 "_" $2 "_" $3 "_" $4
-    if (!(g in gi)) { gi[g] = ng++; printf "%s\t%s\t%s\t%s\n", g, $2, $3, $4 >> (dir "/abl_groups") }
-    x = idx[$5] - 0.4 + 0.8 * (gi[g] + 0.5) / 16
-    printf "%g\t%s\t%s\n", x, ($10 > 1e-3 ? $10 : 1e-3), $6 >> (dir "/abl_" g ".dat")
+    g = $1 "_" $2 "_" $3 "_" $4 "_" $5
+    if (!(g in gi)) { gi[g] = $2 == "fb-only" ? nf++ : nc++; printf "%s\t%s\t%s\t%s\n", g, $3, $4, $5 >> (dir "/abl_groups") }
+    x = $2 == "fb-only" ? idx[$6] + 0.1 + 0.3 * (gi[g] + 0.5) / 8 : idx[$6] - 0.4 + 0.45 * (gi[g] + 0.5) / 16
+    printf "%g\t%s\t%s\n", x, ($11 > 1e-3 ? $11 : 1e-3), $7 >> (dir "/abl_" g ".dat")
   }'
 abl_plot=""
 while IFS=$'\t' read -r g angle disks h; do
@@ -129,11 +138,14 @@ set ylabel "successful configurations (%)"
 set xtics rotate by -35 font ",8" nomirror
 set key top left horizontal font ",8"
 set grid ytics lc rgb "#dddddd"
+set key top left horizontal maxcols 3 font ",8" samplen 1
 set title "success per conditioning subset\n{/*0.85 convergence ≥ 95 %, max penetration < 10 mm, completion ≥ 80 %}" font ",9"
-plot '$tmp/abl_rate.dat' using 2:xtic(1) lc rgb "#1f77b4" title "paper sweep", \
-     '' using 3 lc rgb "#ff7f0e" title "beyond the paper"
+plot '$tmp/abl_rate.dat' using 2:xtic(1) lc rgb "#1f77b4" title "paper, chain", \
+     '' using 3 lc rgb "#d62728" title "paper, FB only", \
+     '' using 4 lc rgb "#ff7f0e" title "beyond, chain"
 unset style
-set title "wall time per configuration (red ×: failed)" font ",9"
+do for [i = 0:7] { set object rectangle from i + 0.075, graph 0 to i + 0.425, graph 1 behind fillcolor rgb "#e8e8e8" fillstyle solid 1.0 noborder }
+set title "wall time per configuration\n{/*0.85 left of each slot: chain; shaded: FB only (paper's setting); red ×: failed}" font ",9"
 set logscale y
 set yrange [*:*]
 set ytics auto
@@ -334,9 +346,14 @@ cat <<'EOF'
 - **Conditioning subsets**: the config key `conditioning` (`none`, `qr` = inertial rank
   selection, `ruiz` = Ruiz equilibration, `tikhonov`, their pairs, and all three = the full
   pipeline).
+- **Solver settings**: *chain*, cusp's default (`solver=lemke`, `fallback=1`): two
+  principal-pivoting passes from the warm start's active set, then Lemke → FB → PGS until one
+  converges; *FB only*, the paper's setting (`solver=fb`, `fallback=0`): the same pivot passes,
+  then FB and no other solver. Every run outside the ablation's FB-only rows uses the chain.
 - **Convergence rate**: converged coupled LCP solves / all solves (`cusp_report`: a solve
-  converges when the physical residual is within 1e-9 max(1, |q|); a fallback solver that
-  converges counts). Runs without any solve count as 100 %.
+  converges when the physical residual is within 1e-9 max(1, |q|); with the chain, a later
+  solver that converges counts; a step whose solvers all failed applies a bounded damped
+  answer and counts as not converged). Runs without any solve count as 100 %.
 - **Penetration**: per step the largest soft-contact penetration from `cusp_report`
   (`max_penetration`, −gap over the step's contacts); for the MuJoCo-native arm MuJoCo's own
   `d->contact[i].dist < 0` over contacts involving the arm's geoms (`arm/…`). *Max* is over the
@@ -382,9 +399,11 @@ awk -F'\t' '
                       fbs[$1] = $26; tsteps[$1] = $27; fbmean[$1] = $28; othmean[$1] = $29; fbshare[$1] = $30
                       mean[$1] = $20; fbk[$1] = $25; runs[$1] = $3
                       for (j = 7; j <= 11; j++) st[$1, j] = $j; rest[$1] = $13; next }
-  $5 == "qr ruiz tikhonov" { n++; ok += $6; if (!$6) bad = bad sprintf("%s %s°/%s disks/h %s ms (conv. %s, pen. %s mm, completion %s; %s); ", $1, $2, $3, $4, $7, $8, $9, $14) }
+  # the target is about cusp'"'"'s default pipeline: the chain rows
+  $2 != "chain" { next }
+  $6 == "qr ruiz tikhonov" { n++; ok += $7; if (!$7) bad = bad sprintf("%s %s°/%s disks/h %s ms (conv. %s, pen. %s mm, completion %s; %s); ", $1, $3, $4, $5, $8, $9, $10, $15) }
   # Scenario A as the perf runs it (45°, 6 disks, h = 1 ms), per conditioning subset
-  $1 == "paper" && $2 == 45 && $3 == 6 && $4 == 1 { aw[$5] = $10; afb[$5] = $13; asol[$5] = $12; if (best == "" || $10 < aw[best]) best = $5 }
+  $1 == "paper" && $3 == 45 && $4 == 6 && $5 == 1 { aw[$6] = $11; afb[$6] = $14; asol[$6] = $13; if (best == "" || $11 < aw[best]) best = $6 }
   END {
     print "| target | measured | met? | by how much, and why |"
     print "|---|---|---|---|"
@@ -397,7 +416,7 @@ awk -F'\t' '
     full = "qr ruiz tikhonov"
     tail = ""
     if (fbs["lcp"] > 0 && fbmean["lcp"] != "NaN")
-      tail = sprintf(" %.0f %% of the run'"'"'s time is in the %d of %d steps (%.0f %%) whose solve fell back (FB failed, Lemke or PGS answered): %.0f µs each on average against %.0f µs for the others.", 100 * fbshare["lcp"], fbs["lcp"], tsteps["lcp"], 100 * fbs["lcp"] / tsteps["lcp"], fbmean["lcp"], othmean["lcp"])
+      tail = sprintf(" %.0f %% of the run'"'"'s time is in the %d of %d steps (%.0f %%) whose solve needed more than Lemke (FB, PGS or the damped answer): %.0f µs each on average against %.0f µs for the others.", 100 * fbshare["lcp"], fbs["lcp"], tsteps["lcp"], 100 * fbs["lcp"] / tsteps["lcp"], fbmean["lcp"], othmean["lcp"])
     if (full in aw && best != "" && best != full)
       tail = tail sprintf(" In the ablation, this configuration ran in %.2f s with the full pipeline (%d fallbacks in %d solves) and in %.2f s with `%s` (%d fallbacks).", aw[full], afb[full], asol[full], aw[best], best, afb[best])
     if (m == "NaN") printf "| Scenario A ≤ 50 µs per step (median, one core) | not measured | – | %s |\n", note["lcp"]
@@ -413,7 +432,7 @@ awk -F'\t' '
         (okm ? "the typical step is not slower" : sprintf("the typical step costs %.0f %% more", 100 * (m / med["native"] - 1))),
         (oka ? "; neither is the whole run." : sprintf("; the whole run costs %.0f %% more (%.0f %% of lcp'"'"'s time is in the %d steps whose solve fell back).", 100 * (mean["lcp"] / mean["native"] - 1), 100 * fbshare["lcp"], fbs["lcp"]))
     }
-    printf "| full-pipeline ablation success 100 %% | %d / %d (paper sweep and beyond) | %s | %s |\n", ok, n, (ok == n && n > 0 ? "yes" : "**no**"), (ok == n ? "every configuration run with all three stages succeeds" : "failed: " bad)
+    printf "| full-pipeline ablation success 100 %% | %d / %d (paper sweep and beyond, default chain) | %s | %s |\n", ok, n, (ok == n && n > 0 ? "yes" : "**no**"), (ok == n ? "every configuration run with all three stages succeeds" : "failed: " bad)
   }' "$tmp/perf.rows" "$tmp/abl.rows"
 echo
 awk -F'\t' '$1 == "lcp" { c = $22 } END {
@@ -423,7 +442,9 @@ awk -F'\t' '$1 == "lcp" { c = $22 } END {
   print "commit (the next step reuses them); collision asks MuJoCo'"'"'s collision functions for every"
   print "disk against every contact geom of the scene; and with " (c == "NaN" ? "the" : sprintf("%.1f", c)) " soft contacts per step on"
   print "average (6 LCP unknowns each with the r = 4 pyramid) the coupled LCP is assembled densely,"
-  print "rank-selected by column-pivoted QR, Ruiz-scaled and solved by semismooth Newton. The"
+  print "rank-selected by column-pivoted QR, Ruiz-scaled and solved: two principal-pivoting passes"
+  print "from the active set of the previous step'"'"'s answer (the warm start), and when they do not"
+  print "settle it the chain Lemke → FB → PGS (FB and PGS only after Lemke fails). The"
   print "MuJoCo-native arm pays instead for its rigid links (disks + 1 per section, three joints each,"
   print "tied per section by joint equality constraints) in MuJoCo'"'"'s own dynamics and constraint solver."
   print ""
@@ -435,76 +456,126 @@ cat <<EOF
 
 ![ablation](ablation.png)
 
+The paper's 64 configurations run twice, in two solver settings (the sweep beyond the paper
+runs with the chain only):
+
+- **chain** (cusp's default pipeline): two principal-pivoting passes from the active set of the
+  warm start (the previous step's answer), then the chain Lemke → FB → PGS until one solver
+  converges; only if all fail does the step apply a bounded damped answer (not converged).
+- **FB only** (the paper's setting, \`solver=fb\`, \`fallback=0\`): the same warm active-set
+  pivot, then FB alone (retried once from zero when it stalls from the guess); when it fails
+  the step applies the damped answer and the solve counts as not converged.
+
+*Fallbacks* count the solves that needed more than one attempt (chain: Lemke failed; FB only:
+FB's restart from zero, or the damped answer).
+
 The paper's claims (000_…): without Ruiz 41 % success (12/29); baseline 43 %; every
 configuration with Ruiz succeeds; full pipeline 100 %. Here, over the configurations run:
 
 EOF
 awk -F'\t' '
-  function add(key, s) { n[key]++; ok[key] += s }
+  function add(key, set, s) { n[key, set]++; ok[key, set] += s; seen[key] = 1 }
   $1 == "paper" {
-    ruiz = index($5, "ruiz") > 0
-    add(ruiz ? "with Ruiz" : "without Ruiz", $6)
-    if ($5 == "none") add("baseline (none)", $6)
-    if ($5 == "qr ruiz tikhonov") add("full pipeline", $6)
-    add("all", $6)
+    ruiz = index($6, "ruiz") > 0
+    add(ruiz ? "with Ruiz" : "without Ruiz", $2, $7)
+    if ($6 == "none") add("baseline (none)", $2, $7)
+    if ($6 == "qr ruiz tikhonov") add("full pipeline", $2, $7)
+    add("all", $2, $7)
   }
+  function cell(key, set) { return n[key, set] ? sprintf("%d / %d | %.0f %%", ok[key, set], n[key, set], 100 * ok[key, set] / n[key, set]) : "– | –" }
   END {
-    print "| group (paper sweep) | successes | rate | paper |"
-    print "|---|---|---|---|"
+    print "| group (paper sweep) | chain: successes | rate | FB only: successes | rate | paper |"
+    print "|---|---|---|---|---|---|"
     split("without Ruiz|baseline (none)|with Ruiz|full pipeline|all", g, "|")
     paper["without Ruiz"] = "41 % (12/29)"; paper["baseline (none)"] = "43 %"; paper["with Ruiz"] = "100 %"; paper["full pipeline"] = "100 %"; paper["all"] = "–"
-    for (i = 1; i <= 5; i++) if (n[g[i]]) printf "| %s | %d / %d | %.0f %% | %s |\n", g[i], ok[g[i]], n[g[i]], 100 * ok[g[i]] / n[g[i]], paper[g[i]]
+    for (i = 1; i <= 5; i++) if (seen[g[i]]) printf "| %s | %s | %s | %s |\n", g[i], cell(g[i], "chain"), cell(g[i], "fb-only"), paper[g[i]]
   }' "$tmp/abl.rows"
 echo
-abl_table() { # SWEEP
-  awk -F'\t' -v sw="$1" '
+abl_table() { # SWEEP SOLVER
+  awk -F'\t' -v sw="$1" -v so="$2" '
     BEGIN { print "| angle | disks | h (ms) | conditioning | success | convergence | max pen. (mm) | completion | wall (s) | fallbacks | failure |"
             print "|---|---|---|---|---|---|---|---|---|---|---|" }
-    $1 == sw { printf "| %s° | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", $2, $3, $4, $5, ($6 ? "yes" : "**no**"),
-                 ($7 == "NaN" ? "–" : sprintf("%.1f %%", 100 * $7)), ($8 == "NaN" ? "–" : sprintf("%.3g", $8)), sprintf("%.0f %%", 100 * $9), sprintf("%.1f", $10), $13, $14 }' "$tmp/abl.rows"
+    $1 == sw && $2 == so { printf "| %s° | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", $3, $4, $5, $6, ($7 ? "yes" : "**no**"),
+                 ($8 == "NaN" ? "–" : sprintf("%.1f %%", 100 * $8)), ($9 == "NaN" ? "–" : sprintf("%.3g", $9)), sprintf("%.0f %%", 100 * $10), sprintf("%.1f", $11), $14, $15 }' "$tmp/abl.rows"
 }
 awk -F'\t' -v list="$subsets" '
   function med(a, n,   i, j, t) { for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
                                   return n ? (n % 2 ? a[(n + 1) / 2] : 0.5 * (a[n / 2] + a[n / 2 + 1])) : "NaN" }
+  function wmed(set, c, h,   k, m, q, t) { k = set SUBSEP c SUBSEP h; m = nw[k]; for (q = 1; q <= m; q++) t[q] = w[k, q]; return med(t, m) }
+  function f2(x) { return x == "NaN" ? "–" : sprintf("%.2f", x) }
+  function frac(a, b) { return b ? sprintf("%d/%d", a, b) : "–" }
   {
-    n[$1, $5]++; ok[$1, $5] += $6; fb[$5] += $13; sol[$5] += $12; allsol += $12; allfb += $13
-    if ($7 != "NaN" && (minc == "" || $7 < minc)) minc = $7
-    if ($1 == "paper") { k = $5 SUBSEP $4; w[k, ++nw[k]] = $10 }
+    g = $1 "/" $2; n[g, $6]++; ok[g, $6] += $7
+    # solves times the convergence rate: the converged solves
+    unconv = $8 == "NaN" ? 0 : $13 - int($8 * $13 + 0.5)
+    if ($2 == "chain") {
+      fb[$6] += $14; sol[$6] += $13; allsol += $13; allfb += $14
+      if ($8 != "NaN" && (minc == "" || $8 < minc)) minc = $8
+      if ($1 == "paper") { cn++; cok += $7 }
+    } else {
+      osol[$6] += $13; ounc[$6] += unconv; oall += $13; oallunc += unconv; on++; ook += $7
+      ruiz = index($6, "ruiz") > 0; rn[ruiz]++; rok[ruiz] += $7
+      if (!$7) nfail[$6]++
+      if ($8 != "NaN" && (ominc == "" || $8 < ominc)) { ominc = $8; ominw = sprintf("%s°, %s disks, h %s ms, `%s`", $3, $4, $5, $6) }
+    }
+    if ($1 == "paper") { k = $2 SUBSEP $6 SUBSEP $5; w[k, ++nw[k]] = $11 }
   }
   END {
     print "Per conditioning subset (wall time: median over the paper sweep'"'"'s 4 configurations at that h):"
     print ""
-    print "| conditioning | paper sweep | beyond | first solver (FB) failed, fallback answered | wall s, h = 0.1 ms | wall s, h = 1 ms |"
-    print "|---|---|---|---|---|---|"
+    print "| conditioning | paper sweep, chain | paper sweep, FB only | beyond, chain | chain: Lemke failed, the chain went on | FB only: solves not converged | wall s, chain, h = 0.1 / 1 ms | wall s, FB only, h = 0.1 / 1 ms |"
+    print "|---|---|---|---|---|---|---|---|"
     k = split(list, sub_, "|")
     for (i = 1; i <= k; i++) {
       c = sub_[i]
-      for (h = 1; h <= 2; h++) { hk = c SUBSEP (h == 1 ? "0.1" : "1"); m = nw[hk]; for (q = 1; q <= m; q++) tmpa[q] = w[hk, q]; wm[h] = med(tmpa, m) }
-      printf "| %s | %s | %s | %d of %d solves | %s | %s |\n", c, (n["paper", c] ? ok["paper", c] "/" n["paper", c] : "–"), (n["beyond", c] ? ok["beyond", c] "/" n["beyond", c] : "–"), fb[c], sol[c], (wm[1] == "NaN" ? "–" : sprintf("%.2f", wm[1])), (wm[2] == "NaN" ? "–" : sprintf("%.2f", wm[2]))
+      printf "| %s | %s | %s | %s | %s | %s | %s / %s | %s / %s |\n", c, frac(ok["paper/chain", c], n["paper/chain", c]), frac(ok["paper/fb-only", c], n["paper/fb-only", c]),
+        frac(ok["beyond/chain", c], n["beyond/chain", c]), (sol[c] ? sprintf("%d of %d solves", fb[c], sol[c]) : "–"), (osol[c] ? sprintf("%d of %d solves", ounc[c], osol[c]) : "–"),
+        f2(wmed("chain", c, "0.1")), f2(wmed("chain", c, "1")), f2(wmed("fb-only", c, "0.1")), f2(wmed("fb-only", c, "1"))
     }
     print ""
-    printf "Over every configuration run, the lowest convergence rate was %s and the first solver needed a fallback in %d of %d solves (%.3f %%). ", (minc == "" ? "–" : sprintf("%.2f %%", 100 * minc)), allfb, allsol, (allsol ? 100 * allfb / allsol : 0)
-    printf "%s", "A solve converges when any solver of the chain FB → Lemke → PGS converges, so the subsets differ mainly in wall time and in how often FB needs that chain; where every subset succeeds, the paper'"'"'s failures without Ruiz are not reproduced by cusp'"'"'s solver chain."
+    printf "**Chain.** Over every configuration run with the chain, the lowest convergence rate was %s, and Lemke (after the warm active-set pivot) needed the rest of the chain in %d of %d solves (%.3f %%). ", (minc == "" ? "–" : sprintf("%.2f %%", 100 * minc)), allfb, allsol, (allsol ? 100 * allfb / allsol : 0)
+    printf "%s", "A solve converges when any solver of the chain converges, so the subsets differ mainly in wall time and in how often Lemke needs the rest of the chain; "
+    if (cn && cok == cn) printf "all %d paper configurations run succeed, so the paper'"'"'s failures without Ruiz are not reproduced with the chain.", cn
+    else if (cn) printf "%d of %d paper configurations run succeed.", cok, cn
     few = ""
     for (i = 1; i <= k; i++) { c = sub_[i]; if (sol[c] && (few == "" || fb[c] < fb[few])) few = c }
     full = "qr ruiz tikhonov"
     if (few != "" && sol[full]) printf " Fewest fallbacks: `%s` (%d); the full pipeline: %d.", few, fb[few], fb[full]
     print ""
     print ""
+    if (on) {
+      printf "**FB only (the paper'"'"'s setting).** %d of %d configurations run succeed", ook, on
+      if (rn[0]) printf "; without Ruiz %d of %d (%.0f %%; paper: 41 %%, 12/29)", rok[0], rn[0], 100 * rok[0] / rn[0]
+      if (rn[1]) printf "; with Ruiz %d of %d (%.0f %%; paper: 100 %%)", rok[1], rn[1], 100 * rok[1] / rn[1]
+      printf ". %d of %d solves did not converge (%.3f %%)", oallunc, oall, (oall ? 100 * oallunc / oall : 0)
+      if (ominc != "") printf "; the lowest convergence rate was %.2f %% (%s)", 100 * ominc, ominw
+      printf ". "
+      fl = ""
+      for (i = 1; i <= k; i++) { c = sub_[i]; if (nfail[c]) fl = fl sprintf("%s`%s` (%d of %d)", (fl == "" ? "" : ", "), c, nfail[c], n["paper/fb-only", c]) }
+      if (fl != "") printf "Subsets with failures: %s.", fl
+      else if (rn[0]) printf "No subset fails: %s, so the paper'"'"'s failures without Ruiz are not reproduced in its setting either (the warm active-set pivot runs in front of FB in both settings).", (oallunc ? sprintf("every run converged on at least %.2f %% of its solves (the criterion asks 95 %%)", 100 * ominc) : "FB alone converges on every solve")
+      else printf "%s", "No configuration run fails."
+      print ""
+      print ""
+    }
   }' "$tmp/abl.rows"
-echo "### The paper's 64 configurations"
+echo "### The paper's 64 configurations (chain)"
 echo
-abl_table paper
+abl_table paper chain
+echo
+echo "### The paper's setting: FB only on the same configurations"
+echo
+abl_table paper fb-only
 echo
 cat <<'EOF'
 ### Beyond the paper: 12 disks per section and h = 2 ms
 
-12 disks per section at h = 1 and 2 ms, and the paper's 3 and 6 disks at h = 2 ms.
+12 disks per section at h = 1 and 2 ms, and the paper's 3 and 6 disks at h = 2 ms (chain).
 
 EOF
-abl_table beyond
+abl_table beyond chain
 echo
-awk -F'\t' '{ n++; if (!$6) { f++; why = why sprintf("- %s %s°, %s disks, h %s ms, `%s`: convergence %s, max penetration %s mm, completion %s (%s)\n", $1, $2, $3, $4, $5, $7, $8, $9, $14) } }
+awk -F'\t' '{ n++; if (!$7) { f++; why = why sprintf("- %s, %s: %s°, %s disks, h %s ms, `%s`: convergence %s, max penetration %s mm, completion %s (%s)\n", $1, ($2 == "fb-only" ? "FB only" : $2), $3, $4, $5, $6, $8, $9, $10, $15) } }
   END { if (f) { printf "Failed configurations (%d of %d):\n\n%s\n", f, n, why } else printf "Every configuration run succeeded (%d of %d).\n\n", n, n }' "$tmp/abl.rows"
 
 # ---------- comparison ----------

@@ -3,7 +3,11 @@
 # writes report.md and five non-blank 800x500 PNGs, its tables have one row
 # per configuration run, every number is in its range, the success flags
 # agree with the paper's criteria applied to the raw columns, and the full
-# conditioning pipeline succeeds on every ablation configuration it ran.
+# conditioning pipeline succeeds on every ablation configuration it ran with
+# cusp's solver chain. The paper's setting (FB alone) has its row, and where
+# FB alone and the chain both converge on every step of the same
+# configuration they must agree on the penetration (two independent solvers
+# of the same LCPs).
 # Physics checks that do not trust the code under test: a conservative soft
 # arm under cusp's linearly implicit Euler (dissipative) must not gain
 # energy; a penalty spring must be compressed to push; the arm has 3
@@ -61,22 +65,49 @@ md_rows() {
 }
 
 # ---------- ablation ----------
+# columns: 1 sweep, 2 solver, 3 angle, 4 disks, 5 h_ms, 6 conditioning, 7 success,
+# 8 convergence, 9 max_pen_mm, 10 completion, 11 wall_s, 12 steps, 13 solves,
+# 14 fallbacks, 15 failure
 A=$OUT/data/ablation.tsv
-check "ablation: 3 paper + 1 beyond configurations" "$A" '
-  { n[$1]++ } END { print ((n["paper"] == 3 && n["beyond"] == 1) ? "ok" : "paper " n["paper"] ", beyond " n["beyond"]) }'
+[ "$(sed -n 2p "$A" | cut -f2)" = solver ] && ok "ablation: solver column" || bad "ablation: no solver column in the header"
+check "ablation: 3 paper chain + 1 paper fb-only + 1 beyond chain configurations" "$A" '
+  { if (!n[$1 "/" $2]++) kinds++ } END { print ((n["paper/chain"] == 3 && n["paper/fb-only"] == 1 && n["beyond/chain"] == 1 && kinds == 3) ? "ok" : "paper/chain " n["paper/chain"] ", paper/fb-only " n["paper/fb-only"] ", beyond/chain " n["beyond/chain"]) }'
+check "ablation: the fb-only row is the full pipeline, 45 deg, 3 disks, h = 1 ms" "$A" '
+  $2 == "fb-only" { f = $1 == "paper" && $3 == 45 && $4 == 3 && $5 == 1 && $6 == "qr ruiz tikhonov" } END { print (f ? "ok" : "not found") }'
 check "ablation: completion in [0,1], convergence in [0,1], penetration >= 0, wall > 0" "$A" '
-  !($9 >= 0 && $9 <= 1 && ($7 == "NaN" || ($7 >= 0 && $7 <= 1)) && $8 >= 0 && $10 > 0) { bad = bad " " NR }
+  !($10 >= 0 && $10 <= 1 && ($8 == "NaN" || ($8 >= 0 && $8 <= 1)) && $9 >= 0 && $11 > 0) { bad = bad " " NR }
   END { print (bad == "" ? "ok" : "bad rows" bad) }'
+J=$OUT/data/ablation.json
+T=$(sed -n 's/^{"command": "ablation", "fast": true, "target_s": \([0-9.]*\),.*/\1/p' "$J")
+check "ablation: 0 <= fallbacks <= solves <= steps <= T/h, steps reach completion * T/h (T = ${T:-?} s)" "$A" '
+  { nst = 1000 * '"${T:-0}"' / $5   # h in ms
+    if (!($14 >= 0 && $14 <= $13 && $13 <= $12 && $12 <= nst + 1 && $12 >= $10 * nst - 1)) bad = bad " " $1 "/" $2 "/" $6 }
+  END { print (bad == "" ? "ok" : "bad rows:" bad) }'
 check "ablation: success flag = paper criteria on the raw columns" "$A" '
-  { s = ($7 == "NaN" || $7 >= 0.95) && $8 < 10 && $9 >= 0.8; if (s != $6) bad = bad " " $2 "/" $3 "/" $4 "/" $5 }
+  { s = ($8 == "NaN" || $8 >= 0.95) && $9 < 10 && $10 >= 0.8; if (s != $7) bad = bad " " $2 "/" $3 "/" $4 "/" $5 "/" $6 }
   END { print (bad == "" ? "ok" : "disagree:" bad) }'
-check "ablation: full pipeline succeeds on every configuration run" "$A" '
-  $5 == "qr ruiz tikhonov" { n++; if ($6 != 1) bad = bad " " $1 "/" $2 "/" $3 "/" $4 ": " $14 }
+check "ablation: full pipeline with the chain succeeds on every configuration run" "$A" '
+  $2 == "chain" && $6 == "qr ruiz tikhonov" { n++; if ($7 != 1) bad = bad " " $1 "/" $3 "/" $4 "/" $5 ": " $15 }
   END { print (n > 0 && bad == "" ? "ok" : n == 0 ? "no full-pipeline row" : "failed:" bad) }'
-check "ablation: the contact really happened (LCP solves in every run)" "$A" '
-  !($12 > 0) { bad = bad " " NR } END { print (bad == "" ? "ok" : "no solve in rows" bad) }'
-n=$(md_rows "### The paper") && [ "$n" = 3 ] && ok "report.md: paper table has 3 rows" || bad "report.md: paper table has $n rows"
+check "ablation: the contact really happened (LCP solves in every run, fb-only too)" "$A" '
+  !($13 > 0) { bad = bad " " NR } END { print (bad == "" ? "ok" : "no solve in rows" bad) }'
+check "ablation: fb-only and chain agree on max penetration (10 %) where both always converge" "$A" '
+  { k = $1 "/" $3 "/" $4 "/" $5 "/" $6; if ($2 == "fb-only") { fp[k] = $9; fc[k] = $8 } else { cp[k] = $9; cc[k] = $8 } }
+  END { for (k in fp) if (k in cp) { n++; if (fc[k] == 1 && cc[k] == 1 && !(fp[k] <= 1.1 * cp[k] && cp[k] <= 1.1 * fp[k])) bad = bad " " k ": " fp[k] " vs " cp[k] }
+        print (n == 0 ? "no fb-only row with a chain twin" : bad == "" ? "ok" : "differ:" bad) }'
+grep -q '"solver": "fb-only"' "$J" && grep -q '"solver": "chain"' "$J" && ok "ablation.json: solver in the runs" || bad "ablation.json: no solver field"
+grep -q '"full_pipeline_runs": 3, "fb_only_success": [01], "fb_only_runs": 1}$' "$J" &&
+  ok "ablation.json: full_pipeline_runs counts the chain only (3), fb_only_runs 1" || bad "ablation.json: totals: $(grep -o '"full_pipeline_success.*' "$J")"
+n=$(md_rows "### The paper's 64") && [ "$n" = 3 ] && ok "report.md: paper table (chain) has 3 rows" || bad "report.md: paper table has $n rows"
+n=$(md_rows "### The paper's setting") && [ "$n" = 1 ] && ok "report.md: paper's-setting table has 1 row" || bad "report.md: paper's-setting table has $n rows"
 n=$(md_rows "### Beyond") && [ "$n" = 1 ] && ok "report.md: beyond table has 1 row" || bad "report.md: beyond table has $n rows"
+# the FB-only summary states the counts of the table
+want=$(rows "$A" | awk -F'\t' '$2 == "fb-only" { n++; s += $7 } END { printf "%d of %d configurations run succeed", s, n }')
+grep -q "^\*\*FB only (the paper's setting).\*\* $want" "$OUT/report.md" && ok "report.md: FB-only summary says '$want'" ||
+  bad "report.md: no FB-only summary saying '$want'"
+grep -q -e "FB → Lemke → PGS" -e "first solver (FB)" "$OUT/report.md" && bad "report.md: still describes the old chain (FB first)" ||
+  ok "report.md: no description of the old FB-first chain"
+grep -q "Lemke → FB → PGS" "$OUT/report.md" && ok "report.md: describes the chain Lemke → FB → PGS" || bad "report.md: no Lemke → FB → PGS"
 
 # ---------- compare ----------
 C=$OUT/data/compare.tsv
