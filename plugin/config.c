@@ -545,7 +545,7 @@ int cusp_config_set(cusp_instance_config *c, const char *key, const char *value,
                                                              : -1;
     if (v < 0 || count_tokens(p))
       return fail(c, key, error, error_size, "\"%s\" is not one of: 0 1 (or false true)", value);
-    *(key[0] == 's' ? &c->self_contact : &c->fallback) = v;
+    *(!strcmp(key, "fallback") ? &c->fallback : &c->self_contact) = v;
     return 0;
   }
   if (!strcmp(key, "initial")) {
