@@ -1128,20 +1128,7 @@ int cusp_set(mjData *d, int instance, const char *key, const char *value, char *
               value, tmp->contact == CUSP_CONTACT_NATIVE ? "to" : "from", value, s->cfg.name, value);
     rc = -1;
   }
-  if (!rc) {
-    s->cfg.contact = tmp->contact;
-    s->cfg.solver = tmp->solver;
-    s->cfg.fallback = tmp->fallback;
-    s->cfg.conditioning = tmp->conditioning;
-    s->cfg.eps_rank = tmp->eps_rank;
-    s->cfg.ruiz_iterations = tmp->ruiz_iterations;
-    s->cfg.tikhonov = tmp->tikhonov;
-    s->cfg.stabilization = tmp->stabilization;
-    s->cfg.friction = tmp->friction;
-    s->cfg.pyramid = tmp->pyramid;
-    s->cfg.penalty_stiffness = tmp->penalty_stiffness;
-    s->cfg.penalty_damping = tmp->penalty_damping;
-  }
+  if (!rc) s->cfg = *tmp; /* a live key sets its own field only: the copy differs in nothing else */
   free(tmp);
   return rc;
 }
