@@ -115,18 +115,7 @@ expect_exit 2 "$TMP/box.xml" --seconds 0.1 --dump-lcp "$TMP/box.xml"     # a fil
 grep -q "box.xml" "$TMP/err" && ok "--dump-lcp onto a file names it" || bad "--dump-lcp message: $(cat "$TMP/err")"
 
 # --- an unstable scene fails with exit 1 and completed=false -----------------
-cat >"$TMP/unstable.xml" <<'EOF'
-<mujoco>
-  <option timestep="0.5"/>
-  <worldbody>
-    <body pos="0 0 1">
-      <joint type="slide" axis="0 0 1" stiffness="1e12"/>
-      <geom type="sphere" size="0.1" mass="0.001"/>
-    </body>
-  </worldbody>
-</mujoco>
-EOF
-expect_exit 1 "$TMP/unstable.xml" --seconds 10 --json
+expect_exit 1 "$SRC/tests/data/scenes/unstable_rigid.xml" --seconds 10 --json
 if tail -n 1 "$TMP/out" | grep -q '"completed": false'; then ok "unstable: completed false"
 else bad "unstable: no \"completed\": false in '$(tail -n 1 "$TMP/out")'"; fi
 

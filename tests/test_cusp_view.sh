@@ -279,18 +279,7 @@ else
 fi
 
 # --- an unstable scene: exit 1, completed false --------------------------------
-cat >"$TMP/unstable.xml" <<'EOF'
-<mujoco>
-  <option timestep="0.5"/>
-  <worldbody>
-    <body pos="0 0 1">
-      <joint type="slide" axis="0 0 1" stiffness="1e12"/>
-      <geom type="sphere" size="0.1" mass="0.001"/>
-    </body>
-  </worldbody>
-</mujoco>
-EOF
-if run 1 "$TMP/unstable.xml" --headless --seconds 10 --png "$TMP/u.png" --json; then
+if run 1 "$SRC/tests/data/scenes/unstable_rigid.xml" --headless --seconds 10 --png "$TMP/u.png" --json; then
   tail -n 1 "$TMP/out" | grep -q '"completed": false' && ok "unstable: completed false" ||
     bad "unstable: $(tail -n 1 "$TMP/out")"
 fi
