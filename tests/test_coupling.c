@@ -483,6 +483,11 @@ static void test_soft_soft(void) {
   finish(m, d);
 }
 
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
 /* Undamped, weightless, touching nothing: returns the energy lost over T at
  * step h and checks the stage timings of every step on the way. */
 static double energy_loss(double h, double T, double *e_max, double *kin_max, int *timing_ok) {
@@ -498,22 +503,37 @@ static double energy_loss(double h, double T, double *e_max, double *kin_max, in
   *e_max = e0;
   *kin_max = 0;
   *timing_ok = 1;
+  enum { MAX_STEPS = 1024 };
+  double covered[MAX_STEPS];
+  int steps = 0;
   while (d->time < T - 0.5 * h) {
     mj_step(m, d);
     cusp_energy(d, 0, &kin, &grav, &el);
     *e_max = fmax(*e_max, kin + grav + el);
     *kin_max = fmax(*kin_max, kin);
     const cusp_step_report *r = cusp_report(d);
-    /* disjoint intervals of one clock; the slack is the rounding of its
+    /* disjoint intervals of one clock, so their sum never exceeds the total
+     * whatever the machine does; the slack is the rounding of its
      * microsecond readings (about 1e10, so ulps of 1e-6) */
     double parts = r->dynamics_us + r->collision_us + r->assembly_us + r->conditioning_us + r->solve_us;
     if (!(r->dynamics_us > 0 && r->collision_us >= 0 && r->assembly_us >= 0 && r->conditioning_us >= 0 &&
-          r->solve_us >= 0 && parts <= r->total_us + 1e-3 && parts >= 0.5 * r->total_us)) {
+          r->solve_us >= 0 && parts <= r->total_us + 1e-3)) {
       if (*timing_ok)
         printf("timings: dynamics %g collision %g assembly %g conditioning %g solve %g total %g us\n",
                r->dynamics_us, r->collision_us, r->assembly_us, r->conditioning_us, r->solve_us, r->total_us);
       *timing_ok = 0;
     }
+    if (steps < MAX_STEPS && r->total_us > 0) covered[steps++] = parts / r->total_us;
+  }
+  /* That the stages cover the step is judged on the median step: a single
+   * step preempted between two stages (seen on CI: 34 of 72 us) must not
+   * fail it, while a stage left out of the report lowers every step (here the
+   * median is 0.996). */
+  qsort(covered, steps, sizeof covered[0], cmp_double);
+  double median = steps ? covered[steps / 2] : 0;
+  if (!(median >= 0.9)) {
+    printf("timings: the stages cover a median %.3f of the step's total over %d steps\n", median, steps);
+    *timing_ok = 0;
   }
   cusp_energy(d, 0, &kin, &grav, &el);
   finish(m, d);
