@@ -601,15 +601,25 @@ typedef struct {
   double nu[6], zeta[6];
 } step_out;
 
+/* S == NULL asks only for grel, X and nu (a pose and twist query): nu is then
+ * T(Om) Om-dot in one tangent product instead of ncol, and zeta is skipped. */
 static void step_frame(const sb_segment *sg, int element, double s0, double s1, const sb_pose *G,
                        int ncol, const double *q, const double *v, double *S, step_out *o) {
   double Om[6], Omq[6 * 12], Omqq[6];
-  step_eval(sg, element, s0, s1, q, v, Om, Omq, v ? Omqq : NULL);
+  step_eval(sg, element, s0, s1, q, v, Om, Omq, v && S ? Omqq : NULL);
   sb_pose E = sb_se3_exp(Om);
   o->grel = sb_pose_mul(G, &E);
   sb_Ad_inv(&o->grel, o->X);
   sb_tangent T;
   sb_tangent_init(&T, Om);
+  if (!S) {
+    double Omd[6] = {0};
+    for (int i = 0; i < 6 && v; i++)
+      for (int j = 0; j < ncol; j++) Omd[i] += Omq[i * ncol + j] * v[j];
+    sb_tangent_apply(&T, Omd, o->nu);
+    memset(o->zeta, 0, sizeof o->zeta);
+    return;
+  }
   for (int j = 0; j < ncol; j++) {
     double col[6], tc[6];
     for (int i = 0; i < 6; i++) col[i] = Omq[i * ncol + j];
@@ -796,7 +806,7 @@ int sb_point_kinematics(const sb_model *m, sb_work *w, int seg, double s, sb_pos
   double S[6 * 12];
   step_out o;
   const double *vv = w->vel_valid ? w->v + nd->col0 : NULL;
-  step_frame(sg, nd->element, nd->s0, s, &nd->G, nd->ncol, w->q + nd->col0, vv, S, &o);
+  step_frame(sg, nd->element, nd->s0, s, &nd->G, nd->ncol, w->q + nd->col0, vv, J || dJv ? S : NULL, &o);
   if (g) *g = sb_pose_mul(gp, &o.grel);
   if (J) {
     if (k)

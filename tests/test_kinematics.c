@@ -43,6 +43,13 @@ static void check_point(const sb_model *m, sb_work *w, const double *q, const do
   for (int i = 0; i < 6; i++)
     for (int j = 0; j < n; j++) Jv[i] += J[i * n + j] * v[j];
   EXPECT(tu_relerr(eta, Jv, 6, 1e-3) < 1e-12, "%s: twist = J v at seg %d s %g", what, seg, s);
+  /* a query for the twist alone takes a shorter path (one tangent product) */
+  double eta_only[6];
+  sb_pose g_only;
+  sb_kinematics(m, w, q, v);
+  EXPECT(sb_point_kinematics(m, w, seg, s, &g_only, NULL, eta_only, NULL) == 0, "twist-only query %d %g", seg, s);
+  EXPECT(tu_relerr(eta_only, Jv, 6, 1e-3) < 1e-12 && !memcmp(&g_only, &g, sizeof g),
+         "%s: twist-only query differs from the full one at seg %d s %g", what, seg, s);
   double h = 1e-6;
   for (int j = 0; j < n; j++) qq[j] = q[j] + h * v[j];
   sb_kinematics(m, w, qq, NULL);
