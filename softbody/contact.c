@@ -735,9 +735,13 @@ int sb_contact_solve(sb_contact_problem *p, double h, const sb_contact_options *
   for (int i = 0; i < m; i++) vtol = fmax(vtol, fabs(p->u[3 * i + 2] + p->stabv[i]));
   vtol = 1e-9 * fmax(vtol, 1e-3);
   int passes = 1 + (opt->rank_selection && opt->rank_refine > 0 ? opt->rank_refine : 0);
+  double lcp_us = 0; /* every pass's solves: a pass's info replaces the last's */
   for (int pass = 0; pass < passes; pass++) {
     info->rank_passes = pass + 1;
+    info->lcp.time_us = 0;
     if (select_and_solve(p, opt, info, error, error_size)) return -1;
+    lcp_us += info->lcp.time_us;
+    info->lcp.time_us = lcp_us;
     /* final relative velocities u = u_free + W lambda (contact frame) */
     memcpy(p->uf, p->u, m3 * sizeof(double));
     cblas_dgemv(CblasColMajor, CblasNoTrans, m3, m3, 1.0, p->W, m3, p->lambda, 1, 1.0, p->uf, 1);

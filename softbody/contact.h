@@ -69,7 +69,8 @@ typedef struct {
 } sb_contact_options;
 
 typedef struct {
-  sb_lcp_info lcp;         /* of the conditioned solve */
+  sb_lcp_info lcp;         /* of the last stage-1 pass's conditioned solve, except time_us:
+                              every solve of every pass */
   int ncontact, nkept;     /* contacts given, kept by stage 1 */
   int nvar;                /* LCP size after stage 1 */
   double residual;         /* ||min(z, w)||inf in physical units, unregularized, unscaled */
