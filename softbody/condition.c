@@ -16,24 +16,42 @@ int sb_rank_select_work_size(int N, int m) {
   return m + N * m + 3 * N + 2 * m + (2 * m + 1) * nb + 8;
 }
 
-/* QR of the `ncol` columns `cols` (leading dimension N) from row r0 on:
- * column-pivoted (pivoted != 0) or in the given order; marks as kept the
- * columns whose |R_kk| exceeds tol. Returns the number kept or -1. */
+/* Marks as kept, among the `ncol` columns `cols` (leading dimension N), seen
+ * from row r0 on, those whose |R_kk| exceeds tol; returns the number kept or
+ * -1. pivoted: the column-pivoted QR (|R_kk| decreasing, so it stops at the
+ * first small one). Otherwise greedy in the given order: a column is kept
+ * when its part outside the span of the kept ones exceeds tol, and a dropped
+ * column adds no reflector. (A plain QR in order would build a reflector from
+ * a dependent column's round-off and rotate part of the next columns out of
+ * sight: two contacts, then a third on their line, then an independent
+ * fourth that it dropped.) The kept columns' reflectors end in the first
+ * `kept` columns, tau in tau. */
 static int qr_keep(int N, int r0, int ncol, double *cols, const int *colid, double tol, int pivoted,
                    int *keep, double *tau, int *jpvt, double *work, int lwork) {
   int rows = N - r0;
   if (ncol == 0 || rows <= 0) return 0;
-  for (int j = 0; j < ncol; j++) jpvt[j] = pivoted ? 0 : 1; /* nonzero: fixed, factored in order */
-  if (LAPACKE_dgeqp3_work(LAPACK_COL_MAJOR, rows, ncol, cols + r0, N, jpvt, tau, work, lwork))
-    return -1;
-  int kept = 0, kmax = rows < ncol ? rows : ncol;
-  for (int k = 0; k < kmax; k++)
-    if (fabs(cols[r0 + (size_t)k * N + k]) > tol) {
+  if (pivoted) {
+    for (int j = 0; j < ncol; j++) jpvt[j] = 0;
+    if (LAPACKE_dgeqp3_work(LAPACK_COL_MAJOR, rows, ncol, cols + r0, N, jpvt, tau, work, lwork)) return -1;
+    int kept = 0, kmax = rows < ncol ? rows : ncol;
+    for (int k = 0; k < kmax && fabs(cols[r0 + (size_t)k * N + k]) > tol; k++) {
       keep[colid[jpvt[k] - 1]] = 1;
       kept++;
-    } else if (pivoted) {
-      break; /* pivoted: |R_kk| decreasing */
     }
+    return kept;
+  }
+  int kept = 0;
+  for (int j = 0; j < ncol && kept < rows; j++) {
+    double *c = cols + (size_t)j * N + r0;
+    if (kept > 0 &&
+        LAPACKE_dormqr_work(LAPACK_COL_MAJOR, 'L', 'T', rows, 1, kept, cols + r0, N, tau, c, rows, work, lwork))
+      return -1;
+    if (!(cblas_dnrm2(rows - kept, c + kept, 1) > tol)) continue;
+    LAPACKE_dlarfg_work(rows - kept, c + kept, c + kept + 1, 1, tau + kept);
+    if (j != kept) memcpy(cols + (size_t)kept * N + r0, c, (size_t)rows * sizeof(double));
+    keep[colid[j]] = 1;
+    kept++;
+  }
   return kept;
 }
 
@@ -72,14 +90,12 @@ int sb_rank_select(int N, int m, double *St, const int *priority, const double *
   double *rest = St + (size_t)na * N;
   if (na > 0) {
     /* Remove from the second group what the first spans: apply Q^T of the
-     * first factorization and look only below the rows it kept. Without
-     * pivoting a dropped column may sit between kept ones, so take all
-     * na reflectors and start below row min(na, N). */
-    int kref = na < N ? na : N;
-    if (LAPACKE_dormqr_work(LAPACK_COL_MAJOR, 'L', 'T', N, nrest, kref, St, N, tau, rest, N, qwork, qlwork))
+     * first group's kept reflectors (the first kept1 columns, either way)
+     * and look only below the rows they fill. */
+    if (kept1 > 0 &&
+        LAPACKE_dormqr_work(LAPACK_COL_MAJOR, 'L', 'T', N, nrest, kept1, St, N, tau, rest, N, qwork, qlwork))
       return -1;
-    int r0 = order ? kref : kept1;
-    int kept2 = qr_keep(N, r0, nrest, rest, colid + na, tol, 1, keep, tau, jpvt, qwork, qlwork);
+    int kept2 = qr_keep(N, kept1, nrest, rest, colid + na, tol, 1, keep, tau + kept1, jpvt, qwork, qlwork);
     return kept2 < 0 ? -1 : kept1 + kept2;
   }
   int kept2 = qr_keep(N, 0, nrest, rest, colid, tol, 1, keep, tau, jpvt, qwork, qlwork);

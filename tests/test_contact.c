@@ -551,7 +551,42 @@ static void test_push_box_lcps(void) {
   }
 }
 
+/* Stage 1 in a given order keeps a column when it is independent of the kept
+ * ones: a dependent column in between must not hide the next independent one
+ * (a plain QR in order built a reflector from its round-off and, with one
+ * row left, never looked at the column after it). */
+static void test_rank_select_order(void) {
+  enum { N = 3, M = 5 };
+  const double c0[N] = {0.9, -0.2, 0.4}, c1[N] = {0.1, 0.8, -0.3}, c3[N] = {-0.5, 0.35, 0.7};
+  double St[N * M];
+  for (int i = 0; i < N; i++) {
+    St[0 * N + i] = c0[i];
+    St[1 * N + i] = c1[i];
+    St[2 * N + i] = 0.3 * c0[i] + 0.7 * c1[i]; /* in the span of the first two */
+    St[3 * N + i] = c3[i];
+    St[4 * N + i] = c3[i] + c0[i]; /* in the span of the kept ones */
+  }
+  const double order[M] = {5, 4, 3, 2, 1};
+  const int all[M] = {1, 1, 1, 1, 1}, first3[M] = {1, 1, 1, 0, 0};
+  int lwork = sb_rank_select_work_size(N, M), keep[M], iwork[2 * M];
+  double *work = malloc(sizeof(double) * lwork), A[N * M];
+  memcpy(A, St, sizeof A);
+  int kept = sb_rank_select(N, M, A, all, order, 1e-9, keep, work, lwork, iwork);
+  EXPECT(kept == 3 && keep[0] && keep[1] && !keep[2] && keep[3] && !keep[4],
+         "ordered selection kept %d: %d %d %d %d %d, expected 1 1 0 1 0", kept, keep[0], keep[1], keep[2], keep[3],
+         keep[4]);
+  /* the same first group, the rest pivoted in its complement: c3 and c4
+   * have the same part outside span(c0, c1), either may be kept */
+  memcpy(A, St, sizeof A);
+  kept = sb_rank_select(N, M, A, first3, order, 1e-9, keep, work, lwork, iwork);
+  EXPECT(kept == 3 && keep[0] && keep[1] && !keep[2] && keep[3] + keep[4] == 1,
+         "ordered first group then pivoted rest kept %d: %d %d %d %d %d", kept, keep[0], keep[1], keep[2], keep[3],
+         keep[4]);
+  free(work);
+}
+
 int main(void) {
+  test_rank_select_order();
   test_push_box_lcps();
   test_infeasible();
   test_block_resting();
