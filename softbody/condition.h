@@ -18,7 +18,8 @@
  * never dropped for one that need not. Without `order` the first group is
  * column-pivoted (the paper's RRQR); with it, the first group is taken in
  * decreasing order[k] (e.g. load carried) and a column is kept when its part
- * independent of the columns before it exceeds the tolerance. Tolerance:
+ * outside the span of the kept columns before it exceeds the tolerance (a
+ * dropped column does not count). Tolerance:
  * eps times the largest column norm (= |R_11| of a pivoted QR). keep[k] is set
  * to 1 or 0. work: sb_rank_select_work_size(N, m) doubles; iwork: 2m ints.
  * Returns the number kept, or -1 on a LAPACK failure. */
