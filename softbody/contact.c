@@ -569,6 +569,13 @@ static void solve_assembled(sb_contact_problem *p, int n, int nk, int bs, const 
     damped_fallback(p, n, nk, bs, opt, info);
 }
 
+/* Where the last step's answer holds the contact with this id, or -1. */
+static int previous_index(const sb_contact_problem *p, long id) {
+  for (int k = 0; k < p->nprev && id >= 0; k++)
+    if (p->prev_id[k] == id) return k;
+  return -1;
+}
+
 /* Stage 1 with the current priorities, then assembly of eq. (11)-(13) over
  * the kept contacts, stages 2 and 3, and the solve; fills lambda and p. */
 static int select_and_solve(sb_contact_problem *p, const sb_contact_options *opt,
@@ -645,10 +652,7 @@ static int select_and_solve(sb_contact_problem *p, const sb_contact_options *opt
 #undef W_
     /* warm start by contact identity (physical units, in z until the solve) */
     for (int a = 0; a < nk; a++) {
-      int ia = p->kept[a], found = -1;
-      if (opt->warm_start && p->c[ia].id >= 0 && p->prev_r == r)
-        for (int k = 0; k < p->nprev && found < 0; k++)
-          if (p->prev_id[k] == p->c[ia].id) found = k;
+      int ia = p->kept[a], found = opt->warm_start && p->prev_r == r ? previous_index(p, p->c[ia].id) : -1;
       for (int k = 0; k < bs; k++) p->z[a * bs + k] = found >= 0 ? p->prev_z[(size_t)found * bs + k] : 0;
     }
     solve_assembled(p, n, nk, bs, opt->warm_start ? p->z : NULL, opt, info);
@@ -744,12 +748,8 @@ int sb_contact_solve(sb_contact_problem *p, double h, const sb_contact_options *
     int bs = r + 2;
     double lmax = 0, vmax = 0;
     for (int i = 0; i < m; i++) {
-      double ln = 0;
-      for (int k = 0; k < p->nprev && p->c[i].id >= 0; k++)
-        if (p->prev_id[k] == p->c[i].id) {
-          ln = p->prev_z[(size_t)k * bs];
-          break;
-        }
+      int k = previous_index(p, p->c[i].id);
+      double ln = k >= 0 ? p->prev_z[(size_t)k * bs] : 0;
       p->order[i] = ln > 0 ? -ln : 0; /* loaded: negative until normalized below */
       lmax = fmax(lmax, ln);
       vmax = fmax(vmax, -(p->u[3 * i + 2] + p->stabv[i]));
