@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cusp.h"
 #include "plugin_testutil.h"
@@ -483,6 +484,18 @@ static void test_soft_soft(void) {
   finish(m, d);
 }
 
+/* The cost of one read of the clock the step reports with (CLOCK_MONOTONIC):
+ * a step's stages leave a few reads untimed between them, and on a virtual
+ * machine without a fast clock a read takes microseconds. */
+static double clock_read_us(void) {
+  enum { READS = 1000 };
+  struct timespec a, b, t;
+  clock_gettime(CLOCK_MONOTONIC, &a);
+  for (int i = 0; i < READS; i++) clock_gettime(CLOCK_MONOTONIC, &t);
+  clock_gettime(CLOCK_MONOTONIC, &b);
+  return ((b.tv_sec - a.tv_sec) * 1e6 + (b.tv_nsec - a.tv_nsec) * 1e-3) / READS;
+}
+
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
@@ -504,7 +517,7 @@ static double energy_loss(double h, double T, double *e_max, double *kin_max, in
   *kin_max = 0;
   *timing_ok = 1;
   enum { MAX_STEPS = 1024 };
-  double covered[MAX_STEPS];
+  double covered[MAX_STEPS], gaps_us = 8 * clock_read_us();
   int steps = 0;
   while (d->time < T - 0.5 * h) {
     mj_step(m, d);
@@ -523,12 +536,12 @@ static double energy_loss(double h, double T, double *e_max, double *kin_max, in
                r->dynamics_us, r->collision_us, r->assembly_us, r->conditioning_us, r->solve_us, r->total_us);
       *timing_ok = 0;
     }
-    if (steps < MAX_STEPS && r->total_us > 0) covered[steps++] = parts / r->total_us;
+    if (steps < MAX_STEPS && r->total_us > 0) covered[steps++] = (parts + gaps_us) / r->total_us;
   }
   /* That the stages cover the step is judged on the median step: a single
    * step preempted between two stages (seen on CI: 34 of 72 us) must not
    * fail it, while a stage left out of the report lowers every step (here the
-   * median is 0.996). */
+   * median is 0.996, with the untimed clock reads counted as covered). */
   qsort(covered, steps, sizeof covered[0], cmp_double);
   double median = steps ? covered[steps / 2] : 0;
   if (!(median >= 0.9)) {

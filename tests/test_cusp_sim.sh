@@ -91,7 +91,9 @@ expect_exit 2 "$TMP/box.xml" --log "$TMP/no/such/dir/log.csv"
 # --- rigid scene: the box falls 5 cm and comes to rest on the plane ----------
 expect_exit 0 "$TMP/box.xml" --seconds 0.5 --json --log "$TMP/box.csv"
 if msg=$(json_last_line 2>&1); then ok "JSON last line"; else bad "JSON last line: ${msg##*$'\n'}"; fi
-[ -s "$TMP/err" ] && bad "stderr not empty for a short run: $(cat "$TMP/err")"
+# a run descheduled for 2 s prints a progress line; anything else is wrong
+grep -v '^cusp-sim: t = ' "$TMP/err" >"$TMP/err.other"
+[ -s "$TMP/err.other" ] && bad "stderr not empty for a short run: $(cat "$TMP/err.other")"
 if [ $have_python -eq 1 ]; then
   z=$(tail -n 1 "$TMP/out" | python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); print(d["bodies"]["box"]["pos"][2] if d["completed"] else "nan")' 2>/dev/null)
 else

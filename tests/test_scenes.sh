@@ -149,12 +149,13 @@ fi
 
 # Push box: the box (from x = 0.24) is pushed >= 8 cm along +x, and no more
 # than the arm can push it (3 sections x 7.5 cm of stroke, less the 3.5 cm gap
-# to the tip: 19 cm), drifting < 3 cm sideways, turned < 10 degrees about z
+# to the tip: 19 cm), drifting < 4 cm sideways (the push is off the box's
+# centre line: 18-25 mm at 2 s across OpenBLAS kernels), turned < 10 degrees about z
 # (quaternion w >= cos 5 degrees), on the table.
 if have demo_push_box; then
   p=$(body_pos "${J2[demo_push_box]}" box) q=$(body_quat "${J2[demo_push_box]}" box)
-  check "demo_push_box: box pushed 8..19 cm along +x, < 3 cm sideways, upright, still on the table" \
-    'x - 0.24 >= 0.08 && x - 0.24 <= 0.19 && y < 0.03 && y > -0.03 && (w >= 0.996 || w <= -0.996) && z > 0.445 && z < 0.455' \
+  check "demo_push_box: box pushed 8..19 cm along +x, < 4 cm sideways, upright, still on the table" \
+    'x - 0.24 >= 0.08 && x - 0.24 <= 0.19 && y < 0.04 && y > -0.04 && (w >= 0.996 || w <= -0.996) && z > 0.445 && z < 0.455' \
     "x=$(comp "$p" 1)" "y=$(comp "$p" 2)" "z=$(comp "$p" 3)" "w=$(comp "$q" 1)"
 fi
 
