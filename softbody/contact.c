@@ -569,6 +569,15 @@ static void solve_assembled(sb_contact_problem *p, int n, int nk, int bs, const 
     damped_fallback(p, n, nk, bs, opt, info);
 }
 
+/* Normal velocity plus gap term of contact i before any impulse: < 0 closes
+ * within the step. */
+static double closing_speed(const sb_contact_problem *p, int i) { return p->u[3 * i + 2] + p->stabv[i]; }
+
+/* Stage 1's force-blind priority: the contacts that close within the step. */
+static void closing_first(sb_contact_problem *p) {
+  for (int i = 0; i < p->nc; i++) p->prio[i] = closing_speed(p, i) < 0;
+}
+
 /* Where the last step's answer holds the contact with this id, or -1. */
 static int previous_index(const sb_contact_problem *p, long id) {
   for (int k = 0; k < p->nprev && id >= 0; k++)
@@ -733,10 +742,10 @@ int sb_contact_solve(sb_contact_problem *p, double h, const sb_contact_options *
   cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, m3, m3, N, 1.0, p->Jt, ld, p->Y, ld, 0.0, p->W, m3);
   info->assembly_us = sb_lcp_now_us() - t0;
 
-  for (int i = 0; i < m; i++) p->prio[i] = p->u[3 * i + 2] + p->stabv[i] < 0; /* closes within the step */
+  closing_first(p);
   p->order_active = 0;
   double vtol = 0;
-  for (int i = 0; i < m; i++) vtol = fmax(vtol, fabs(p->u[3 * i + 2] + p->stabv[i]));
+  for (int i = 0; i < m; i++) vtol = fmax(vtol, fabs(closing_speed(p, i)));
   vtol = 1e-9 * fmax(vtol, 1e-3);
   /* The pivoted QR is blind to forces: on a box pushed along a table it kept
    * contacts that then separated and dropped ones that penetrated, and a
@@ -749,20 +758,17 @@ int sb_contact_solve(sb_contact_problem *p, double h, const sb_contact_options *
     double lmax = 0, vmax = 0;
     for (int i = 0; i < m; i++) {
       int k = previous_index(p, p->c[i].id);
-      double ln = k >= 0 ? p->prev_z[(size_t)k * bs] : 0;
-      p->order[i] = ln > 0 ? -ln : 0; /* loaded: negative until normalized below */
-      lmax = fmax(lmax, ln);
-      vmax = fmax(vmax, -(p->u[3 * i + 2] + p->stabv[i]));
+      p->order[i] = k >= 0 ? fmax(p->prev_z[(size_t)k * bs], 0) : 0; /* last step's load */
+      lmax = fmax(lmax, p->order[i]);
+      vmax = fmax(vmax, -closing_speed(p, i));
     }
     if (lmax > 0) {
       for (int i = 0; i < m; i++) {
-        double vn = p->u[3 * i + 2] + p->stabv[i];
-        if (p->order[i] < 0) {
-          p->order[i] = 2 - p->order[i] / lmax; /* in (2, 3] */
-          p->prio[i] = 1;
-        } else {
-          p->order[i] = vn < 0 ? -vn / vmax : 0; /* in (0, 1] */
-        }
+        double vn = closing_speed(p, i);
+        p->prio[i] |= p->order[i] > 0;
+        p->order[i] = p->order[i] > 0 ? 2 + p->order[i] / lmax /* in (2, 3] */
+                      : vn < 0        ? -vn / vmax             /* in (0, 1] */
+                                      : 0;
       }
       p->order_active = warm_order = 1;
     }
@@ -787,7 +793,7 @@ int sb_contact_solve(sb_contact_problem *p, double h, const sb_contact_options *
       if (!p->keep[i] && p->uf[3 * i + 2] + p->stabv[i] < -vtol) violated = 1;
     if (!violated) break;
     if (warm_order && pass == 0) { /* stale loads (contacts came and went): select as without them */
-      for (int i = 0; i < m; i++) p->prio[i] = p->u[3 * i + 2] + p->stabv[i] < 0;
+      closing_first(p);
       p->order_active = 0;
       continue;
     }
