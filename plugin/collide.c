@@ -1,9 +1,6 @@
 #include "collide.h"
 
-#include <math.h>
-
-int cusp_collide_pair(const mjModel *m, const mjData *d, int a, int b, double margin,
-                      mjContact *out, int max) {
+int cusp_collide_pair(const mjModel *m, mjData *d, int a, int b, double margin, mjPreContact *out, int max) {
   int ta = m->geom_type[a], tb = m->geom_type[b];
   /* planes have rbound 0 and are infinite: no sphere test for them */
   if (ta != mjGEOM_PLANE && tb != mjGEOM_PLANE) {
@@ -17,15 +14,16 @@ int cusp_collide_pair(const mjModel *m, const mjData *d, int a, int b, double ma
   int g1 = swap ? b : a, g2 = swap ? a : b;
   mjfCollision fn = mjCOLLISIONFUNC[m->geom_type[g1]][m->geom_type[g2]];
   if (!fn) return 0;
-  mjContact buf[mjMAXCONPAIR];
+  mjPreContact buf[mjMAXCONPAIR];
   int n = fn(m, d, buf, g1, g2, margin);
   if (n > max) n = max;
   for (int i = 0; i < n; i++) {
     out[i] = buf[i];
-    out[i].geom1 = a;
-    out[i].geom2 = b;
     if (swap)
-      for (int k = 0; k < 3; k++) out[i].frame[k] = -buf[i].frame[k];
+      for (int k = 0; k < 3; k++) {
+        out[i].normal[k] = -buf[i].normal[k];
+        out[i].tangent[k] = -buf[i].tangent[k];
+      }
   }
   return n;
 }

@@ -1,17 +1,23 @@
-/* cusp: soft continuum arms in MuJoCo 2.2.2 scenes, with LCP contact.
+/* cusp: soft continuum arms as a MuJoCo engine plugin ("cusp.softbody").
+ *
+ * Loading libcusp.so registers the plugin (its load constructor calls
+ * mjp_registerPlugin): link it, or mj_loadPluginLibrary("libcusp.so"), or
+ * mujoco.mj_loadPluginLibrary from Python. A scene declares instances with
+ * <extension><plugin plugin="cusp.softbody"><instance> and mounts each on a
+ * body with <plugin instance="NAME"/>; cusp_load expands them (disk bodies,
+ * geoms, sites, actuators, with mjSpec) and compiles:
  *
  *   char err[512];
- *   mjModel *m = cusp_load("scene.xml", err, sizeof err);   // MJCF + <extension>
- *   mjData *d = mj_makeData(m);
- *   cusp_attach(m, d, err, sizeof err);
- *   while (...) mj_step(m, d);        // the soft bodies advance inside
- *   cusp_detach(d);
+ *   mjModel *m = cusp_load("scene.xml", err, sizeof err);
+ *   mjData *d = mj_makeData(m);        // the plugin's init builds the arms
+ *   while (...) mj_step(m, d);         // compute + advance inside
  *   mj_deleteData(d);
- *   cusp_delete_model(m);
+ *   mj_deleteModel(m);
  *
- * cusp_attach installs MuJoCo's global callbacks (chaining to any the host
- * had installed) and keeps a registry keyed by mjData, so several models and
- * datas can live in one process. */
+ * Everything the next step depends on is in d->plugin_state, so
+ * mj_copyData, mj_getState/mj_setState, mj_resetData and rollouts are exact.
+ * The functions below read and steer a running arm; they take the model
+ * because d alone does not say which plugin instance is cusp's. */
 #ifndef CUSP_H
 #define CUSP_H
 
@@ -23,6 +29,8 @@
 extern "C" {
 #endif
 
+#define CUSP_PLUGIN_NAME "cusp.softbody"
+
 /* ---------- loading ---------- */
 
 /* One override "INSTANCE.KEY=VALUE" applied on top of the file's keys. */
@@ -30,32 +38,32 @@ typedef struct {
   const char *instance, *key, *value;
 } cusp_override;
 
-/* Reads the scene (resolving <include>), expands the cusp.softbody extension
- * into disk bodies and actuators, and compiles it with mj_loadXML. Returns
- * NULL with a message naming the file, element and key on any error. */
+/* Parses the scene with mj_parseXML, expands the cusp.softbody instances
+ * (cusp_expand_spec) and compiles. Returns NULL with a message naming the
+ * file, element and key on any error. Free with mj_deleteModel. */
 mjModel *cusp_load(const char *path, char *error, int error_size);
 mjModel *cusp_load_with(const char *path, const cusp_override *overrides, int noverride,
                         char *error, int error_size);
 
-/* The expanded MJCF (malloc'd, caller frees), as compiled by cusp_load. */
+/* Adds the generated elements of every cusp.softbody instance to a parsed,
+ * not yet expanded spec (what Python's cusp.load calls on MjSpec._address).
+ * Returns 0, or -1 with a message. */
+int cusp_expand_spec(mjSpec *spec, const cusp_override *overrides, int noverride, char *error,
+                     int error_size);
+
+/* The expanded scene as MJCF text (malloc'd, caller frees) that stock MuJoCo
+ * tools load once libcusp.so is loaded. NULL with a message on error. */
 char *cusp_expand(const char *path, const cusp_override *overrides, int noverride, char *error,
                   int error_size);
 
-/* Frees a model from cusp_load (plain MuJoCo models: mj_deleteModel). */
-void cusp_delete_model(mjModel *m);
-
-/* Number of soft instances of a model from cusp_load (0 for others). */
+/* Soft instances of m (0 for a model without cusp.softbody instances). */
 int cusp_instance_count(const mjModel *m);
 const char *cusp_instance_name(const mjModel *m, int instance);
 int cusp_instance_find(const mjModel *m, const char *name);
 
-/* ---------- attaching ---------- */
-
-/* Starts simulating the soft instances of m inside mj_step/mj_forward on d.
- * Refuses the RK4 integrator. A model without instances attaches as a no-op
- * so apps can treat every scene alike. Returns 0 or -1 with a message. */
-int cusp_attach(const mjModel *m, mjData *d, char *error, int error_size);
-void cusp_detach(mjData *d);
+/* The message of the last failed init on this thread (mj_makeData raises
+ * MuJoCo's generic "plugin->init failed"; this says why), "" if none. */
+const char *cusp_last_error(void);
 
 /* ---------- reading ---------- */
 
@@ -73,82 +81,75 @@ typedef struct {
 } cusp_contact_report;
 
 typedef struct {
-  double time;           /* simulated time of the last advance */
-  long steps;            /* advances since attach/reset */
+  double time;           /* simulated time the last compute was for, s */
+  long steps;            /* advances committed since the last reset */
   int ncontact, nkept;
   sb_contact_info info;  /* of the last coupled solve (lcp model) */
   int solved;            /* last solve converged (status solved); penalty: 1 */
   int fallback;          /* the solve needed more than the first solver */
   double max_penetration;/* m, >= 0, over the last step's contacts */
-  long solves, converged, fallbacks, nan_events; /* totals since attach/reset */
-  /* wall time of the last advance, microseconds, by stage: soft dynamics
+  long solves, converged, fallbacks, nan_events; /* totals since the last reset */
+  long skipped_advances; /* advances with no compute of the same state before them (not committed) */
+  /* wall time of the last compute, microseconds, by stage: soft dynamics
    * (controls, prepare, commit, placing disks), narrow phase (disks and the
    * touched bodies' other contacts), assembly (rigid free velocity, contact
    * Jacobians, penalty forces, Delassus matrix), conditioning (stages 1-3),
-   * solve (the LCP solver chain); total covers the whole advance */
+   * solve (the LCP solver chain); total covers the whole compute */
   double dynamics_us, collision_us, assembly_us, conditioning_us, solve_us, total_us;
 } cusp_step_report;
 
-/* NULL when d is not attached. */
-const cusp_step_report *cusp_report(const mjData *d);
-int cusp_contacts(const mjData *d, const cusp_contact_report **contacts);
+/* NULL when m has no soft instance or d has no cusp data. */
+const cusp_step_report *cusp_report(const mjModel *m, const mjData *d);
+int cusp_contacts(const mjModel *m, const mjData *d, const cusp_contact_report **contacts);
 
-/* The last step's contact LCP w = M z + q (impulses), as solved after rank
+/* The last compute's contact LCP w = M z + q (impulses), as solved after rank
  * selection and before scaling: column-major n x n, valid until the next
- * step. Returns n (0 when the step solved none), -1 when d is not attached. */
-int cusp_lcp(const mjData *d, const double **M, const double **q);
+ * compute. Returns n (0 when the step solved none), -1 without cusp data. */
+int cusp_lcp(const mjModel *m, const mjData *d, const double **M, const double **q);
 
 /* Soft state of an instance: generalized coordinates and velocities (n),
- * tip pose in world. Returns n, or -1 for a bad instance. Contact native
- * (MuJoCo links, plugin/native.h): q, v are the coordinates' tendon lengths
- * and rates at d's qpos, qvel, and the tip is the site INSTANCE/tip as
- * MuJoCo last placed it (after mj_step: the step's start; mj_kinematics
- * updates it). */
-int cusp_soft_state(const mjData *d, int instance, const double **q, const double **v);
-int cusp_tip_pose(const mjData *d, int instance, double pos[3], double quat[4]);
-/* World pose of a point at arc length s (0..total length) on the backbone
- * (contact native: straight between the disk bodies, the nearer disk's axes). */
-int cusp_backbone_point(const mjData *d, int instance, double s, double pos[3], double mat[9]);
-double cusp_total_length(const mjData *d, int instance);
+ * pointers into d->plugin_state. Returns n, or -1 for a bad instance.
+ * Contact native (MuJoCo links, plugin/native.h): the coordinates' tendon
+ * lengths and rates at d's qpos, qvel (in a scratch buffer). */
+int cusp_soft_state(const mjModel *m, const mjData *d, int instance, const double **q, const double **v);
+/* World pose of the tip / of a point at arc length s (0..total length) on
+ * the backbone at the current state (contact native: straight between the
+ * disk bodies as MuJoCo last placed them, the nearer disk's axes). */
+int cusp_tip_pose(const mjModel *m, const mjData *d, int instance, double pos[3], double quat[4]);
+int cusp_backbone_point(const mjModel *m, const mjData *d, int instance, double s, double pos[3], double mat[9]);
+double cusp_total_length(const mjModel *m, int instance);
 /* Mass of an instance's chain (distributed, disks and rigid links), kg; 0 for a bad instance. */
-double cusp_total_mass(const mjData *d, int instance);
-
-/* ---------- applied loads (mouse dragging, tests) ---------- */
-
-/* Holds a world force (N) and moment (N*m) on the backbone of an instance at
- * arc length s (0..total length; the centre line, not the disk rim) through
- * every following advance until cleared: one load per instance, a new call
- * replaces it, force = torque = NULL clears it (so does a reset to time 0).
- * NULL for one of them means zero. It enters the soft step as J^T [m; f] at
- * the step's start pose, and a moving mount gets its share. Returns 0, or -1
- * with a message for a bad instance, s out of range, a non-finite value or
- * an instance with contact native (MuJoCo bodies: use xfrc_applied). */
-int cusp_apply_force(mjData *d, int instance, double s, const double force[3], const double torque[3],
-                     char *error, int error_size);
-/* The soft instance and arc length (m from the base) of a generated disk
- * body (the mocap bodies INSTANCE/diskK). Returns 0, or -1 when body is not
- * a soft disk of m (the bodies of a contact native instance are not: they
- * are ordinary MuJoCo bodies). */
-int cusp_disk_of_body(const mjModel *m, int body, int *instance, double *s);
+double cusp_total_mass(const mjModel *m, const mjData *d, int instance);
 /* Mechanical energy of an instance at its current state, J: kinetic,
  * gravitational (zero at the world origin's height) and elastic. Returns 0,
  * or -1 for a bad instance or one with contact native (MuJoCo's mj_energy*). */
-int cusp_energy(const mjData *d, int instance, double *kinetic, double *gravity, double *elastic);
+int cusp_energy(const mjModel *m, const mjData *d, int instance, double *kinetic, double *gravity, double *elastic);
+
+/* ---------- applied loads ---------- */
+
+/* Holds a world force (N) and moment (N*m) on the backbone of an instance at
+ * arc length s through every following step until cleared (force = torque =
+ * NULL clears; so does a reset). It is part of the plugin state. A force in
+ * xfrc_applied of a disk body (the viewer's mouse perturbation) acts too,
+ * at that disk, without this call. Returns 0, or -1 with a message for a
+ * bad instance, s out of range, a non-finite value or contact native. */
+int cusp_apply_force(const mjModel *m, mjData *d, int instance, double s, const double force[3],
+                     const double torque[3], char *error, int error_size);
+/* The soft instance and arc length (m from the base) of a generated disk
+ * body (INSTANCE/diskK). Returns 0, or -1 when body is not a soft disk. */
+int cusp_disk_of_body(const mjModel *m, int body, int *instance, double *s);
 
 /* ---------- switching (viewer, sweeps) ---------- */
 
-/* Changes one key of a running instance where that makes sense without
- * rebuilding (contact, solver, conditioning, eps_rank, ruiz_iterations,
- * tikhonov, stabilization, friction, pyramid, penalty_*). contact switches
- * between lcp and penalty only: to or from native (a different model, made
- * at load) is refused, and so is every other key on a native instance. */
-int cusp_set(mjData *d, int instance, const char *key, const char *value, char *error,
-             int error_size);
-
-/* Reads back a live key of a running instance (the keys cusp_set takes), as
- * cusp_set would accept it: "lcp", "penalty", "native", "fb", "qr ruiz", "none", "0.5", ...
- * Returns 0, or -1 with a message in value for a bad instance or key. */
-int cusp_get(const mjData *d, int instance, const char *key, char *value, int value_size);
+/* Changes a live key of a running instance (contact lcp|penalty, solver,
+ * fallback, conditioning, eps_rank, ruiz_iterations, tikhonov,
+ * stabilization, friction, pyramid, penalty_*): part of the plugin state, so
+ * copies and saved states carry it; a reset returns to the model's value. */
+int cusp_set(const mjModel *m, mjData *d, int instance, const char *key, const char *value,
+             char *error, int error_size);
+/* Reads back a live key as cusp_set would accept it. Returns 0, or -1 with a
+ * message in value. */
+int cusp_get(const mjModel *m, const mjData *d, int instance, const char *key, char *value, int value_size);
 
 #ifdef __cplusplus
 }

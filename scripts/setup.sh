@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# Installs the Debian packages cusp needs, only those missing (xvfb and
-# ffmpeg too: without a display the main command renders headless to video).
+# Installs what cusp needs: the Debian packages that are missing (with apt),
+# then a project-local virtual environment .venv with the pinned PyPI
+# packages of python/requirements.txt (MuJoCo's C library and headers come
+# from its wheel), with the `cusp` Python package of python/ on its path.
 # Usage: scripts/setup.sh [--test]   (--test adds what tests and benchmarks need)
 set -euo pipefail
+cd "$(dirname "$0")/.."
 
-runtime=(build-essential cmake pkg-config libmujoco-dev libopenblas-dev liblapacke-dev xvfb ffmpeg
-         libglfw3-dev libxml2-dev libpng-dev)
-testing=(gnuplot libsiconos-numerics-dev clang libmujoco-samples)
+runtime=(build-essential cmake pkg-config libopenblas-dev liblapacke-dev xvfb ffmpeg
+         python3 python3-venv libgl1 libegl1 libosmesa6)
+testing=(gnuplot libsiconos-numerics-dev clang libpng-dev)
 
 want=("${runtime[@]}")
 [ "${1:-}" = "--test" ] && want+=("${testing[@]}")
@@ -15,10 +18,26 @@ missing=()
 for p in "${want[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && { echo "setup: all packages present"; exit 0; }
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all Debian packages present"
+else
+  echo "setup: installing ${missing[*]}"
+  if [ "$(id -u)" -eq 0 ]; then sudo=(); else sudo=(sudo); fi
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo[@]}" apt-get update -qq
+  "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
 
-echo "setup: installing ${missing[*]}"
-if [ "$(id -u)" -eq 0 ]; then sudo=(); else sudo=(sudo); fi
-export DEBIAN_FRONTEND=noninteractive
-"${sudo[@]}" apt-get update -qq
-"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+# The virtual environment: rebuilt only when the pinned list changed.
+py=${CUSP_PYTHON:-python3}
+stamp=.venv/.cusp-requirements
+if [ ! -x .venv/bin/python ] || ! cmp -s python/requirements.txt "$stamp"; then
+  echo "setup: making .venv with python/requirements.txt"
+  [ -x .venv/bin/python ] || "$py" -m venv .venv
+  .venv/bin/pip install -q --disable-pip-version-check -r python/requirements.txt
+  cp python/requirements.txt "$stamp"
+fi
+# the cusp package from the work tree (what an editable install does)
+site=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+echo "$PWD/python" > "$site/cusp-worktree.pth"
+echo "setup: MuJoCo $(.venv/bin/python -c 'import mujoco; print(mujoco.__version__)') in .venv"

@@ -579,6 +579,36 @@ static void closing_first(sb_contact_problem *p) {
 }
 
 /* Where the last step's answer holds the contact with this id, or -1. */
+int sb_contact_warm_capacity(int max_contacts) {
+  return 2 + max_contacts * (1 + SB_CONTACT_MAX_DIRECTIONS + 2);
+}
+
+int sb_contact_warm_save(const sb_contact_problem *p, double *out) {
+  int bs = p->prev_r + 2, k = 2;
+  out[0] = p->nprev;
+  out[1] = p->prev_r;
+  for (int i = 0; i < p->nprev; i++) {
+    out[k++] = (double)p->prev_id[i];
+    memcpy(out + k, p->prev_z + (size_t)i * bs, bs * sizeof(double));
+    k += bs;
+  }
+  return k;
+}
+
+void sb_contact_warm_load(sb_contact_problem *p, const double *in) {
+  int n = (int)in[0], r = (int)in[1], bs = r + 2, k = 2;
+  /* a count or an r this problem cannot hold is no warm start (a state
+   * written for another model) */
+  if (!(in[0] >= 0) || n > p->max_c || r < 0 || r > p->max_r) n = 0;
+  p->nprev = n;
+  p->prev_r = n > 0 ? r : 0;
+  for (int i = 0; i < n; i++) {
+    p->prev_id[i] = (long)in[k++];
+    memcpy(p->prev_z + (size_t)i * bs, in + k, bs * sizeof(double));
+    k += bs;
+  }
+}
+
 static int previous_index(const sb_contact_problem *p, long id) {
   for (int k = 0; k < p->nprev && id >= 0; k++)
     if (p->prev_id[k] == id) return k;

@@ -95,6 +95,17 @@ void sb_contact_free(sb_contact_problem *p);
 /* Empties the problem (bodies and contacts) for a new step; keeps warm-start data. */
 void sb_contact_clear(sb_contact_problem *p);
 
+/* The warm start (the last solve's impulses by contact id) as a flat array,
+ * for a host that keeps the state of a simulation outside the problem
+ * (MuJoCo's plugin_state): [count, r, then per contact id and r + 2
+ * impulses]. capacity gives the doubles a problem of max_contacts needs;
+ * save returns the doubles written; load takes what save wrote (a count of
+ * 0, or an array of zeros, means no warm start). Ids are stored as doubles:
+ * exact below 2^53. */
+int sb_contact_warm_capacity(int max_contacts);
+int sb_contact_warm_save(const sb_contact_problem *p, double *out);
+void sb_contact_warm_load(sb_contact_problem *p, const double *in);
+
 /* Each add returns the body index, or -1 with a message. The body's data is
  * read at solve time, so it must stay valid until then. */
 int sb_contact_add_soft(sb_contact_problem *p, const sb_model *m, sb_work *w, char *error,

@@ -1,0 +1,270 @@
+/* The public reading and steering functions of cusp.h over a running
+ * model: they find the lead's runtime and state block in d. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "instances.h"
+#include "native.h"
+#include "runtime.h"
+#include "sb_util.h"
+
+const cusp_step_report *cusp_report(const mjModel *m, const mjData *d) {
+  cusp_runtime *r = m && d ? cusp_runtime_of(m, d) : NULL;
+  return r ? cusp_runtime_report(r) : NULL;
+}
+
+int cusp_contacts(const mjModel *m, const mjData *d, const cusp_contact_report **contacts) {
+  cusp_runtime *r = m && d ? cusp_runtime_of(m, d) : NULL;
+  if (!r) {
+    if (contacts) *contacts = NULL;
+    return 0;
+  }
+  return cusp_runtime_contacts(r, contacts);
+}
+
+int cusp_lcp(const mjModel *m, const mjData *d, const double **M, const double **q) {
+  cusp_runtime *r = m && d ? cusp_runtime_of(m, d) : NULL;
+  if (M) *M = NULL;
+  if (q) *q = NULL;
+  return r ? cusp_runtime_lcp(r, M, q) : -1;
+}
+
+/* The runtime, configuration and state of a valid instance, else NULL. */
+static cusp_runtime *arm_of(const mjModel *m, const mjData *d, int instance, const cusp_instance_config **c,
+                            cusp_arm_state *st) {
+  cusp_runtime *r = m && d ? cusp_runtime_of(m, d) : NULL;
+  double *block = r ? cusp_state_of(m, d) : NULL;
+  if (!block || instance < 0 || instance >= cusp_runtime_ninst(r)) return NULL;
+  if (c) *c = cusp_runtime_config(r, instance);
+  if (st) *st = cusp_state_arm(block, instance);
+  return r;
+}
+
+int cusp_soft_state(const mjModel *m, const mjData *d, int instance, const double **q, const double **v) {
+  const cusp_instance_config *c;
+  cusp_arm_state st;
+  cusp_runtime *r = arm_of(m, d, instance, &c, &st);
+  if (!r) return -1;
+  if (c->contact == CUSP_CONTACT_NATIVE) return cusp_runtime_native_state(r, m, d, instance, q, v);
+  if (q) *q = st.q;
+  if (v) *v = st.v;
+  return c->ncoord;
+}
+
+double cusp_total_length(const mjModel *m, int instance) {
+  cusp_instance_config *c = malloc(sizeof *c);
+  char err[256];
+  double L = 0;
+  if (c && cusp_instance_read(m, instance, c, err, sizeof err) == 0)
+    for (int i = 0; i < c->sections; i++) L += c->length[i];
+  free(c);
+  return L;
+}
+
+static double length_of(const cusp_instance_config *c) {
+  double L = 0;
+  for (int i = 0; i < c->sections; i++) L += c->length[i];
+  return L;
+}
+
+double cusp_total_mass(const mjModel *m, const mjData *d, int instance) {
+  const sb_model *model;
+  sb_work *work;
+  cusp_runtime *r = arm_of(m, d, instance, NULL, NULL);
+  if (!r || cusp_runtime_kinematics(r, m, d, instance, &model, &work)) return 0;
+  return model->total_mass;
+}
+
+int cusp_energy(const mjModel *m, const mjData *d, int instance, double *kinetic, double *gravity, double *elastic) {
+  const cusp_instance_config *c;
+  const sb_model *model;
+  sb_work *work;
+  cusp_runtime *r = arm_of(m, d, instance, &c, NULL);
+  if (!r || c->contact == CUSP_CONTACT_NATIVE) return -1; /* native: MuJoCo's mj_energy* */
+  if (cusp_runtime_kinematics(r, m, d, instance, &model, &work)) return -1;
+  sb_energy(model, work, kinetic, gravity, elastic);
+  return 0;
+}
+
+/* A native arm's backbone: straight between consecutive disk bodies (where
+ * MuJoCo last placed them), the frame of the nearer disk. */
+static int native_backbone_point(const mjData *d, const cusp_instance_config *c, double s_arc, double pos[3],
+                                 double mat[9]) {
+  double s0 = 0, s1 = 0, base = 0;
+  int k = 1;
+  for (; k < c->ndisk; k++) {
+    if (c->disk[k].section != c->disk[k - 1].section) base += c->length[c->disk[k - 1].section];
+    s0 = s1;
+    s1 = base + c->disk[k].s;
+    if (s_arc <= s1) break;
+  }
+  if (k == c->ndisk) k--;
+  double a = s1 > s0 ? fmin(fmax((s_arc - s0) / (s1 - s0), 0), 1) : 0;
+  const double *p0 = d->xpos + 3 * c->disk[k - 1].body_id, *p1 = d->xpos + 3 * c->disk[k].body_id;
+  if (pos)
+    for (int i = 0; i < 3; i++) pos[i] = (1 - a) * p0[i] + a * p1[i];
+  if (mat) memcpy(mat, d->xmat + 9 * c->disk[a < 0.5 ? k - 1 : k].body_id, 9 * sizeof(double));
+  return 0;
+}
+
+int cusp_backbone_point(const mjModel *m, const mjData *d, int instance, double s_arc, double pos[3], double mat[9]) {
+  const cusp_instance_config *c;
+  const sb_model *model;
+  sb_work *work;
+  cusp_runtime *r = arm_of(m, d, instance, &c, NULL);
+  if (!r || !isfinite(s_arc)) return -1;
+  if (c->contact == CUSP_CONTACT_NATIVE) return native_backbone_point(d, c, s_arc, pos, mat);
+  if (cusp_runtime_kinematics(r, m, d, instance, &model, &work)) return -1;
+  int sec = 0;
+  while (sec < c->sections - 1 && s_arc > c->length[sec]) s_arc -= c->length[sec++];
+  s_arc = fmin(fmax(s_arc, 0), c->length[sec]);
+  sb_pose g;
+  if (sb_point_kinematics(model, work, sec, s_arc, &g, NULL, NULL, NULL)) return -1;
+  if (pos) memcpy(pos, g.p, sizeof g.p);
+  if (mat) memcpy(mat, g.R, sizeof g.R);
+  return 0;
+}
+
+int cusp_tip_pose(const mjModel *m, const mjData *d, int instance, double pos[3], double quat[4]) {
+  const cusp_instance_config *c;
+  if (!arm_of(m, d, instance, &c, NULL)) return -1;
+  if (c->contact == CUSP_CONTACT_NATIVE) { /* the tip site, as MuJoCo last placed it */
+    int site = c->tip_site_id;
+    if (pos) memcpy(pos, d->site_xpos + 3 * site, 3 * sizeof(double));
+    if (quat) mju_mat2Quat(quat, d->site_xmat + 9 * site);
+    return 0;
+  }
+  double mat[9];
+  if (cusp_backbone_point(m, d, instance, length_of(c), pos, mat)) return -1;
+  if (quat) mju_mat2Quat(quat, mat);
+  return 0;
+}
+
+/* ---------- applied loads ---------- */
+
+int cusp_apply_force(const mjModel *m, mjData *d, int instance, double s_arc, const double force[3],
+                     const double torque[3], char *error, int error_size) {
+  const cusp_instance_config *c;
+  cusp_arm_state st;
+  if (!arm_of(m, d, instance, &c, &st)) {
+    sb_errorf(error, error_size, "cusp_apply_force: no soft instance %d in this model and data", instance);
+    return -1;
+  }
+  if (!force && !torque) {
+    st.load[CUSP_LOAD_ACTIVE] = 0;
+    return 0;
+  }
+  if (c->contact == CUSP_CONTACT_NATIVE) {
+    sb_errorf(error, error_size, "cusp_apply_force: instance \"%s\" has contact native: its links are MuJoCo "
+              "bodies, load them through xfrc_applied", c->name);
+    return -1;
+  }
+  double L = length_of(c);
+  if (!isfinite(s_arc) || s_arc < 0 || s_arc > L * (1 + 1e-12)) {
+    sb_errorf(error, error_size, "cusp_apply_force: instance \"%s\": arc length %g outside 0..%g m", c->name, s_arc, L);
+    return -1;
+  }
+  double f[3] = {0, 0, 0}, t[3] = {0, 0, 0};
+  if (force) memcpy(f, force, sizeof f);
+  if (torque) memcpy(t, torque, sizeof t);
+  for (int k = 0; k < 3; k++)
+    if (!isfinite(f[k]) || !isfinite(t[k])) {
+      sb_errorf(error, error_size, "cusp_apply_force: instance \"%s\": the %s is not finite", c->name,
+                isfinite(f[k]) ? "torque" : "force");
+      return -1;
+    }
+  int sec = 0;
+  while (sec < c->sections - 1 && s_arc > c->length[sec]) s_arc -= c->length[sec++];
+  st.load[CUSP_LOAD_SECTION] = sec;
+  st.load[CUSP_LOAD_S] = fmin(fmax(s_arc, 0), c->length[sec]);
+  memcpy(st.load + CUSP_LOAD_FORCE, f, sizeof f);
+  memcpy(st.load + CUSP_LOAD_TORQUE, t, sizeof t);
+  st.load[CUSP_LOAD_ACTIVE] = 1;
+  return 0;
+}
+
+/* ---------- live keys ---------- */
+
+static int live_index(const char *key) {
+  for (int k = 0; k < CUSP_NLIVE && key; k++)
+    if (!strcmp(key, cusp_live_key_names[k])) return k;
+  return -1;
+}
+
+int cusp_get(const mjModel *m, const mjData *d, int instance, const char *key, char *value, int value_size) {
+  const cusp_instance_config *c0;
+  cusp_arm_state st;
+  if (!arm_of(m, d, instance, &c0, &st)) {
+    sb_errorf(value, value_size, "cusp_get: no soft instance %d in this model and data", instance);
+    return -1;
+  }
+  if (live_index(key) < 0) {
+    sb_errorf(value, value_size, "cusp_get: \"%s\" is not a live key", key ? key : "(null)");
+    return -1;
+  }
+  cusp_instance_config *c = malloc(sizeof *c);
+  if (!c) {
+    sb_errorf(value, value_size, "cusp_get: out of memory");
+    return -1;
+  }
+  *c = *c0;
+  cusp_live_load(c, st.live);
+  if (!strcmp(key, "contact")) {
+    sb_errorf(value, value_size, "%s", c->contact == CUSP_CONTACT_PENALTY ? "penalty"
+                                       : c->contact == CUSP_CONTACT_NATIVE ? "native" : "lcp");
+  } else if (!strcmp(key, "solver")) {
+    sb_errorf(value, value_size, "%s", sb_lcp_solver_name(c->solver));
+  } else if (!strcmp(key, "conditioning")) {
+    sb_errorf(value, value_size, "%s%s%s%s", c->conditioning & CUSP_COND_QR ? "qr " : "",
+              c->conditioning & CUSP_COND_RUIZ ? "ruiz " : "", c->conditioning & CUSP_COND_TIKHONOV ? "tikhonov " : "",
+              c->conditioning ? "" : "none");
+    size_t len = strlen(value);
+    if (len && value[len - 1] == ' ') value[len - 1] = 0;
+  } else if (!strcmp(key, "ruiz_iterations") || !strcmp(key, "fallback") || !strcmp(key, "pyramid")) {
+    sb_errorf(value, value_size, "%d", (int)st.live[live_index(key)]);
+  } else {
+    sb_errorf(value, value_size, "%.17g", st.live[live_index(key)]);
+  }
+  free(c);
+  return 0;
+}
+
+int cusp_set(const mjModel *m, mjData *d, int instance, const char *key, const char *value, char *error,
+             int error_size) {
+  const cusp_instance_config *c0;
+  cusp_arm_state st;
+  if (!arm_of(m, d, instance, &c0, &st)) {
+    sb_errorf(error, error_size, "cusp_set: no soft instance %d in this model and data", instance);
+    return -1;
+  }
+  if (live_index(key) < 0) {
+    sb_errorf(error, error_size, "cusp_set: key \"%s\" cannot change while running (reload the scene)",
+              key ? key : "(null)");
+    return -1;
+  }
+  if (c0->contact == CUSP_CONTACT_NATIVE && strcmp(key, "contact")) {
+    sb_errorf(error, error_size, "cusp_set: instance \"%s\" has contact native: MuJoCo solves its "
+              "contacts (geom friction, solref), so \"%s\" does not apply", c0->name, key);
+    return -1;
+  }
+  cusp_instance_config *tmp = malloc(sizeof *tmp);
+  if (!tmp) {
+    sb_errorf(error, error_size, "cusp_set: out of memory");
+    return -1;
+  }
+  *tmp = *c0;
+  cusp_live_load(tmp, st.live);
+  int was_native = tmp->contact == CUSP_CONTACT_NATIVE;
+  int rc = cusp_config_set(tmp, key, value, error, error_size);
+  if (!rc && (tmp->contact == CUSP_CONTACT_NATIVE) != was_native) {
+    sb_errorf(error, error_size, "cusp_set: instance \"%s\": contact \"%s\" cannot be switched %s "
+              "native while running: native is a different model (MuJoCo bodies and joints made at "
+              "load); reload the scene with contact=%s (e.g. cusp-sim --set %s.contact=%s)", c0->name,
+              value, tmp->contact == CUSP_CONTACT_NATIVE ? "to" : "from", value, c0->name, value);
+    rc = -1;
+  }
+  if (!rc) cusp_live_store(tmp, st.live); /* a live key sets its own field only */
+  free(tmp);
+  return rc;
+}

@@ -1,0 +1,66 @@
+/* The layout of cusp's part of d->plugin_state (DESIGN §5): everything the
+ * next step depends on, so that MuJoCo's copies, saved states and resets
+ * carry the soft arms exactly. The first cusp.softbody instance of a model
+ * (the lead) holds the whole block; the others hold none, because one
+ * coupled contact problem spans every arm.
+ *
+ *   header    CUSP_STATE_HEADER doubles: a tag, then the counters
+ *   per arm   CUSP_STATE_SLOT doubles (capacity CUSP_MAX_COORDS coordinates)
+ *   warm      sb_contact_warm_capacity(contacts): the last solve's impulses by contact id
+ *
+ * The size depends only on what nstate can see at compile time (the number
+ * of instances and of their disk bodies, by name), not on the keys. */
+#ifndef CUSP_STATE_H
+#define CUSP_STATE_H
+
+#include <mujoco/mujoco.h>
+
+#include "config.h"
+
+/* The keys that can change while running, in the state's order. */
+typedef enum {
+  CUSP_LIVE_CONTACT, CUSP_LIVE_SOLVER, CUSP_LIVE_FALLBACK, CUSP_LIVE_CONDITIONING, CUSP_LIVE_EPS_RANK,
+  CUSP_LIVE_RUIZ_ITERATIONS, CUSP_LIVE_TIKHONOV, CUSP_LIVE_STABILIZATION, CUSP_LIVE_FRICTION,
+  CUSP_LIVE_PYRAMID, CUSP_LIVE_PENALTY_STIFFNESS, CUSP_LIVE_PENALTY_DAMPING, CUSP_NLIVE
+} cusp_live_key;
+extern const char *const cusp_live_key_names[CUSP_NLIVE];
+
+/* One arm's view into the state. */
+typedef struct {
+  double *q, *v;            /* generalized coordinates and velocities */
+  double *base_twist;       /* 6: the mount's twist [w; v] (its axes) at the last committed step */
+  double *have_base_twist;  /* 1 when base_twist holds a step's value */
+  double *feedback_start;   /* per feedback entry: the joint's value at the first step */
+  double *have_feedback_start;
+  double *load;             /* cusp_apply_force: active, section, s, force[3], torque[3] */
+  double *live;             /* CUSP_NLIVE: the live keys' current values */
+} cusp_arm_state;
+
+enum { CUSP_LOAD_ACTIVE, CUSP_LOAD_SECTION, CUSP_LOAD_S, CUSP_LOAD_FORCE, CUSP_LOAD_TORQUE = 6, CUSP_LOAD_SIZE = 9 };
+
+/* The counters of cusp_step_report that are state (they continue in a copy). */
+typedef enum {
+  CUSP_COUNT_STEPS, CUSP_COUNT_SOLVES, CUSP_COUNT_CONVERGED, CUSP_COUNT_FALLBACKS, CUSP_COUNT_NAN_EVENTS,
+  CUSP_COUNT_SKIPPED_ADVANCES, CUSP_NCOUNT
+} cusp_counter;
+
+#define CUSP_STATE_TAG 1846.0 /* first double of a cusp state block */
+#define CUSP_STATE_HEADER (1 + CUSP_NCOUNT)
+#define CUSP_STATE_SLOT (2 * CUSP_MAX_COORDS + 6 + 1 + CUSP_MAX_COORDS + 1 + CUSP_LOAD_SIZE + CUSP_NLIVE)
+
+/* Contacts the coupled problem holds for a model with ndisk soft disks in all. */
+int cusp_max_contacts(int ndisk);
+
+/* Doubles of the lead's state for ninst arms and ndisk disks. */
+int cusp_state_size(int ninst, int ndisk);
+
+/* Views of a state block (d->plugin_state + m->plugin_stateadr[lead]). */
+double *cusp_state_counters(double *block);
+cusp_arm_state cusp_state_arm(double *block, int arm);
+double *cusp_state_warm(double *block, int ninst);
+
+/* Live keys between the configuration and the state. */
+void cusp_live_store(const cusp_instance_config *c, double *live);
+void cusp_live_load(cusp_instance_config *c, const double *live);
+
+#endif
