@@ -1,0 +1,586 @@
+"""python -m cusp.view: a cusp scene in MuJoCo's own viewer, or as a video.
+
+    python -m cusp.view [SCENE.xml] [--set I.K=V]... [--camera NAME] [--seconds T]
+    python -m cusp.view SCENE.xml --video OUT.mp4 [--seconds T] [--png OUT.png]
+
+With a display: MuJoCo's viewer (mujoco.viewer.launch_passive) with cusp
+loaded, stepping in real time. The plugin's visualize callback draws the
+backbone tube, the soft contacts (the viewer's Contact Point flag, key C),
+their forces (Contact Force, key F; normal green, friction yellow) and the
+contacts dropped by rank selection (violet). cusp's switches, on every soft
+instance (cusp_set), with Ctrl because MuJoCo's viewer already binds the
+plain keys (C contact points, S shadows, 1-3 geom groups):
+
+    Ctrl+C      contact model lcp <-> penalty
+    Ctrl+S      solver fb -> lemke -> pgs
+    Ctrl+1 2 3  conditioning stage qr, ruiz, tikhonov on/off
+    Space       pause / run (the passive viewer leaves pausing to us)
+
+The text at the top right says what is active. The chamber pressures are
+ordinary actuators: the viewer's Control panel moves them (a slider you move
+is yours; the scene's schedule no longer writes it until a reset).
+
+Without a display (no DISPLAY / WAYLAND_DISPLAY), or with --video/--png: no
+window; simulates T seconds (default 3) and renders with mujoco.Renderer
+(EGL, else OSMesa without a display) into OUT.mp4 through ffmpeg at --fps
+(30) and/or the last frame into OUT.png. Camera: --camera NAME, else the
+scene's camera "cusp_default" (as a free camera), else a free camera that
+frames the soft arms. Exit code 0 done, 1 simulation or output failed, 2 bad
+arguments or input.
+"""
+
+import argparse
+import math
+import os
+import re
+import shutil
+import struct
+import subprocess
+import sys
+import threading
+import time
+import zlib
+
+import mujoco
+import numpy as np
+
+import cusp
+
+PROG = "cusp.view"
+STAGES = ("qr", "ruiz", "tikhonov")
+PROGRESS_S = 2.0   # wall seconds between progress lines
+_REPO_DEFAULT = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                             "mjcf", "default.xml")
+
+
+def _say(msg):
+  print(f"{PROG}: {msg}", file=sys.stderr, flush=True)
+
+
+def _has_display():
+  return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
+# ---------- cusp's switches ----------
+
+def _stages(value):
+  return {s for s in re.split(r"[\s,+|]+", value.strip()) if s in STAGES}
+
+
+def _stage_value(stages):
+  return " ".join(s for s in STAGES if s in stages) or "none"
+
+
+def _common(m, d, key):
+  """A live key's value on every soft instance, or "mixed"."""
+  vals = {cusp.get(m, d, i, key) for i in range(cusp.instance_count(m))}
+  return vals.pop() if len(vals) == 1 else "mixed"
+
+
+def toggle_contact(m, d):
+  """lcp <-> penalty on every instance; returns the new value."""
+  cur = cusp.get(m, d, 0, "contact")
+  new = "lcp" if cur == "penalty" else "penalty"
+  cusp.set_all(m, d, "contact", new)
+  return new
+
+
+def cycle_solver(m, d):
+  """fb -> lemke -> pgs -> fb on every instance; returns the new value."""
+  cur = cusp.get(m, d, 0, "solver")
+  new = cusp.SOLVERS[(cusp.SOLVERS.index(cur) + 1) % len(cusp.SOLVERS)] if cur in cusp.SOLVERS else "fb"
+  cusp.set_all(m, d, "solver", new)
+  return new
+
+
+def toggle_stage(m, d, stage):
+  """Turns a conditioning stage (0 qr, 1 ruiz, 2 tikhonov) on or off on
+  every instance; returns the new conditioning value."""
+  cur = _stages(cusp.get(m, d, 0, "conditioning"))
+  cur ^= {STAGES[stage]}
+  new = _stage_value(cur)
+  cusp.set_all(m, d, "conditioning", new)
+  return new
+
+
+def status_text(m, d, paused=False, rtf=None, note=""):
+  """The overlay: (labels, values) for mjr_overlay."""
+  if cusp.instance_count(m) == 0:
+    return "cusp", "no soft instance in this scene"
+  r = cusp.report(m, d) or {}
+  rows = [
+      ("Contact model", _common(m, d, "contact")),
+      ("Solver", _common(m, d, "solver")),
+      ("Conditioning", _common(m, d, "conditioning")),
+      ("Soft contacts", f"{r.get('ncontact', 0)} ({r.get('nkept', 0)} kept)"),
+      ("Time", f"{d.time:.3f} s" + (", paused" if paused else "") +
+       (f", {rtf:.2f}x realtime" if rtf is not None and not paused else "")),
+      ("Keys", "Ctrl+C contact, Ctrl+S solver"),
+      ("", "Ctrl+1/2/3 qr/ruiz/tikhonov, Space pause"),
+  ]
+  if r.get("solves"):
+    lcp = r["info"]["lcp"]
+    rows.insert(4, ("Last solve", f"{lcp['solver_name']} {lcp['status_name']}, {lcp['iterations']} its"))
+  if note:
+    rows.append(("", note))
+  return "\n".join(a for a, _ in rows), "\n".join(b for _, b in rows)
+
+
+# ---------- cameras ----------
+
+def _arm_points(m, d, samples=16):
+  pts = []
+  for k in range(cusp.instance_count(m)):
+    L = cusp.total_length(m, k)
+    for i in range(samples + 1):
+      try:
+        pts.append(cusp.backbone_point(m, d, k, L * i / samples)[0])
+      except ValueError:
+        pass
+  return np.array(pts).reshape(-1, 3)
+
+
+def _arm_radius(m):
+  r = 0.0
+  for name in cusp.instance_names(m):
+    g = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_GEOM, f"{name}/disk0")
+    if g >= 0:
+      r = max(r, float(m.geom_size[g][0]))
+  return r or 0.03
+
+
+def _moving_points(m, d):
+  """Centres of the geoms of bodies that move (not the world's, not soft disks)."""
+  pts = []
+  for g in range(m.ngeom):
+    b = m.geom_bodyid[g]
+    if m.body_weldid[b] == 0 or m.body_mocapid[b] >= 0:
+      continue
+    pts.append(np.array(d.geom_xpos[g]) + m.geom_rbound[g] * np.eye(3))
+    pts.append(np.array(d.geom_xpos[g]) - m.geom_rbound[g] * np.eye(3))
+  return np.concatenate(pts) if pts else np.zeros((0, 3))
+
+
+def free_camera(m, d, aspect=16 / 9, camera=None):
+  """The start camera as an MjvCamera. camera NAME: that fixed camera;
+  else "cusp_default" as a free camera (the mouse can still turn it); else a
+  free camera framing the soft arms (and the bodies that move)."""
+  cam = mujoco.MjvCamera()
+  mujoco.mjv_defaultFreeCamera(m, cam)
+  if camera is not None:
+    cid = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_CAMERA, camera)
+    if cid < 0:
+      names = [mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_CAMERA, i) or f"#{i}" for i in range(m.ncam)]
+      raise ValueError(f"no camera named '{camera}' (cameras: {', '.join(names) or 'none'})")
+    cam.type = mujoco.mjtCamera.mjCAMERA_FIXED
+    cam.fixedcamid = cid
+    return cam
+  pts = _arm_points(m, d)
+  if len(pts) == 0:
+    return cam
+  r = _arm_radius(m)
+  box = np.concatenate([pts + r, pts - r, _moving_points(m, d)])
+  lo, hi = box.min(axis=0), box.max(axis=0)
+  centre = 0.5 * (lo + hi)
+  cid = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_CAMERA, "cusp_default")
+  if cid >= 0:
+    pos, mat = np.array(d.cam_xpos[cid]), np.array(d.cam_xmat[cid]).reshape(3, 3)
+    fwd = -mat[:, 2]   # a camera looks along its -z
+    dist = max(float(np.dot(centre - pos, fwd)), 0.1)
+    cam.lookat[:] = pos + dist * fwd
+    cam.distance = dist
+    cam.azimuth = math.degrees(math.atan2(fwd[1], fwd[0]))
+    cam.elevation = math.degrees(math.asin(max(-1.0, min(1.0, fwd[2]))))
+    return cam
+  # look across the direction the arms spread in, from 30 degrees above,
+  # three-quarter (40 degrees off broadside)
+  flat = pts[:, :2] - pts[:, :2].mean(axis=0)
+  if len(flat) > 1 and np.ptp(flat) > 1e-6:
+    w, v = np.linalg.eigh(flat.T @ flat)
+    axis = v[:, np.argmax(w)]
+    spread = math.degrees(math.atan2(axis[1], axis[0]))
+  else:
+    spread = 0.0
+  az, el = spread + 90 + 40, -30.0
+  ca, sa = math.cos(math.radians(az)), math.sin(math.radians(az))
+  ce, se = math.cos(math.radians(el)), math.sin(math.radians(el))
+  fwd = np.array([ce * ca, ce * sa, se])
+  up = np.array([-se * ca, -se * sa, ce])
+  right = np.cross(fwd, up)
+  ty = math.tan(math.radians(0.5 * m.vis.global_.fovy))
+  tx = ty * aspect
+  dist = 0.1
+  for p in box:
+    rel = p - centre
+    dist = max(dist, max(abs(rel @ right) / tx, abs(rel @ up) / ty) - rel @ fwd)
+  cam.lookat[:] = centre
+  cam.distance = 1.2 * dist
+  cam.azimuth = az % 360
+  cam.elevation = el
+  return cam
+
+
+def scene_option():
+  """Contact points and forces on (cusp's contacts follow these flags)."""
+  opt = mujoco.MjvOption()
+  opt.flags[mujoco.mjtVisFlag.mjVIS_CONTACTPOINT] = 1
+  opt.flags[mujoco.mjtVisFlag.mjVIS_CONTACTFORCE] = 1
+  return opt
+
+
+def _brighten(m):
+  """A scene lit only by the headlight looks very dark: brighten that one."""
+  if m.nlight == 0:
+    m.vis.headlight.ambient[:] = np.maximum(m.vis.headlight.ambient, 0.3)
+    m.vis.headlight.diffuse[:] = np.maximum(m.vis.headlight.diffuse, 0.7)
+
+
+# ---------- stepping ----------
+
+class Failure(Exception):
+  pass
+
+
+def step(m, d):
+  """mj_step, failing on MuJoCo's instability warnings and cusp's NaN events."""
+  try:
+    mujoco.mj_step(m, d)
+  except Exception as e:  # mju_error inside the step
+    raise Failure(f"MuJoCo error at t = {d.time:.4f} s: {e}") from e
+  for w in (mujoco.mjtWarning.mjWARN_BADQACC, mujoco.mjtWarning.mjWARN_BADQVEL,
+            mujoco.mjtWarning.mjWARN_BADQPOS):
+    if d.warning[w].number > 0:
+      raise Failure(f"MuJoCo reported an unstable state at t = {d.time:.4f} s ({w.name})")
+  r = cusp.report(m, d)
+  if r and r["nan_events"]:
+    raise Failure(f"cusp reported {r['nan_events']} NaN event(s) by t = {d.time:.4f} s")
+
+
+# ---------- images ----------
+
+def write_png(path, rgb):
+  """An RGB uint8 image (H, W, 3), top row first, as a PNG."""
+  h, w, _ = rgb.shape
+  raw = b"".join(b"\x00" + rgb[y].tobytes() for y in range(h))
+
+  def chunk(kind, data):
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+  with open(path, "wb") as f:
+    f.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0)) +
+            chunk(b"IDAT", zlib.compress(raw, 6)) + chunk(b"IEND", b""))
+
+
+class Video:
+  """Raw RGB frames piped into ffmpeg (H.264, yuv420p)."""
+
+  def __init__(self, path, width, height, fps):
+    if not shutil.which("ffmpeg"):
+      raise Failure("ffmpeg is not on PATH (scripts/setup.sh installs it)")
+    self.path = path
+    self.frames = 0
+    self.proc = subprocess.Popen(
+        ["ffmpeg", "-y", "-hide_banner", "-loglevel", "error", "-f", "rawvideo", "-pix_fmt", "rgb24",
+         "-s", f"{width}x{height}", "-r", f"{fps:g}", "-i", "-", "-vf", "pad=ceil(iw/2)*2:ceil(ih/2)*2",
+         "-pix_fmt", "yuv420p", path], stdin=subprocess.PIPE)
+
+  def write(self, rgb):
+    try:
+      self.proc.stdin.write(np.ascontiguousarray(rgb).tobytes())
+    except BrokenPipeError as e:
+      raise Failure(f"ffmpeg stopped taking frames for {self.path}") from e
+    self.frames += 1
+
+  def close(self):
+    try:
+      self.proc.stdin.close()
+    except BrokenPipeError:
+      pass
+    if self.proc.wait() != 0:
+      raise Failure(f"ffmpeg failed writing {self.path} (exit {self.proc.returncode})")
+
+
+def _render(renderer, m, d, cam, opt, text):
+  """One frame; with the overlay text when the renderer's GL context is
+  reachable (else the plain image)."""
+  renderer.update_scene(d, camera=cam, scene_option=opt)
+  ctx, gl = getattr(renderer, "_mjr_context", None), getattr(renderer, "_gl_context", None)
+  if text is None or ctx is None:
+    return renderer.render()
+  if gl:
+    gl.make_current()
+  rect = mujoco.MjrRect(0, 0, renderer.width, renderer.height)
+  mujoco.mjr_render(rect, renderer.scene, ctx)
+  mujoco.mjr_overlay(mujoco.mjtFont.mjFONT_NORMAL, mujoco.mjtGridPos.mjGRID_TOPRIGHT, rect, text[0], text[1], ctx)
+  buf = np.empty((renderer.height, renderer.width, 3), dtype=np.uint8)
+  mujoco.mjr_readPixels(buf, None, rect, ctx)
+  return np.flipud(buf)
+
+
+def make_renderer(m, width, height):
+  """mujoco.Renderer at width x height (the offscreen buffer grown to fit)."""
+  m.vis.global_.offwidth = max(m.vis.global_.offwidth, width)
+  m.vis.global_.offheight = max(m.vis.global_.offheight, height)
+  return mujoco.Renderer(m, height, width, max_geom=max(10000, 2 * m.ngeom + 4000))
+
+
+def run_headless(m, d, args, renderer):
+  """Simulates args.seconds and writes the video and/or PNG. Returns the exit code."""
+  w, h = args.width, args.height
+  _brighten(m)
+  mujoco.mj_forward(m, d)
+  cam = free_camera(m, d, w / h, args.camera)
+  opt = scene_option()
+  hstep = m.opt.timestep
+  nstep = max(1, int(math.ceil(args.seconds / hstep - 1e-6)))
+  video = Video(args.video, w, h, args.fps) if args.video else None
+  frame_dt, next_frame = 1.0 / args.fps, d.time
+  t0 = time.perf_counter()
+  next_progress = t0 + PROGRESS_S
+  failure, img, steps = None, None, 0
+  try:
+    while True:
+      if video and d.time >= next_frame - 0.5 * hstep:
+        mujoco.mj_fwdPosition(m, d)
+        text = status_text(m, d) if args.overlay and cusp.instance_count(m) else None
+        video.write(_render(renderer, m, d, cam, opt, text))
+        next_frame += frame_dt
+      if steps >= nstep:
+        break
+      step(m, d)
+      steps += 1
+      now = time.perf_counter()
+      if now >= next_progress:
+        _say(f"t = {d.time:.3f} of {args.seconds:g} s, {d.time / (now - t0):.2f}x realtime")
+        next_progress = now + PROGRESS_S
+  except Failure as e:
+    failure = str(e)
+  wall = time.perf_counter() - t0
+  try:
+    if video:
+      video.close()
+    if args.png and failure is None:
+      mujoco.mj_fwdPosition(m, d)
+      text = status_text(m, d) if args.overlay and cusp.instance_count(m) else None
+      img = _render(renderer, m, d, cam, opt, text)
+      write_png(args.png, img)
+  except (Failure, OSError) as e:
+    failure = failure or f"output failed: {e}"
+  renderer.close()
+  print(f"scene      {args.scene} ({cusp.instance_count(m)} soft instance(s))")
+  print(f"simulated  {d.time:.4g} of {args.seconds:g} s in {steps} steps: {failure or 'completed'}")
+  print(f"wall time  {wall:.3f} s, {d.time / wall if wall > 0 else float('nan'):.3g}x realtime")
+  if video:
+    print(f"video      {args.video} ({video.frames} frames at {args.fps:g} fps, {w}x{h})")
+  if args.png and failure is None:
+    print(f"png        {args.png} ({w}x{h})")
+  for k, name in enumerate(cusp.instance_names(m)):
+    pos, _ = cusp.tip_pose(m, d, k)
+    print(f"tip        {name} at ({pos[0]:.4f}, {pos[1]:.4f}, {pos[2]:.4f}) m")
+  if failure:
+    _say(failure)
+  return 1 if failure else 0
+
+
+# ---------- the viewer ----------
+
+def _ctrl_down():
+  """Whether a Control key is held (the viewer's key callback gets no
+  modifiers; it runs on the viewer's thread with its window current)."""
+  try:
+    import glfw  # the library MuJoCo's viewer drives
+    win = glfw.get_current_context()
+    return bool(win) and (glfw.get_key(win, glfw.KEY_LEFT_CONTROL) == glfw.PRESS or
+                          glfw.get_key(win, glfw.KEY_RIGHT_CONTROL) == glfw.PRESS)
+  except Exception:  # noqa: BLE001 (no glfw: no Ctrl keys)
+    return False
+
+
+def key_action(key, ctrl):
+  """The cusp action of a key press, or None: 'contact', 'solver',
+  ('stage', i) or 'pause'."""
+  import glfw
+  if key == glfw.KEY_SPACE and not ctrl:
+    return "pause"
+  if not ctrl:
+    return None
+  if key == glfw.KEY_C:
+    return "contact"
+  if key == glfw.KEY_S:
+    return "solver"
+  if glfw.KEY_1 <= key <= glfw.KEY_3:
+    return ("stage", key - glfw.KEY_1)
+  return None
+
+
+def apply_action(m, d, action):
+  """Performs a key_action on d; returns a status note."""
+  if cusp.instance_count(m) == 0:
+    return "no soft instance: nothing to switch"
+  try:
+    if action == "contact":
+      return f"contact = {toggle_contact(m, d)}"
+    if action == "solver":
+      return f"solver = {cycle_solver(m, d)}"
+    if isinstance(action, tuple) and action[0] == "stage":
+      return f"conditioning = {toggle_stage(m, d, action[1])}"
+  except ValueError as e:
+    return str(e)
+  return ""
+
+
+def run_viewer(m, d, args):
+  import mujoco.viewer
+  _brighten(m)
+  mujoco.mj_forward(m, d)
+  actions, lock = [], threading.Lock()
+
+  def on_key(key):
+    act = key_action(key, _ctrl_down())
+    if act is not None:
+      with lock:
+        actions.append(act)
+
+  cam = free_camera(m, d, 16 / 9, args.camera)
+  paused, note, note_t = False, "", 0.0
+  last_text, text_t = None, 0.0
+  failure = None
+  with mujoco.viewer.launch_passive(m, d, key_callback=on_key) as v:
+    with v.lock():
+      v.cam.type, v.cam.fixedcamid = cam.type, cam.fixedcamid
+      v.cam.lookat[:], v.cam.distance = cam.lookat, cam.distance
+      v.cam.azimuth, v.cam.elevation = cam.azimuth, cam.elevation
+      v.opt.flags[mujoco.mjtVisFlag.mjVIS_CONTACTPOINT] = 1
+      v.opt.flags[mujoco.mjtVisFlag.mjVIS_CONTACTFORCE] = 1
+    wall0, sim0, rtf = time.perf_counter(), d.time, None
+    rt_wall, rt_sim = 0.0, 0.0
+    while v.is_running():
+      frame = time.perf_counter()
+      with lock:
+        todo, actions[:] = list(actions), []
+      for act in todo:
+        if act == "pause":
+          paused = not paused
+          note = "paused" if paused else "running"
+        else:
+          note = apply_action(m, d, act)
+        note_t = frame
+        _say(note)
+        wall0, sim0 = frame, d.time
+      stop = args.seconds is not None and d.time >= args.seconds - 0.5 * m.opt.timestep
+      if not paused and failure is None and not stop:
+        if d.time < sim0:  # the viewer reset the data
+          wall0, sim0 = frame, d.time
+        target = sim0 + (frame - wall0)
+        t_start = d.time
+        try:
+          while d.time < target and time.perf_counter() - frame < 1 / 30:
+            step(m, d)
+            if args.seconds is not None and d.time >= args.seconds - 0.5 * m.opt.timestep:
+              break
+        except Failure as e:
+          failure = str(e)
+          _say(failure + " (Backspace resets)")
+        if d.time < target - 0.1:   # slower than real time: do not try to catch up
+          wall0, sim0 = time.perf_counter(), d.time
+        rt_sim = 0.9 * rt_sim + (d.time - t_start)
+        rt_wall = 0.9 * rt_wall + max(time.perf_counter() - frame, 1 / 60)
+        rtf = rt_sim / rt_wall if rt_wall > 0 else None
+      elif failure is not None and d.time < 0.5 * m.opt.timestep:
+        failure = None   # reset after a failure
+      shown = failure or (note if frame - note_t < 4 else "")
+      if frame - text_t > 0.2:
+        text = status_text(m, d, paused or stop, rtf, shown)
+        if text != last_text:
+          v.set_texts((mujoco.mjtFont.mjFONT_NORMAL, mujoco.mjtGridPos.mjGRID_TOPRIGHT, text[0], text[1]))
+          last_text = text
+        text_t = frame
+      v.sync()
+      left = 1 / 60 - (time.perf_counter() - frame)
+      if left > 0:
+        time.sleep(left)
+  return 0
+
+
+# ---------- main ----------
+
+def parse_args(argv):
+  p = argparse.ArgumentParser(prog="python -m cusp.view", description=__doc__.split("\n\n")[0],
+                              formatter_class=argparse.RawDescriptionHelpFormatter,
+                              epilog="keys in the viewer: Ctrl+C contact lcp/penalty, Ctrl+S solver "
+                              "fb/lemke/pgs, Ctrl+1/2/3 conditioning qr/ruiz/tikhonov, Space pause")
+  p.add_argument("scene", nargs="?", default=_REPO_DEFAULT, help="MJCF scene (default: mjcf/default.xml)")
+  p.add_argument("--set", action="append", default=[], metavar="I.K=V",
+                 help="override key K of soft instance I (repeatable)")
+  p.add_argument("--seconds", type=float, help="simulated time: video length (default 3), "
+                 "or where the viewer pauses")
+  p.add_argument("--video", metavar="OUT.mp4", help="render a video instead of opening the viewer")
+  p.add_argument("--png", metavar="OUT.png", help="render the last frame as a PNG (no viewer)")
+  p.add_argument("--headless", action="store_true", help="no viewer even with a display (needs --video or --png; "
+                 "default without a display: --video out/SCENE.mp4)")
+  p.add_argument("--camera", metavar="NAME", help="a camera of the model (default: cusp_default, else framing the arms)")
+  p.add_argument("--width", type=int, default=1280)
+  p.add_argument("--height", type=int, default=720)
+  p.add_argument("--fps", type=float, default=30.0)
+  p.add_argument("--no-overlay", dest="overlay", action="store_false", help="no text in rendered images")
+  args = p.parse_args(argv)
+  if args.seconds is not None and not (args.seconds > 0 and math.isfinite(args.seconds)):
+    p.error("--seconds needs a finite number > 0")
+  if not (16 <= args.width <= 8192 and 16 <= args.height <= 8192):
+    p.error("--width and --height must be in 16..8192")
+  if not (0 < args.fps <= 1000):
+    p.error("--fps must be in (0, 1000]")
+  args.headless = args.headless or bool(args.video or args.png) or not _has_display()
+  if args.headless and not args.video and not args.png:
+    name = os.path.splitext(os.path.basename(args.scene))[0]
+    os.makedirs("out", exist_ok=True)
+    args.video = os.path.join("out", f"{name}.mp4")
+  if args.headless and args.seconds is None:
+    args.seconds = 3.0
+  return args
+
+
+def _gl_for_headless(argv):
+  """Without a display MuJoCo's default GL (GLFW) has no context to make:
+  run again with MUJOCO_GL=egl (OSMesa when EGL fails). mujoco reads
+  MUJOCO_GL when it is imported, which `import cusp` already did."""
+  if _has_display() or os.environ.get("MUJOCO_GL"):
+    return
+  os.environ["MUJOCO_GL"] = "egl"
+  os.execv(sys.executable, [sys.executable, "-m", "cusp.view", *argv])
+
+
+def main(argv=None):
+  argv = list(sys.argv[1:] if argv is None else argv)
+  args = parse_args(argv)
+  if args.headless:
+    _gl_for_headless(argv)
+  for out in (args.video, args.png):
+    parent = os.path.dirname(os.path.abspath(out)) if out else None
+    if parent and not os.access(parent, os.W_OK):
+      _say(f"cannot write {out}: {parent} is missing or not writable")
+      return 2
+  try:
+    m = cusp.load(args.scene, args.set)
+    d = cusp.make_data(m)
+    if args.camera is not None:
+      free_camera(m, d, 1.0, args.camera)   # a bad name is bad input
+  except (ValueError, RuntimeError) as e:
+    _say(str(e))
+    return 2
+  if args.headless:
+    try:
+      renderer = make_renderer(m, args.width, args.height)
+    except Exception as e:  # noqa: BLE001 (no GL context)
+      if os.environ.get("MUJOCO_GL") == "egl" and not _has_display():
+        _say(f"EGL failed ({e}); trying OSMesa")
+        os.environ["MUJOCO_GL"] = "osmesa"
+        os.execv(sys.executable, [sys.executable, "-m", "cusp.view", *argv])
+      _say(f"cannot render (MUJOCO_GL={os.environ.get('MUJOCO_GL', '')}): {e}")
+      return 1
+    return run_headless(m, d, args, renderer)
+  return run_viewer(m, d, args)
+
+
+if __name__ == "__main__":
+  sys.exit(main())

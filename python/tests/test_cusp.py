@@ -1,0 +1,305 @@
+"""The cusp Python package against libcusp.so (ctest's `python` test sets
+CUSP_LIBRARY): loading, errors, stepping, and MuJoCo's own tools reproducing
+a run bit for bit: copies, saved states, multithreaded rollouts."""
+
+import copy
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import mujoco
+import mujoco.rollout
+import numpy as np
+import pytest
+
+import cusp
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+SCENE = REPO / "mjcf" / "default.xml"
+FULL = mujoco.mjtState.mjSTATE_FULLPHYSICS.value
+
+
+@pytest.fixture(scope="module")
+def model():
+  return cusp.load(SCENE)
+
+
+def run(m, d, n):
+  for _ in range(n):
+    mujoco.mj_step(m, d)
+
+
+def same(a, b):
+  """Bit-identical float arrays (NaN payloads included)."""
+  a, b = np.asarray(a), np.asarray(b)
+  return a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
+def full_state(m, d):
+  s = np.empty(mujoco.mj_stateSize(m, FULL))
+  mujoco.mj_getState(m, d, s, FULL)
+  return s
+
+
+# ---------- loading ----------
+
+def test_load_returns_model_with_disk_bodies(model):
+  assert isinstance(model, mujoco.MjModel)
+  assert cusp.instance_count(model) == 1
+  assert cusp.instance_names(model) == ["arm"]
+  assert cusp.instance_find(model, "arm") == 0
+  assert cusp.instance_find(model, "nope") == -1
+  disks = [mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_BODY, b) for b in range(model.nbody)]
+  disks = [n for n in disks if n and n.startswith("arm/disk")]
+  assert "arm/disk0" in disks and len(disks) > 3
+  for name in disks:
+    b = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, name)
+    assert model.body_mocapid[b] >= 0            # mocap bodies
+  g = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_GEOM, "arm/disk0")
+  assert g >= 0 and model.geom_type[g] == mujoco.mjtGeom.mjGEOM_CYLINDER
+  assert model.nu >= 6                            # the chamber actuators
+  assert cusp.total_length(model, "arm") > 0
+
+
+def test_missing_file_raises_with_path(tmp_path):
+  missing = tmp_path / "missing.xml"
+  with pytest.raises(ValueError, match="missing.xml"):
+    cusp.load(missing)
+
+
+def _scene_with(tmp_path, key, value):
+  xml = textwrap.dedent(f"""\
+      <mujoco>
+        <extension><plugin plugin="cusp.softbody"><instance name="arm">
+          <config key="{key}" value="{value}"/>
+        </instance></plugin></extension>
+        <worldbody><body name="mount" pos="0 0 1"><plugin instance="arm"/></body></worldbody>
+      </mujoco>""")
+  path = tmp_path / "scene.xml"
+  path.write_text(xml)
+  return path
+
+
+def test_bad_key_raises_with_key(tmp_path):
+  # MuJoCo refuses undeclared plugin keys itself, at parse or expansion
+  with pytest.raises(ValueError, match="no_such_key"):
+    cusp.load(_scene_with(tmp_path, "no_such_key", "1"))
+
+
+def test_bad_value_raises_with_key(tmp_path):
+  with pytest.raises(ValueError, match="sections"):
+    cusp.load(_scene_with(tmp_path, "sections", "banana"))
+
+
+def test_bad_override_raises_with_key():
+  with pytest.raises(ValueError, match="friction"):
+    cusp.load(SCENE, {"arm.friction": "-3"})
+  with pytest.raises(ValueError, match="INSTANCE"):
+    cusp.load(SCENE, ["arm-friction=1"])
+
+
+def test_override_applies():
+  m = cusp.load(SCENE, ["arm.friction=0.3"])
+  d = mujoco.MjData(m)
+  assert float(cusp.get(m, d, "arm", "friction")) == pytest.approx(0.3)
+
+
+# ---------- stepping ----------
+
+def test_step_moves_the_arm(model):
+  d = mujoco.MjData(model)
+  mujoco.mj_forward(model, d)
+  tip0, _ = cusp.tip_pose(model, d, "arm")
+  q0, v0 = cusp.soft_state(model, d, 0)
+  run(model, d, 200)
+  tip1, quat = cusp.tip_pose(model, d, "arm")
+  q1, _ = cusp.soft_state(model, d, 0)
+  assert np.all(np.isfinite(tip1)) and abs(np.linalg.norm(quat) - 1) < 1e-9
+  assert np.linalg.norm(tip1 - tip0) > 1e-3     # it falls onto the incline
+  assert len(q0) == len(q1) == len(v0) and not same(q0, q1)
+  r = cusp.report(model, d)
+  assert r["steps"] == 200 and r["nan_events"] == 0
+  assert r["time"] == pytest.approx(d.time - model.opt.timestep)
+  # the disk bodies follow the arm
+  b = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, "arm/disk0")
+  assert np.all(np.isfinite(d.mocap_pos[model.body_mocapid[b]]))
+
+
+def test_contacts_and_switches(model):
+  d = mujoco.MjData(model)
+  run(model, d, 400)                              # lying on the incline by now
+  cs = cusp.contacts(model, d)
+  r = cusp.report(model, d)
+  assert len(cs) == r["ncontact"] > 0
+  c = cs[0]
+  assert c["instance"] == 0 and np.isfinite(c["pos"]).all() and abs(np.linalg.norm(c["normal"]) - 1) < 1e-6
+  assert cusp.get(model, d, 0, "contact") == "lcp"
+  cusp.set(model, d, "arm", "contact", "penalty")
+  assert cusp.get(model, d, 0, "contact") == "penalty"
+  with pytest.raises(ValueError, match="solver"):
+    cusp.set(model, d, 0, "solver", "nonsense")
+  with pytest.raises(ValueError, match="nope"):
+    cusp.get(model, d, "nope", "contact")
+
+
+# ---------- bit-for-bit reproduction ----------
+
+def test_copy_mid_run_is_exact(model):
+  d = mujoco.MjData(model)
+  run(model, d, 300)
+  d2 = copy.copy(d)                               # mj_copyData
+  d3 = mujoco.MjData(model)
+  mujoco.mj_copyData(d3, model, d)
+  for x in (d, d2, d3):
+    run(model, x, 300)
+  for x in (d2, d3):
+    assert same(x.qpos, d.qpos)
+    assert same(x.plugin_state, d.plugin_state)
+    assert same(x.mocap_pos, d.mocap_pos)
+  assert not same(d.qpos, mujoco.MjData(model).qpos)
+
+
+def test_state_restore_and_replay_is_exact(model):
+  d = mujoco.MjData(model)
+  run(model, d, 250)
+  saved = full_state(model, d)
+  warm = d.qacc_warmstart.copy()                  # MuJoCo's solver warm start is not physics state
+  run(model, d, 250)
+  want_qpos, want_plugin = d.qpos.copy(), d.plugin_state.copy()
+  # restore into the same data (now 250 steps later) and into a fresh one
+  fresh = mujoco.MjData(model)
+  for x in (d, fresh):
+    mujoco.mj_setState(model, x, saved, FULL)
+    x.qacc_warmstart[:] = warm
+    run(model, x, 250)
+    assert same(x.qpos, want_qpos)
+    assert same(x.plugin_state, want_plugin)
+
+
+def test_reset_replays_the_run(model):
+  d = mujoco.MjData(model)
+  run(model, d, 200)
+  first = d.qpos.copy(), d.plugin_state.copy()
+  run(model, d, 50)
+  mujoco.mj_resetData(model, d)
+  run(model, d, 200)
+  assert same(d.qpos, first[0]) and same(d.plugin_state, first[1])
+
+
+def test_forward_without_step_changes_nothing(model):
+  a, b = mujoco.MjData(model), mujoco.MjData(model)
+  run(model, a, 100)
+  run(model, b, 100)
+  for _ in range(5):
+    mujoco.mj_forward(model, b)
+  run(model, a, 100)
+  run(model, b, 100)
+  assert same(a.qpos, b.qpos) and same(a.plugin_state, b.plugin_state)
+
+
+def test_rollout_two_threads_equals_sequential(model):
+  d = mujoco.MjData(model)
+  run(model, d, 150)
+  s0 = full_state(model, d)
+  run(model, d, 150)
+  s1 = full_state(model, d)
+  initial = np.stack([s0, s1])
+  nstep = 120
+  datas = [mujoco.MjData(model) for _ in range(2)]
+  state, _ = mujoco.rollout.rollout(model, datas, initial, nstep=nstep)
+  assert state.shape == (2, nstep, len(s0))
+  # the same by hand: what rollout does per initial state (no controls given:
+  # ctrl zero, mocap poses from the model, no warm start), one thread
+  ref = mujoco.MjData(model)
+  for r in range(2):
+    ref.ctrl[:] = 0
+    for b in range(model.nbody):
+      if model.body_mocapid[b] >= 0:
+        ref.mocap_pos[model.body_mocapid[b]] = model.body_pos[b]
+        ref.mocap_quat[model.body_mocapid[b]] = model.body_quat[b]
+    mujoco.mj_setState(model, ref, initial[r], FULL)
+    ref.qacc_warmstart[:] = 0
+    for t in range(nstep):
+      mujoco.mj_step(model, ref)
+      assert same(state[r, t], full_state(model, ref)), f"rollout {r} differs at step {t}"
+  # the plugin state is part of the compared state, and it moves
+  plugin = mujoco.mjtState.mjSTATE_PLUGIN.value
+  assert FULL & plugin and mujoco.mj_stateSize(model, plugin) == model.npluginstate > 0
+  assert not same(state[0, 0], state[0, -1])
+
+
+# ---------- the C structures ----------
+
+def test_struct_layout_matches_c(tmp_path):
+  cc = shutil.which("cc") or shutil.which("gcc")
+  if not cc:
+    pytest.skip("no C compiler")
+  src = tmp_path / "layout.c"
+  fields = {"cusp_step_report": cusp.StepReport, "cusp_contact_report": cusp.ContactReport,
+            "sb_contact_info": cusp.ContactInfo, "sb_lcp_info": cusp.LcpInfo, "cusp_override": cusp.Override}
+  lines = ["#include <stddef.h>", "#include <stdio.h>", '#include "cusp.h"', "int main(void) {"]
+  for cname, py in fields.items():
+    lines.append(f'  printf("{cname} %zu\\n", sizeof({cname}));')
+    for f, _ in py._fields_:
+      lines.append(f'  printf("{cname}.{f} %zu\\n", offsetof({cname}, {f}));')
+  lines += ["  return 0;", "}"]
+  src.write_text("\n".join(lines))
+  exe = tmp_path / "layout"
+  inc = pathlib.Path(mujoco.__file__).parent / "include"
+  subprocess.run([cc, "-std=c11", "-o", str(exe), str(src), f"-I{REPO / 'plugin'}", f"-I{REPO / 'softbody'}",
+                  f"-I{inc}"], check=True)
+  out = dict(line.rsplit(" ", 1) for line in subprocess.run([str(exe)], capture_output=True, text=True,
+                                                             check=True).stdout.split("\n") if line)
+  for cname, py in fields.items():
+    assert int(out[cname]) == __import__("ctypes").sizeof(py), cname
+    for f, _ in py._fields_:
+      assert int(out[f"{cname}.{f}"]) == getattr(py, f).offset, f"{cname}.{f}"
+
+
+# ---------- the viewer's headless path ----------
+
+def test_headless_video(tmp_path):
+  if not shutil.which("ffmpeg"):
+    pytest.skip("no ffmpeg")
+  video, png = tmp_path / "v.mp4", tmp_path / "last.png"
+  env = dict(os.environ)
+  env.pop("DISPLAY", None)
+  env.pop("WAYLAND_DISPLAY", None)
+  env.pop("MUJOCO_GL", None)
+  p = subprocess.run([sys.executable, "-m", "cusp.view", str(SCENE), "--seconds", "0.3", "--video", str(video),
+                      "--png", str(png), "--width", "320", "--height", "240"],
+                     env=env, capture_output=True, text=True, timeout=300)
+  assert p.returncode == 0, p.stderr
+  assert video.stat().st_size > 1000 and png.stat().st_size > 1000
+  raw = subprocess.run(["ffmpeg", "-v", "error", "-i", str(video), "-f", "rawvideo", "-pix_fmt", "rgb24", "-"],
+                       capture_output=True, check=True).stdout
+  frames = np.frombuffer(raw, np.uint8).reshape(-1, 240, 320, 3)
+  assert len(frames) >= 9                          # 0.3 s at 30 fps
+  for f in frames[[0, -1]]:
+    assert f.std() > 10                            # not one colour
+    assert len(np.unique(f.reshape(-1, 3), axis=0)) > 50
+  assert not np.array_equal(frames[0], frames[-1])  # the arm moved
+
+
+def test_view_keys_switch_every_instance(model):
+  from cusp import view
+  d = mujoco.MjData(model)
+  run(model, d, 5)
+  import glfw
+  assert view.key_action(glfw.KEY_C, False) is None        # plain C stays MuJoCo's
+  assert view.apply_action(model, d, view.key_action(glfw.KEY_C, True)) == "contact = penalty"
+  assert cusp.get(model, d, 0, "contact") == "penalty"
+  view.apply_action(model, d, view.key_action(glfw.KEY_C, True))
+  assert cusp.get(model, d, 0, "contact") == "lcp"
+  before = cusp.get(model, d, 0, "solver")
+  view.apply_action(model, d, view.key_action(glfw.KEY_S, True))
+  after = cusp.get(model, d, 0, "solver")
+  assert after != before and after in cusp.SOLVERS
+  stages = view._stages(cusp.get(model, d, 0, "conditioning"))
+  view.apply_action(model, d, view.key_action(glfw.KEY_2, True))
+  assert view._stages(cusp.get(model, d, 0, "conditioning")) == stages ^ {"ruiz"}
+  labels, values = view.status_text(model, d)
+  assert "Contact model" in labels and "lcp" in values
