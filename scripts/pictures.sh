@@ -1,38 +1,38 @@
 #!/usr/bin/env bash
-# The README's pictures: renders every mjcf/ scene with the headless viewer
-# (its start camera: the scene's "cusp_default" camera or the automatic
-# view) at the moment that shows what the scene is about, as OUT/SCENE.png
-# (640 x 400). Runs under xvfb-run when there is no display.
-# Usage: scripts/pictures.sh [--out DIR] [--build DIR]   (defaults: docs/img, build)
+# The README's pictures: renders every mjcf/ scene with the Python viewer's
+# headless path (python -m cusp.view --png; its start camera: the scene's
+# "cusp_default" camera or a free camera framing the arms) at the moment
+# that shows what the scene is about, as DIR/SCENE.png (640 x 400).
+# Writes out/img unless asked otherwise: --docs replaces the committed
+# pictures in docs/img.
+# Usage: scripts/pictures.sh [--out DIR | --docs] [--build DIR]   (defaults: out/img, build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 usage() { sed -n 's/^# Usage: //p' "$0"; }
-out=docs/img
+out=out/img
 build=build
 while [ $# -gt 0 ]; do
   case $1 in
     --out) out=${2:?--out needs a directory}; shift 2 ;;
+    --docs) out=docs/img; shift ;;
     --build) build=${2:?--build needs a directory}; shift 2 ;;
     -h | --help) usage; exit 0 ;;
     *) echo "pictures: unknown option '$1'" >&2; usage >&2; exit 2 ;;
   esac
 done
-view=$build/cusp-view
-if [ ! -x "$view" ]; then
-  echo "pictures: $view not found: build first (scripts/build.sh $build)" >&2
+lib=$build/libcusp.so
+if [ ! -f "$lib" ]; then
+  echo "pictures: $lib not found: build first (scripts/build.sh $build)" >&2
   exit 2
 fi
-run=()
-if [ -z "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ]; then
-  if ! command -v xvfb-run >/dev/null; then
-    echo "pictures: no display and no xvfb-run (apt-get install xvfb)" >&2
-    exit 2
-  fi
-  run=(xvfb-run -a -s "-screen 0 1280x1024x24")
+if [ ! -x .venv/bin/python ]; then
+  echo "pictures: .venv not found: run scripts/setup.sh" >&2
+  exit 2
 fi
-mkdir -p "$out"
+export CUSP_LIBRARY="$PWD/$lib"
 export OPENBLAS_NUM_THREADS=1
+mkdir -p "$out"
 
 # scene, simulated seconds: the moment each picture shows (see README.md)
 moments="default 2.5
@@ -55,7 +55,7 @@ for scene in mjcf/*.xml; do
     echo "pictures: $name has no moment in scripts/pictures.sh: using $t s" >&2
   fi
   png=$out/$name.png
-  if "${run[@]}" "$view" "$scene" --headless --seconds "$t" --png "$png" --width 640 --height 400 --no-overlay \
+  if .venv/bin/python -m cusp.view "$scene" --seconds "$t" --png "$png" --width 640 --height 400 --no-overlay \
     >/dev/null 2>"$out/.$name.err"; then
     echo "$png: $name at t = $t s ($(wc -c <"$png") bytes)"
     rm -f "$out/.$name.err"
