@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "config.h"
 #include "cusp.h"
 #include "plugin_testutil.h"
 
@@ -26,7 +27,7 @@ static run_stats run(const mjModel *m, mjData *d, double T, double from) {
   run_stats st = {0, 0, 0, 0, 0, 1};
   while (d->time < T - 0.5 * m->opt.timestep) {
     mj_step(m, d);
-    const cusp_step_report *r = cusp_report(d);
+    const cusp_step_report *r = cusp_report(m, d);
     if (d->time >= from) st.max_pen = fmax(st.max_pen, r->max_penetration);
     if (r->ncontact > st.max_contacts) st.max_contacts = r->ncontact;
     if (!state_finite(m, d)) {
@@ -34,7 +35,7 @@ static run_stats run(const mjModel *m, mjData *d, double T, double from) {
       break;
     }
   }
-  const cusp_step_report *r = cusp_report(d);
+  const cusp_step_report *r = cusp_report(m, d);
   st.solves = r->solves;
   st.converged = r->converged;
   st.nan_events = r->nan_events;
@@ -48,9 +49,9 @@ static void test_fall(void) {
   mjData *d = attach(m);
   run_stats st = run(m, d, 2.0, 0);
   const double *q;
-  int n = cusp_soft_state(d, 0, &q, NULL);
+  int n = cusp_soft_state(m, d, 0, &q, NULL);
   double tip[3];
-  cusp_tip_pose(d, 0, tip, NULL);
+  cusp_tip_pose(m, d, 0, tip, NULL);
   printf("fall: %ld solves, %ld converged, max penetration %.3g mm, max contacts %d, tip (%.3f %.3f %.3f)\n",
          st.solves, st.converged, 1e3 * st.max_pen, st.max_contacts, tip[0], tip[1], tip[2]);
   EXPECT(st.finite && st.nan_events == 0 && n > 0, "fall: finite state, no NaN events (%ld)", st.nan_events);
@@ -68,9 +69,9 @@ static void test_stick(void) {
   mjData *d = attach(m);
   run(m, d, 0.5, 0); /* settle */
   double t0[3], t1[3];
-  cusp_tip_pose(d, 0, t0, NULL);
+  cusp_tip_pose(m, d, 0, t0, NULL);
   run_stats st = run(m, d, 5.5, 0);
-  cusp_tip_pose(d, 0, t1, NULL);
+  cusp_tip_pose(m, d, 0, t1, NULL);
   double drift = hypot(t1[0] - t0[0], t1[1] - t0[1]);
   printf("stick: tip drift %.3g mm over 5 s (tip z %.4f), max penetration %.3g mm, %ld/%ld converged\n",
          1e3 * drift, t1[2], 1e3 * st.max_pen, st.converged, st.solves);
@@ -92,9 +93,9 @@ static void test_slide(void) {
     mjData *d = attach(m);
     run(m, d, 0.3, 0);
     double a[3], b[3];
-    cusp_tip_pose(d, 0, a, NULL);
+    cusp_tip_pose(m, d, 0, a, NULL);
     run_stats st = run(m, d, 1.3, 0);
-    cusp_tip_pose(d, 0, b, NULL);
+    cusp_tip_pose(m, d, 0, b, NULL);
     moved[k] = b[0] - a[0];
     printf("slope, mu %s: tip moved %.3g mm along +x (downhill) in 1 s, %ld contact solves, max penetration %.3g mm\n",
            ov.value, 1e3 * moved[k], st.solves, 1e3 * st.max_pen);
@@ -120,7 +121,7 @@ static void test_box_on_arm(void) {
   for (int k = 0; k < 200; k++) {
     mj_step(m, d);
     const cusp_contact_report *c;
-    int nc = cusp_contacts(d, &c);
+    int nc = cusp_contacts(m, d, &c);
     double up = 0;
     for (int i = 0; i < nc; i++)
       if (c[i].other_geom == box_geom) up -= c[i].impulse[2]; /* the box gets minus the soft side's */
@@ -153,19 +154,19 @@ static void test_push(void) {
   double ball0[3], tip0[3], tip_hit[3] = {0, 0, 0}, hit_time = -1, pen = 0, push[3] = {0, 0, 0};
   mju_copy3(ball0, d->xpos + 3 * ball);
   run(m, d, 0.3, 0); /* settled, before the ramp */
-  cusp_tip_pose(d, 0, tip0, NULL);
-  long solves0 = cusp_report(d)->solves, conv0 = cusp_report(d)->converged;
+  cusp_tip_pose(m, d, 0, tip0, NULL);
+  long solves0 = cusp_report(m, d)->solves, conv0 = cusp_report(m, d)->converged;
   while (d->time < 2.5) {
     mj_step(m, d);
     const cusp_contact_report *c;
-    int nc = cusp_contacts(d, &c);
+    int nc = cusp_contacts(m, d, &c);
     for (int i = 0; i < nc; i++) {
       if (c[i].other_geom != ball_geom) continue;
       pen = fmax(pen, -c[i].gap);
       for (int k = 0; k < 3; k++) push[k] -= c[i].impulse[k]; /* on the ball */
       if (hit_time < 0 && c[i].normal_impulse > 0) {
         hit_time = d->time;
-        cusp_tip_pose(d, 0, tip_hit, NULL);
+        cusp_tip_pose(m, d, 0, tip_hit, NULL);
       }
     }
     if (!state_finite(m, d)) break;
@@ -176,7 +177,7 @@ static void test_push(void) {
   double ns = hypot(sweep[0], sweep[1]), nm = hypot(moved[0], moved[1]);
   double along = ns > 0 && nm > 0 ? (sweep[0] * moved[0] + sweep[1] * moved[1]) / (ns * nm) : 0;
   double along_push = nm > 0 ? (push[0] * moved[0] + push[1] * moved[1]) / (hypot(push[0], push[1]) * nm) : 0;
-  const cusp_step_report *r = cusp_report(d);
+  const cusp_step_report *r = cusp_report(m, d);
   double conv = (double)(r->converged - conv0) / fmax(1, r->solves - solves0);
   printf("push: tip reached the ball at %.3f s after sweeping %.1f mm; the ball moved %.1f mm (cos to the sweep "
          "%.5f, to the impulse %.5f), z %+.3f mm, penetration %.3g mm, %.1f%% converged\n",
@@ -232,9 +233,9 @@ static void test_squeeze(void) {
     speed = fmax(speed, sqrt(v[3] * v[3] + v[4] * v[4] + v[5] * v[5]));
     drift = fmax(drift, mju_dist3(start, d->xpos + 3 * ball));
     for (int i = 0; i < d->ncon; i++) floor_pen = fmax(floor_pen, -d->contact[i].dist);
-    st.max_pen = fmax(st.max_pen, cusp_report(d)->max_penetration);
+    st.max_pen = fmax(st.max_pen, cusp_report(m, d)->max_penetration);
     const cusp_contact_report *c;
-    int nc = cusp_contacts(d, &c);
+    int nc = cusp_contacts(m, d, &c);
     double fn = 0;
     for (int i = 0; i < nc; i++)
       if (c[i].other_geom == ball_geom) fn += c[i].normal_impulse / m->opt.timestep;
@@ -257,41 +258,45 @@ static void test_squeeze(void) {
   finish(m, d);
 }
 
-/* 5. A paused viewer calls mj_forward repeatedly: no advance; reset resets. */
+/* 5. A paused viewer calls mj_forward repeatedly: compute runs, nothing
+ * advances, and the run continues exactly as if it had not been paused;
+ * mj_resetData returns the arm to the scene's initial state. */
 static void test_viewer_semantics(void) {
-  mjModel *m = load(SCENE("coupling_fall.xml"), NULL, 0);
-  if (!m) return;
-  mjData *d = attach(m);
-  const double *q;
-  int n = cusp_soft_state(d, 0, &q, NULL);
-  double q0[64];
+  mjModel *m = load(SCENE("coupling_fall.xml"), NULL, 0), *m2 = load(SCENE("coupling_fall.xml"), NULL, 0);
+  if (!m || !m2) return;
+  mjData *d = attach(m), *d2 = attach(m2);
+  const double *q, *q2;
+  int n = cusp_soft_state(m, d, 0, &q, NULL);
+  cusp_soft_state(m2, d2, 0, &q2, NULL);
+  double q0[CUSP_MAX_COORDS], q1[CUSP_MAX_COORDS];
   memcpy(q0, q, n * sizeof(double));
-  for (int k = 0; k < 300; k++) mj_step(m, d);
-  double q1[64];
+  for (int k = 0; k < 300; k++) {
+    mj_step(m, d);
+    mj_step(m2, d2);
+  }
   memcpy(q1, q, n * sizeof(double));
-  mj_forward(m, d); /* a new instant: advances once */
-  memcpy(q1, q, n * sizeof(double));
-  long steps = cusp_report(d)->steps;
+  long steps = cusp_report(m, d)->steps;
   for (int k = 0; k < 10; k++) mj_forward(m, d);
   double same = 0;
   for (int i = 0; i < n; i++) same = fmax(same, fabs(q[i] - q1[i]));
-  EXPECT(same == 0 && cusp_report(d)->steps == steps,
-         "paused: 10 more mj_forward at one time do not advance (%ld -> %ld steps, q moved %g)", steps,
-         cusp_report(d)->steps, same);
+  EXPECT(same == 0 && cusp_report(m, d)->steps == steps && steps == 300,
+         "paused: 10 mj_forward do not advance (%ld -> %ld steps, q moved %g)", steps, cusp_report(m, d)->steps, same);
+  for (int k = 0; k < 200; k++) {
+    mj_step(m, d);
+    mj_step(m2, d2);
+  }
+  double diff = 0;
+  for (int i = 0; i < n; i++) diff = fmax(diff, fabs(q[i] - q2[i]));
+  for (int i = 0; i < m->nq; i++) diff = fmax(diff, fabs(d->qpos[i] - d2->qpos[i]));
+  EXPECT(diff == 0, "a pause (10 mj_forward) leaves the trajectory unchanged (differs by %g)", diff);
   double moved = 0;
   for (int i = 0; i < n; i++) moved = fmax(moved, fabs(q1[i] - q0[i]));
   EXPECT(moved > 1e-3, "the arm moved before the reset (%g)", moved);
   mj_resetData(m, d);
-  mj_forward(m, d);
-  /* after the reset, the first forward advances from the initial state */
-  mjModel *m2 = load(SCENE("coupling_fall.xml"), NULL, 0);
-  mjData *d2 = attach(m2);
-  mj_forward(m2, d2);
-  const double *q2;
-  cusp_soft_state(d2, 0, &q2, NULL);
-  double diff = 0;
-  for (int i = 0; i < n; i++) diff = fmax(diff, fabs(q[i] - q2[i]));
-  EXPECT(diff == 0, "reset: the soft state restarts from the scene's initial state (differs by %g)", diff);
+  diff = 0;
+  for (int i = 0; i < n; i++) diff = fmax(diff, fabs(q[i] - q0[i]));
+  EXPECT(diff == 0 && cusp_report(m, d)->steps == 0,
+         "reset: the soft state restarts from the scene's initial state (differs by %g)", diff);
   finish(m2, d2);
   finish(m, d);
 }
@@ -306,14 +311,13 @@ static void test_many(void) {
     int ok = cusp_instance_count(m) == 2;
     for (int i = 0; i < 2 && ok; i++) {
       const double *q;
-      int n = cusp_soft_state(d, i, &q, NULL);
+      int n = cusp_soft_state(m, d, i, &q, NULL);
       double moved = 0;
       for (int k = 0; k < n; k++) moved = fmax(moved, fabs(q[k]));
       ok = n > 0 && moved > 1e-4 && st.finite;
     }
     EXPECT(ok, "two instances in one scene both advance");
-    cusp_detach(d);
-    mj_deleteData(d);
+        mj_deleteData(d);
     /* the rod's mount hangs under the hinged crane and its disks start
      * inside the crane's box: parent filter as in MuJoCo, then without it
      * every disk but the base one may touch the crane */
@@ -325,7 +329,7 @@ static void test_many(void) {
       for (int k = 0; k < 50; k++) {
         mj_step(m, d);
         const cusp_contact_report *c;
-        int nc = cusp_contacts(d, &c);
+        int nc = cusp_contacts(m, d, &c);
         for (int i = 0; i < nc; i++)
           if (c[i].instance == rod && c[i].other_geom == crane) {
             with_crane++;
@@ -335,10 +339,9 @@ static void test_many(void) {
       if (filter) EXPECT(with_crane == 0, "parent filter: no rod contact with the crane (%d)", with_crane);
       else EXPECT(with_crane > 0 && base_disk == 0, "no parent filter: rod disks touch the crane (%d), the base "
                   "disk never (%d)", with_crane, base_disk);
-      cusp_detach(d);
-      mj_deleteData(d);
+            mj_deleteData(d);
     }
-    cusp_delete_model(m);
+    mj_deleteModel(m);
   }
   mjModel *a = load(SCENE("coupling_fall.xml"), NULL, 0), *b = load(SCENE("coupling_lying.xml"), NULL, 0);
   mjModel *a2 = load(SCENE("coupling_fall.xml"), NULL, 0);
@@ -350,8 +353,8 @@ static void test_many(void) {
   }
   for (int k = 0; k < 500; k++) mj_step(a2, da2);
   const double *qa, *qa2;
-  int n = cusp_soft_state(da, 0, &qa, NULL);
-  cusp_soft_state(da2, 0, &qa2, NULL);
+  int n = cusp_soft_state(a, da, 0, &qa, NULL);
+  cusp_soft_state(a2, da2, 0, &qa2, NULL);
   double diff = 0;
   for (int k = 0; k < n; k++) diff = fmax(diff, fabs(qa[k] - qa2[k]));
   EXPECT(diff == 0, "two models in one process: interleaved run equals the lone run (differs by %g)", diff);
@@ -375,28 +378,28 @@ static void test_live_keys(void) {
                                       {"penalty_damping", "30"}};
   char err[256], got[256];
   for (size_t k = 0; k < sizeof kv / sizeof kv[0]; k++) {
-    int ok = cusp_set(d, 0, kv[k][0], kv[k][1], err, sizeof err) == 0 && cusp_get(d, 0, kv[k][0], got, sizeof got) == 0;
+    int ok = cusp_set(m, d, 0, kv[k][0], kv[k][1], err, sizeof err) == 0 && cusp_get(m, d, 0, kv[k][0], got, sizeof got) == 0;
     int same = ok && (!strcmp(got, kv[k][1]) || strtod(got, NULL) == strtod(kv[k][1], NULL));
     EXPECT(same, "live key %s = %s reads back as %s (%s)", kv[k][0], kv[k][1], ok ? got : "-", ok ? "" : err);
   }
-  EXPECT(cusp_set(d, 0, "sections", "2", err, sizeof err) < 0 && strstr(err, "sections"), "non-live key: %s", err);
-  EXPECT(cusp_get(d, 0, "nope", got, sizeof got) < 0 && strstr(got, "nope"), "unknown key: %s", got);
-  EXPECT(cusp_get(d, 5, "contact", got, sizeof got) < 0 && strstr(got, "5"), "bad instance: %s", got);
-  cusp_set(d, 0, "contact", "penalty", err, sizeof err);
+  EXPECT(cusp_set(m, d, 0, "sections", "2", err, sizeof err) < 0 && strstr(err, "sections"), "non-live key: %s", err);
+  EXPECT(cusp_get(m, d, 0, "nope", got, sizeof got) < 0 && strstr(got, "nope"), "unknown key: %s", got);
+  EXPECT(cusp_get(m, d, 5, "contact", got, sizeof got) < 0 && strstr(got, "5"), "bad instance: %s", got);
+  cusp_set(m, d, 0, "contact", "penalty", err, sizeof err);
   run(m, d, 1.0, 0);
-  long solves = cusp_report(d)->solves;
-  EXPECT(solves == 0 && cusp_report(d)->ncontact > 0, "penalty: contacts (%d) without LCP solves (%ld)",
-         cusp_report(d)->ncontact, solves);
-  cusp_set(d, 0, "contact", "lcp", err, sizeof err);
+  long solves = cusp_report(m, d)->solves;
+  EXPECT(solves == 0 && cusp_report(m, d)->ncontact > 0, "penalty: contacts (%d) without LCP solves (%ld)",
+         cusp_report(m, d)->ncontact, solves);
+  cusp_set(m, d, 0, "contact", "lcp", err, sizeof err);
   run(m, d, 1.1, 0);
-  EXPECT(cusp_report(d)->solves > 0, "back to lcp: solves again");
+  EXPECT(cusp_report(m, d)->solves > 0, "back to lcp: solves again");
   finish(m, d);
 }
 
 /* Deepest overlap (m, >= 0) of two disk geoms by MuJoCo's own collision
  * function for the pair, at the disks' current poses. */
 static double disk_overlap(const mjModel *m, mjData *d, int g1, int g2) {
-  mjContact con[mjMAXCONPAIR];
+  mjPreContact con[mjMAXCONPAIR];
   mjfCollision fn = mjCOLLISIONFUNC[m->geom_type[g1]][m->geom_type[g2]];
   int n = fn ? fn(m, d, con, g1, g2, 0) : 0;
   double deepest = 0;
@@ -426,11 +429,11 @@ static double self_overlap_run(const char *self_contact, long *self_contacts, lo
     for (int a = 0; a < nd; a++)
       for (int b = a + 2; b < nd; b++) deepest = fmax(deepest, disk_overlap(m, d, geom[a], geom[b]));
     const cusp_contact_report *c;
-    int n = cusp_contacts(d, &c);
+    int n = cusp_contacts(m, d, &c);
     for (int i = 0; i < n; i++) *self_contacts += c[i].other_instance == c[i].instance;
   }
-  *solves = cusp_report(d)->solves;
-  *converged = cusp_report(d)->converged;
+  *solves = cusp_report(m, d)->solves;
+  *converged = cusp_report(m, d)->converged;
   finish(m, d);
   return deepest;
 }
@@ -456,12 +459,12 @@ static void test_soft_soft(void) {
   mjData *d = attach(m);
   double rest[3], quat[4], tip[3], moved = 0, deepest = 0, normal_sum = 0;
   mj_forward(m, d);
-  cusp_tip_pose(d, 1, rest, quat);
+  cusp_tip_pose(m, d, 1, rest, quat);
   long pair_steps = 0;
   while (d->time < 2) {
     mj_step(m, d);
     const cusp_contact_report *c;
-    int n = cusp_contacts(d, &c), pair = 0;
+    int n = cusp_contacts(m, d, &c), pair = 0;
     for (int i = 0; i < n; i++)
       if (c[i].other_instance >= 0 && c[i].other_instance != c[i].instance) {
         pair = 1;
@@ -469,10 +472,10 @@ static void test_soft_soft(void) {
         normal_sum += c[i].normal_impulse;
       }
     pair_steps += pair;
-    cusp_tip_pose(d, 1, tip, quat);
+    cusp_tip_pose(m, d, 1, tip, quat);
     moved = fmax(moved, sqrt(pow(tip[0] - rest[0], 2) + pow(tip[1] - rest[1], 2) + pow(tip[2] - rest[2], 2)));
   }
-  const cusp_step_report *r = cusp_report(d);
+  const cusp_step_report *r = cusp_report(m, d);
   printf("soft-soft: %ld steps in contact, normal impulse sum %.3g N s, passive arm's tip moved up to %.1f mm, "
          "penetration %.3g mm, %ld/%ld converged\n", pair_steps, normal_sum, 1e3 * moved, 1e3 * deepest,
          r->converged, r->solves);
@@ -511,7 +514,7 @@ static double energy_loss(double h, double T, double *e_max, double *kin_max, in
   m->opt.timestep = h;
   mjData *d = attach(m);
   double kin, grav, el, e0;
-  cusp_energy(d, 0, &kin, &grav, &el);
+  cusp_energy(m, d, 0, &kin, &grav, &el);
   e0 = kin + grav + el;
   *e_max = e0;
   *kin_max = 0;
@@ -521,10 +524,10 @@ static double energy_loss(double h, double T, double *e_max, double *kin_max, in
   int steps = 0;
   while (d->time < T - 0.5 * h) {
     mj_step(m, d);
-    cusp_energy(d, 0, &kin, &grav, &el);
+    cusp_energy(m, d, 0, &kin, &grav, &el);
     *e_max = fmax(*e_max, kin + grav + el);
     *kin_max = fmax(*kin_max, kin);
-    const cusp_step_report *r = cusp_report(d);
+    const cusp_step_report *r = cusp_report(m, d);
     /* disjoint intervals of one clock, so their sum never exceeds the total
      * whatever the machine does; the slack is the rounding of its
      * microsecond readings (about 1e10, so ulps of 1e-6) */
@@ -548,7 +551,7 @@ static double energy_loss(double h, double T, double *e_max, double *kin_max, in
     printf("timings: the stages cover a median %.3f of the step's total over %d steps\n", median, steps);
     *timing_ok = 0;
   }
-  cusp_energy(d, 0, &kin, &grav, &el);
+  cusp_energy(m, d, 0, &kin, &grav, &el);
   finish(m, d);
   return e0 - (kin + grav + el);
 }
@@ -562,11 +565,11 @@ static void test_energy_and_timing(void) {
   if (!m) return;
   mjData *d = attach(m);
   double kin, grav, el;
-  EXPECT(cusp_energy(d, 0, &kin, &grav, &el) == 0, "cusp_energy failed");
+  EXPECT(cusp_energy(m, d, 0, &kin, &grav, &el) == 0, "cusp_energy failed");
   /* one chamber stretched by e0, the chambers' springs in parallel */
   EXPECT(fabs(el - e_start) < 1e-12, "elastic energy %.15g J, one stretched chamber has %.15g", el, e_start);
   EXPECT(fabs(kin) < 1e-15, "kinetic energy %g J at rest", kin);
-  EXPECT(cusp_energy(d, 7, &kin, &grav, &el) == -1, "cusp_energy accepts a bad instance");
+  EXPECT(cusp_energy(m, d, 7, &kin, &grav, &el) == -1, "cusp_energy accepts a bad instance");
   finish(m, d);
 
   double emax1, emax2, kmax1, kmax2;
