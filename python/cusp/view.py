@@ -103,8 +103,8 @@ def toggle_stage(m, d, stage):
   return new
 
 
-def status_text(m, d, paused=False, rtf=None, note=""):
-  """The overlay: (labels, values) for mjr_overlay."""
+def status_text(m, d, paused=False, rtf=None, note="", keys=True):
+  """The overlay: (labels, values) for mjr_overlay (keys: the key help rows)."""
   if cusp.instance_count(m) == 0:
     return "cusp", "no soft instance in this scene"
   r = cusp.report(m, d) or {}
@@ -115,9 +115,9 @@ def status_text(m, d, paused=False, rtf=None, note=""):
       ("Soft contacts", f"{r.get('ncontact', 0)} ({r.get('nkept', 0)} kept)"),
       ("Time", f"{d.time:.3f} s" + (", paused" if paused else "") +
        (f", {rtf:.2f}x realtime" if rtf is not None and not paused else "")),
-      ("Keys", "Ctrl+C contact, Ctrl+S solver"),
-      ("", "Ctrl+1/2/3 qr/ruiz/tikhonov, Space pause"),
   ]
+  if keys:
+    rows += [("Keys", "Ctrl+C contact, Ctrl+S solver"), ("", "Ctrl+1/2/3 qr/ruiz/tikhonov, Space pause")]
   if r.get("solves"):
     lcp = r["info"]["lcp"]
     rows.insert(4, ("Last solve", f"{lcp['solver_name']} {lcp['status_name']}, {lcp['iterations']} its"))
@@ -321,7 +321,8 @@ def make_renderer(m, width, height):
   """mujoco.Renderer at width x height (the offscreen buffer grown to fit)."""
   m.vis.global_.offwidth = max(m.vis.global_.offwidth, width)
   m.vis.global_.offheight = max(m.vis.global_.offheight, height)
-  return mujoco.Renderer(m, height, width, max_geom=max(10000, 2 * m.ngeom + 4000))
+  return mujoco.Renderer(m, height, width, max_geom=max(10000, 2 * m.ngeom + 4000),
+                         font_scale=mujoco.mjtFontScale.mjFONTSCALE_100)
 
 
 def run_headless(m, d, args, renderer):
@@ -342,7 +343,7 @@ def run_headless(m, d, args, renderer):
     while True:
       if video and d.time >= next_frame - 0.5 * hstep:
         mujoco.mj_fwdPosition(m, d)
-        text = status_text(m, d) if args.overlay and cusp.instance_count(m) else None
+        text = status_text(m, d, keys=False) if args.overlay and cusp.instance_count(m) else None
         video.write(_render(renderer, m, d, cam, opt, text))
         next_frame += frame_dt
       if steps >= nstep:
@@ -361,7 +362,7 @@ def run_headless(m, d, args, renderer):
       video.close()
     if args.png and failure is None:
       mujoco.mj_fwdPosition(m, d)
-      text = status_text(m, d) if args.overlay and cusp.instance_count(m) else None
+      text = status_text(m, d, keys=False) if args.overlay and cusp.instance_count(m) else None
       img = _render(renderer, m, d, cam, opt, text)
       write_png(args.png, img)
   except (Failure, OSError) as e:
