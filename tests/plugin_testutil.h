@@ -1,5 +1,5 @@
-/* Loading, attaching and freeing scenes in the MuJoCo-linked tests; each
- * failure is a test failure with the library's message. */
+/* Loading, making data for and freeing scenes in the MuJoCo-linked tests;
+ * each failure is a test failure with the library's message. */
 #ifndef CUSP_PLUGIN_TESTUTIL_H
 #define CUSP_PLUGIN_TESTUTIL_H
 
@@ -14,19 +14,17 @@ static inline mjModel *load(const char *path, const cusp_override *ov, int nov) 
   return m;
 }
 
+/* mj_makeData: the plugin's init builds the soft instances. */
 static inline mjData *attach(const mjModel *m) {
-  char err[512] = "";
   mjData *d = mj_makeData(m);
-  EXPECT(cusp_attach(m, d, err, sizeof err) == 0, "attach: %s", err);
+  EXPECT(d != NULL && (cusp_instance_count(m) == 0 || cusp_report(m, d) != NULL), "mj_makeData: %s",
+         cusp_last_error());
   return d;
 }
 
 static inline void finish(mjModel *m, mjData *d) {
-  if (d) {
-    cusp_detach(d);
-    mj_deleteData(d);
-  }
-  if (m) cusp_delete_model(m);
+  if (d) mj_deleteData(d);
+  if (m) mj_deleteModel(m);
 }
 
 #endif
