@@ -793,6 +793,14 @@ void cusp_runtime_compute(cusp_runtime *r, const mjModel *m, mjData *d) {
   rep->fallback = r->lcp_ran && info.lcp.attempts > 1;
 }
 
+/* The solve's warm start into the state, zeroing what a longer one left
+ * behind: a state is then the same bits however it was reached. */
+static void save_warm_start(cusp_runtime *r, double *warm) {
+  int old = warm[0] > 0 ? 2 + (int)warm[0] * (1 + (int)warm[1] + 2) : 2;
+  int now = sb_contact_warm_save(r->P, warm);
+  if (old > now) memset(warm + now, 0, sizeof(double) * (old - now));
+}
+
 /* Commits what compute prepared when it was prepared for this state: the
  * step that just integrated started at pending_time (advance also runs
  * after steps without a compute: passive forces disabled, skipped stages). */
@@ -838,7 +846,7 @@ void cusp_runtime_advance(cusp_runtime *r, const mjModel *m, mjData *d) {
       mju_mat2Quat(d->mocap_quat + 4 * mocap, g->R);
     }
   }
-  if (r->lcp_ran) sb_contact_warm_save(r->P, cusp_state_warm(block, r->ninst));
+  if (r->lcp_ran) save_warm_start(r, cusp_state_warm(block, r->ninst));
   report_counters(r, count);
 }
 
@@ -857,8 +865,7 @@ void cusp_runtime_reset(cusp_runtime *r, double *state) {
     memcpy(a.q, r->soft[i].cfg.initial, r->soft[i].cfg.ncoord * sizeof(double));
     memcpy(a.live, r->soft[i].live0, sizeof r->soft[i].live0);
   }
-  double *warm = cusp_state_warm(state, r->ninst);
-  warm[0] = warm[1] = 0;
+  memset(cusp_state_warm(state, r->ninst), 0, sizeof(double) * sb_contact_warm_capacity(r->max_contacts));
 }
 
 void cusp_runtime_copy(cusp_runtime *dst, const cusp_runtime *src) {
