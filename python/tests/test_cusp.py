@@ -303,3 +303,21 @@ def test_view_keys_switch_every_instance(model):
   assert view._stages(cusp.get(model, d, 0, "conditioning")) == stages ^ {"ruiz"}
   labels, values = view.status_text(model, d)
   assert "Contact model" in labels and "lcp" in values
+
+
+def test_viewer_under_xvfb_keys_and_quit(tmp_path):
+  """MuJoCo's viewer on a virtual display: the scene shows, Ctrl+C switches
+  the contact model on every instance, Ctrl+Q (the viewer's Quit) ends it
+  with exit 0 (python/tools/viewer_shot.py drives it through XTEST)."""
+  if not shutil.which("xvfb-run") or not shutil.which("ffmpeg"):
+    pytest.skip("no xvfb-run or ffmpeg")
+  shot = tmp_path / "viewer.png"
+  tool = REPO / "python" / "tools" / "viewer_shot.py"
+  env = dict(os.environ)
+  env.pop("MUJOCO_GL", None)
+  p = subprocess.run(["xvfb-run", "-a", "-s", "-screen 0 1280x800x24", sys.executable, str(tool), str(shot),
+                      str(SCENE), "--wait", "10", "--keys", "Control_L+c", "--", "--seconds", "0.3"],
+                     env=env, capture_output=True, text=True, timeout=180)
+  assert p.returncode == 0, p.stdout + p.stderr
+  assert "contact = penalty" in p.stderr, p.stderr
+  assert shot.stat().st_size > 10000
