@@ -309,8 +309,9 @@ def test_viewer_under_xvfb_keys_and_quit(tmp_path):
   """MuJoCo's viewer on a virtual display: the scene shows, Ctrl+C switches
   the contact model on every instance, Ctrl+Q (the viewer's Quit) ends it
   with exit 0 (python/tools/viewer_shot.py drives it through XTEST)."""
-  if not shutil.which("xvfb-run") or not shutil.which("ffmpeg"):
-    pytest.skip("no xvfb-run or ffmpeg")
+  import ctypes.util
+  if not shutil.which("xvfb-run") or not shutil.which("ffmpeg") or not ctypes.util.find_library("Xtst"):
+    pytest.skip("no xvfb-run, ffmpeg or libXtst (scripts/setup.sh --test installs them)")
   shot = tmp_path / "viewer.png"
   tool = REPO / "python" / "tools" / "viewer_shot.py"
   env = dict(os.environ)
