@@ -198,45 +198,121 @@ static int check_initial(cusp_instance_config *c, const char *value, char *error
   return 0;
 }
 
-static int set_schedule(cusp_instance_config *c, const char *key, const char *value, char *error,
-                        int error_size) {
-  const char *coord = key + strlen("schedule/");
-  size_t nlen = strlen(coord);
-  if (nlen == 0 || nlen >= sizeof c->schedule[0].name)
-    return fail(c, key, error, error_size, "expected schedule/COORD with a coordinate name");
-  for (const char *q = coord; *q; q++)
-    if (isspace((unsigned char)*q) || *q == '=')
-      return fail(c, key, error, error_size, "expected schedule/COORD with a coordinate name");
-  int slot = -1;
-  for (int i = 0; i < c->nschedule; i++)
-    if (!strcmp(c->schedule[i].name, coord)) slot = i;
+/* ---------- list-valued keys: "schedule" and "feedback" ----------
+ * entries separated by ';', each starting with a coordinate (name or
+ * 1-based number, resolved by finish); "none" or "" = no entries. Setting
+ * the key replaces the whole list. */
 
+/* The entry's text for messages: trimmed, at most ~40 characters. */
+static void entry_text(const char *e, int len, char *out, size_t n) {
+  while (len > 0 && isspace((unsigned char)*e)) e++, len--;
+  while (len > 0 && isspace((unsigned char)e[len - 1])) len--;
+  if ((size_t)len < n)
+    snprintf(out, n, "%.*s", len, e);
+  else
+    snprintf(out, n, "%.*s...", (int)n - 4, e);
+}
+
+/* "instance "NAME": key "KEY", entry K ("TEXT"): <message>" */
+static int fail_entry(const cusp_instance_config *c, const char *key, int entry, const char *text,
+                      char *error, int error_size, const char *fmt, ...) {
+  if (!error || error_size <= 0) return -1;
+  int k = snprintf(error, (size_t)error_size, "instance \"%s\": key \"%s\", entry %d (\"%s\"): ",
+                   c->name, key, entry, text);
+  if (k >= 0 && k < error_size) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(error + k, (size_t)(error_size - k), fmt, ap);
+    va_end(ap);
+  }
+  return -1;
+}
+
+/* Splits value at ';' and calls parse(entry) for each non-blank entry, in
+ * order, with its 1-based number; returns the number of entries or -1. */
+typedef int (*entry_parser)(cusp_instance_config *c, int slot, int entry, const char *e, int len,
+                            char *error, int error_size);
+
+static int for_entries(cusp_instance_config *c, const char *key, const char *value, int max,
+                       entry_parser parse, char *error, int error_size) {
   const char *p = value, *t;
   int len = token(&p, &t);
-  if (tok_is(t, len, "none") && count_tokens(p) == 0) { /* removes the schedule */
-    if (slot >= 0) {
-      memmove(&c->schedule[slot], &c->schedule[slot + 1],
-              (size_t)(c->nschedule - slot - 1) * sizeof c->schedule[0]);
-      c->nschedule--;
+  if (len == 0 || (tok_is(t, len, "none") && count_tokens(p) == 0)) return 0;
+  int n = 0, entry = 0;
+  for (const char *e = value;;) {
+    const char *semi = strchr(e, ';');
+    int elen = semi ? (int)(semi - e) : (int)strlen(e);
+    entry++;
+    int blank = 1;
+    for (int i = 0; i < elen; i++) blank &= isspace((unsigned char)e[i]) != 0;
+    if (!blank) {
+      if (n == max) {
+        char text[48];
+        entry_text(e, elen, text, sizeof text);
+        return fail_entry(c, key, entry, text, error, error_size, "more than %d entries", max);
+      }
+      if (parse(c, n, entry, e, elen, error, error_size)) return -1;
+      n++;
     }
-    return 0;
+    if (!semi) break;
+    e = semi + 1;
   }
+  return n;
+}
+
+/* The entry's first word, a coordinate name or number (checked by finish). */
+static int entry_coord(cusp_instance_config *c, const char *key, int entry, const char *e, int len,
+                       const char *form, char *name, size_t nname, const char **rest,
+                       char *error, int error_size) {
+  char text[48];
+  entry_text(e, len, text, sizeof text);
+  const char *t = e;
+  while (t < e + len && isspace((unsigned char)*t)) t++;
+  const char *w = t;
+  while (w < e + len && !isspace((unsigned char)*w)) w++;
+  if ((size_t)(w - t) >= nname)
+    return fail_entry(c, key, entry, text, error, error_size,
+                      "\"%.*s\" is not a coordinate name (expected %s)", (int)(w - t), t, form);
+  memcpy(name, t, (size_t)(w - t));
+  name[w - t] = 0;
+  *rest = w;
+  return 0;
+}
+
+static int parse_schedule(cusp_instance_config *c, int slot, int entry, const char *e, int len,
+                          char *error, int error_size) {
+  static const char form[] = "\"COORD t0 u0 t1 u1 ...\"";
   cusp_schedule s;
   memset(&s, 0, sizeof s);
-  memcpy(s.name, coord, nlen + 1);
   s.coord = -1;
-  int n = 0;
-  p = value;
-  while ((len = token(&p, &t))) {
+  s.entry = entry;
+  entry_text(e, len, s.text, sizeof s.text);
+  const char *p;
+  if (entry_coord(c, "schedule", entry, e, len, form, s.name, sizeof s.name, &p, error,
+                  error_size))
+    return -1;
+  int n = 0, tl;
+  const char *t;
+  char buf[4096];
+  int rlen = len - (int)(p - e);
+  if (rlen >= (int)sizeof buf)
+    return fail_entry(c, "schedule", entry, s.text, error, error_size, "entry too long");
+  memcpy(buf, p, (size_t)rlen);
+  buf[rlen] = 0;
+  p = buf;
+  while ((tl = token(&p, &t))) {
     double v;
     if (n == 2 * CUSP_MAX_KNOTS)
-      return fail(c, key, error, error_size, "more than %d knots", CUSP_MAX_KNOTS);
-    if (parse_number(t, len, &v))
-      return fail(c, key, error, error_size, "\"%.*s\" is not a number", len, t);
+      return fail_entry(c, "schedule", entry, s.text, error, error_size, "more than %d knots",
+                        CUSP_MAX_KNOTS);
+    if (parse_number(t, tl, &v))
+      return fail_entry(c, "schedule", entry, s.text, error, error_size,
+                        "\"%.*s\" is not a number (expected %s)", tl, t, form);
     if (n % 2 == 0) {
       if (n > 0 && !(v > s.t[n / 2 - 1]))
-        return fail(c, key, error, error_size, "times must be strictly increasing (%.*s after %g)",
-                    len, t, s.t[n / 2 - 1]);
+        return fail_entry(c, "schedule", entry, s.text, error, error_size,
+                          "times must be strictly increasing (%.*s after %g)", tl, t,
+                          s.t[n / 2 - 1]);
       s.t[n / 2] = v;
     } else {
       s.u[n / 2] = v;
@@ -244,83 +320,92 @@ static int set_schedule(cusp_instance_config *c, const char *key, const char *va
     n++;
   }
   if (n == 0 || n % 2)
-    return fail(c, key, error, error_size,
-                "\"%s\": expected knots \"t0 u0 t1 u1 ...\" (an even count of numbers, or none)",
-                value);
+    return fail_entry(c, "schedule", entry, s.text, error, error_size,
+                      "expected %s: the coordinate and an even count of numbers", form);
   s.nknot = n / 2;
-  if (slot < 0) {
-    if (c->nschedule == CUSP_MAX_COORDS)
-      return fail(c, key, error, error_size, "more than %d schedules", CUSP_MAX_COORDS);
-    slot = c->nschedule++;
-  }
   c->schedule[slot] = s;
   return 0;
 }
 
-/* "feedback/COORD" = "JOINT kp kd target [ramp_start ramp_end]" (config.h);
- * the coordinate is checked by finish, the joint by the loader once the
- * model is compiled. */
-static int set_feedback(cusp_instance_config *c, const char *key, const char *value, char *error,
-                        int error_size) {
-  static const char form[] = "expected \"JOINT kp kd target [ramp_start ramp_end]\"";
-  const char *coord = key + strlen("feedback/");
-  size_t nlen = strlen(coord);
-  if (nlen == 0 || nlen >= sizeof c->feedback[0].name)
-    return fail(c, key, error, error_size, "expected feedback/COORD with a coordinate name");
-  for (const char *q = coord; *q; q++)
-    if (isspace((unsigned char)*q) || *q == '=')
-      return fail(c, key, error, error_size, "expected feedback/COORD with a coordinate name");
-  int slot = -1;
-  for (int i = 0; i < c->nfeedback; i++)
-    if (!strcmp(c->feedback[i].name, coord)) slot = i;
-
-  const char *p = value, *t;
-  int len = token(&p, &t);
-  if (tok_is(t, len, "none") && count_tokens(p) == 0) { /* removes the feedback */
-    if (slot >= 0) {
-      memmove(&c->feedback[slot], &c->feedback[slot + 1],
-              (size_t)(c->nfeedback - slot - 1) * sizeof c->feedback[0]);
-      c->nfeedback--;
-    }
-    return 0;
-  }
-  int n = count_tokens(value);
-  if (n != 4 && n != 6) return fail(c, key, error, error_size, "\"%s\": %s", value, form);
+static int parse_feedback(cusp_instance_config *c, int slot, int entry, const char *e, int len,
+                          char *error, int error_size) {
+  static const char form[] = "\"COORD JOINT kp kd target [ramp_start ramp_end]\"";
   cusp_feedback f;
   memset(&f, 0, sizeof f);
-  memcpy(f.name, coord, nlen + 1);
   f.coord = f.schedule = f.qpos_adr = f.dof_adr = -1;
-  if (len >= (int)sizeof f.joint)
-    return fail(c, key, error, error_size, "joint name \"%.*s\" longer than %d characters", len, t,
-                (int)sizeof f.joint - 1);
+  f.entry = entry;
+  entry_text(e, len, f.text, sizeof f.text);
+  const char *p;
+  if (entry_coord(c, "feedback", entry, e, len, form, f.name, sizeof f.name, &p, error,
+                  error_size))
+    return -1;
+  char buf[1024];
+  int rlen = len - (int)(p - e);
+  if (rlen >= (int)sizeof buf)
+    return fail_entry(c, "feedback", entry, f.text, error, error_size, "entry too long");
+  memcpy(buf, p, (size_t)rlen);
+  buf[rlen] = 0;
+  p = buf;
+  int n = count_tokens(buf);
+  if (n != 4 && n != 6)
+    return fail_entry(c, "feedback", entry, f.text, error, error_size, "expected %s", form);
+  const char *t;
+  int tl = token(&p, &t);
   double num[5];
-  if (parse_number(t, len, &num[0]) == 0)
-    return fail(c, key, error, error_size, "\"%s\": the first word must be a joint name (%s)",
-                value, form);
-  memcpy(f.joint, t, (size_t)len);
+  if (parse_number(t, tl, &num[0]) == 0)
+    return fail_entry(c, "feedback", entry, f.text, error, error_size,
+                      "the second word must be a joint name (expected %s)", form);
+  if (tl >= (int)sizeof f.joint)
+    return fail_entry(c, "feedback", entry, f.text, error, error_size,
+                      "joint name \"%.*s\" longer than %d characters", tl, t,
+                      (int)sizeof f.joint - 1);
+  memcpy(f.joint, t, (size_t)tl);
   for (int i = 0; i < n - 1; i++) {
-    len = token(&p, &t);
-    if (parse_number(t, len, &num[i]))
-      return fail(c, key, error, error_size, "\"%.*s\" is not a number (%s)", len, t, form);
+    tl = token(&p, &t);
+    if (parse_number(t, tl, &num[i]))
+      return fail_entry(c, "feedback", entry, f.text, error, error_size,
+                        "\"%.*s\" is not a number (expected %s)", tl, t, form);
   }
   f.kp = num[0];
   f.kd = num[1];
   f.target = num[2];
   if (n == 6) {
     if (!(num[3] < num[4]))
-      return fail(c, key, error, error_size, "ramp %g .. %g: must have ramp_start < ramp_end",
-                  num[3], num[4]);
+      return fail_entry(c, "feedback", entry, f.text, error, error_size,
+                        "ramp %g .. %g: must have ramp_start < ramp_end", num[3], num[4]);
     f.ramped = 1;
     f.ramp[0] = num[3];
     f.ramp[1] = num[4];
   }
-  if (slot < 0) {
-    if (c->nfeedback == CUSP_MAX_COORDS)
-      return fail(c, key, error, error_size, "more than %d feedbacks", CUSP_MAX_COORDS);
-    slot = c->nfeedback++;
-  }
   c->feedback[slot] = f;
   return 0;
+}
+
+/* Parsed into a scratch copy first: a failed set leaves c unchanged. */
+static int set_schedules(cusp_instance_config *c, const char *value, char *error, int error_size) {
+  cusp_instance_config *tmp = malloc(sizeof *tmp);
+  if (!tmp) return fail(c, "schedule", error, error_size, "out of memory");
+  memcpy(tmp->name, c->name, sizeof tmp->name);
+  int n = for_entries(tmp, "schedule", value, CUSP_MAX_COORDS, parse_schedule, error, error_size);
+  if (n >= 0) {
+    memcpy(c->schedule, tmp->schedule, (size_t)n * sizeof c->schedule[0]);
+    c->nschedule = n;
+  }
+  free(tmp);
+  return n < 0 ? -1 : 0;
+}
+
+static int set_feedbacks(cusp_instance_config *c, const char *value, char *error, int error_size) {
+  cusp_instance_config *tmp = malloc(sizeof *tmp);
+  if (!tmp) return fail(c, "feedback", error, error_size, "out of memory");
+  memcpy(tmp->name, c->name, sizeof tmp->name);
+  int n = for_entries(tmp, "feedback", value, CUSP_MAX_COORDS, parse_feedback, error, error_size);
+  if (n >= 0) {
+    memcpy(c->feedback, tmp->feedback, (size_t)n * sizeof c->feedback[0]);
+    c->nfeedback = n;
+  }
+  free(tmp);
+  return n < 0 ? -1 : 0;
 }
 
 /* Keys that are one number or one integer. */
@@ -357,6 +442,31 @@ static const scalar_key scalar_keys[] = {
     REAL(penalty_stiffness, POS),
     REAL(penalty_damping, NONNEG),
 };
+
+/* Every key, once, in the order of config.h: what the plugin declares to
+ * MuJoCo (which refuses any other key) and what cusp_config_set accepts. */
+static const char *const all_keys[] = {
+    "model",          "sections",        "length",        "mass",
+    "radius",         "disk_radius",     "disk_thickness", "chamber_radius",
+    "disks",          "stiffness",       "damping",       "young",
+    "shear",          "density",         "viscosity",     "strains",
+    "friction",       "pyramid",         "contact",       "native_joints",
+    "solver",         "fallback",        "conditioning",  "eps_rank",
+    "ruiz_iterations", "tikhonov",       "stabilization", "penalty_stiffness",
+    "penalty_damping", "initial",        "actuated",      "gear",
+    "ctrlrange",      "self_contact",    "schedule",      "feedback",
+};
+
+const char *const *cusp_config_keys(int *n) {
+  if (n) *n = (int)(sizeof all_keys / sizeof all_keys[0]);
+  return all_keys;
+}
+
+static int known_key(const char *key) {
+  for (size_t i = 0; i < sizeof all_keys / sizeof all_keys[0]; i++)
+    if (!strcmp(key, all_keys[i])) return 1;
+  return 0;
+}
 
 void cusp_config_default(cusp_instance_config *c) {
   memset(c, 0, sizeof *c);
@@ -409,6 +519,7 @@ void cusp_config_default(cusp_instance_config *c) {
 int cusp_config_set(cusp_instance_config *c, const char *key, const char *value, char *error,
                     int error_size) {
   if (!key) return fail(c, NULL, error, error_size, "config without a key");
+  if (!known_key(key)) return fail(c, NULL, error, error_size, "unknown key \"%s\"", key);
   if (!value) return fail(c, key, error, error_size, "no value");
   const char *p = value, *t;
   int len;
@@ -558,10 +669,8 @@ int cusp_config_set(cusp_instance_config *c, const char *key, const char *value,
                   "\"\": expected \"all\", \"none\" or coordinate names/numbers");
     return set_text(c, key, value, c->actuated_text, sizeof c->actuated_text, error, error_size);
   }
-  if (!strncmp(key, "schedule/", strlen("schedule/")))
-    return set_schedule(c, key, value, error, error_size);
-  if (!strncmp(key, "feedback/", strlen("feedback/")))
-    return set_feedback(c, key, value, error, error_size);
+  if (!strcmp(key, "schedule")) return set_schedules(c, value, error, error_size);
+  if (!strcmp(key, "feedback")) return set_feedbacks(c, value, error, error_size);
 
   return fail(c, NULL, error, error_size, "unknown key \"%s\"", key);
 }
@@ -696,38 +805,43 @@ int cusp_config_finish(cusp_instance_config *c, char *error, int error_size) {
   /* schedules */
   for (int i = 0; i < c->nschedule; i++) {
     cusp_schedule *s = &c->schedule[i];
-    char key[32];
-    snprintf(key, sizeof key, "schedule/%s", s->name);
     int k = find_coord(c, s->name, (int)strlen(s->name));
-    if (k < 0) return bad_coord(c, key, s->name, (int)strlen(s->name), error, error_size);
+    if (k < 0)
+      return fail_entry(c, "schedule", s->entry, s->text, error, error_size,
+                        "no coordinate %s (this instance has %s .. %s, or 1..%d)", s->name,
+                        c->coord[0], c->coord[c->ncoord - 1], c->ncoord);
     if (!c->actuated[k])
-      return fail(c, key, error, error_size, "coordinate %s is not actuated (see key \"actuated\")",
-                  c->coord[k]);
+      return fail_entry(c, "schedule", s->entry, s->text, error, error_size,
+                        "coordinate %s is not actuated (see key \"actuated\")", c->coord[k]);
     for (int j = 0; j < i; j++)
       if (c->schedule[j].coord == k)
-        return fail(c, key, error, error_size, "coordinate %s already has a schedule (%s)",
-                    c->coord[k], c->schedule[j].name);
+        return fail_entry(c, "schedule", s->entry, s->text, error, error_size,
+                          "coordinate %s already has a schedule (entry %d)", c->coord[k],
+                          c->schedule[j].entry);
     for (int j = 0; j < s->nknot; j++)
       if (s->u[j] < c->ctrlrange[0] || s->u[j] > c->ctrlrange[1])
-        return fail(c, key, error, error_size, "u = %g is outside ctrlrange [%g, %g]", s->u[j],
-                    c->ctrlrange[0], c->ctrlrange[1]);
+        return fail_entry(c, "schedule", s->entry, s->text, error, error_size,
+                          "u = %g is outside ctrlrange [%g, %g]", s->u[j], c->ctrlrange[0],
+                          c->ctrlrange[1]);
     s->coord = k;
   }
 
   /* feedbacks */
   for (int i = 0; i < c->nfeedback; i++) {
     cusp_feedback *f = &c->feedback[i];
-    char key[32];
-    snprintf(key, sizeof key, "feedback/%s", f->name);
     int k = find_coord(c, f->name, (int)strlen(f->name));
-    if (k < 0) return bad_coord(c, key, f->name, (int)strlen(f->name), error, error_size);
+    if (k < 0)
+      return fail_entry(c, "feedback", f->entry, f->text, error, error_size,
+                        "no coordinate %s (this instance has %s .. %s, or 1..%d)", f->name,
+                        c->coord[0], c->coord[c->ncoord - 1], c->ncoord);
     if (!c->actuated[k])
-      return fail(c, key, error, error_size, "coordinate %s is not actuated (see key \"actuated\")",
-                  c->coord[k]);
+      return fail_entry(c, "feedback", f->entry, f->text, error, error_size,
+                        "coordinate %s is not actuated (see key \"actuated\")", c->coord[k]);
     for (int j = 0; j < i; j++)
       if (c->feedback[j].coord == k)
-        return fail(c, key, error, error_size, "coordinate %s already has a feedback (%s)",
-                    c->coord[k], c->feedback[j].name);
+        return fail_entry(c, "feedback", f->entry, f->text, error, error_size,
+                          "coordinate %s already has a feedback (entry %d)", c->coord[k],
+                          c->feedback[j].entry);
     f->coord = k;
     f->schedule = -1;
     for (int j = 0; j < c->nschedule; j++)

@@ -1,7 +1,8 @@
 /* One soft instance as declared in MJCF (DESIGN §6): every config key, with
- * its unit and default, parsed and validated; plus what the loader generated
- * for it (disk bodies, actuators) and their MuJoCo ids once compiled.
- * Shared by the loader (loader.c) and the runtime (runtime.c). */
+ * its unit and default, parsed and validated; plus what the expansion
+ * generated for it (disk bodies, actuators) and their MuJoCo ids once
+ * compiled (instances.h). Shared by the expansion (expand.c), the instance
+ * reader (instances.c) and the runtime. */
 #ifndef CUSP_CONFIG_H
 #define CUSP_CONFIG_H
 
@@ -32,14 +33,16 @@ typedef struct {
 /* Piecewise linear open-loop control of one actuator: ctrl(t) interpolates
  * the knots, held constant outside them. */
 typedef struct {
-  char name[16];         /* COORD of the key "schedule/COORD", as written */
+  char name[16];         /* COORD of the entry, as written (name or 1-based number) */
   int coord;             /* index into cusp_instance_config.coord (set by finish) */
+  int entry;             /* 1-based position in the key's ';' list (messages) */
+  char text[48];         /* the entry as written, shortened (messages) */
   int nknot;
   double t[CUSP_MAX_KNOTS], u[CUSP_MAX_KNOTS];
 } cusp_schedule;
 
-/* Closed-loop control of one actuator from a scalar MuJoCo joint (key
- * "feedback/COORD" = "JOINT kp kd target [ramp_start ramp_end]"):
+/* Closed-loop control of one actuator from a scalar MuJoCo joint (an entry
+ * "COORD JOINT kp kd target [ramp_start ramp_end]" of the key "feedback"):
  *   ctrl = schedule(t) + kp (target(t) - qpos[JOINT]) - kd qvel[JOINT],
  * clamped to ctrlrange, written to d->ctrl where schedules are (so every app
  * plays it alike). target(t) is the joint's value at the first step until
@@ -49,8 +52,10 @@ typedef struct {
  * and free joints are refused at load (no single angle): pivot on a hinge.
  * A proportional law stops short of the target by (holding ctrl) / kp. */
 typedef struct {
-  char name[16];          /* COORD of the key, as written */
+  char name[16];          /* COORD of the entry, as written */
   int coord;              /* index into cusp_instance_config.coord (set by finish) */
+  int entry;              /* 1-based position in the key's ';' list (messages) */
+  char text[48];          /* the entry as written, shortened (messages) */
   int schedule;           /* index of the same coordinate's schedule, or -1 (set by finish) */
   char joint[CUSP_NAME];  /* a hinge (qpos in rad) or slide (m) joint of the scene */
   double kp;              /* N per rad (hinge) or per m (slide); any sign */
@@ -58,7 +63,7 @@ typedef struct {
   double target;          /* rad or m */
   int ramped;
   double ramp[2];         /* s, ramp[0] < ramp[1] when ramped */
-  /* after compile (loader resolves the joint by name) */
+  /* after compile (cusp_instance_read resolves the joint by name) */
   int qpos_adr, dof_adr;
 } cusp_feedback;
 
@@ -103,16 +108,17 @@ typedef struct {
   double gear;                 /* gear: ctrl -> generalized force factor (1) */
   double ctrlrange[2];         /* ctrlrange: N (-100 100); lo < hi */
   int self_contact;            /* self_contact: 0 | 1 (0) */
-  int nschedule;               /* schedule/COORD: "t0 u0 t1 u1 ..." (s, N) */
+  int nschedule;               /* schedule: "COORD t0 u0 t1 u1 ...; COORD ..." (s, N); none */
   cusp_schedule schedule[CUSP_MAX_COORDS];
-  int nfeedback;               /* feedback/COORD: "JOINT kp kd target [t0 t1]" (N/rad, N*s/rad, rad, s) */
+  int nfeedback;               /* feedback: "COORD JOINT kp kd target [t0 t1]; ..." (N/rad, N*s/rad,
+                                  rad, s); none */
   cusp_feedback feedback[CUSP_MAX_COORDS];
 
   /* as set; resolved by cusp_config_finish (they depend on sections, model, strains) */
   int nlength, nmass, nstiffness, ndamping;     /* values given: 1 or `sections` */
   char initial_text[2048], actuated_text[2048];
 
-  /* derived by the loader */
+  /* derived by cusp_config_finish */
   int ncoord;                  /* generalized coordinates of the chain */
   char coord[CUSP_MAX_COORDS][16]; /* their names: pcc "s2c1" (section 2, chamber 1), cosserat "s1kx" */
   int ndisk;
@@ -123,6 +129,10 @@ typedef struct {
   int tendon_id[CUSP_MAX_COORDS];   /* native: fixed tendon INSTANCE/COORD (the coordinate), else -1 */
   int tip_site_id;                  /* native: site INSTANCE/tip, else -1 */
 } cusp_instance_config;
+
+/* Every config key, each once (n receives the count, < 256: MuJoCo's cap on
+ * a plugin's declared attributes); the plugin record declares these. */
+const char *const *cusp_config_keys(int *n);
 
 /* Defaults for every key (the CUSP arm of paper-figures.md). */
 void cusp_config_default(cusp_instance_config *c);

@@ -1,6 +1,6 @@
 /* The MuJoCo-native arm (native.h): rigid links on spring-damper joints,
- * emitted into the expanded MJCF from the soft model's own K, D, Phi and
- * line inertia. */
+ * added to the scene's mjSpec from the soft model's own K, D, Phi and line
+ * inertia. */
 #include "native.h"
 
 #include <lapacke.h>
@@ -10,8 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "loader.h"
-#include "mjcf_emit.h"
+#include "expand.h"
 #include "sb_util.h"
 
 static const char *const strain_names[6] = {"kx", "ky", "kz", "ex", "ey", "ez"};
@@ -19,15 +18,16 @@ static const char *const strain_names[6] = {"kx", "ky", "kz", "ex", "ey", "ez"};
 /* Equality solref/solimp of section mode: as hard a tie as MuJoCo allows
  * (d = 0.9999; refsafe raises the time constant to 2 timesteps), so the
  * static slack (1 - d) / d * a0 / k is 1e-3 of MuJoCo's default softness.
- * Caveat (MuJoCo 2.2.2): the constraint force is solved with the joint
+ * Caveat (measured with MuJoCo 2.2.2): the constraint force is solved with the joint
  * damping explicit, then Euler/implicit integrate that damping implicitly;
  * along the ties this cancels the joint damping and scales the tie's spring
  * and damper by m / (m + h b) (link inertia m, joint damping b). For the
  * CUSP arm at h = 1 ms and 7 links per section that is ~0.1 and the ties
  * hold to ~1e-5; arms with much lighter links, heavier damping or finer
  * chains ring slightly along the ties unless the timestep shrinks. */
-#define NATIVE_EQ_SOLREF "0.002 1"
-#define NATIVE_EQ_SOLIMP "0.9999 0.9999 0.001 0.5 2"
+static const double native_eq_solref[mjNREF] = {0.002, 1};
+static const double native_eq_solimp[mjNIMP] = {0.9999, 0.9999, 0.001, 0.5, 2};
+static const float native_rgba[4] = CUSP_NATIVE_RGBA_INIT;
 
 /* One section of the soft model in strain space. */
 typedef struct {
@@ -55,31 +55,6 @@ static int fail(const cusp_instance_config *c, const char *key, char *error, int
   return -1;
 }
 
-
-static void vec(char *buf, size_t n, const double *v, int k) {
-  size_t used = 0;
-  buf[0] = 0;
-  for (int i = 0; i < k && used < n; i++) {
-    char t[32];
-    cusp_mjcf_num(t, sizeof t, v[i]);
-    used += (size_t)snprintf(buf + used, n - used, "%s%s", i ? " " : "", t);
-  }
-}
-
-
-
-/* Hinge refs are written in the scene's angle unit: <compiler angle>,
- * degrees unless a compiler element says radian (the last one counts). */
-static double angle_unit(xmlNodePtr root) {
-  double scale = 180 / M_PI;
-  for (xmlNodePtr n = root->children; n; n = n->next) {
-    if (n->type != XML_ELEMENT_NODE || xmlStrcmp(n->name, (const xmlChar *)"compiler")) continue;
-    xmlChar *a = xmlGetProp(n, (const xmlChar *)"angle");
-    if (a) scale = xmlStrcmp(a, (const xmlChar *)"radian") ? 180 / M_PI : 1;
-    xmlFree(a);
-  }
-  return scale;
-}
 
 /* Rotation about local axis a (0, 1, 2) by t, row-major. */
 static void rot_axis(int a, double t, double R[9]) {
@@ -196,28 +171,23 @@ static void add_piece(const double line[6], double z0, double z1, double *mass, 
   I0[2] += line[2] * len;
 }
 
-int cusp_native_generate(xmlNodePtr root, xmlNodePtr base, const cusp_instance_config *c,
-                         char *error, int error_size) {
-  int depth = 0;
-  for (xmlNodePtr p = base; p && p->type == XML_ELEMENT_NODE; p = p->parent) depth++;
-  /* the deepest element is the last disk's geom, at depth + ndisk + 1 */
-  if (depth + c->ndisk + 1 >= CUSP_NATIVE_MAX_DEPTH)
-    return fail(c, "disks", error, error_size,
-                "contact native nests one body per disk: %d disks (%d sections x %d + 1) under body "
-                "\"%s\" at depth %d exceed MuJoCo's XML nesting limit (%d levels); at most %d disks "
-                "there: use fewer disks or sections",
-                c->ndisk, c->sections, c->disks + 1, c->base_body, depth, CUSP_NATIVE_MAX_DEPTH,
-                CUSP_NATIVE_MAX_DEPTH - depth - 2);
+/* An element's name; -1 with a message when MuJoCo refuses it. */
+static int set_name(mjsElement *e, const char *name, char *error, int error_size) {
+  if (mjs_setName(e, name) == 0) return 0;
+  sb_errorf(error, error_size, "cannot name a generated element \"%s\": %s", name,
+            mjs_getError(mjs_getSpec(e)));
+  return -1;
+}
+
+#define OOM(e) \
+  if (!(e)) return sb_errorf(error, error_size, "out of memory"), -1
+
+int cusp_native_emit(mjSpec *spec, mjsBody *base, const cusp_instance_config *c, char *error,
+                     int error_size) {
   section sec[CUSP_MAX_SECTIONS];
   if (build_sections(c, sec, error, error_size)) return -1;
-  double unit = angle_unit(root);
-
-  char name[CUSP_NAME + 32], buf[256], buf2[256], size[64], fric[64], a[32], b[32];
-  cusp_mjcf_num(a, sizeof a, c->disk_radius);
-  cusp_mjcf_num(b, sizeof b, c->disk_thickness / 2);
-  snprintf(size, sizeof size, "%s %s", a, b);
-  cusp_mjcf_num(a, sizeof a, c->friction);
-  snprintf(fric, sizeof fric, "%s 0.005 0.0001", a);
+  /* hinge refs are in the scene's angle unit (<compiler angle>) */
+  double unit = spec->compiler.degree ? 180 / M_PI : 1;
 
   /* interval k (k >= 1) lies between disks k-1 and k, in disk k's section */
   double lint[CUSP_MAX_DISKS];
@@ -225,7 +195,8 @@ int cusp_native_generate(xmlNodePtr root, xmlNodePtr base, const cusp_instance_c
   for (int k = 1; k < c->ndisk; k++)
     lint[k] = c->disk[k].section == c->disk[k - 1].section ? c->disk[k].s - c->disk[k - 1].s : c->disk[k].s;
 
-  xmlNodePtr parent = base, tip = NULL;
+  char name[CUSP_NAME + 32];
+  mjsBody *parent = base, *tip = NULL;
   for (int k = 0; k < c->ndisk; k++) {
     const section *S = &sec[c->disk[k].section];
     double pos[3] = {0, 0, 0}, R[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
@@ -282,90 +253,116 @@ int cusp_native_generate(xmlNodePtr root, xmlNodePtr base, const cusp_instance_c
       memcpy(R, CR, sizeof CR);
       for (int i = 0; i < 3; i++) pos[i] = Cp[i] + (i == 2 ? l : 0);
     }
-    double quat[4];
-    mju_mat2Quat(quat, R);
     snprintf(name, sizeof name, "%s/disk%d", c->name, k);
-    vec(buf, sizeof buf, pos, 3);
-    vec(buf2, sizeof buf2, quat, 4);
-    const char *battrs[] = {"name", name, "pos", buf, "quat", buf2, NULL};
-    xmlNodePtr body = cusp_mjcf_child(parent, "body", battrs);
-    if (!body) return sb_errorf(error, error_size, "out of memory"), -1;
+    /* children take their parent's defaults, as in MJCF */
+    mjsBody *body = mjs_addBody(parent, mjs_getDefault(parent->element));
+    OOM(body);
+    if (set_name(body->element, name, error, error_size)) return -1;
+    memcpy(body->pos, pos, sizeof pos);
+    mju_mat2Quat(body->quat, R);
+    body->alt.type = mjORIENTATION_QUAT;
+    body->fuse = 0; /* the runtime finds every link by name */
+    const mjsDefault *def = mjs_getDefault(body->element);
 
     for (int o = 0; k > 0 && o < S->ncomp; o++) {
-      char jname[CUSP_NAME + 32], jpos[128], jaxis[128], ref[32], stiff[32], damp[32];
+      char jname[CUSP_NAME + 32];
       int a2 = ord[o], cj = S->comp[a2];
       snprintf(jname, sizeof jname, "%s/j%d%s", c->name, k, strain_names[cj]);
-      vec(jpos, sizeof jpos, anchor[a2], 3);
-      vec(jaxis, sizeof jaxis, axis[a2], 3);
-      cusp_mjcf_num(ref, sizeof ref, cj < 3 ? unit * j0[a2] : j0[a2]);
+      mjsJoint *j = mjs_addJoint(body, def);
+      OOM(j);
+      if (set_name(j->element, jname, error, error_size)) return -1;
+      j->type = cj < 3 ? mjJNT_HINGE : mjJNT_SLIDE;
+      memcpy(j->pos, anchor[a2], sizeof j->pos);
+      memcpy(j->axis, axis[a2], sizeof j->axis);
+      j->ref = cj < 3 ? unit * j0[a2] : j0[a2];
+      j->springref = 0;
       /* section mode: the springs sit on the tendons (below), so the links'
        * relative motions, which the equalities remove, carry no explicit
        * spring stiff enough to need a smaller timestep */
-      cusp_mjcf_num(stiff, sizeof stiff, c->native_joints == CUSP_NATIVE_SECTION ? 0 : S->k[a2]);
-      cusp_mjcf_num(damp, sizeof damp, S->b[a2]);
-      const char *jattrs[] = {"name", jname, "type", cj < 3 ? "hinge" : "slide", "pos", jpos,
-                              "axis", jaxis, "ref", ref, "springref", "0", "stiffness", stiff,
-                              "damping", damp, "armature", "0", "frictionloss", "0",
-                              "limited", "false", NULL};
-      if (!cusp_mjcf_child(body, "joint", jattrs)) return sb_errorf(error, error_size, "out of memory"), -1;
+      memset(j->stiffness, 0, sizeof j->stiffness);
+      j->stiffness[0] = c->native_joints == CUSP_NATIVE_SECTION ? 0 : S->k[a2];
+      memset(j->damping, 0, sizeof j->damping);
+      j->damping[0] = S->b[a2];
+      j->springyield = 0;
+      j->springdamper[0] = j->springdamper[1] = 0;
+      j->armature = 0;
+      j->frictionloss = 0;
+      j->limited = mjLIMITED_FALSE;
+      j->actfrclimited = mjLIMITED_FALSE;
     }
 
     /* material: from the middle of interval k to the middle of interval k+1 */
     double mass = 0, mz = 0, I0[3] = {0, 0, 0};
     if (k > 0) add_piece(S->line, -0.5 * lint[k], 0, &mass, &mz, I0);
     if (k + 1 < c->ndisk) add_piece(sec[c->disk[k + 1].section].line, 0, 0.5 * lint[k + 1], &mass, &mz, I0);
-    double zc = mass > 0 ? mz / mass : 0, ipos[3] = {0, 0, zc};
-    double di[3] = {I0[0] - mass * zc * zc, I0[1] - mass * zc * zc, I0[2]};
-    char im[32];
-    cusp_mjcf_num(im, sizeof im, mass);
-    vec(buf, sizeof buf, ipos, 3);
-    vec(buf2, sizeof buf2, di, 3);
-    const char *iattrs[] = {"pos", buf, "mass", im, "diaginertia", buf2, NULL};
-    if (mass > 0 && !cusp_mjcf_child(body, "inertial", iattrs)) return sb_errorf(error, error_size, "out of memory"), -1;
+    double zc = mass > 0 ? mz / mass : 0;
+    if (mass > 0) {
+      body->explicitinertial = 1;
+      body->mass = mass;
+      body->ipos[0] = body->ipos[1] = 0;
+      body->ipos[2] = zc;
+      body->iquat[0] = 1;
+      body->iquat[1] = body->iquat[2] = body->iquat[3] = 0;
+      body->ialt.type = mjORIENTATION_QUAT;
+      body->inertia[0] = I0[0] - mass * zc * zc;
+      body->inertia[1] = I0[1] - mass * zc * zc;
+      body->inertia[2] = I0[2];
+    }
 
-    const char *gattrs[] = {"name", name, "type", "cylinder", "size", size, "contype", "1",
-                            "conaffinity", "1", "condim", "3", "friction", fric, "margin", "0",
-                            "gap", "0", "rgba", CUSP_NATIVE_RGBA, NULL};
-    if (!cusp_mjcf_child(body, "geom", gattrs)) return sb_errorf(error, error_size, "out of memory"), -1;
+    mjsGeom *g = mjs_addGeom(body, def);
+    OOM(g);
+    if (set_name(g->element, name, error, error_size)) return -1;
+    g->type = mjGEOM_CYLINDER;
+    g->size[0] = c->disk_radius;
+    g->size[1] = c->disk_thickness / 2;
+    g->contype = g->conaffinity = 1;
+    g->condim = 3;
+    g->friction[0] = c->friction;
+    g->friction[1] = 0.005;
+    g->friction[2] = 0.0001;
+    g->margin = g->gap = 0;
+    memcpy(g->rgba, native_rgba, sizeof g->rgba);
     parent = tip = body;
   }
   snprintf(name, sizeof name, "%s/tip", c->name);
-  const char *tattrs[] = {"name", name, NULL};
-  if (!tip || !cusp_mjcf_child(tip, "site", tattrs)) return sb_errorf(error, error_size, "out of memory"), -1;
+  OOM(tip);
+  mjsSite *site = mjs_addSite(tip, mjs_getDefault(tip->element));
+  OOM(site);
+  if (set_name(site->element, name, error, error_size)) return -1;
 
   /* one fixed tendon per coordinate: q = T xi_mean */
-  xmlNodePtr tendon = cusp_mjcf_root_child(root, "tendon");
-  if (!tendon) return sb_errorf(error, error_size, "out of memory"), -1;
+  const mjsDefault *def0 = mjs_getSpecDefault(spec);
   for (int i = 0, col = 0; i < c->sections; i++) {
     const section *S = &sec[i];
     for (int q = 0; q < S->ncomp; q++, col++) {
       snprintf(name, sizeof name, "%s/%s", c->name, c->coord[col]);
-      char kt[32];
-      cusp_mjcf_num(kt, sizeof kt, c->native_joints == CUSP_NATIVE_SECTION ? S->kq[q] : 0);
-      const char *fattrs[] = {"name", name, "limited", "false", "stiffness", kt, "springlength", "0",
-                              "damping", "0", "frictionloss", "0", NULL};
-      xmlNodePtr f = cusp_mjcf_child(tendon, "fixed", fattrs);
-      if (!f) return sb_errorf(error, error_size, "out of memory"), -1;
+      mjsTendon *t = mjs_addTendon(spec, def0);
+      OOM(t);
+      if (set_name(t->element, name, error, error_size)) return -1;
+      t->limited = mjLIMITED_FALSE;
+      memset(t->stiffness, 0, sizeof t->stiffness);
+      t->stiffness[0] = c->native_joints == CUSP_NATIVE_SECTION ? S->kq[q] : 0;
+      t->springlength[0] = t->springlength[1] = 0;
+      memset(t->damping, 0, sizeof t->damping);
+      t->frictionloss = 0;
+      t->springyield = 0;
+      t->armature = 0;
       for (int k = 1; k < c->ndisk; k++) {
         if (c->disk[k].section != i) continue;
         for (int a2 = 0; a2 < S->ncomp; a2++) {
           double coef = S->T[q * S->ncomp + a2] / S->L;
           if (coef == 0) continue;
-          char jname[CUSP_NAME + 32], cf[32];
+          char jname[CUSP_NAME + 32];
           snprintf(jname, sizeof jname, "%s/j%d%s", c->name, k, strain_names[S->comp[a2]]);
-          cusp_mjcf_num(cf, sizeof cf, coef);
-          const char *jattrs[] = {"joint", jname, "coef", cf, NULL};
-          if (!cusp_mjcf_child(f, "joint", jattrs)) return sb_errorf(error, error_size, "out of memory"), -1;
+          OOM(mjs_wrapJoint(t, jname, coef));
         }
       }
     }
   }
 
-  if (cusp_mjcf_actuators(root, c, NULL)) return sb_errorf(error, error_size, "out of memory"), -1;
+  if (cusp_spec_actuators(spec, c, NULL, error, error_size)) return -1;
 
   if (c->native_joints == CUSP_NATIVE_SECTION) {
-    xmlNodePtr eq = cusp_mjcf_root_child(root, "equality");
-    if (!eq) return sb_errorf(error, error_size, "out of memory"), -1;
     int first = 1;
     for (int k = 1; k < c->ndisk; k++) {
       if (c->disk[k].section != c->disk[k - 1].section || k == 1) {
@@ -377,28 +374,37 @@ int cusp_native_generate(xmlNodePtr root, xmlNodePtr base, const cusp_instance_c
         char j1[CUSP_NAME + 32], j2[CUSP_NAME + 32];
         snprintf(j1, sizeof j1, "%s/j%d%s", c->name, k, strain_names[S->comp[a2]]);
         snprintf(j2, sizeof j2, "%s/j%d%s", c->name, first, strain_names[S->comp[a2]]);
-        const char *eattrs[] = {"joint1", j1, "joint2", j2, "polycoef", "0 1 0 0 0",
-                                "solref", NATIVE_EQ_SOLREF, "solimp", NATIVE_EQ_SOLIMP, NULL};
-        if (!cusp_mjcf_child(eq, "joint", eattrs)) return sb_errorf(error, error_size, "out of memory"), -1;
+        mjsEquality *e = mjs_addEquality(spec, def0);
+        OOM(e);
+        e->type = mjEQ_JOINT;
+        e->objtype = mjOBJ_JOINT;
+        e->active = 1;
+        mjs_setString(e->name1, j1);
+        mjs_setString(e->name2, j2);
+        memset(e->data, 0, sizeof e->data);
+        e->data[1] = 1; /* polycoef 0 1 0 0 0 */
+        memcpy(e->solref, native_eq_solref, sizeof native_eq_solref);
+        memcpy(e->solimp, native_eq_solimp, sizeof native_eq_solimp);
       }
     }
   }
 
   /* the soft arm never touches its mount, nor itself unless self_contact */
-  xmlNodePtr con = cusp_mjcf_root_child(root, "contact");
-  if (!con) return sb_errorf(error, error_size, "out of memory"), -1;
+  const char *mount = mjs_getString(mjs_getName(base->element));
   for (int i = -1; i < c->ndisk; i++)
     for (int j = i + 1; j < c->ndisk; j++) {
       if (c->self_contact && i >= 0 && j > i + 1) continue;
+      if (i < 0 && j == 0) continue; /* welded together */
       char b1[CUSP_NAME + 32], b2[CUSP_NAME + 32];
       if (i < 0)
-        snprintf(b1, sizeof b1, "%s", c->base_body);
+        snprintf(b1, sizeof b1, "%s", mount);
       else
         snprintf(b1, sizeof b1, "%s/disk%d", c->name, i);
       snprintf(b2, sizeof b2, "%s/disk%d", c->name, j);
-      if (i < 0 && j == 0) continue; /* welded together */
-      const char *xattrs[] = {"body1", b1, "body2", b2, NULL};
-      if (!cusp_mjcf_child(con, "exclude", xattrs)) return sb_errorf(error, error_size, "out of memory"), -1;
+      mjsExclude *x = mjs_addExclude(spec);
+      OOM(x);
+      mjs_setString(x->bodyname1, b1);
+      mjs_setString(x->bodyname2, b2);
     }
   return 0;
 }

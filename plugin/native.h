@@ -1,4 +1,4 @@
-/* The MuJoCo-native arm (config key contact = native): the loader emits the
+/* The MuJoCo-native arm (config key contact = native): the expansion adds the
  * soft instance as ordinary MuJoCo bodies instead of cusp-driven mocap disks,
  * so that MuJoCo's own contact solver handles it (issue 6's comparison).
  *
@@ -50,8 +50,8 @@
  *
  * Initial shape: key "initial" gives q0, hence xi0 and joint values
  * j0 = xi0 * l; the bodies are written in that pose with ref = j0 (so
- * qpos0 = j0 and mj_resetData returns to it; hinge refs in the scene's
- * <compiler angle> unit) and springref = 0 (the rest pose is straight). The
+ * qpos0 = j0 and mj_resetData returns to it; hinge refs in the spec's
+ * angle unit, compiler.degree) and springref = 0 (the rest pose is straight). The
  * joint axes and anchors are written conjugated by the later joints' ref
  * transforms, so that MuJoCo's joint sequence reproduces the straight
  * chain's pose at j0 + dq exactly.
@@ -69,21 +69,18 @@
 #ifndef CUSP_NATIVE_H
 #define CUSP_NATIVE_H
 
-#include <libxml/tree.h>
 #include <mujoco/mujoco.h>
 
 #include "config.h"
 
-#define CUSP_NATIVE_RGBA "0.25 0.55 0.95 1"
-/* MuJoCo 2.2.2's XML reader refuses elements nested deeper than this
- * (counting <mujoco> as 1; measured), and the native chain nests one body per
- * disk: with a mount at depth 3, at most 95 disks. */
-#define CUSP_NATIVE_MAX_DEPTH 100
+#define CUSP_NATIVE_RGBA_INIT {0.25f, 0.55f, 0.95f, 1.0f}
 
-/* Emits instance c under its mount body `base` and into root's <tendon>,
- * <actuator>, <equality> and <contact>. Returns 0, or -1 with a message. */
-int cusp_native_generate(xmlNodePtr root, xmlNodePtr base, const cusp_instance_config *c,
-                         char *error, int error_size);
+/* Adds instance c under its mount body `base` (which must be named) and its
+ * tendons, actuators, equalities and excludes to spec. Elements take their
+ * parent's default class, as MJCF children do. Returns 0, or -1 with a
+ * message. */
+int cusp_native_emit(mjSpec *spec, mjsBody *base, const cusp_instance_config *c, char *error,
+                     int error_size);
 
 /* Ids of the generated bodies, geoms, tendons, actuators and tip site of a
  * compiled native instance into c (disk mocap_id = -1). Returns 0 or -1. */

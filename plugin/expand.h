@@ -1,0 +1,18 @@
+/* Internal pieces of the expansion (expand.c) shared with the native arm
+ * (native.c). The public entry points are in cusp.h. */
+#ifndef CUSP_EXPAND_H
+#define CUSP_EXPAND_H
+
+#include <mujoco/mujoco.h>
+
+#include "config.h"
+
+/* One <general> actuator NAME/COORD per actuated coordinate of c, ctrl =
+ * generalized force, with explicit gain and bias (a scene's defaults cannot
+ * change actuator_force = ctrl): through the site `site` (gear "gear 0 0 0 0
+ * 0") when it is not NULL, else through the tendon of the same name.
+ * Returns 0, or -1 with a message. */
+int cusp_spec_actuators(mjSpec *spec, const cusp_instance_config *c, const char *site,
+                        char *error, int error_size);
+
+#endif
