@@ -1,0 +1,9 @@
+#include "contact_model.h"
+
+/* Explicit models first: their forces enter the soft step that the
+ * implicit ones solve with. */
+const cusp_contact_model cusp_contact_models[] = {
+    {CUSP_CONTACT_PENALTY, "penalty", cusp_penalty_forces, NULL},
+    {CUSP_CONTACT_LCP, "lcp", NULL, cusp_lcp_impulses},
+    {0, NULL, NULL, NULL},
+};

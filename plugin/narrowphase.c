@@ -1,0 +1,76 @@
+/* The soft disks' contacts: MuJoCo's collision functions (collide.h) on
+ * the pairs MuJoCo itself would consider, with a speculative margin. */
+#include "collide.h"
+#include "pipeline.h"
+
+int cusp_add_meta(cusp_runtime *r, const contact_meta *cm) {
+  if (r->nmeta >= r->max_contacts) return -1;
+  r->meta[r->nmeta++] = *cm;
+  return 0;
+}
+
+/* Soft contacts of instance i, disk k against everything it may touch. */
+static void collide_disk(cusp_runtime *r, int i, int k) {
+  const mjModel *m = r->m;
+  soft_t *s = &r->soft[i];
+  int a = s->cfg.disk[k].geom_id;
+  for (int b = 0; b < m->ngeom; b++) {
+    if (b == a) continue;
+    int oi = r->geom_soft[2 * b], ok = r->geom_soft[2 * b + 1];
+    if (oi >= 0) {
+      if (oi < i) continue; /* each soft pair once */
+      if (oi == i && (!s->cfg.self_contact || ok <= k + 1)) continue;
+    } else {
+      if (!(m->geom_contype[b] | m->geom_conaffinity[b])) continue;
+      /* MuJoCo's parent filter: the arm is a child of its mount and of
+       * whatever moves welded to it (a static mount is welded to the world
+       * and its floor, so there only the mount itself). Without the filter
+       * only the base disk, which can never leave the mount, is exempt. */
+      int ob = m->geom_bodyid[b], base = s->cfg.base_body_id;
+      int mount_group = ob == base || (m->body_weldid[base] && m->body_weldid[ob] == m->body_weldid[base]);
+      if (mount_group && (k == 0 || !(m->opt.disableflags & mjDSBL_FILTERPARENT))) continue;
+    }
+    int n = cusp_collide_pair(m, r->d, a, b, CUSP_MARGIN + m->geom_margin[b], r->cbuf, mjMAXCONPAIR);
+    for (int c = 0; c < n; c++) {
+      const mjPreContact *con = &r->cbuf[c];
+      contact_meta cm = {.inst = i, .disk = k, .other_geom = b, .other_inst = oi, .other_disk = ok,
+                         .pair_index = c};
+      cm.model = s->cfg.contact;
+      cm.gap = con->dist;
+      /* the normal points from the disk to b; ours from b into the disk */
+      for (int q = 0; q < 3; q++) {
+        cm.normal[q] = -con->normal[q];
+        cm.pos[q] = con->pos[q] - 0.5 * con->dist * con->normal[q];
+      }
+      if (cusp_add_meta(r, &cm)) return;
+    }
+  }
+}
+
+void cusp_stage_narrow_phase(cusp_runtime *r) {
+  for (int i = 0; i < r->ninst; i++)
+    for (int k = 0; k < r->soft[i].cfg.ndisk && r->soft[i].cfg.contact != CUSP_CONTACT_NATIVE; k++)
+      collide_disk(r, i, k);
+}
+
+/* An explicit <pair> (with its friction), else contype/conaffinity, not
+ * within one welded body, not parent and child (world excepted), not an
+ * <exclude>d body pair. */
+double cusp_mujoco_pair_friction(const mjModel *m, int g1, int g2) {
+  for (int i = 0; i < m->npair; i++)
+    if ((m->pair_geom1[i] == g1 && m->pair_geom2[i] == g2) || (m->pair_geom1[i] == g2 && m->pair_geom2[i] == g1))
+      return m->pair_friction[5 * i];
+  if (!((m->geom_contype[g1] & m->geom_conaffinity[g2]) || (m->geom_contype[g2] & m->geom_conaffinity[g1])))
+    return -1;
+  int b1 = m->geom_bodyid[g1], b2 = m->geom_bodyid[g2];
+  int w1 = m->body_weldid[b1], w2 = m->body_weldid[b2];
+  if (w1 == w2) return -1;
+  if (!(m->opt.disableflags & mjDSBL_FILTERPARENT) && w1 && w2 &&
+      (m->body_weldid[m->body_parentid[w1]] == w2 || m->body_weldid[m->body_parentid[w2]] == w1))
+    return -1;
+  int lo = b1 < b2 ? b1 : b2, hi = b1 < b2 ? b2 : b1;
+  for (int i = 0; i < m->nexclude; i++)
+    if (m->exclude_signature[i] == (lo << 16) + hi) return -1;
+  return fmax(m->geom_friction[3 * g1], m->geom_friction[3 * g2]);
+}
+
