@@ -586,6 +586,85 @@ static void test_energy_and_timing(void) {
   EXPECT(ok1 && ok2, "stage timings negative, or not adding up to the step's total");
 }
 
+/* Inputs as MuJoCo users give them (issue 14, item 5). A force in
+ * xfrc_applied of a disk body (the stock viewer's mouse perturbation) acts
+ * on the arm exactly as cusp_apply_force at that disk's arc length; the
+ * scene's schedule and a ctrl the user sets add (cusp never writes ctrl):
+ * schedule + u equals the schedule shifted by u, to rounding. */
+static void test_inputs(void) {
+  mjModel *m = load(SCENE("coupling_push.xml"), NULL, 0);
+  if (!m) return;
+  mjData *a = attach(m), *b = attach(m);
+  int disk = mj_name2id(m, mjOBJ_BODY, "arm/disk5"), inst = -1;
+  double s_arc = -1, f[3] = {0.4, -0.3, 0.2}, t[3] = {0, 0.01, 0};
+  EXPECT(disk >= 0 && cusp_disk_of_body(m, disk, &inst, &s_arc) == 0 && inst == 0 && s_arc > 0,
+         "arm/disk5 is a soft disk (instance %d, s %g)", inst, s_arc);
+  char err[256] = "";
+  EXPECT(cusp_apply_force(m, b, 0, s_arc, f, t, err, sizeof err) == 0, "cusp_apply_force: %s", err);
+  for (int k = 0; k < 3; k++) {
+    a->xfrc_applied[6 * disk + k] = f[k];
+    a->xfrc_applied[6 * disk + 3 + k] = t[k];
+  }
+  const double *qa, *qb;
+  int n = cusp_soft_state(m, a, 0, &qa, NULL);
+  cusp_soft_state(m, b, 0, &qb, NULL);
+  for (int k = 0; k < 200; k++) {
+    mj_step(m, a);
+    mj_step(m, b);
+  }
+  double diff = 0, moved = 0;
+  for (int i = 0; i < n; i++) {
+    diff = fmax(diff, fabs(qa[i] - qb[i]));
+    moved = fmax(moved, fabs(qa[i]));
+  }
+  /* to rounding: the arc length goes through a sum over sections and back */
+  EXPECT(diff <= 1e-12 * moved && moved > 1e-4,
+         "xfrc_applied on a disk = cusp_apply_force there (differs by %g, moved %g)", diff, moved);
+  /* the force reaches the arm: the same run without it differs */
+  mjData *c = attach(m);
+  for (int k = 0; k < 200; k++) mj_step(m, c);
+  const double *qc;
+  cusp_soft_state(m, c, 0, &qc, NULL);
+  double effect = 0;
+  for (int i = 0; i < n; i++) effect = fmax(effect, fabs(qa[i] - qc[i]));
+  EXPECT(effect > 1e-5, "the applied force moves the arm (%g)", effect);
+  mj_deleteData(a);
+  mj_deleteData(b);
+  mj_deleteData(c);
+  mj_deleteModel(m);
+
+  /* schedule + user ctrl = the schedule shifted by u */
+  const double u = 2.5;
+  const cusp_override shifted[] = {
+      {"arm", "schedule", "s2c2 0.3 2.5 1.3 8.5; s2c3 0.3 2.5 1.3 -3.5; s3c2 0.3 0 1.3 6; s3c3 0.3 0 1.3 -6"}};
+  mjModel *m1 = load(SCENE("coupling_push.xml"), NULL, 0), *m2 = load(SCENE("coupling_push.xml"), shifted, 1);
+  if (!m1 || !m2) return;
+  mjData *d1 = attach(m1), *d2 = attach(m2);
+  int a1 = mj_name2id(m1, mjOBJ_ACTUATOR, "arm/s2c2"), a2 = mj_name2id(m1, mjOBJ_ACTUATOR, "arm/s2c3");
+  EXPECT(a1 >= 0 && a2 >= 0, "the chambers are actuators arm/s2c2, arm/s2c3");
+  d1->ctrl[a1] = u;
+  d1->ctrl[a2] = u;
+  for (int k = 0; k < 800; k++) {
+    mj_step(m1, d1);
+    mj_step(m2, d2);
+  }
+  EXPECT(d1->ctrl[a1] == u && d1->ctrl[a2] == u, "cusp leaves the user's ctrl as set (%g %g)", d1->ctrl[a1],
+         d1->ctrl[a2]);
+  const double *q1, *q2;
+  n = cusp_soft_state(m1, d1, 0, &q1, NULL);
+  cusp_soft_state(m2, d2, 0, &q2, NULL);
+  diff = 0;
+  double scale = 0;
+  for (int i = 0; i < n; i++) {
+    diff = fmax(diff, fabs(q1[i] - q2[i]));
+    scale = fmax(scale, fabs(q2[i]));
+  }
+  EXPECT(diff <= 1e-9 * fmax(scale, 1e-3), "schedule + ctrl %g = shifted schedule (differs by %g of %g)", u, diff,
+         scale);
+  finish(m1, d1);
+  finish(m2, d2);
+}
+
 int main(void) {
   /* first: the other tests must not depend on what ran before them (a read of
    * MuJoCo's unset contact tangents once made them) */
@@ -598,6 +677,7 @@ int main(void) {
   test_mount_load();
   test_squeeze();
   test_viewer_semantics();
+  test_inputs();
   test_live_keys();
   test_energy_and_timing();
   test_self_contact();
