@@ -500,6 +500,11 @@ def run_viewer(m, d, args):
       left = 1 / 60 - (time.perf_counter() - frame)
       if left > 0:
         time.sleep(left)
+  # let the viewer's (daemon) thread tear its window down before the
+  # interpreter's exit handlers terminate GLFW under it
+  for t in threading.enumerate():
+    if t is not threading.current_thread() and t.daemon:
+      t.join(timeout=5)
   return 0
 
 
