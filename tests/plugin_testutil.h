@@ -14,9 +14,11 @@ static inline mjModel *load(const char *path, const cusp_override *ov, int nov) 
   return m;
 }
 
-/* mj_makeData: the plugin's init builds the soft instances. */
+/* mj_makeData (the plugin's init builds the soft instances), then
+ * mj_forward so that positions are there to read before the first step. */
 static inline mjData *attach(const mjModel *m) {
   mjData *d = mj_makeData(m);
+  if (d) mj_forward(m, d);
   EXPECT(d != NULL && (cusp_instance_count(m) == 0 || cusp_report(m, d) != NULL), "mj_makeData: %s",
          cusp_last_error());
   return d;

@@ -396,15 +396,34 @@ static void test_live_keys(void) {
   finish(m, d);
 }
 
-/* Deepest overlap (m, >= 0) of two disk geoms by MuJoCo's own collision
- * function for the pair, at the disks' current poses. */
-static double disk_overlap(const mjModel *m, mjData *d, int g1, int g2) {
-  mjPreContact con[mjMAXCONPAIR];
-  mjfCollision fn = mjCOLLISIONFUNC[m->geom_type[g1]][m->geom_type[g2]];
-  int n = fn ? fn(m, d, con, g1, g2, 0) : 0;
-  double deepest = 0;
-  for (int c = 0; c < n; c++) deepest = fmax(deepest, -con[c].dist);
+/* Deepest point of disk b's surface inside disk a (m, >= 0), from the
+ * cylinders' geometry: b's rims and faces sampled (rims every 3.75 degrees,
+ * faces on 8 rings), each point's depth below a's nearest surface. MuJoCo's
+ * own cylinder-cylinder function is no independent judge here: at margin 0
+ * it reports 7 mm of depth for disks that touch (4.0.1, convex collision),
+ * where any positive margin and this sampling find none. */
+static double disk_inclusion(const mjModel *m, const mjData *d, int a, int b) {
+  const double *pa = d->geom_xpos + 3 * a, *Ra = d->geom_xmat + 9 * a;
+  const double *pb = d->geom_xpos + 3 * b, *Rb = d->geom_xmat + 9 * b;
+  double ra = m->geom_size[3 * a], ha = m->geom_size[3 * a + 1];
+  double rb = m->geom_size[3 * b], hb = m->geom_size[3 * b + 1], deepest = 0;
+  for (int iz = 0; iz <= 8; iz++)
+    for (int ir = 0; ir <= 8; ir++) {
+      if (iz != 0 && iz != 8 && ir != 8) continue; /* the surface only */
+      for (int it = 0; it < 96; it++) {
+        double rr = rb * ir / 8.0, t = 2 * M_PI * it / 96;
+        double l[3] = {rr * cos(t), rr * sin(t), -hb + 2 * hb * iz / 8.0}, w[3], q[3];
+        for (int i = 0; i < 3; i++) w[i] = pb[i] + Rb[3 * i] * l[0] + Rb[3 * i + 1] * l[1] + Rb[3 * i + 2] * l[2];
+        for (int i = 0; i < 3; i++)
+          q[i] = Ra[i] * (w[0] - pa[0]) + Ra[3 + i] * (w[1] - pa[1]) + Ra[6 + i] * (w[2] - pa[2]);
+        deepest = fmax(deepest, fmin(ra - hypot(q[0], q[1]), ha - fabs(q[2])));
+      }
+    }
   return deepest;
+}
+
+static double disk_overlap(const mjModel *m, const mjData *d, int g1, int g2) {
+  return fmax(disk_inclusion(m, d, g1, g2), disk_inclusion(m, d, g2, g1));
 }
 
 /* Non-adjacent disk pairs of one instance: deepest overlap over a run, and
@@ -445,7 +464,10 @@ static void test_self_contact(void) {
   double off = self_overlap_run("0", &nself_off, &s2, &c2);
   printf("self-contact: deepest overlap of non-adjacent disks %.3g mm with it, %.3g mm without; %ld contact "
          "steps, %ld/%ld converged\n", 1e3 * on, 1e3 * off, nself_on, converged, solves);
-  EXPECT(off > 0.01, "the curl never brings disks together (overlap %g m without self-contact)", off);
+  /* depth inside a disk is at most its half thickness: reaching 80 % of it
+   * means the disks pass through each other */
+  double half = 0.5 * 0.01;
+  EXPECT(off > 0.8 * half, "the curl never brings disks together (overlap %g m without self-contact)", off);
   EXPECT(nself_off == 0, "self contacts reported with self_contact off");
   EXPECT(nself_on > 100, "only %ld self contacts with self_contact on", nself_on);
   EXPECT(on <= 2e-3, "disks overlap by %g m with self-contact on", on);
