@@ -128,18 +128,6 @@ def status_text(m, d, paused=False, rtf=None, note="", keys=True):
 
 # ---------- cameras ----------
 
-def _arm_points(m, d, samples=16):
-  pts = []
-  for k in range(cusp.instance_count(m)):
-    L = cusp.total_length(m, k)
-    for i in range(samples + 1):
-      try:
-        pts.append(cusp.backbone_point(m, d, k, L * i / samples)[0])
-      except ValueError:
-        pass
-  return np.array(pts).reshape(-1, 3)
-
-
 def _arm_radius(m):
   r = 0.0
   for name in cusp.instance_names(m):
@@ -149,22 +137,84 @@ def _arm_radius(m):
   return r or 0.03
 
 
-def _moving_points(m, d):
-  """Centres of the geoms of bodies that move (not the world's, not soft disks)."""
-  pts = []
-  for g in range(m.ngeom):
-    b = m.geom_bodyid[g]
-    if m.body_weldid[b] == 0 or m.body_mocapid[b] >= 0:
+def _soft_bodies(m):
+  """Bodies of the soft arms' disks (NAME/diskK)."""
+  names = tuple(f"{n}/disk" for n in cusp.instance_names(m))
+  out = set()
+  for b in range(m.nbody):
+    n = mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_BODY, b) or ""
+    if n.startswith(names):
+      out.add(b)
+  return out
+
+
+def _frame_points(m, d):
+  """What the start view shows: points on the arms (instance index), centres
+  of the rigid bodies that move (-1), and a box that holds them, the moving
+  bodies' geoms and the small static geoms near the arms (what they will
+  touch; planes, walls and tables larger than the arms are left out, the
+  part the arms touch is in view anyway). None without soft arms."""
+  soft = _soft_bodies(m)
+  pts, owner = [], []
+  for k in range(cusp.instance_count(m)):
+    L = cusp.total_length(m, k)
+    for i in range(24):
+      try:
+        pts.append(cusp.backbone_point(m, d, k, L * (i + 0.5) / 24)[0])
+        owner.append(k)
+      except ValueError:
+        pass
+  if not pts:
+    return None
+  r = _arm_radius(m)
+  arm = np.array(pts)
+  lo, hi = arm.min(axis=0) - r, arm.max(axis=0) + r
+  centre, size = 0.5 * (lo + hi), 0.5 * float(np.max(hi - lo))
+  reach = 1.5 * size + 0.1
+  for b in range(m.nbody):
+    if b in soft:
       continue
-    pts.append(np.array(d.geom_xpos[g]) + m.geom_rbound[g] * np.eye(3))
-    pts.append(np.array(d.geom_xpos[g]) - m.geom_rbound[g] * np.eye(3))
-  return np.concatenate(pts) if pts else np.zeros((0, 3))
+    moves = m.body_weldid[b] != 0 or m.body_mocapid[b] >= 0
+    seen = False
+    for g in range(m.body_geomadr[b], m.body_geomadr[b] + m.body_geomnum[b]):
+      p, rb = np.array(d.geom_xpos[g]), float(m.geom_rbound[g])
+      if m.geom_type[g] == mujoco.mjtGeom.mjGEOM_PLANE or m.geom_rgba[g][3] == 0 or not rb > 0:
+        continue
+      if not moves and (rb > max(size, 0.1) or np.linalg.norm(p - centre) - rb > reach):
+        continue
+      lo, hi = np.minimum(lo, p - rb), np.maximum(hi, p + rb)
+      seen = True
+    if moves and seen:
+      pts.append(np.array(d.xipos[b]))
+      owner.append(-1)
+  return np.array(pts), np.array(owner), lo, hi
+
+
+def _hidden(m, d, eye, p, skip):
+  """Whether a geom other than those of the bodies in skip hides p from eye."""
+  vec = p - eye
+  length = float(np.linalg.norm(vec))
+  if length < 1e-9:
+    return False
+  vec = vec / length
+  start = eye.copy()
+  geomid = np.zeros(1, dtype=np.int32)
+  while True:  # the first hit that is not one of skip's geoms
+    x = mujoco.mj_ray(m, d, start, vec, None, 1, -1, geomid)
+    if x < 0 or np.linalg.norm(start + x * vec - eye) >= length - 0.01:
+      return False
+    if m.geom_bodyid[geomid[0]] not in skip:
+      return True
+    start = start + (x + 1e-4) * vec
 
 
 def free_camera(m, d, aspect=16 / 9, camera=None):
   """The start camera as an MjvCamera. camera NAME: that fixed camera;
   else "cusp_default" as a free camera (the mouse can still turn it); else a
-  free camera framing the soft arms (and the bodies that move)."""
+  free camera that frames the soft arms and looks from the direction (every
+  15 degrees of azimuth, four elevations) that leaves most of each arm and
+  of the moving bodies unhidden, preferring a three-quarter view across the
+  plane the arms spread in."""
   cam = mujoco.MjvCamera()
   mujoco.mjv_defaultFreeCamera(m, cam)
   if camera is not None:
@@ -175,12 +225,10 @@ def free_camera(m, d, aspect=16 / 9, camera=None):
     cam.type = mujoco.mjtCamera.mjCAMERA_FIXED
     cam.fixedcamid = cid
     return cam
-  pts = _arm_points(m, d)
-  if len(pts) == 0:
+  framed = _frame_points(m, d)
+  if framed is None:
     return cam
-  r = _arm_radius(m)
-  box = np.concatenate([pts + r, pts - r, _moving_points(m, d)])
-  lo, hi = box.min(axis=0), box.max(axis=0)
+  pts, owner, lo, hi = framed
   centre = 0.5 * (lo + hi)
   cid = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_CAMERA, "cusp_default")
   if cid >= 0:
@@ -192,29 +240,45 @@ def free_camera(m, d, aspect=16 / 9, camera=None):
     cam.azimuth = math.degrees(math.atan2(fwd[1], fwd[0]))
     cam.elevation = math.degrees(math.asin(max(-1.0, min(1.0, fwd[2]))))
     return cam
-  # look across the direction the arms spread in, from 30 degrees above,
-  # three-quarter (40 degrees off broadside)
-  flat = pts[:, :2] - pts[:, :2].mean(axis=0)
-  if len(flat) > 1 and np.ptp(flat) > 1e-6:
-    w, v = np.linalg.eigh(flat.T @ flat)
-    axis = v[:, np.argmax(w)]
-    spread = math.degrees(math.atan2(axis[1], axis[0]))
-  else:
-    spread = 0.0
-  az, el = spread + 90 + 40, -30.0
-  ca, sa = math.cos(math.radians(az)), math.sin(math.radians(az))
-  ce, se = math.cos(math.radians(el)), math.sin(math.radians(el))
-  fwd = np.array([ce * ca, ce * sa, se])
-  up = np.array([-se * ca, -se * sa, ce])
-  right = np.cross(fwd, up)
+  # the plane the arms and bodies spread in: its normal and how flat it is
+  w, v = np.linalg.eigh(np.cov((pts - pts.mean(axis=0)).T) if len(pts) > 1 else np.eye(3))
+  normal, planar = v[:, 0], (1 - math.sqrt(max(w[0], 0) / w[1]) if w[1] > 0 else 0.0)
+  soft = _soft_bodies(m)
+  skip = {k: soft for k in set(owner.tolist()) if k >= 0}
+  body_of = {i: {int(np.argmin([np.linalg.norm(d.xipos[b] - pts[i]) for b in range(m.nbody)]))}
+             for i in range(len(pts)) if owner[i] < 0}
   ty = math.tan(math.radians(0.5 * m.vis.global_.fovy))
   tx = ty * aspect
-  dist = 0.1
-  for p in box:
-    rel = p - centre
-    dist = max(dist, max(abs(rel @ right) / tx, abs(rel @ up) / ty) - rel @ fwd)
+  corners = np.array([[hi[0] if c & 1 else lo[0], hi[1] if c & 2 else lo[1], hi[2] if c & 4 else lo[2]]
+                      for c in range(8)])
+  ninst = max(1, cusp.instance_count(m))
+  best = None
+  for el in (-20.0, -30.0, -40.0, -55.0):
+    for a in range(24):
+      az = 90.0 + 15 * a
+      ca, sa = math.cos(math.radians(az)), math.sin(math.radians(az))
+      ce, se = math.cos(math.radians(el)), math.sin(math.radians(el))
+      fwd = np.array([ce * ca, ce * sa, se])
+      up = np.array([-se * ca, -se * sa, ce])
+      right = np.cross(fwd, up)
+      rel = corners - centre
+      dist = 1.25 * max(0.1, float(np.max(np.maximum(np.abs(rel @ right) / tx, np.abs(rel @ up) / ty) -
+                                          rel @ fwd)))
+      eye = centre - dist * fwd
+      arm_vis = []
+      for k in range(ninst):
+        idx = np.nonzero(owner == k)[0]
+        seen = sum(not _hidden(m, d, eye, pts[i], skip[k]) for i in idx)
+        arm_vis.append(seen / len(idx) if len(idx) else 1.0)
+      bodies = [i for i in range(len(pts)) if owner[i] < 0]
+      body_vis = (sum(not _hidden(m, d, eye, pts[i], body_of[i]) for i in bodies) / len(bodies)) if bodies else 1.0
+      across = 1 - abs(abs(float(fwd @ normal)) - 0.8)   # about 35 degrees off the plane's normal
+      score = 2 * sum(arm_vis) / ninst + min(arm_vis) + body_vis + 0.5 * planar * across - 0.004 * abs(el + 30)
+      if best is None or score > best[0] + 1e-9:
+        best = (score, az, el, dist)
+  _, az, el, dist = best
   cam.lookat[:] = centre
-  cam.distance = 1.2 * dist
+  cam.distance = dist
   cam.azimuth = az % 360
   cam.elevation = el
   return cam

@@ -322,3 +322,46 @@ def test_viewer_under_xvfb_keys_and_quit(tmp_path):
   assert p.returncode == 0, p.stdout + p.stderr
   assert "contact = penalty" in p.stderr, p.stderr
   assert shot.stat().st_size > 10000
+
+
+RENDER_SCENES = r"""
+import sys, numpy as np, mujoco, cusp
+from cusp import view
+for path in sys.argv[1:]:
+  m = cusp.load(path)
+  d = mujoco.MjData(m)
+  for _ in range(20):
+    mujoco.mj_step(m, d)
+  mujoco.mj_fwdPosition(m, d)
+  r = view.make_renderer(m, 320, 200)
+  img = view._render(r, m, d, view.free_camera(m, d, 320 / 200), view.scene_option(), None)
+  r.close()
+  px = img.reshape(-1, 3).astype(int)
+  # the disks' orange (instances.h CUSP_DISK_RGBA_INIT, shaded)
+  orange = int(np.sum((px[:, 0] > 120) & (px[:, 1] > 0.35 * px[:, 0]) & (px[:, 1] < 0.75 * px[:, 0]) &
+                      (px[:, 2] < 0.45 * px[:, 0])))
+  print(path, cusp.instance_count(m), round(float(img.std()), 1), orange)
+"""
+
+
+def test_every_scene_renders_its_arms():
+  """Every mjcf/ scene loads, steps and shows its arms from the start camera
+  (cusp.view's headless rendering: the disks' orange is in the picture)."""
+  scenes = sorted(str(p) for p in (REPO / "mjcf").glob("*.xml"))
+  env = dict(os.environ)
+  for k in ("DISPLAY", "WAYLAND_DISPLAY"):
+    env.pop(k, None)
+  env["MUJOCO_GL"] = "egl"
+  p = subprocess.run([sys.executable, "-c", RENDER_SCENES, *scenes], env=env, capture_output=True, text=True,
+                     timeout=300)
+  if p.returncode != 0 and "EGL" in p.stderr:
+    env["MUJOCO_GL"] = "osmesa"
+    p = subprocess.run([sys.executable, "-c", RENDER_SCENES, *scenes], env=env, capture_output=True, text=True,
+                       timeout=300)
+  assert p.returncode == 0, p.stderr
+  rows = [line.split() for line in p.stdout.splitlines()]
+  assert len(rows) == len(scenes)
+  for path, ninst, std, orange in rows:
+    assert int(ninst) > 0, path
+    assert float(std) > 10, f"{path}: a blank picture"
+    assert int(orange) > 30, f"{path}: the arm is not in view ({orange} disk pixels)"
