@@ -113,7 +113,8 @@ int cusp_lcp(const mjModel *m, const mjData *d, const double **M, const double *
  * lengths and rates at d's qpos, qvel (in a scratch buffer). */
 int cusp_soft_state(const mjModel *m, const mjData *d, int instance, const double **q, const double **v);
 /* World pose of the tip / of a point at arc length s (0..total length) on
- * the backbone at the current state (contact native: straight between the
+ * the backbone at the current state, on the mount where d's last
+ * kinematics put it (mj_forward, mj_step) (contact native: straight between the
  * disk bodies as MuJoCo last placed them, the nearer disk's axes). */
 int cusp_tip_pose(const mjModel *m, const mjData *d, int instance, double pos[3], double quat[4]);
 int cusp_backbone_point(const mjModel *m, const mjData *d, int instance, double s, double pos[3], double mat[9]);

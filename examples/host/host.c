@@ -17,6 +17,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   mjData *d = mj_makeData(m);
+  mj_forward(m, d); /* positions, as for any MuJoCo query */
   double tip0[3], tip[3];
   cusp_tip_pose(m, d, 0, tip0, NULL);
   while (d->time < 0.3) mj_step(m, d);
