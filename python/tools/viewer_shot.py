@@ -78,7 +78,7 @@ class X:
 def grab(size=None):
   """The screen as an RGB array (ffmpeg x11grab)."""
   w, h = size or screen_size()
-  raw = subprocess.run(["ffmpeg", "-v", "error", "-f", "x11grab", "-video_size", f"{w}x{h}", "-i",
+  raw = subprocess.run(["ffmpeg", "-v", "error", "-f", "x11grab", "-draw_mouse", "0", "-video_size", f"{w}x{h}", "-i",
                         os.environ["DISPLAY"], "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", "-"],
                        capture_output=True, check=True).stdout
   return np.frombuffer(raw, np.uint8).reshape(h, w, 3)
@@ -118,8 +118,7 @@ def run(out, scene, wait, keys, view_args, settle=2.0):
     for combo in keys:
       x.press(combo)
       time.sleep(0.3)
-    if keys:
-      time.sleep(settle)
+    time.sleep(settle if keys else 0.5)
     img = crop_window(grab())
     if out:
       write_png(out, img)
