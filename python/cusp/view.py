@@ -518,6 +518,8 @@ def run_viewer(m, d, args):
       v.opt.flags[mujoco.mjtVisFlag.mjVIS_CONTACTPOINT] = 1
       v.opt.flags[mujoco.mjtVisFlag.mjVIS_CONTACTFORCE] = 1
     wall0, sim0, rtf = time.perf_counter(), d.time, None
+    _say(f"viewer open: {args.scene}")
+    stopped = False
     rt_wall, rt_sim = 0.0, 0.0
     while v.is_running():
       frame = time.perf_counter()
@@ -533,6 +535,9 @@ def run_viewer(m, d, args):
         _say(note)
         wall0, sim0 = frame, d.time
       stop = args.seconds is not None and d.time >= args.seconds - 0.5 * m.opt.timestep
+      if stop and not stopped:
+        _say(f"paused at t = {d.time:.3f} s (--seconds)")
+      stopped = stop
       if not paused and failure is None and not stop:
         if d.time < sim0:  # the viewer reset the data
           wall0, sim0 = frame, d.time

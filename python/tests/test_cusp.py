@@ -317,7 +317,8 @@ def test_viewer_under_xvfb_keys_and_quit(tmp_path):
   env = dict(os.environ)
   env.pop("MUJOCO_GL", None)
   p = subprocess.run(["xvfb-run", "-a", "-s", "-screen 0 1280x800x24", sys.executable, str(tool), str(shot),
-                      str(SCENE), "--wait", "10", "--keys", "Control_L+c", "--", "--seconds", "0.3"],
+                      str(SCENE), "--until", "paused at", "--wait", "1", "--keys", "Control_L+c", "--",
+                      "--seconds", "0.3"],
                      env=env, capture_output=True, text=True, timeout=180)
   assert p.returncode == 0, p.stdout + p.stderr
   assert "contact = penalty" in p.stderr, p.stderr

@@ -2,9 +2,11 @@
 through the XTEST extension (libXtst), a screenshot through ffmpeg's x11grab.
 
     xvfb-run -a -s "-screen 0 1920x1080x24" .venv/bin/python python/tools/viewer_shot.py \\
-        OUT.png [SCENE.xml] [--wait S] [--keys KEYS] [-- cusp.view options]
+        OUT.png [SCENE.xml] [--until TEXT] [--wait S] [--keys KEYS] [-- cusp.view options]
 
-Opens the scene in cusp.view, waits S wall seconds (default 8), presses KEYS
+Opens the scene in cusp.view, waits until its stderr says UNTIL (default
+"viewer open"; e.g. "paused at" with --seconds), then S wall seconds
+(default 2), presses KEYS
 (comma separated, X keysym names with modifiers joined by '+', e.g.
 "Control_L+s,Alt_L+c"), waits a little, saves the screen cropped to the
 viewer's window as OUT.png and quits the viewer with Ctrl+Q. Prints the
@@ -16,6 +18,7 @@ import ctypes
 import os
 import subprocess
 import sys
+import threading
 import time
 
 import numpy as np
@@ -100,18 +103,27 @@ def crop_window(img):
   return img[: ys.max() + 1, : xs.max() + 1]
 
 
-def run(out, scene, wait, keys, view_args, settle=2.0):
+def run(out, scene, wait, keys, view_args, settle=2.0, until="viewer open", timeout=120.0):
   """Returns (exit code of the viewer, its stderr, the image)."""
   env = dict(os.environ)
   env["PYTHONPATH"] = os.pathsep.join(p for p in (os.path.dirname(HERE), env.get("PYTHONPATH")) if p)
   cmd = [sys.executable, "-m", "cusp.view", *([scene] if scene else []), *view_args]
-  proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+  proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+  lines = []
+  reader = threading.Thread(target=lambda: lines.extend(iter(proc.stderr.readline, "")), daemon=True)
+  reader.start()
   x = X()
   img = None
   try:
+    t0 = time.monotonic()
+    while not any(until in line for line in lines):
+      if proc.poll() is not None:
+        reader.join(timeout=5)
+        raise RuntimeError(f"the viewer exited ({proc.returncode}) before '{until}': {''.join(lines)}")
+      if time.monotonic() - t0 > timeout:
+        raise RuntimeError(f"no '{until}' from the viewer in {timeout:g} s: {''.join(lines)}")
+      time.sleep(0.2)
     time.sleep(wait)
-    if proc.poll() is not None:
-      raise RuntimeError(f"the viewer exited early ({proc.returncode}): {proc.stderr.read()}")
     img = crop_window(grab())
     x.move(img.shape[1] // 2, img.shape[0] // 2)
     time.sleep(0.3)
@@ -131,20 +143,23 @@ def run(out, scene, wait, keys, view_args, settle=2.0):
     x.close()
     if proc.poll() is None:
       proc.kill()
-  return proc.wait(), proc.stderr.read(), img
+  rc = proc.wait()
+  reader.join(timeout=5)
+  return rc, "".join(lines), img
 
 
 def main():
   p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
   p.add_argument("out")
   p.add_argument("scene", nargs="?")
-  p.add_argument("--wait", type=float, default=8.0)
+  p.add_argument("--until", default="viewer open")
+  p.add_argument("--wait", type=float, default=2.0)
   p.add_argument("--keys", default="")
   args, rest = p.parse_known_args()
   if rest[:1] == ["--"]:
     rest = rest[1:]
   keys = [k for k in args.keys.split(",") if k]
-  rc, err, img = run(args.out, args.scene, args.wait, keys, rest)
+  rc, err, img = run(args.out, args.scene, args.wait, keys, rest, until=args.until)
   sys.stderr.write(err)
   print(f"{args.out}: {img.shape[1]}x{img.shape[0]}, viewer exit {rc}")
   return rc
