@@ -14,6 +14,7 @@ plain keys (C contact points, S shadows, 1-3 geom groups):
     Ctrl+C      contact model lcp <-> penalty
     Ctrl+S      solver fb -> lemke -> pgs
     Ctrl+1 2 3  conditioning stage qr, ruiz, tikhonov on/off
+    Ctrl+G      plots: normal contact force, penetration, solver iterations
     Space       pause / run (the passive viewer leaves pausing to us)
 
 The text at the top right says what is active. The chamber pressures are
@@ -117,7 +118,8 @@ def status_text(m, d, paused=False, rtf=None, note="", keys=True):
        (f", {rtf:.2f}x realtime" if rtf is not None and not paused else "")),
   ]
   if keys:
-    rows += [("Keys", "Ctrl+C contact, Ctrl+S solver"), ("", "Ctrl+1/2/3 qr/ruiz/tikhonov, Space pause")]
+    rows += [("Keys", "Ctrl+C contact, Ctrl+S solver, Ctrl+G plots"),
+             ("", "Ctrl+1/2/3 qr/ruiz/tikhonov, Space pause")]
   if r.get("solves"):
     lcp = r["info"]["lcp"]
     rows.insert(4, ("Last solve", f"{lcp['solver_name']} {lcp['status_name']}, {lcp['iterations']} its"))
@@ -463,7 +465,7 @@ def _ctrl_down():
 
 def key_action(key, ctrl):
   """The cusp action of a key press, or None: 'contact', 'solver',
-  ('stage', i) or 'pause'."""
+  ('stage', i), 'plots' or 'pause'."""
   import glfw
   if key == glfw.KEY_SPACE and not ctrl:
     return "pause"
@@ -473,6 +475,8 @@ def key_action(key, ctrl):
     return "contact"
   if key == glfw.KEY_S:
     return "solver"
+  if key == glfw.KEY_G:
+    return "plots"
   if glfw.KEY_1 <= key <= glfw.KEY_3:
     return ("stage", key - glfw.KEY_1)
   return None
@@ -494,6 +498,61 @@ def apply_action(m, d, action):
   return ""
 
 
+class Plots:
+  """The normal contact force, deepest penetration and solver iterations of
+  the last frames (one sample a frame) as MuJoCo figures (set_figures)."""
+
+  TITLES = ("Normal force (N)", "Max penetration (mm)", "Solver iterations")
+  N = 500
+
+  def __init__(self):
+    self.figs = []
+    for i, title in enumerate(self.TITLES):
+      f = mujoco.MjvFigure()
+      mujoco.mjv_defaultFigure(f)
+      f.title, f.xlabel, f.xformat, f.yformat, f.minwidth = title, "time (s)", "%.1f", "%.3g", "0000"
+      f.flg_extend, f.flg_legend = 0, 0
+      f.flg_ticklabel[:] = 1
+      f.gridsize[:] = 3
+      f.figurergba[3] = f.panergba[3] = 0.6
+      f.linergb[0] = (1, (0.4, 0.8, 1)[i], (0.3, 0.3, 1)[i])
+      self.figs.append(f)
+    self.t, self.y, self.solves = [], [[], [], []], 0
+
+  def record(self, m, d):
+    r = cusp.report(m, d)
+    if not r:
+      return
+    force = sum(c["normal_impulse"] for c in cusp.contacts(m, d) if c["kept"]) / m.opt.timestep
+    its = r["info"]["lcp"]["iterations"] if r["solves"] > self.solves else 0
+    self.solves = r["solves"]
+    if self.t and d.time < self.t[-1]:   # a reset
+      self.t, self.y = [], [[], [], []]
+    self.t.append(d.time)
+    for y, v in zip(self.y, (force, 1000 * r["max_penetration"], its)):
+      y.append(v if math.isfinite(v) else 0.0)
+    if len(self.t) > self.N:
+      self.t = self.t[-self.N:]
+      self.y = [y[-self.N:] for y in self.y]
+
+  def figures(self, viewport):
+    # below the status text at the top right
+    w, h = max(220, viewport.width // 4), max(100, min(viewport.height // 4, (viewport.height - 230) // 3))
+    out = []
+    for i, f in enumerate(self.figs):
+      n = len(self.t)
+      f.linepnt[0] = n
+      if n:
+        f.linedata[0][0:2 * n:2] = self.t
+        f.linedata[0][1:2 * n:2] = self.y[i]
+        f.range[0] = (self.t[0], self.t[-1] if self.t[-1] > self.t[0] else self.t[0] + 1)
+        top = max(self.y[i])
+        f.range[1] = (0, 1.1 * top if top > 0 else 1)
+      rect = mujoco.MjrRect(viewport.left + viewport.width - w, viewport.bottom + (len(self.figs) - 1 - i) * h, w, h)
+      out.append((rect, f))
+    return out
+
+
 def run_viewer(m, d, args):
   import mujoco.viewer
   _brighten(m)
@@ -508,6 +567,7 @@ def run_viewer(m, d, args):
 
   cam = free_camera(m, d, 16 / 9, args.camera)
   paused, note, note_t = False, "", 0.0
+  plots, show_plots, plot_t = Plots(), False, 0.0
   last_text, text_t = None, 0.0
   failure = None
   with mujoco.viewer.launch_passive(m, d, key_callback=on_key) as v:
@@ -529,6 +589,11 @@ def run_viewer(m, d, args):
         if act == "pause":
           paused = not paused
           note = "paused" if paused else "running"
+        elif act == "plots":
+          show_plots = not show_plots
+          note = "plots on" if show_plots else "plots off"
+          if not show_plots:
+            v.clear_figures()
         else:
           note = apply_action(m, d, act)
         note_t = frame
@@ -551,6 +616,8 @@ def run_viewer(m, d, args):
         except Failure as e:
           failure = str(e)
           _say(failure + " (Backspace resets)")
+        if d.time != t_start:
+          plots.record(m, d)         # one sample a frame
         if d.time < target - 0.1:   # slower than real time: do not try to catch up
           wall0, sim0 = time.perf_counter(), d.time
         rt_sim = 0.9 * rt_sim + (d.time - t_start)
@@ -565,6 +632,9 @@ def run_viewer(m, d, args):
           v.set_texts((mujoco.mjtFont.mjFONT_NORMAL, mujoco.mjtGridPos.mjGRID_TOPRIGHT, text[0], text[1]))
           last_text = text
         text_t = frame
+      if show_plots and frame - plot_t > 0.2 and v.viewport is not None:
+        v.set_figures(plots.figures(v.viewport))
+        plot_t = frame
       v.sync()
       left = 1 / 60 - (time.perf_counter() - frame)
       if left > 0:
@@ -583,7 +653,8 @@ def parse_args(argv):
   p = argparse.ArgumentParser(prog="python -m cusp.view", description=__doc__.split("\n\n")[0],
                               formatter_class=argparse.RawDescriptionHelpFormatter,
                               epilog="keys in the viewer: Ctrl+C contact lcp/penalty, Ctrl+S solver "
-                              "fb/lemke/pgs, Ctrl+1/2/3 conditioning qr/ruiz/tikhonov, Space pause")
+                              "fb/lemke/pgs, Ctrl+1/2/3 conditioning qr/ruiz/tikhonov, Ctrl+G plots, "
+                              "Space pause")
   p.add_argument("scene", nargs="?", default=_REPO_DEFAULT, help="MJCF scene (default: mjcf/default.xml)")
   p.add_argument("--set", action="append", default=[], metavar="I.K=V",
                  help="override key K of soft instance I (repeatable)")

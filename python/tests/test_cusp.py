@@ -303,6 +303,13 @@ def test_view_keys_switch_every_instance(model):
   assert view._stages(cusp.get(model, d, 0, "conditioning")) == stages ^ {"ruiz"}
   labels, values = view.status_text(model, d)
   assert "Contact model" in labels and "lcp" in values
+  assert view.key_action(glfw.KEY_G, True) == "plots" and view.key_action(glfw.KEY_SPACE, False) == "pause"
+  plots = view.Plots()
+  for _ in range(3):
+    run(model, d, 10)
+    plots.record(model, d)
+  figs = plots.figures(mujoco.MjrRect(0, 0, 1280, 720))
+  assert len(figs) == 3 and all(f.linepnt[0] == 3 for _, f in figs)
 
 
 def test_viewer_under_xvfb_keys_and_quit(tmp_path):
