@@ -109,9 +109,9 @@ static int clash(const mjSpec *spec, mjtObj type, const char *name, const char *
                  int error_size) {
   if (!taken(spec, type, name)) return 0;
   sb_errorf(error, error_size,
-            "instance \"%s\": the scene already has a %s named \"%s\", a name cusp generates "
-            "for the instance (rename the scene's %s)",
-            inst, type_word(type), name, type_word(type));
+            "instance \"%s\": the scene already has %s %s named \"%s\", a name cusp "
+            "generates for the instance (rename the scene's %s)",
+            inst, type == mjOBJ_ACTUATOR ? "an" : "a", type_word(type), name, type_word(type));
   return -1;
 }
 
@@ -292,10 +292,11 @@ static int expand(mjSpec *spec, const cusp_override *ov, int nov, mjModel **firs
                      "need the original scene");
   }
 
+  int was = cusp_expanding();
   cusp_set_expanding(1);
   mjModel *m = mj_compile(spec, NULL);
   mjData *d = m ? mj_makeData(m) : NULL;
-  cusp_set_expanding(0);
+  cusp_set_expanding(was);
   if (!m) {
     compile_error(spec, error, error_size);
     return -1;
@@ -349,7 +350,8 @@ static int expand(mjSpec *spec, const cusp_override *ov, int nov, mjModel **firs
         rc = fail(error, error_size, "override %s.%s=%s: %s", ov[k].instance, ov[k].key,
                        ov[k].value, msg);
     }
-    if (rc || cusp_config_finish(c, error, error_size)) {
+    if (rc || cusp_config_finish(c, error, error_size) ||
+        cusp_resolve_feedback(m, c, error, error_size)) {
       rc = -1;
       break;
     }
@@ -367,6 +369,9 @@ static int expand(mjSpec *spec, const cusp_override *ov, int nov, mjModel **firs
       }
       I->body = b;
     }
+    if (!rc && I->body == 0)
+      rc = fail(error, error_size,
+                "<plugin instance=\"%s\"> must be inside a <body>, not <worldbody>", name);
     if (!rc && I->body < 0)
       rc = fail(error, error_size,
                      "instance \"%s\" is not attached to any body (add <plugin instance=\"%s\"/> "
@@ -517,21 +522,43 @@ static int too_deep(mjSpec *spec, const char *path, char *error, int error_size)
   return 0;
 }
 
+/* MuJoCo writes a spec only as compiled: compile without the runtime (the
+ * plugin's init off) and check every instance as init would read it. */
+static int check_compiled(mjSpec *spec, const char *path, char *error, int error_size) {
+  int was = cusp_expanding();
+  cusp_set_expanding(1);
+  mjModel *m = mj_compile(spec, NULL);
+  cusp_set_expanding(was);
+  if (!m) {
+    const char *msg = mjs_getError(spec);
+    return fail(error, error_size, "%s (as expanded by cusp): %s", path,
+                msg && msg[0] ? msg : "compile failed");
+  }
+  int rc = 0, n = cusp_instance_count(m);
+  cusp_instance_config *c = n ? malloc(sizeof *c) : NULL;
+  if (n && !c) rc = fail(error, error_size, "out of memory");
+  for (int i = 0; !rc && i < n; i++)
+    if (cusp_instance_read(m, i, c, error, error_size)) {
+      rc = -1;
+      prefix_path(path, error, error_size);
+    }
+  free(c);
+  mj_deleteModel(m);
+  return rc;
+}
+
 char *cusp_expand(const char *path, const cusp_override *overrides, int noverride, char *error,
                   int error_size) {
   sb_errorf(error, error_size, "%s", "");
   mjSpec *spec = parse(path, error, error_size);
   if (!spec) return NULL;
   char *text = NULL;
-  mjModel *m = NULL;
   if (expand(spec, overrides, noverride, NULL, error, error_size)) {
     prefix_path(path, error, error_size);
-  } else if (!(m = compile_expanded(spec, path, error, error_size))) {
-    /* the message says why */
-  } else if (mj_deleteModel(m), too_deep(spec, path, error, error_size)) {
+  } else if (too_deep(spec, path, error, error_size) ||
+             check_compiled(spec, path, error, error_size)) {
     /* the message says why */
   } else {
-    /* (compiled because MuJoCo writes a spec only as compiled; this also checks it) */
     char msg[1024] = "";
     int size = 1 << 16;
     for (int tries = 0; tries < 4; tries++) {

@@ -15,4 +15,9 @@
 int cusp_spec_actuators(mjSpec *spec, const cusp_instance_config *c, const char *site,
                         char *error, int error_size);
 
+/* The qpos and dof addresses of c's feedback joints in m (hinge or slide by
+ * name). Returns 0, or -1 with a message naming the instance, key and
+ * entry. Used by the expansion (on the raw compile) and cusp_instance_read. */
+int cusp_resolve_feedback(const mjModel *m, cusp_instance_config *c, char *error, int error_size);
+
 #endif

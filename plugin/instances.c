@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cusp.h"
+#include "expand.h"
 #include "native.h"
 #include "sb_util.h"
 
@@ -188,8 +189,8 @@ static int resolve_disks(const mjModel *m, cusp_instance_config *c, char *error,
   return 0;
 }
 
-static int resolve_feedback(const mjModel *m, cusp_instance_config *c, char *error,
-                            int error_size) {
+int cusp_resolve_feedback(const mjModel *m, cusp_instance_config *c, char *error,
+                          int error_size) {
   for (int i = 0; i < c->nfeedback; i++) {
     cusp_feedback *f = &c->feedback[i];
     int j = mj_name2id(m, mjOBJ_JOINT, f->joint);
@@ -268,5 +269,5 @@ int cusp_instance_read(const mjModel *m, int i, cusp_instance_config *c, char *e
   } else if (resolve_disks(m, c, error, error_size)) {
     return -1;
   }
-  return resolve_feedback(m, c, error, error_size);
+  return cusp_resolve_feedback(m, c, error, error_size);
 }
