@@ -5,7 +5,11 @@
  *
  *   cusp-expand SCENE.xml [--set INSTANCE.KEY=VALUE ...] [-o OUT.xml]
  *
- * Writes to stdout unless -o is given. Exit status: 0 written, 1 the scene
+ * Writes to stdout unless -o is given. Paths of meshes and textures stay as
+ * the scene wrote them (relative to its directory): put OUT.xml next to the
+ * scene. A contact native arm deeper than MuJoCo's XML reader accepts (499
+ * nested elements) is refused with a message; cusp_load has no such limit.
+ * Exit status: 0 written, 1 the scene
  * does not load or expand (the message names the file, instance and key),
  * 2 usage. */
 #include <stdio.h>
@@ -22,7 +26,8 @@ static void usage(FILE *f) {
           "  Writes SCENE.xml with its cusp.softbody instances expanded (disk bodies, geoms,\n"
           "  sites, actuators) as MJCF that stock MuJoCo tools load once libcusp.so is loaded.\n"
           "  --set INSTANCE.KEY=VALUE  override a key of an instance (repeatable)\n"
-          "  -o OUT.xml                write to OUT.xml instead of stdout\n"
+          "  -o OUT.xml                write to OUT.xml instead of stdout (next to SCENE.xml:\n"
+          "                            mesh and texture paths stay relative to its directory)\n"
           "  exit status: 0 written, 1 the scene does not load, 2 usage\n");
 }
 
