@@ -26,7 +26,7 @@ import mujoco
 import numpy as np
 
 __all__ = [
-    "LIBRARY", "load", "make_data", "instance_count", "instance_name", "instance_names",
+    "LIBRARY", "load", "expand", "make_data", "instance_count", "instance_name", "instance_names",
     "instance_find", "last_error", "report", "contacts", "soft_state", "tip_pose",
     "backbone_point", "total_length", "set", "get", "set_all", "apply_force",
 ]
@@ -137,6 +137,7 @@ _S = ctypes.c_char_p
 _DP = ctypes.POINTER(ctypes.c_double)
 _SIGNATURES = {
     "cusp_expand_spec": (_I, [_P, ctypes.POINTER(Override), _I, ctypes.c_char_p, _I]),
+    "cusp_expand": (_P, [_S, ctypes.POINTER(Override), _I, ctypes.c_char_p, _I]),
     "cusp_instance_count": (_I, [_P]),
     "cusp_instance_name": (_S, [_P, _I]),
     "cusp_instance_find": (_I, [_P, _S]),
@@ -223,6 +224,32 @@ def _parse_overrides(overrides):
 
 # ---------- loading ----------
 
+def _override_array(overrides):
+  keep = [tuple(_b(x) for x in t) for t in _parse_overrides(overrides)]
+  arr = (Override * max(1, len(keep)))()
+  for i, (a, b, c) in enumerate(keep):
+    arr[i] = Override(a, b, c)
+  return arr, len(keep), keep
+
+
+_libc = ctypes.CDLL(None)
+_libc.free.argtypes = [ctypes.c_void_p]
+
+
+def expand(path, overrides=None):
+  """The expanded scene as MJCF text (cusp_expand): what stock MuJoCo tools
+  load once libcusp.so is loaded (mujoco.MjModel.from_xml_string)."""
+  arr, n, _keep = _override_array(overrides)
+  err = ctypes.create_string_buffer(_ERR)
+  p = _lib.cusp_expand(_b(os.fspath(path)), arr, n, err, _ERR)
+  if not p:
+    raise ValueError(_msg(err) or f"{path}: expansion failed")
+  try:
+    return ctypes.string_at(p).decode()
+  finally:
+    _libc.free(p)
+
+
 def load(path, overrides=None):
   """Loads an MJCF scene with cusp.softbody instances: parses it into an
   MjSpec, adds every instance's disk bodies, geoms, sites and actuators
@@ -230,14 +257,10 @@ def load(path, overrides=None):
   ["arm.friction=0.8", ...] on top of the file's keys. Returns an MjModel.
   Raises ValueError naming the file, element and key."""
   path = os.fspath(path)
-  triples = _parse_overrides(overrides)
+  arr, n, _keep = _override_array(overrides)
   spec = mujoco.MjSpec.from_file(path)   # ValueError with MuJoCo's parse message
-  keep = [tuple(_b(x) for x in t) for t in triples]
-  arr = (Override * max(1, len(keep)))()
-  for i, (a, b, c) in enumerate(keep):
-    arr[i] = Override(a, b, c)
   err = ctypes.create_string_buffer(_ERR)
-  if _lib.cusp_expand_spec(_ptr(spec), arr, len(keep), err, _ERR) != 0:
+  if _lib.cusp_expand_spec(_ptr(spec), arr, n, err, _ERR) != 0:
     raise ValueError(_msg(err) or f"{path}: expansion failed")
   try:
     return spec.compile()

@@ -107,6 +107,21 @@ def test_override_applies():
   assert float(cusp.get(m, d, "arm", "friction")) == pytest.approx(0.3)
 
 
+def test_expanded_text_loads_in_stock_mujoco(model):
+  """cusp.expand's MJCF opens with MuJoCo's own loader (the plugin is
+  registered by `import cusp`) and runs like cusp.load's model."""
+  xml = cusp.expand(SCENE)
+  assert "cusp.softbody" in xml and "arm/disk0" in xml
+  stock = mujoco.MjModel.from_xml_string(xml)
+  assert (stock.nbody, stock.ngeom, stock.nu) == (model.nbody, model.ngeom, model.nu)
+  a, b = mujoco.MjData(stock), mujoco.MjData(model)
+  run(stock, a, 100)
+  run(model, b, 100)
+  assert same(a.qpos, b.qpos) and same(a.plugin_state, b.plugin_state)
+  with pytest.raises(ValueError, match="friction"):
+    cusp.expand(SCENE, {"arm.friction": "-1"})
+
+
 # ---------- stepping ----------
 
 def test_step_moves_the_arm(model):
