@@ -23,16 +23,18 @@ static int fail_init(void) {
   return -1;
 }
 
-/* Disk bodies of instance i, counted by their names (all nstate can see:
- * the compiler asks for the state size before it copies texts and keys'
- * effects into the model). */
+/* Soft disk bodies of instance i: the mocap bodies NAME/disk{k}, counted
+ * by name (all nstate can see: the compiler asks for the state size before
+ * it copies texts and keys' effects into the model); a native arm's links
+ * carry the same names but are no mocap bodies and have no soft contacts. */
 static int count_disks(const mjModel *m, int i) {
   const char *name = cusp_instance_name(m, i);
   char body[CUSP_NAME + 32];
   int k = 0;
   for (;; k++) {
     snprintf(body, sizeof body, "%s/disk%d", name ? name : "", k);
-    if (mj_name2id(m, mjOBJ_BODY, body) < 0) break;
+    int id = mj_name2id(m, mjOBJ_BODY, body);
+    if (id < 0 || m->body_mocapid[id] < 0) break;
   }
   return k;
 }

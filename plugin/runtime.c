@@ -108,7 +108,7 @@ void cusp_runtime_compute(cusp_runtime *r, const mjModel *m, mjData *d) {
   memcpy(r->pending_count, cusp_state_counters(block), sizeof r->pending_count);
   memset(r->qfrc_cusp, 0, sizeof(double) * (nv ? nv : 1));
   memset(r->touched, 0, m->nbody);
-  sb_contact_warm_load(r->P, cusp_state_warm(block, r->ninst));
+  if (r->P) sb_contact_warm_load(r->P, cusp_state_warm(block, r->ninst));
 
   /* the state, controls, disk placement and applied loads of every arm */
   for (int i = 0; i < r->ninst; i++) {
@@ -371,8 +371,10 @@ cusp_runtime *cusp_runtime_create(const mjModel *m, mjData *d, char *error, int 
     }
     s->moving_base = body_is_rigid(m, s->cfg.base_body_id);
     s->work->want_base_wrench = s->moving_base;
-    ndisk += nd;
-    ndof += n;
+    if (s->cfg.contact != CUSP_CONTACT_NATIVE) { /* a native arm's contacts are MuJoCo's */
+      ndisk += nd;
+      ndof += n;
+    }
   }
   r->max_contacts = cusp_max_contacts(ndisk);
   int lead = cusp_plugin_instance(m, 0);
@@ -384,7 +386,7 @@ cusp_runtime *cusp_runtime_create(const mjModel *m, mjData *d, char *error, int 
     return NULL;
   }
   char err[256];
-  if (ninst > 0) {
+  if (ndisk > 0) {
     r->P = sb_contact_create(r->max_contacts, ninst + 1, ndof, SB_CONTACT_MAX_DIRECTIONS, err, sizeof err);
     if (!r->P) {
       sb_errorf(error, error_size, "cusp: %s", err);
