@@ -322,6 +322,24 @@ def step(m, d):
     raise Failure(f"cusp reported {r['nan_events']} NaN event(s) by t = {d.time:.4f} s")
 
 
+def step_until(m, d, t, deadline):
+  """Steps while d.time < t and the wall clock is before deadline, then
+  refreshes the kinematics. The refresh is what makes the viewer's mouse
+  perturbation of a disk work: the viewer (sync) moves a selected mocap body
+  to the mouse (mjv_applyPerturbPose) and then pulls it with a spring from
+  where d->xpos has it (mjv_applyPerturbForce); the step's own kinematics
+  left the disk at the mouse (zero spring), the refreshed ones put it where
+  the plugin's advance placed it, on the arm."""
+  stepped = False
+  try:
+    while d.time < t and time.perf_counter() < deadline:
+      step(m, d)
+      stepped = True
+  finally:
+    if stepped:
+      mujoco.mj_kinematics(m, d)
+
+
 # ---------- images ----------
 
 def write_png(path, rgb):
@@ -608,11 +626,9 @@ def run_viewer(m, d, args):
           wall0, sim0 = frame, d.time
         target = sim0 + (frame - wall0)
         t_start = d.time
+        until = target if args.seconds is None else min(target, args.seconds - 0.5 * m.opt.timestep)
         try:
-          while d.time < target and time.perf_counter() - frame < 1 / 30:
-            step(m, d)
-            if args.seconds is not None and d.time >= args.seconds - 0.5 * m.opt.timestep:
-              break
+          step_until(m, d, until, frame + 1 / 30)
         except Failure as e:
           failure = str(e)
           _say(failure + " (Backspace resets)")

@@ -160,6 +160,47 @@ def test_contacts_and_switches(model):
     cusp.get(model, d, "nope", "contact")
 
 
+def _tip_after(model, frames, pull=None, ctrl=None):
+  """cusp.view's frames of one step each (a slow machine's) with what the
+  viewer's sync does between them: the mouse perturbation of the tip disk
+  (pull: world offset of the target) or an actuator slider (ctrl:
+  (actuator, value)), from the 100th frame on."""
+  from cusp import view
+  d = mujoco.MjData(model)
+  mujoco.mj_forward(model, d)
+  disks = [n for n in (mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_BODY, b) for b in range(model.nbody))
+           if n and n.startswith("arm/disk")]
+  body = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, max(disks, key=lambda n: int(n[8:])))
+  pert = mujoco.MjvPerturb()
+  mujoco.mjv_defaultPerturb(pert)
+  scn, cam = mujoco.MjvScene(model, 2000), mujoco.MjvCamera()
+  mujoco.mjv_defaultFreeCamera(model, cam)
+  for f in range(frames):
+    if f == 100 and pull is not None:  # double-click on the disk, Ctrl + right drag
+      mujoco.mjv_updateScene(model, d, mujoco.MjvOption(), None, cam, mujoco.mjtCatBit.mjCAT_ALL, scn)
+      pert.select = body
+      mujoco.mjv_initPerturb(model, d, scn, pert)
+      pert.refpos[:] += pull
+      pert.refselpos[:] += pull
+      pert.active = mujoco.mjtPertBit.mjPERT_TRANSLATE
+    if f >= 100 and ctrl is not None:
+      d.ctrl[ctrl[0]] = ctrl[1]
+    d.xfrc_applied[:] = 0                     # the viewer's sync, passive mode
+    mujoco.mjv_applyPerturbPose(model, d, pert, 0)
+    mujoco.mjv_applyPerturbForce(model, d, pert)
+    view.step_until(model, d, d.time + 0.5 * model.opt.timestep, float("inf"))
+  return cusp.tip_pose(model, d, "arm")[0]
+
+
+def test_viewer_mouse_pull_and_slider_move_the_arm(model):
+  base = _tip_after(model, 400)
+  pulled = _tip_after(model, 400, pull=np.array([0.1, 0, 0]))
+  assert pulled[0] - base[0] > 0.03                # towards the mouse, most of the 10 cm
+  act = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_ACTUATOR, "arm/s2c1")
+  pressed = _tip_after(model, 400, ctrl=(act, model.actuator_ctrlrange[act][1]))
+  assert np.linalg.norm(pressed - base) > 0.02
+
+
 # ---------- bit-for-bit reproduction ----------
 
 def test_copy_mid_run_is_exact(model):
