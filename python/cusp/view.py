@@ -18,8 +18,9 @@ plain keys (C contact points, S shadows, 1-3 geom groups):
     Space       pause / run (the passive viewer leaves pausing to us)
 
 The text at the top right says what is active. The chamber pressures are
-ordinary actuators: the viewer's Control panel moves them (a slider you move
-is yours; the scene's schedule no longer writes it until a reset).
+ordinary actuators: the viewer's Control panel sets their d->ctrl (how that
+combines with a scene's schedule: the README's control rule). A mouse pull
+on a disk (double-click it, Ctrl + right drag) is a load on the arm.
 
 Without a display (no DISPLAY / WAYLAND_DISPLAY), or with --video/--png: no
 window; simulates T seconds (default 3) and renders with mujoco.Renderer
