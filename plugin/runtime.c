@@ -95,6 +95,19 @@ static void report_counters(cusp_runtime *r, const double *count) {
   r->rep.skipped_advances = (long)count[CUSP_COUNT_SKIPPED_ADVANCES];
 }
 
+/* Where the disks go at the arm's next state; 0 when that state or a disk
+ * pose is not finite. */
+static int stage_next_disks(cusp_runtime *r, soft_t *s) {
+  int n = s->model->n;
+  if (!all_finite(s->state->q, n) || !all_finite(s->state->v, n)) return 0;
+  cusp_arm_place_disks(r, s, s->next_disk_pose, s->next_disk_twist);
+  for (int k = 0; k < s->cfg.ndisk; k++)
+    if (!all_finite(s->next_disk_pose[k].p, 3) || !all_finite(s->next_disk_pose[k].R, 9) ||
+        !all_finite(s->next_disk_twist + 6 * k, 6))
+      return 0;
+  return 1;
+}
+
 void cusp_runtime_compute(cusp_runtime *r, const mjModel *m, mjData *d) {
   double *block = cusp_state_of(m, d);
   if (!block || block[0] != CUSP_STATE_TAG) return;
@@ -180,12 +193,19 @@ void cusp_runtime_compute(cusp_runtime *r, const mjModel *m, mjData *d) {
   for (int i = 0; i < r->ninst; i++) {
     soft_t *s = &r->soft[i];
     if (s->cfg.contact == CUSP_CONTACT_NATIVE) continue;
-    if (failed) { /* the state stays: so do the disks */
-      memcpy(s->next_disk_pose, s->disk_pose, sizeof(sb_pose) * s->cfg.ndisk);
-      memcpy(s->next_disk_twist, s->disk_twist, sizeof(double) * 6 * s->cfg.ndisk);
-    } else {
-      cusp_arm_place_disks(r, s, s->next_disk_pose, s->next_disk_twist);
+    if (!failed && stage_next_disks(r, s)) continue;
+    /* the state stays, and so do the disks: nothing non-finite reaches
+     * d->plugin_state or the mocap bodies */
+    if (!failed) {
+      r->pending_count[CUSP_COUNT_NAN_EVENTS]++;
+      sb_errorf(r->message, sizeof r->message, "instance \"%s\": the step left a non-finite state; kept the last one",
+                s->cfg.name);
     }
+    cusp_arm_state st = cusp_state_arm(block, i);
+    memcpy(s->state->q, st.q, sizeof(double) * s->model->n);
+    memcpy(s->state->v, st.v, sizeof(double) * s->model->n);
+    memcpy(s->next_disk_pose, s->disk_pose, sizeof(sb_pose) * s->cfg.ndisk);
+    memcpy(s->next_disk_twist, s->disk_twist, sizeof(double) * 6 * s->cfg.ndisk);
   }
   write_reports(r, nsoft_contacts, &info);
 
@@ -226,6 +246,8 @@ static void save_warm_start(cusp_runtime *r, double *warm) {
 void cusp_runtime_advance(cusp_runtime *r, const mjModel *m, mjData *d) {
   double *block = cusp_state_of(m, d);
   if (!block || block[0] != CUSP_STATE_TAG) return;
+  r->m = m;
+  r->d = d;
   double *count = cusp_state_counters(block);
   if (!r->pending || d->time != r->pending_time + m->opt.timestep) {
     count[CUSP_COUNT_SKIPPED_ADVANCES]++;
@@ -250,7 +272,10 @@ void cusp_runtime_advance(cusp_runtime *r, const mjModel *m, mjData *d) {
       memcpy(st.base_twist, s->base_twist, sizeof s->base_twist);
       *st.have_base_twist = 1;
     }
-    /* the disks where the soft state now is: MuJoCo draws and ray-casts them */
+    /* the disks where the soft state now is: MuJoCo draws and ray-casts
+     * them. The bodies' and geoms' frames too, not only the mocap targets:
+     * a viewer that steps once per frame reads xpos before the next
+     * kinematics (its mouse spring would have zero length otherwise) */
     sb_pose *pose = s->disk_pose;
     double *twist = s->disk_twist;
     s->disk_pose = s->next_disk_pose;
@@ -263,7 +288,14 @@ void cusp_runtime_advance(cusp_runtime *r, const mjModel *m, mjData *d) {
       if (mocap < 0) continue;
       for (int a = 0; a < 3; a++) d->mocap_pos[3 * mocap + a] = g->p[a];
       mju_mat2Quat(d->mocap_quat + 4 * mocap, g->R);
+      int body = s->cfg.disk[k].body_id;
+      memcpy(d->xpos + 3 * body, g->p, sizeof g->p);
+      memcpy(d->xmat + 9 * body, g->R, sizeof g->R);
+      memcpy(d->xquat + 4 * body, d->mocap_quat + 4 * mocap, 4 * sizeof(double));
+      mju_mulMatVec3(d->xipos + 3 * body, g->R, m->body_ipos + 3 * body);
+      for (int a = 0; a < 3; a++) d->xipos[3 * body + a] += g->p[a];
     }
+    cusp_arm_write_geoms(r, s, s->disk_pose);
   }
   if (r->lcp_ran) save_warm_start(r, cusp_state_warm(block, r->ninst));
   report_counters(r, count);

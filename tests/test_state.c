@@ -207,6 +207,27 @@ static void test_advance_without_compute(void) {
   finish(m, d);
 }
 
+/* A step that would leave a non-finite soft state (a finite but absurd
+ * load) is not committed: nothing non-finite reaches plugin_state, the
+ * mocap bodies or qfrc, and the report counts it. */
+static void test_no_nan_at_the_boundary(void) {
+  mjModel *m = load(SCENE("coupling_fall.xml"), NULL, 0);
+  if (!m) return;
+  mjData *d = attach(m);
+  char err[256];
+  double f[3] = {1e300, -1e300, 1e300};
+  EXPECT(cusp_apply_force(m, d, 0, 0.4, f, NULL, err, sizeof err) == 0, "a finite force is accepted: %s", err);
+  steps(m, d, 50);
+  int finite = 1;
+  for (int i = 0; i < m->npluginstate; i++) finite &= isfinite(d->plugin_state[i]);
+  for (int i = 0; i < 3 * m->nmocap; i++) finite &= isfinite(d->mocap_pos[i]);
+  for (int i = 0; i < 4 * m->nmocap; i++) finite &= isfinite(d->mocap_quat[i]);
+  for (int i = 0; i < m->nv; i++) finite &= isfinite(d->qfrc_passive[i]) && isfinite(d->qpos[i]);
+  EXPECT(finite && cusp_report(m, d)->nan_events > 0, "1e300 N on the tip: state, mocap and qfrc stay finite, "
+         "%ld non-finite steps counted", cusp_report(m, d)->nan_events);
+  finish(m, d);
+}
+
 /* What a model must not be: refused when the model is compiled, with a
  * message that says why. */
 static void test_refused_options(void) {
@@ -239,6 +260,7 @@ int main(void) {
   test_copy_model(SCENE("coupling_box_on_arm.xml"));
   test_threads(SCENE("repro_push_box_table.xml"));
   test_advance_without_compute();
+  test_no_nan_at_the_boundary();
   test_refused_options();
   return test_report("state");
 }
