@@ -186,10 +186,10 @@ int cusp_apply_force(const mjModel *m, mjData *d, int instance, double s_arc, co
 
 /* ---------- live keys ---------- */
 
-static int live_index(const char *key) {
-  for (int k = 0; k < CUSP_NLIVE && key; k++)
-    if (!strcmp(key, cusp_live_key_names[k])) return k;
-  return -1;
+/* The key table's entry of a live key, else NULL. */
+static const cusp_key *live_key(const char *key) {
+  const cusp_key *k = cusp_key_find(key);
+  return k && k->live ? k : NULL;
 }
 
 int cusp_get(const mjModel *m, const mjData *d, int instance, const char *key, char *value, int value_size) {
@@ -199,7 +199,8 @@ int cusp_get(const mjModel *m, const mjData *d, int instance, const char *key, c
     sb_errorf(value, value_size, "cusp_get: no soft instance %d in this model and data", instance);
     return -1;
   }
-  if (live_index(key) < 0) {
+  const cusp_key *k = live_key(key);
+  if (!k) {
     sb_errorf(value, value_size, "cusp_get: \"%s\" is not a live key", key ? key : "(null)");
     return -1;
   }
@@ -210,22 +211,7 @@ int cusp_get(const mjModel *m, const mjData *d, int instance, const char *key, c
   }
   *c = *c0;
   cusp_live_load(c, st.live);
-  if (!strcmp(key, "contact")) {
-    sb_errorf(value, value_size, "%s", c->contact == CUSP_CONTACT_PENALTY ? "penalty"
-                                       : c->contact == CUSP_CONTACT_NATIVE ? "native" : "lcp");
-  } else if (!strcmp(key, "solver")) {
-    sb_errorf(value, value_size, "%s", sb_lcp_solver_name(c->solver));
-  } else if (!strcmp(key, "conditioning")) {
-    sb_errorf(value, value_size, "%s%s%s%s", c->conditioning & CUSP_COND_QR ? "qr " : "",
-              c->conditioning & CUSP_COND_RUIZ ? "ruiz " : "", c->conditioning & CUSP_COND_TIKHONOV ? "tikhonov " : "",
-              c->conditioning ? "" : "none");
-    size_t len = strlen(value);
-    if (len && value[len - 1] == ' ') value[len - 1] = 0;
-  } else if (!strcmp(key, "ruiz_iterations") || !strcmp(key, "fallback") || !strcmp(key, "pyramid")) {
-    sb_errorf(value, value_size, "%d", (int)st.live[live_index(key)]);
-  } else {
-    sb_errorf(value, value_size, "%.17g", st.live[live_index(key)]);
-  }
+  cusp_config_format(c, k, value, value_size); /* printed as the key table says */
   free(c);
   return 0;
 }
@@ -238,7 +224,7 @@ int cusp_set(const mjModel *m, mjData *d, int instance, const char *key, const c
     sb_errorf(error, error_size, "cusp_set: no soft instance %d in this model and data", instance);
     return -1;
   }
-  if (live_index(key) < 0) {
+  if (!live_key(key)) {
     sb_errorf(error, error_size, "cusp_set: key \"%s\" cannot change while running (reload the scene)",
               key ? key : "(null)");
     return -1;

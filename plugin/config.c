@@ -1,5 +1,6 @@
-/* Config keys of a cusp.softbody instance (config.h): parsing, validation,
- * and the derived coordinates and disks. */
+/* Config keys of a cusp.softbody instance (config.h): the key table and,
+ * from it, defaults per model, parsing, validation, printing and the key
+ * reference (docs/keys.md); the derived coordinates and disks. */
 #include "config.h"
 
 #include <ctype.h>
@@ -11,9 +12,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <threads.h>
 
-static const double default_mass[3] = {1.17, 0.54, 0.265};
-static const char *const strain_names[6] = {"kx", "ky", "kz", "ex", "ey", "ez"};
+#include "state.h" /* the live keys' slots (cusp_live_key) */
+
+static const char *const strain_names[6] = {"kx", "ky", "kz", "ex", "ey", "ez"}; /* SB_KX.. bits */
+
+#define RANGE_MIN_WIDTH 1e-6 /* ctrlrange: hi - lo, the least an actuator can move in */
 
 /* "instance "NAME": key "KEY": <message>"; key may be NULL. */
 static int fail(const cusp_instance_config *c, const char *key, char *error, int error_size,
@@ -79,105 +84,276 @@ static int parse_integer(const char *t, int len, long *out) {
   return 0;
 }
 
-/* Ranges: [lo, hi] with optional open ends; +-HUGE_VAL for none. */
-typedef struct {
-  double lo, hi;
-  int lo_open, hi_open;
-} range;
+/* ---------- the key table ---------- */
 
-/* brace lists, not const objects: they also initialize the static key table */
-#define POS \
-  { 0, HUGE_VAL, 1, 0 }
-#define NONNEG \
-  { 0, HUGE_VAL, 0, 0 }
-#define R_POS ((range)POS)
-#define R_NONNEG ((range)NONNEG)
-#define R_ANY ((range){-HUGE_VAL, HUGE_VAL, 0, 0})
+#define FIELD(f) .offset = offsetof(cusp_instance_config, f)
+#define GT0 .lo = 0, .lo_open = 1, .hi = HUGE_VAL
+#define GE0 .lo = 0, .hi = HUGE_VAL
+#define ANY .lo = -HUGE_VAL, .hi = HUGE_VAL
+#define WORDS(w) .words = w, .nwords = (int)(sizeof w / sizeof w[0])
+#define LIVE(slot) .live = 1 + (slot)
 
-static int in_range(double v, range r) {
-  if (r.lo_open ? !(v > r.lo) : !(v >= r.lo)) return 0;
-  if (r.hi_open ? !(v < r.hi) : !(v <= r.hi)) return 0;
-  return 1;
+static const char *const w_model[] = {"pcc", "cosserat"};
+static const char *const w_contact[] = {"lcp", "penalty", "native"};
+static const char *const w_native_joints[] = {"section", "free"};
+static const char *const w_solver[] = {"fb", "lemke", "pgs"}; /* sb_lcp_solver's order */
+static const char *const w_conditioning[] = {"qr", "ruiz", "tikhonov"}; /* CUSP_COND_* bits */
+
+/* Every key, once, in declaration order: what the plugin declares to MuJoCo
+ * (which refuses any other key) and what cusp_config_set accepts. Ranges
+ * are chosen so that no soft-robot scene reaches them by accident while
+ * 1e308, 1e-308, 4.9e-324 and 2^31 are refused (issue 19). */
+static const cusp_key key_table[] = {
+    {.name = "model", .kind = CUSP_KEY_ENUM, .unit = "", FIELD(model), WORDS(w_model),
+     .def = {"pcc", "cosserat"},
+     .doc = "the soft model: pcc = piecewise constant curvature, three chambers per section "
+            "(the CUSP arm); cosserat = a Cosserat rod with piecewise constant strain. "
+            "The default is pcc; the other keys' defaults follow the model"},
+    {.name = "sections", .kind = CUSP_KEY_INT, .unit = "", FIELD(sections), .lo = 1,
+     .hi = CUSP_MAX_SECTIONS, .def = {"3", "3"}, .doc = "sections from the base to the tip"},
+    {.name = "length", .kind = CUSP_KEY_SECTIONS, .unit = "m", FIELD(length),
+     .count_offset = offsetof(cusp_instance_config, nlength), GT0, .plo = 1e-3, .phi = 10,
+     .def = {"0.15", "0.15"}, .doc = "length of each section: one value for all, or one per section"},
+    {.name = "mass", .kind = CUSP_KEY_SECTIONS, .unit = "kg", FIELD(mass),
+     .count_offset = offsetof(cusp_instance_config, nmass), GE0, .plo = 1e-4, .phi = 1e3,
+     .zero = "cosserat: density x volume", .def = {"1.17 0.54 0.265", "0"},
+     .doc = "mass of each section: one value for all, or one per section; pcc needs > 0. pcc's "
+            "default is the 3-section CUSP arm (paper-figures.md): a pcc arm of another section "
+            "count sets its masses"},
+    {.name = "radius", .kind = CUSP_KEY_REAL, .unit = "m", FIELD(radius), GT0, .plo = 1e-4,
+     .phi = 1, .def = {"0.025", "0.025"},
+     .doc = "body radius: the sections' inertia; cosserat: the cross-section of stiffness and mass"},
+    {.name = "disk_radius", .kind = CUSP_KEY_REAL, .unit = "m", FIELD(disk_radius), GT0,
+     .plo = 1e-4, .phi = 1, .def = {"0.03", "0.03"}, .doc = "radius of the contact disks"},
+    {.name = "disk_thickness", .kind = CUSP_KEY_REAL, .unit = "m", FIELD(disk_thickness), GT0,
+     .plo = 1e-4, .phi = 1, .def = {"0.01", "0.01"}, .doc = "thickness of the contact disks"},
+    {.name = "chamber_radius", .kind = CUSP_KEY_REAL, .unit = "m", FIELD(chamber_radius), GT0,
+     .plo = 1e-4, .phi = 1, .def = {"0.015", NULL},
+     .doc = "distance of the three chambers from the backbone (pcc)"},
+    {.name = "disks", .kind = CUSP_KEY_INT, .unit = "", FIELD(disks), .lo = 0, .hi = 64,
+     .def = {"6", "6"},
+     .doc = "contact disks inside each section, besides the plate at its end and the base disk "
+            "(at most 512 disks in all)"},
+    {.name = "stiffness", .kind = CUSP_KEY_SECTIONS, .unit = "N/m", FIELD(stiffness),
+     .count_offset = offsetof(cusp_instance_config, nstiffness), GE0, .plo = 1e-2, .phi = 1e7,
+     .zero = "no spring", .def = {"265", NULL},
+     .doc = "spring of each chamber, one value or one per section (pcc)"},
+    {.name = "damping", .kind = CUSP_KEY_SECTIONS, .unit = "N*s/m", FIELD(damping),
+     .count_offset = offsetof(cusp_instance_config, ndamping), GE0, .plo = 1e-3, .phi = 1e6,
+     .zero = "undamped", .def = {"125", NULL},
+     .doc = "damper of each chamber, one value or one per section (pcc)"},
+    {.name = "young", .kind = CUSP_KEY_REAL, .unit = "Pa", FIELD(young), GT0, .plo = 1e2,
+     .phi = 1e12, .def = {NULL, "1e6"}, .why = "from gels (100 Pa) to steel (2e11 Pa)",
+     .doc = "Young's modulus of the rod (cosserat)"},
+    {.name = "shear", .kind = CUSP_KEY_REAL, .unit = "Pa", FIELD(shear), GE0, .plo = 1e2,
+     .phi = 1e12, .zero = "young/3, incompressible", .def = {NULL, "0"},
+     .doc = "shear modulus of the rod (cosserat)"},
+    {.name = "density", .kind = CUSP_KEY_REAL, .unit = "kg/m^3", FIELD(density), GT0, .plo = 1,
+     .phi = 1e5, .def = {NULL, "1000"}, .why = "from foams to beyond the densest metal (22590 kg/m^3)",
+     .doc = "density of the rod: its mass when mass is 0 (cosserat)"},
+    {.name = "viscosity", .kind = CUSP_KEY_REAL, .unit = "Pa*s", FIELD(viscosity), GE0,
+     .plo = 1e-3, .phi = 1e9, .zero = "none", .def = {NULL, "0"},
+     .doc = "material viscosity: stress per strain rate (cosserat)"},
+    {.name = "strains", .kind = CUSP_KEY_MASK, .unit = "", FIELD(strains), WORDS(strain_names),
+     .def = {NULL, "kx ky ez"},
+     .doc = "the strain coordinates of each section: curvatures kx ky kz (1/m), stretch and "
+            "shears ex ey ez (cosserat)"},
+    {.name = "friction", .kind = CUSP_KEY_REAL, .unit = "", FIELD(friction), GE0, .plo = 1e-4,
+     .phi = 10, .zero = "frictionless", .def = {"0.5", "0.5"}, LIVE(CUSP_LIVE_FRICTION),
+     .why = "measured Coulomb coefficients stay below about 2; 10 leaves room for adhesive skins",
+     .doc = "Coulomb friction coefficient of the disks' contacts"},
+    {.name = "pyramid", .kind = CUSP_KEY_INT, .unit = "", FIELD(pyramid), .lo = 3, .hi = 16,
+     .def = {"4", "4"}, LIVE(CUSP_LIVE_PYRAMID), .doc = "friction directions of the friction pyramid"},
+    {.name = "contact", .kind = CUSP_KEY_ENUM, .unit = "", FIELD(contact), WORDS(w_contact),
+     .def = {"lcp", "lcp"}, LIVE(CUSP_LIVE_CONTACT),
+     .doc = "contact model: lcp (complementarity) or penalty, switchable while running; native = "
+            "rigid links on spring joints in MuJoCo's own contact, at load only"},
+    {.name = "native_joints", .kind = CUSP_KEY_ENUM, .unit = "", FIELD(native_joints),
+     .def = {"section", "section"}, WORDS(w_native_joints),
+     .doc = "contact native: the links of a section bend together (section) or each on its own "
+            "springs (free)"},
+    {.name = "solver", .kind = CUSP_KEY_ENUM, .unit = "", FIELD(solver), WORDS(w_solver),
+     .def = {"lemke", "lemke"}, LIVE(CUSP_LIVE_SOLVER),
+     .doc = "the first LCP solver of the fallback chain"},
+    {.name = "fallback", .kind = CUSP_KEY_FLAG, .unit = "", FIELD(fallback), .def = {"1", "1"},
+     LIVE(CUSP_LIVE_FALLBACK),
+     .doc = "1: the other solvers follow when `solver` fails; 0: `solver` alone (the ablation)"},
+    {.name = "conditioning", .kind = CUSP_KEY_MASK, .unit = "", FIELD(conditioning),
+     WORDS(w_conditioning), .flags = CUSP_KEY_NONE,
+     .def = {"qr ruiz tikhonov", "qr ruiz tikhonov"}, LIVE(CUSP_LIVE_CONDITIONING),
+     .doc = "stages applied to each contact problem: rank selection (qr), Ruiz equilibration, "
+            "Tikhonov regularization"},
+    {.name = "eps_rank", .kind = CUSP_KEY_REAL, .unit = "", FIELD(eps_rank), .lo = 0, .hi = 1,
+     .lo_open = 1, .hi_open = 1, .plo = 1e-15, .phi = 0.1, .def = {"1e-6", "1e-6"},
+     LIVE(CUSP_LIVE_EPS_RANK),
+     .why = "below machine precision rank selection keeps dependent normals; above 0.1 it drops "
+            "independent ones",
+     .doc = "rank selection's threshold, relative to |R11| of the pivoted QR"},
+    {.name = "ruiz_iterations", .kind = CUSP_KEY_INT, .unit = "", FIELD(ruiz_iterations),
+     .lo = 0, .hi = 100, .def = {"10", "10"}, LIVE(CUSP_LIVE_RUIZ_ITERATIONS),
+     .doc = "sweeps of Ruiz equilibration"},
+    {.name = "tikhonov", .kind = CUSP_KEY_REAL, .unit = "", FIELD(tikhonov), GE0, .plo = 1e-16,
+     .phi = 0.1, .zero = "off", .def = {"1e-10", "1e-10"}, LIVE(CUSP_LIVE_TIKHONOV),
+     .why = "eps_W is added to an equilibrated diagonal of order 1: beyond 0.1 it no longer "
+            "regularizes but changes the problem (1e308 took 10,000 iterations per solve)",
+     .doc = "Tikhonov regularization eps_W of the normal and sliding-bound diagonal"},
+    {.name = "stabilization", .kind = CUSP_KEY_REAL, .unit = "", FIELD(stabilization), .lo = 0,
+     .hi = 1, .lo_open = 1, .plo = 1e-3, .phi = 1, .def = {"0.2", "0.2"},
+     LIVE(CUSP_LIVE_STABILIZATION), .doc = "fraction alpha of a penetration removed per step"},
+    {.name = "penalty_stiffness", .kind = CUSP_KEY_REAL, .unit = "N/m",
+     FIELD(penalty_stiffness), GT0, .plo = 1, .phi = 1e8, .def = {"1e4", "1e4"},
+     LIVE(CUSP_LIVE_PENALTY_STIFFNESS),
+     .why = "from foam to a nearly rigid contact at millisecond steps",
+     .doc = "contact spring of contact penalty"},
+    {.name = "penalty_damping", .kind = CUSP_KEY_REAL, .unit = "N*s/m", FIELD(penalty_damping),
+     GE0, .plo = 1e-3, .phi = 1e6, .zero = "undamped", .def = {"50", "50"},
+     LIVE(CUSP_LIVE_PENALTY_DAMPING), .doc = "contact damper of contact penalty"},
+    {.name = "initial", .kind = CUSP_KEY_INITIAL, .unit = "m (pcc); 1/m, 1 (cosserat)",
+     FIELD(initial_text), ANY, .plo = -100, .phi = 100, .def = {"", ""},
+     .why = "a chamber 100 m longer, or a curvature of 100 1/m (a 1 cm bend radius) held by "
+            "every section, is no shape of a real arm",
+     .doc = "initial coordinates: one number per coordinate or NAME=VALUE pairs (s2c1=0.01); "
+            "unset: straight"},
+    {.name = "actuated", .kind = CUSP_KEY_ACTUATED, .unit = "", FIELD(actuated_text),
+     .def = {"all", "all"},
+     .doc = "coordinates driven by an actuator INSTANCE/COORD: all, none, or names/1-based numbers"},
+    {.name = "gear", .kind = CUSP_KEY_REAL, .unit = "force/ctrl", FIELD(gear), ANY, .plo = 1e-6,
+     .phi = 1e6, .flags = CUSP_KEY_NONZERO | CUSP_KEY_MAGNITUDE, .def = {"1", "1"},
+     .why = "either sign; 0 is refused: it would disconnect every actuator",
+     .doc = "generalized force per unit ctrl of every actuator (N for pcc chambers)"},
+    {.name = "ctrlrange", .kind = CUSP_KEY_RANGE, .unit = "ctrl", FIELD(ctrlrange), ANY,
+     .plo = -1e6, .phi = 1e6, .def = {"-100 100", "-100 100"},
+     .why = "hi - lo >= 1e-6: a range an actuator can move in",
+     .doc = "control range of every actuator (MuJoCo clamps d->ctrl to it)"},
+    {.name = "self_contact", .kind = CUSP_KEY_FLAG, .unit = "", FIELD(self_contact),
+     .def = {"0", "0"}, .doc = "1: contacts between the arm's own non-adjacent disks"},
+    {.name = "schedule", .kind = CUSP_KEY_SCHEDULE, .unit = "s, ctrl", FIELD(schedule),
+     .def = {"none", "none"},
+     .doc = "open-loop ctrl, piecewise linear in time, held outside the knots: entries "
+            "\"COORD t0 u0 t1 u1 ...\" separated by ';'"},
+    {.name = "feedback", .kind = CUSP_KEY_FEEDBACK, .unit = "ctrl/rad, ctrl*s/rad, rad, s",
+     FIELD(feedback), .plo = 0, .phi = 1e6, .def = {"none", "none"},
+     .why = "|kp|, |kd| <= 1e6 and |target| <= 1e3 (rad or m); ramps within 0 .. 1e6 s",
+     .doc = "closed-loop ctrl from a hinge or slide joint: entries \"COORD JOINT kp kd target "
+            "[ramp_start ramp_end]\" separated by ';' (m for a slide)"},
+};
+
+#define NKEY ((int)(sizeof key_table / sizeof key_table[0]))
+_Static_assert(NKEY <= 64, "cusp_instance_config.given has 64 bits");
+_Static_assert(NKEY < 256, "MuJoCo declares at most 255 attributes of a plugin");
+_Static_assert(sizeof(cusp_model_kind) == sizeof(int) && sizeof(cusp_contact_kind) == sizeof(int) &&
+                   sizeof(cusp_native_joints) == sizeof(int) && sizeof(sb_lcp_solver) == sizeof(int),
+               "enum keys are stored as int");
+
+const cusp_key *cusp_keys(int *n) {
+  if (n) *n = NKEY;
+  return key_table;
 }
 
-static void range_text(range r, char *buf, size_t n) {
-  if (isinf(r.hi) && isinf(r.lo))
-    snprintf(buf, n, "any finite number");
-  else if (isinf(r.hi))
-    snprintf(buf, n, "must be %s %g", r.lo_open ? ">" : ">=", r.lo);
+const cusp_key *cusp_key_find(const char *name) {
+  for (int i = 0; name && i < NKEY; i++)
+    if (!strcmp(name, key_table[i].name)) return &key_table[i];
+  return NULL;
+}
+
+static const char *key_names[NKEY];
+static once_flag key_names_once = ONCE_FLAG_INIT;
+static void fill_key_names(void) {
+  for (int i = 0; i < NKEY; i++) key_names[i] = key_table[i].name;
+}
+
+const char *const *cusp_config_keys(int *n) {
+  call_once(&key_names_once, fill_key_names);
+  if (n) *n = NKEY;
+  return key_names;
+}
+
+static void *field_of(cusp_instance_config *c, const cusp_key *k) { return (char *)c + k->offset; }
+static const void *cfield_of(const cusp_instance_config *c, const cusp_key *k) {
+  return (const char *)c + k->offset;
+}
+
+/* ---------- ranges ---------- */
+
+static int in_hard(const cusp_key *k, double v) {
+  if (k->lo_open ? !(v > k->lo) : !(v >= k->lo)) return 0;
+  if (k->hi_open ? !(v < k->hi) : !(v <= k->hi)) return 0;
+  return !((k->flags & CUSP_KEY_NONZERO) && v == 0);
+}
+
+static int in_plausible(const cusp_key *k, double v) {
+  if (v == 0 && k->zero) return 1;
+  double a = (k->flags & CUSP_KEY_MAGNITUDE) ? fabs(v) : v;
+  return a >= k->plo && a <= k->phi;
+}
+
+/* %g without the exponent's plus sign and leading zeros: 1e+07 -> 1e7, 1e-06 -> 1e-6 */
+static const char *num(double v, char buf[32]) {
+  char t[32];
+  snprintf(t, sizeof t, "%g", v);
+  char *e = strchr(t, 'e'), *o = buf;
+  if (!e) return memcpy(buf, t, strlen(t) + 1);
+  for (char *q = t; q <= e; q++) *o++ = *q;
+  char *q = e + 1;
+  if (*q == '-') *o++ = *q;
+  if (*q == '+' || *q == '-') q++;
+  while (*q == '0' && q[1]) q++;
+  while ((*o++ = *q++)) {
+  }
+  return buf;
+}
+
+/* "> 0", ">= 0", "(0, 1]", "nonzero", "" (none) */
+static void hard_text(const cusp_key *k, char *buf, size_t n) {
+  char a[32], b[32];
+  if (k->kind == CUSP_KEY_INT)
+    snprintf(buf, n, "%s..%s", num(k->lo, a), num(k->hi, b));
+  else if (k->flags & CUSP_KEY_NONZERO)
+    snprintf(buf, n, "nonzero");
+  else if (isinf(k->hi) && isinf(k->lo))
+    snprintf(buf, n, "%s", "");
+  else if (isinf(k->hi))
+    snprintf(buf, n, "%s %s", k->lo_open ? ">" : ">=", num(k->lo, a));
   else
-    snprintf(buf, n, "must be in %c%g, %g%c", r.lo_open ? '(' : '[', r.lo, r.hi,
-             r.hi_open ? ')' : ']');
+    snprintf(buf, n, "%c%s, %s%c", k->lo_open ? '(' : '[', num(k->lo, a), num(k->hi, b),
+             k->hi_open ? ')' : ']');
 }
 
-/* One number in range r. */
-static int set_real(cusp_instance_config *c, const char *key, const char *value, range r,
-                    double *out, char *error, int error_size) {
-  const char *p = value, *t;
-  int len = token(&p, &t);
-  double v;
-  if (parse_number(t, len, &v) || count_tokens(p) != 0)
-    return fail(c, key, error, error_size, "\"%s\" is not a number", value);
-  if (!in_range(v, r)) {
-    char why[96];
-    range_text(r, why, sizeof why);
-    return fail(c, key, error, error_size, "\"%s\" is out of range: %s", value, why);
+/* "0.001 .. 10 m", "0 (undamped), or 0.001 .. 1e+06 N*s/m" */
+static void plausible_text(const cusp_key *k, char *buf, size_t n) {
+  char z[96] = "", u[48] = "";
+  if (k->zero) snprintf(z, sizeof z, "0 (%s), or ", k->zero);
+  if (k->unit[0] && k->kind != CUSP_KEY_INITIAL) snprintf(u, sizeof u, " %s", k->unit);
+  char a[32], b[32], c[32], d[32];
+  if (k->flags & CUSP_KEY_MAGNITUDE)
+    snprintf(buf, n, "%s%s .. %s or %s .. %s%s", z, num(-k->phi, a), num(-k->plo, b),
+             num(k->plo, c), num(k->phi, d), u);
+  else
+    snprintf(buf, n, "%s%s .. %s%s", z, num(k->plo, a), num(k->phi, b), u);
+}
+
+/* A number of key k, as written (text, len): refused outside the hard and
+ * the plausible range. entry > 0: inside that entry of a list key. */
+static int check_number(cusp_instance_config *c, const cusp_key *k, const char *text, int len,
+                        double v, char *error, int error_size) {
+  char why[256];
+  if (!in_hard(k, v)) {
+    hard_text(k, why, sizeof why);
+    return fail(c, k->name, error, error_size, "\"%.*s\" is out of range: must be %s", len, text,
+                why);
   }
-  *out = v;
-  return 0;
-}
-
-static int set_int(cusp_instance_config *c, const char *key, const char *value, long lo, long hi,
-                   int *out, char *error, int error_size) {
-  const char *p = value, *t;
-  int len = token(&p, &t);
-  long v;
-  if (parse_integer(t, len, &v) || count_tokens(p) != 0)
-    return fail(c, key, error, error_size, "\"%s\" is not an integer", value);
-  if (v < lo || v > hi)
-    return fail(c, key, error, error_size, "\"%s\" is out of range: must be an integer in %ld..%ld",
-                value, lo, hi);
-  *out = (int)v;
-  return 0;
-}
-
-/* Per-section list: one value or one per section (count checked by finish). */
-static int set_list(cusp_instance_config *c, const char *key, const char *value, range r,
-                    double *out, int *count, char *error, int error_size) {
-  double v[CUSP_MAX_SECTIONS];
-  int n = 0, len;
-  const char *p = value, *t;
-  while ((len = token(&p, &t))) {
-    if (n == CUSP_MAX_SECTIONS)
-      return fail(c, key, error, error_size, "\"%s\": more than %d values", value,
-                  CUSP_MAX_SECTIONS);
-    if (parse_number(t, len, &v[n]))
-      return fail(c, key, error, error_size, "\"%.*s\" is not a number", len, t);
-    if (!in_range(v[n], r)) {
-      char why[96];
-      range_text(r, why, sizeof why);
-      return fail(c, key, error, error_size, "\"%.*s\" is out of range: %s", len, t, why);
-    }
-    n++;
+  if (!in_plausible(k, v)) {
+    plausible_text(k, why, sizeof why);
+    return fail(c, k->name, error, error_size,
+                "\"%.*s\" is out of range: outside the plausible range %s%s%s%s", len, text, why,
+                k->why ? " (" : "", k->why ? k->why : "", k->why ? ")" : "");
   }
-  if (n == 0) return fail(c, key, error, error_size, "\"%s\" is not a number", value);
-  for (int i = 0; i < CUSP_MAX_SECTIONS; i++) out[i] = i < n ? v[i] : 0;
-  *count = n;
-  return 0;
-}
-
-static int set_text(cusp_instance_config *c, const char *key, const char *value, char *out,
-                    size_t size, char *error, int error_size) {
-  size_t n = strlen(value);
-  if (n >= size)
-    return fail(c, key, error, error_size, "value too long (%zu characters, at most %zu)", n,
-                size - 1);
-  memcpy(out, value, n + 1);
   return 0;
 }
 
 /* Syntax of "initial" (names are resolved by finish): numbers, or NAME=VALUE. */
-static int check_initial(cusp_instance_config *c, const char *value, char *error, int error_size) {
+static int check_initial(cusp_instance_config *c, const cusp_key *k, const char *value, char *error,
+                         int error_size) {
   const char *p = value, *t;
   int len, pairs = strchr(value, '=') != NULL;
   while ((len = token(&p, &t))) {
@@ -191,8 +367,11 @@ static int check_initial(cusp_instance_config *c, const char *value, char *error
       int vlen = len - (int)(eq + 1 - t);
       if (parse_number(eq + 1, vlen, &v))
         return fail(c, "initial", error, error_size, "\"%.*s\" is not a number", vlen, eq + 1);
+      if (check_number(c, k, eq + 1, vlen, v, error, error_size)) return -1;
     } else if (parse_number(t, len, &v)) {
       return fail(c, "initial", error, error_size, "\"%.*s\" is not a number", len, t);
+    } else if (check_number(c, k, t, len, v, error, error_size)) {
+      return -1;
     }
   }
   return 0;
@@ -327,6 +506,9 @@ static int parse_schedule(cusp_instance_config *c, int slot, int entry, const ch
   return 0;
 }
 
+#define FEEDBACK_MAX_TARGET 1e3 /* rad or m */
+#define FEEDBACK_MAX_TIME 1e6   /* s */
+
 static int parse_feedback(cusp_instance_config *c, int slot, int entry, const char *e, int len,
                           char *error, int error_size) {
   static const char form[] = "\"COORD JOINT kp kd target [ramp_start ramp_end]\"";
@@ -366,6 +548,16 @@ static int parse_feedback(cusp_instance_config *c, int slot, int entry, const ch
       return fail_entry(c, "feedback", entry, f.text, error, error_size,
                         "\"%.*s\" is not a number (expected %s)", tl, t, form);
   }
+  /* plausible values (the key's table entry says why) */
+  const cusp_key *k = cusp_key_find("feedback");
+  static const char *const what[] = {"kp", "kd", "target", "ramp_start", "ramp_end"};
+  for (int i = 0; i < n - 1; i++) {
+    double lim = i < 2 ? k->phi : i == 2 ? FEEDBACK_MAX_TARGET : FEEDBACK_MAX_TIME;
+    if (i < 3 ? !(fabs(num[i]) <= lim) : !(num[i] >= 0 && num[i] <= lim))
+      return fail_entry(c, "feedback", entry, f.text, error, error_size,
+                        "%s = %g is out of range: outside the plausible range %g .. %g (%s)",
+                        what[i], num[i], i < 3 ? -lim : 0, lim, k->why);
+  }
   f.kp = num[0];
   f.kd = num[1];
   f.target = num[2];
@@ -383,6 +575,12 @@ static int parse_feedback(cusp_instance_config *c, int slot, int entry, const ch
 
 /* Parsed into a scratch copy first: a failed set leaves c unchanged. */
 static int set_schedules(cusp_instance_config *c, const char *value, char *error, int error_size) {
+  const char *p = value, *t;
+  int len = token(&p, &t);
+  if (len == 0 || (tok_is(t, len, "none") && count_tokens(p) == 0)) {
+    c->nschedule = 0;
+    return 0;
+  }
   cusp_instance_config *tmp = malloc(sizeof *tmp);
   if (!tmp) return fail(c, "schedule", error, error_size, "out of memory");
   memcpy(tmp->name, c->name, sizeof tmp->name);
@@ -396,6 +594,12 @@ static int set_schedules(cusp_instance_config *c, const char *value, char *error
 }
 
 static int set_feedbacks(cusp_instance_config *c, const char *value, char *error, int error_size) {
+  const char *p = value, *t;
+  int len = token(&p, &t);
+  if (len == 0 || (tok_is(t, len, "none") && count_tokens(p) == 0)) {
+    c->nfeedback = 0;
+    return 0;
+  }
   cusp_instance_config *tmp = malloc(sizeof *tmp);
   if (!tmp) return fail(c, "feedback", error, error_size, "out of memory");
   memcpy(tmp->name, c->name, sizeof tmp->name);
@@ -408,108 +612,179 @@ static int set_feedbacks(cusp_instance_config *c, const char *value, char *error
   return n < 0 ? -1 : 0;
 }
 
-/* Keys that are one number or one integer. */
-typedef struct {
-  const char *key;
-  int integer;
-  size_t offset;
-  range r;
-  long ilo, ihi;
-} scalar_key;
+/* ---------- setting a key ---------- */
 
-#define REAL(k, ...) \
-  { #k, 0, offsetof(cusp_instance_config, k), __VA_ARGS__, 0, 0 }
-#define INT(k, lo, hi) \
-  { #k, 1, offsetof(cusp_instance_config, k), {0, 0, 0, 0 }, lo, hi }
-
-static const scalar_key scalar_keys[] = {
-    INT(sections, 1, CUSP_MAX_SECTIONS),
-    REAL(radius, POS),
-    REAL(disk_radius, POS),
-    REAL(disk_thickness, POS),
-    REAL(chamber_radius, POS),
-    INT(disks, 0, 64),
-    REAL(young, POS),
-    REAL(shear, NONNEG),
-    REAL(density, POS),
-    REAL(viscosity, NONNEG),
-    REAL(friction, NONNEG),
-    INT(pyramid, 3, 16),
-    REAL(eps_rank, {0, 1, 1, 1}),
-    INT(ruiz_iterations, 0, 100),
-    REAL(tikhonov, NONNEG),
-    REAL(stabilization, {0, 1, 1, 0}),
-    REAL(penalty_stiffness, POS),
-    REAL(penalty_damping, NONNEG),
-};
-
-/* Every key, once, in the order of config.h: what the plugin declares to
- * MuJoCo (which refuses any other key) and what cusp_config_set accepts. */
-static const char *const all_keys[] = {
-    "model",          "sections",        "length",        "mass",
-    "radius",         "disk_radius",     "disk_thickness", "chamber_radius",
-    "disks",          "stiffness",       "damping",       "young",
-    "shear",          "density",         "viscosity",     "strains",
-    "friction",       "pyramid",         "contact",       "native_joints",
-    "solver",         "fallback",        "conditioning",  "eps_rank",
-    "ruiz_iterations", "tikhonov",       "stabilization", "penalty_stiffness",
-    "penalty_damping", "initial",        "actuated",      "gear",
-    "ctrlrange",      "self_contact",    "schedule",      "feedback",
-};
-
-const char *const *cusp_config_keys(int *n) {
-  if (n) *n = (int)(sizeof all_keys / sizeof all_keys[0]);
-  return all_keys;
+static void words_text(const cusp_key *k, char *buf, size_t n) {
+  buf[0] = 0;
+  for (int i = 0; i < k->nwords; i++)
+    snprintf(buf + strlen(buf), n - strlen(buf), "%s%s", i ? " " : "", k->words[i]);
 }
 
-static int known_key(const char *key) {
-  for (size_t i = 0; i < sizeof all_keys / sizeof all_keys[0]; i++)
-    if (!strcmp(key, all_keys[i])) return 1;
+static int set_real(cusp_instance_config *c, const cusp_key *k, const char *value, double *out,
+                    char *error, int error_size) {
+  const char *p = value, *t;
+  int len = token(&p, &t);
+  double v;
+  if (parse_number(t, len, &v) || count_tokens(p) != 0)
+    return fail(c, k->name, error, error_size, "\"%s\" is not a number", value);
+  if (check_number(c, k, t, len, v, error, error_size)) return -1;
+  *out = v;
   return 0;
+}
+
+static int set_int(cusp_instance_config *c, const cusp_key *k, const char *value, int *out,
+                   char *error, int error_size) {
+  const char *p = value, *t;
+  int len = token(&p, &t);
+  long v;
+  if (parse_integer(t, len, &v) || count_tokens(p) != 0)
+    return fail(c, k->name, error, error_size, "\"%s\" is not an integer", value);
+  if (v < k->lo || v > k->hi)
+    return fail(c, k->name, error, error_size, "\"%s\" is out of range: must be an integer in %g..%g",
+                value, k->lo, k->hi);
+  *out = (int)v;
+  return 0;
+}
+
+/* Per-section list: one value or one per section (count checked by finish). */
+static int set_sections(cusp_instance_config *c, const cusp_key *k, const char *value,
+                        char *error, int error_size) {
+  double v[CUSP_MAX_SECTIONS];
+  int n = 0, len;
+  const char *p = value, *t;
+  while ((len = token(&p, &t))) {
+    if (n == CUSP_MAX_SECTIONS)
+      return fail(c, k->name, error, error_size, "\"%s\": more than %d values", value,
+                  CUSP_MAX_SECTIONS);
+    if (parse_number(t, len, &v[n]))
+      return fail(c, k->name, error, error_size, "\"%.*s\" is not a number", len, t);
+    if (check_number(c, k, t, len, v[n], error, error_size)) return -1;
+    n++;
+  }
+  if (n == 0) return fail(c, k->name, error, error_size, "\"%s\" is not a number", value);
+  double *out = field_of(c, k);
+  for (int i = 0; i < CUSP_MAX_SECTIONS; i++) out[i] = i < n ? v[i] : 0;
+  *(int *)((char *)c + k->count_offset) = n;
+  return 0;
+}
+
+static int set_text(cusp_instance_config *c, const char *key, const char *value, char *out,
+                    size_t size, char *error, int error_size) {
+  size_t n = strlen(value);
+  if (n >= size)
+    return fail(c, key, error, error_size, "value too long (%zu characters, at most %zu)", n,
+                size - 1);
+  memcpy(out, value, n + 1);
+  return 0;
+}
+
+static int set_value(cusp_instance_config *c, const cusp_key *k, const char *value, char *error,
+                     int error_size) {
+  const char *p = value, *t;
+  int len;
+  char words[96];
+  void *field = field_of(c, k);
+  switch (k->kind) {
+    case CUSP_KEY_ENUM: {
+      len = token(&p, &t);
+      int which = -1;
+      for (int i = 0; i < k->nwords && which < 0; i++)
+        if (tok_is(t, len, k->words[i])) which = i;
+      if (which < 0 || count_tokens(p)) {
+        words_text(k, words, sizeof words);
+        return fail(c, k->name, error, error_size, "\"%s\" is not one of: %s", value, words);
+      }
+      *(int *)field = which;
+      return 0;
+    }
+    case CUSP_KEY_INT:
+      return set_int(c, k, value, field, error, error_size);
+    case CUSP_KEY_FLAG: {
+      len = token(&p, &t);
+      int v = tok_is(t, len, "1") || tok_is(t, len, "true")    ? 1
+              : tok_is(t, len, "0") || tok_is(t, len, "false") ? 0
+                                                               : -1;
+      if (v < 0 || count_tokens(p))
+        return fail(c, k->name, error, error_size, "\"%s\" is not one of: 0 1 (or false true)",
+                    value);
+      *(int *)field = v;
+      return 0;
+    }
+    case CUSP_KEY_REAL:
+      return set_real(c, k, value, field, error, error_size);
+    case CUSP_KEY_SECTIONS:
+      return set_sections(c, k, value, error, error_size);
+    case CUSP_KEY_MASK: {
+      int mask = 0, none = 0, n = 0, nonable = (k->flags & CUSP_KEY_NONE) != 0;
+      words_text(k, words, sizeof words);
+      while ((len = token(&p, &t))) {
+        n++;
+        int j = 0;
+        while (j < k->nwords && !tok_is(t, len, k->words[j])) j++;
+        if (j < k->nwords)
+          mask |= 1 << j;
+        else if (nonable && tok_is(t, len, "none"))
+          none = 1;
+        else
+          return fail(c, k->name, error, error_size, "\"%.*s\" is not one of: %s%s", len, t,
+                      words, nonable ? ", or none" : "");
+      }
+      if (n == 0 || (none && n > 1) || (!nonable && !mask))
+        return fail(c, k->name, error, error_size, "\"%s\": expected %sany of %s", value,
+                    nonable ? "\"none\" or " : "", words);
+      *(int *)field = mask;
+      return 0;
+    }
+    case CUSP_KEY_RANGE: {
+      double r[2];
+      int n = 0;
+      const char *tt[2] = {NULL, NULL};
+      int tl[2] = {0, 0};
+      while ((len = token(&p, &t))) {
+        if (n == 2 || parse_number(t, len, &r[n]))
+          return fail(c, k->name, error, error_size, "\"%s\": expected two numbers \"lo hi\"",
+                      value);
+        tt[n] = t;
+        tl[n++] = len;
+      }
+      if (n != 2)
+        return fail(c, k->name, error, error_size, "\"%s\": expected two numbers \"lo hi\"", value);
+      if (!(r[0] < r[1]))
+        return fail(c, k->name, error, error_size, "\"%s\" is out of range: must have lo < hi",
+                    value);
+      for (int i = 0; i < 2; i++)
+        if (check_number(c, k, tt[i], tl[i], r[i], error, error_size)) return -1;
+      if (!(r[1] - r[0] >= RANGE_MIN_WIDTH))
+        return fail(c, k->name, error, error_size,
+                    "\"%s\" is out of range: hi - lo must be at least %g", value, RANGE_MIN_WIDTH);
+      double *out = field;
+      out[0] = r[0];
+      out[1] = r[1];
+      return 0;
+    }
+    case CUSP_KEY_INITIAL:
+      if (check_initial(c, k, value, error, error_size)) return -1;
+      return set_text(c, k->name, value, field, sizeof c->initial_text, error, error_size);
+    case CUSP_KEY_ACTUATED:
+      if (count_tokens(value) == 0)
+        return fail(c, k->name, error, error_size,
+                    "\"\": expected \"all\", \"none\" or coordinate names/numbers");
+      return set_text(c, k->name, value, field, sizeof c->actuated_text, error, error_size);
+    case CUSP_KEY_SCHEDULE:
+      return set_schedules(c, value, error, error_size);
+    case CUSP_KEY_FEEDBACK:
+      return set_feedbacks(c, value, error, error_size);
+  }
+  return fail(c, k->name, error, error_size, "no parser for this key");
 }
 
 void cusp_config_default(cusp_instance_config *c) {
   memset(c, 0, sizeof *c);
-  c->model = CUSP_MODEL_PCC;
-  c->sections = 3;
-  c->length[0] = 0.15;
-  c->nlength = 1;
-  for (int i = 0; i < 3; i++) c->mass[i] = default_mass[i];
-  c->nmass = 3;
-  c->radius = 0.025;
-  c->disk_radius = 0.03;
-  c->disk_thickness = 0.01;
-  c->chamber_radius = 0.015;
-  c->disks = 6;
-  c->stiffness[0] = 265;
-  c->nstiffness = 1;
-  c->damping[0] = 125;
-  c->ndamping = 1;
-  c->young = 1e6;
-  c->shear = 0;
-  c->density = 1000;
-  c->viscosity = 0;
-  c->strains = SB_KX | SB_KY | SB_EZ;
-  c->friction = 0.5;
-  c->pyramid = 4;
-  c->contact = CUSP_CONTACT_LCP;
-  c->native_joints = CUSP_NATIVE_SECTION;
-  c->solver = SB_LCP_LEMKE;
-  c->conditioning = CUSP_COND_QR | CUSP_COND_RUIZ | CUSP_COND_TIKHONOV;
-  c->eps_rank = 1e-6;
-  c->ruiz_iterations = 10;
-  c->tikhonov = 1e-10;
-  c->stabilization = 0.2;
-  c->penalty_stiffness = 1e4;
-  c->penalty_damping = 50;
-  strcpy(c->actuated_text, "all");
-  c->gear = 1;
-  c->ctrlrange[0] = -100;
-  c->ctrlrange[1] = 100;
-  c->self_contact = 0;
-  c->fallback = 1;
-  c->nschedule = 0;
-  c->nfeedback = 0;
+  for (int i = 0; i < NKEY; i++) {
+    const cusp_key *k = &key_table[i];
+    set_value(c, k, k->def[0] ? k->def[0] : k->def[1], NULL, 0);
+  }
+  c->given = 0;
   c->base_body_id = -1;
   /* The defaults are consistent, so derive coordinates and disks right away. */
   char unused[8];
@@ -519,160 +794,243 @@ void cusp_config_default(cusp_instance_config *c) {
 int cusp_config_set(cusp_instance_config *c, const char *key, const char *value, char *error,
                     int error_size) {
   if (!key) return fail(c, NULL, error, error_size, "config without a key");
-  if (!known_key(key)) return fail(c, NULL, error, error_size, "unknown key \"%s\"", key);
+  const cusp_key *k = cusp_key_find(key);
+  if (!k) return fail(c, NULL, error, error_size, "unknown key \"%s\"", key);
   if (!value) return fail(c, key, error, error_size, "no value");
-  const char *p = value, *t;
-  int len;
+  if (set_value(c, k, value, error, error_size)) return -1;
+  c->given |= 1ULL << (k - key_table);
+  return 0;
+}
 
-  for (size_t i = 0; i < sizeof scalar_keys / sizeof scalar_keys[0]; i++) {
-    const scalar_key *k = &scalar_keys[i];
-    if (strcmp(key, k->key)) continue;
-    void *field = (char *)c + k->offset;
-    if (k->integer) return set_int(c, key, value, k->ilo, k->ihi, (int *)field, error, error_size);
-    return set_real(c, key, value, k->r, (double *)field, error, error_size);
+/* The keys not set take the model's default (a cosserat rod does not
+ * inherit the pcc arm's masses: issue 19). */
+static void model_defaults(cusp_instance_config *c) {
+  int m = c->model == CUSP_MODEL_COSSERAT;
+  for (int i = 0; i < NKEY; i++) {
+    const cusp_key *k = &key_table[i];
+    if ((c->given >> i & 1) || k->offset == offsetof(cusp_instance_config, model)) continue;
+    if (k->def[0] && k->def[1] && strcmp(k->def[0], k->def[1])) set_value(c, k, k->def[m], NULL, 0);
   }
-  if (!strcmp(key, "gear")) { /* 0 would silently disconnect every actuator */
-    double g;
-    if (set_real(c, key, value, R_ANY, &g, error, error_size)) return -1;
-    if (g == 0)
-      return fail(c, key, error, error_size, "\"%s\" is out of range: must be nonzero", value);
-    c->gear = g;
-    return 0;
-  }
-  if (!strcmp(key, "length"))
-    return set_list(c, key, value, R_POS, c->length, &c->nlength, error, error_size);
-  if (!strcmp(key, "mass")) /* 0 = from density, cosserat only (checked by finish) */
-    return set_list(c, key, value, R_NONNEG, c->mass, &c->nmass, error, error_size);
-  if (!strcmp(key, "stiffness"))
-    return set_list(c, key, value, R_NONNEG, c->stiffness, &c->nstiffness, error, error_size);
-  if (!strcmp(key, "damping"))
-    return set_list(c, key, value, R_NONNEG, c->damping, &c->ndamping, error, error_size);
+}
 
-  if (!strcmp(key, "model")) {
-    len = token(&p, &t);
-    int which = tok_is(t, len, "pcc") ? 0 : tok_is(t, len, "cosserat") ? 1 : -1;
-    if (which < 0 || count_tokens(p))
-      return fail(c, key, error, error_size, "\"%s\" is not one of: pcc cosserat", value);
-    c->model = which ? CUSP_MODEL_COSSERAT : CUSP_MODEL_PCC;
-    return 0;
-  }
-  /* contact: lcp and penalty are cusp's own soft-body contact (switchable
-   * while running); native replaces the soft body by MuJoCo bodies at load
-   * (plugin/native.h): rigid links, one per disk interval, on spring-damper
-   * joints matched to the soft model's stiffness, damping and mass, touching
-   * the scene through MuJoCo's own contact solver. native_joints: section =
-   * the links of a section bend and stretch together (joint equality
-   * constraints: the soft model's constant strain per section), free = every
-   * link on its own springs (the pseudo-rigid chain of rigid-link soft-robot
-   * simulators; a continuous rod of the same section stiffness in the limit). */
-  if (!strcmp(key, "contact")) {
-    len = token(&p, &t);
-    int which = tok_is(t, len, "lcp")       ? CUSP_CONTACT_LCP
-                : tok_is(t, len, "penalty") ? CUSP_CONTACT_PENALTY
-                : tok_is(t, len, "native")  ? CUSP_CONTACT_NATIVE
-                                            : -1;
-    if (which < 0 || count_tokens(p))
-      return fail(c, key, error, error_size, "\"%s\" is not one of: lcp penalty native", value);
-    c->contact = (cusp_contact_kind)which;
-    return 0;
-  }
-  if (!strcmp(key, "native_joints")) {
-    len = token(&p, &t);
-    int which = tok_is(t, len, "section") ? CUSP_NATIVE_SECTION
-                : tok_is(t, len, "free")  ? CUSP_NATIVE_FREE
-                                          : -1;
-    if (which < 0 || count_tokens(p))
-      return fail(c, key, error, error_size, "\"%s\" is not one of: section free", value);
-    c->native_joints = (cusp_native_joints)which;
-    return 0;
-  }
-  if (!strcmp(key, "solver")) {
-    char buf[16] = "";
-    len = token(&p, &t);
-    sb_lcp_solver s;
-    if (len > 0 && len < (int)sizeof buf) memcpy(buf, t, (size_t)len);
-    if (len <= 0 || len >= (int)sizeof buf || count_tokens(p) || sb_lcp_solver_parse(buf, &s))
-      return fail(c, key, error, error_size, "\"%s\" is not one of: fb lemke pgs", value);
-    c->solver = s;
-    return 0;
-  }
-  if (!strcmp(key, "strains")) {
-    int mask = 0;
-    while ((len = token(&p, &t))) {
-      int j = 0;
-      while (j < 6 && !tok_is(t, len, strain_names[j])) j++;
-      if (j == 6)
-        return fail(c, key, error, error_size, "\"%.*s\" is not a strain (kx ky kz ex ey ez)", len,
-                    t);
-      mask |= 1 << j;
-    }
-    if (!mask)
-      return fail(c, key, error, error_size, "\"%s\": expected some of kx ky kz ex ey ez", value);
-    c->strains = mask;
-    return 0;
-  }
-  if (!strcmp(key, "conditioning")) {
-    int mask = 0, none = 0, n = 0;
-    while ((len = token(&p, &t))) {
-      n++;
-      if (tok_is(t, len, "none"))
-        none = 1;
-      else if (tok_is(t, len, "qr"))
-        mask |= CUSP_COND_QR;
-      else if (tok_is(t, len, "ruiz"))
-        mask |= CUSP_COND_RUIZ;
-      else if (tok_is(t, len, "tikhonov"))
-        mask |= CUSP_COND_TIKHONOV;
-      else
-        return fail(c, key, error, error_size,
-                    "\"%.*s\" is not a stage (qr ruiz tikhonov, or none)", len, t);
-    }
-    if (n == 0 || (none && n > 1))
-      return fail(c, key, error, error_size, "\"%s\": expected \"none\" or any of qr ruiz tikhonov",
-                  value);
-    c->conditioning = mask;
-    return 0;
-  }
-  if (!strcmp(key, "ctrlrange")) {
-    double r[2];
-    int n = 0;
-    while ((len = token(&p, &t))) {
-      if (n == 2 || parse_number(t, len, &r[n]))
-        return fail(c, key, error, error_size, "\"%s\": expected two numbers \"lo hi\"", value);
-      n++;
-    }
-    if (n != 2)
-      return fail(c, key, error, error_size, "\"%s\": expected two numbers \"lo hi\"", value);
-    if (!(r[0] < r[1]))
-      return fail(c, key, error, error_size, "\"%s\" is out of range: must have lo < hi", value);
-    c->ctrlrange[0] = r[0];
-    c->ctrlrange[1] = r[1];
-    return 0;
-  }
-  if (!strcmp(key, "self_contact") || !strcmp(key, "fallback")) {
-    len = token(&p, &t);
-    int v = tok_is(t, len, "1") || tok_is(t, len, "true")    ? 1
-            : tok_is(t, len, "0") || tok_is(t, len, "false") ? 0
-                                                             : -1;
-    if (v < 0 || count_tokens(p))
-      return fail(c, key, error, error_size, "\"%s\" is not one of: 0 1 (or false true)", value);
-    *(!strcmp(key, "fallback") ? &c->fallback : &c->self_contact) = v;
-    return 0;
-  }
-  if (!strcmp(key, "initial")) {
-    if (check_initial(c, value, error, error_size)) return -1;
-    return set_text(c, key, value, c->initial_text, sizeof c->initial_text, error, error_size);
-  }
-  if (!strcmp(key, "actuated")) {
-    if (count_tokens(value) == 0)
-      return fail(c, key, error, error_size,
-                  "\"\": expected \"all\", \"none\" or coordinate names/numbers");
-    return set_text(c, key, value, c->actuated_text, sizeof c->actuated_text, error, error_size);
-  }
-  if (!strcmp(key, "schedule")) return set_schedules(c, value, error, error_size);
-  if (!strcmp(key, "feedback")) return set_feedbacks(c, value, error, error_size);
+/* ---------- printing a value ---------- */
 
-  return fail(c, NULL, error, error_size, "unknown key \"%s\"", key);
+/* Appends to out; -1 once it no longer fits. */
+static int put(char *out, int size, int *at, const char *fmt, ...) {
+  if (*at < 0 || *at >= size) return *at = -1;
+  va_list ap;
+  va_start(ap, fmt);
+  int k = vsnprintf(out + *at, (size_t)(size - *at), fmt, ap);
+  va_end(ap);
+  if (k < 0 || k >= size - *at) return *at = -1;
+  *at += k;
+  return 0;
+}
+
+int cusp_config_format(const cusp_instance_config *c, const cusp_key *k, char *out, int size) {
+  if (!out || size <= 0) return -1;
+  out[0] = 0;
+  if (!c || !k) return -1;
+  int at = 0;
+  const void *f = cfield_of(c, k);
+  switch (k->kind) {
+    case CUSP_KEY_ENUM: {
+      int v = *(const int *)f;
+      put(out, size, &at, "%s", v >= 0 && v < k->nwords ? k->words[v] : "?");
+      break;
+    }
+    case CUSP_KEY_INT:
+    case CUSP_KEY_FLAG:
+      put(out, size, &at, "%d", *(const int *)f);
+      break;
+    case CUSP_KEY_REAL:
+      put(out, size, &at, "%.17g", *(const double *)f);
+      break;
+    case CUSP_KEY_SECTIONS: {
+      int n = *(const int *)((const char *)c + k->count_offset);
+      for (int i = 0; i < n && i < CUSP_MAX_SECTIONS; i++)
+        put(out, size, &at, "%s%.17g", i ? " " : "", ((const double *)f)[i]);
+      break;
+    }
+    case CUSP_KEY_MASK: {
+      int v = *(const int *)f, first = 1;
+      for (int i = 0; i < k->nwords; i++)
+        if (v & (1 << i)) {
+          put(out, size, &at, "%s%s", first ? "" : " ", k->words[i]);
+          first = 0;
+        }
+      if (first) put(out, size, &at, "none");
+      break;
+    }
+    case CUSP_KEY_RANGE:
+      put(out, size, &at, "%.17g %.17g", ((const double *)f)[0], ((const double *)f)[1]);
+      break;
+    case CUSP_KEY_INITIAL:
+    case CUSP_KEY_ACTUATED:
+      put(out, size, &at, "%s", (const char *)f);
+      break;
+    case CUSP_KEY_SCHEDULE:
+      for (int i = 0; i < c->nschedule; i++) {
+        const cusp_schedule *s = &c->schedule[i];
+        put(out, size, &at, "%s%s", i ? "; " : "", s->name);
+        for (int j = 0; j < s->nknot; j++) put(out, size, &at, " %.17g %.17g", s->t[j], s->u[j]);
+      }
+      if (!c->nschedule) put(out, size, &at, "none");
+      break;
+    case CUSP_KEY_FEEDBACK:
+      for (int i = 0; i < c->nfeedback; i++) {
+        const cusp_feedback *b = &c->feedback[i];
+        put(out, size, &at, "%s%s %s %.17g %.17g %.17g", i ? "; " : "", b->name, b->joint, b->kp,
+            b->kd, b->target);
+        if (b->ramped) put(out, size, &at, " %.17g %.17g", b->ramp[0], b->ramp[1]);
+      }
+      if (!c->nfeedback) put(out, size, &at, "none");
+      break;
+  }
+  return at < 0 ? -1 : 0;
+}
+
+double cusp_key_number(const cusp_instance_config *c, const cusp_key *k) {
+  const void *f = cfield_of(c, k);
+  return k->kind == CUSP_KEY_REAL ? *(const double *)f : (double)*(const int *)f;
+}
+
+void cusp_key_set_number(cusp_instance_config *c, const cusp_key *k, double v) {
+  void *f = field_of(c, k);
+  if (k->kind == CUSP_KEY_REAL)
+    *(double *)f = v;
+  else
+    *(int *)f = (int)v;
+}
+
+/* ---------- the key reference ---------- */
+
+/* A Markdown table cell: '|' escaped. */
+static void cell(FILE *out, const char *s) {
+  for (; *s; s++) {
+    if (*s == '|') fputc('\\', out);
+    fputc(*s, out);
+  }
+}
+
+static void value_syntax(const cusp_key *k, char *buf, size_t n) {
+  char w[128] = "";
+  for (int i = 0; i < k->nwords; i++)
+    snprintf(w + strlen(w), sizeof w - strlen(w), "%s`%s`", i ? " " : "", k->words[i]);
+  switch (k->kind) {
+    case CUSP_KEY_ENUM: snprintf(buf, n, "one of %s", w); break;
+    case CUSP_KEY_INT: snprintf(buf, n, "integer"); break;
+    case CUSP_KEY_FLAG: snprintf(buf, n, "`0` or `1`"); break;
+    case CUSP_KEY_REAL: snprintf(buf, n, "number"); break;
+    case CUSP_KEY_SECTIONS: snprintf(buf, n, "number, or one per section"); break;
+    case CUSP_KEY_MASK:
+      snprintf(buf, n, "any of %s%s", w, k->flags & CUSP_KEY_NONE ? ", or `none`" : "");
+      break;
+    case CUSP_KEY_RANGE: snprintf(buf, n, "`lo hi`"); break;
+    case CUSP_KEY_INITIAL: snprintf(buf, n, "numbers, or `NAME=VALUE` pairs"); break;
+    case CUSP_KEY_ACTUATED: snprintf(buf, n, "`all`, `none`, or coordinates"); break;
+    case CUSP_KEY_SCHEDULE: snprintf(buf, n, "`;`-separated entries, or `none`"); break;
+    case CUSP_KEY_FEEDBACK: snprintf(buf, n, "`;`-separated entries, or `none`"); break;
+  }
+}
+
+static void default_cell(FILE *out, const cusp_key *k, int model) {
+  const char *d = k->def[model];
+  if (!d)
+    fputs("—", out);
+  else if (!d[0])
+    fputs("(unset)", out);
+  else {
+    fprintf(out, "`%s`", d);
+    if (k->zero && !strcmp(d, "0")) fprintf(out, " (%s)", k->zero);
+  }
+}
+
+static void range_cells(FILE *out, const cusp_key *k) {
+  char buf[256];
+  switch (k->kind) {
+    case CUSP_KEY_INT:
+    case CUSP_KEY_REAL:
+    case CUSP_KEY_SECTIONS:
+      hard_text(k, buf, sizeof buf);
+      fprintf(out, " %s |", buf[0] ? buf : "finite");
+      break;
+    case CUSP_KEY_RANGE: fputs(" lo < hi |", out); break;
+    case CUSP_KEY_INITIAL: fputs(" one per coordinate, or names |", out); break;
+    case CUSP_KEY_SCHEDULE: fputs(" times increasing, u within `ctrlrange` |", out); break;
+    case CUSP_KEY_FEEDBACK: fputs(" a hinge or slide joint |", out); break;
+    default: fputs(" — |", out); break;
+  }
+  if (k->kind == CUSP_KEY_REAL || k->kind == CUSP_KEY_SECTIONS || k->kind == CUSP_KEY_RANGE ||
+      k->kind == CUSP_KEY_INITIAL) {
+    plausible_text(k, buf, sizeof buf);
+    fputc(' ', out);
+    cell(out, buf);
+    if (k->kind == CUSP_KEY_RANGE) fputs(" each", out);
+    fputs(" |", out);
+  } else if (k->kind == CUSP_KEY_FEEDBACK) {
+    fputc(' ', out);
+    cell(out, k->why);
+    fputs(" |", out);
+  } else {
+    fputs(" — |", out);
+  }
+}
+
+void cusp_keys_markdown(FILE *out) {
+  fputs("# cusp.softbody keys\n\n"
+        "<!-- Generated by `cusp-keys --markdown` from the key table in plugin/config.c. Do not\n"
+        "     edit: the test loader_keys fails when this file differs from the program's output.\n"
+        "     Regenerate: build/cusp-keys --markdown > docs/keys.md -->\n\n"
+        "Every key of a cusp.softbody instance (DESIGN §6):\n\n"
+        "```xml\n<instance name=\"arm\">\n  <config key=\"sections\" value=\"3\"/>\n</instance>\n"
+        "```\n\n"
+        "and of `--set INSTANCE.KEY=VALUE` (cusp-sim, cusp-expand, cusp.view) and `cusp_load_with`.\n\n"
+        "- **Defaults follow the model**: the two default columns are a `pcc` and a `cosserat`\n"
+        "  instance's; — means that model does not use the key. A cosserat rod does not inherit\n"
+        "  the pcc arm's masses: it weighs density x volume unless `mass` is set.\n"
+        "- **Range** is what a value must satisfy to mean anything; **plausible** is what a soft\n"
+        "  robot can have (no scene reaches it by accident; 1e308, 1e-308, 4.9e-324 and 2^31 are\n"
+        "  outside). A value outside either is refused when the scene loads, with a message\n"
+        "  naming the instance, key, value and range, e.g.\n",
+        out);
+  cusp_instance_config *c = malloc(sizeof *c);
+  if (c) {
+    char msg[512];
+    cusp_config_default(c);
+    snprintf(c->name, sizeof c->name, "arm");
+    cusp_config_set(c, "length", "1e308", msg, sizeof msg);
+    fprintf(out, "  `%s`.\n", msg);
+    free(c);
+  }
+  fputs("- **Live** keys change while running (`cusp_set`, `cusp.set`, the viewer's keys); the\n"
+        "  others are fixed when the scene loads.\n"
+        "- Per-section keys take one value for every section or one per section; coordinates are\n"
+        "  named `s2c1` (pcc: section 2, chamber 1) or `s1kx` (cosserat: section 1, strain kx), or\n"
+        "  numbered from 1.\n\n"
+        "| key | value | unit | default pcc | default cosserat | range | plausible | live | meaning |\n"
+        "|---|---|---|---|---|---|---|---|---|\n",
+        out);
+  for (int i = 0; i < NKEY; i++) {
+    const cusp_key *k = &key_table[i];
+    char buf[256];
+    value_syntax(k, buf, sizeof buf);
+    fprintf(out, "| `%s` | %s | ", k->name, buf);
+    cell(out, k->unit[0] ? k->unit : "—");
+    fputs(" | ", out);
+    default_cell(out, k, 0);
+    fputs(" | ", out);
+    default_cell(out, k, 1);
+    fputs(" |", out);
+    range_cells(out, k);
+    fprintf(out, " %s | ", k->live ? "yes" : "");
+    cell(out, k->doc);
+    if (k->why && k->kind != CUSP_KEY_FEEDBACK) {
+      fputs(". Plausible: ", out);
+      cell(out, k->why);
+    }
+    fputs(" |\n", out);
+  }
 }
 
 /* A coordinate by name or 1-based number; -1 if none. */
@@ -698,17 +1056,35 @@ static int finish_list(cusp_instance_config *c, const char *key, double *v, int 
     return 0;
   }
   if (n == c->sections) return 0;
+  const cusp_key *k = cusp_key_find(key);
+  if (!(c->given >> (k - key_table) & 1))
+    return fail(c, key, error, error_size,
+                "not set, and its default for model %s (\"%s\") has %d values but sections is %d: "
+                "set it (one value or %d)",
+                key_table[0].words[c->model], k->def[c->model == CUSP_MODEL_COSSERAT], n,
+                c->sections, c->sections);
   return fail(c, key, error, error_size, "%d values but sections is %d (give one value or %d)", n,
               c->sections, c->sections);
 }
 
+/* An integer field in its key's range (fields may have been written directly). */
+static int check_int_field(cusp_instance_config *c, const char *key, int v, char *error,
+                           int error_size) {
+  const cusp_key *k = cusp_key_find(key);
+  if (v < k->lo || v > k->hi)
+    return fail(c, key, error, error_size, "%d is out of range: must be an integer in %g..%g", v,
+                k->lo, k->hi);
+  return 0;
+}
+
 int cusp_config_finish(cusp_instance_config *c, char *error, int error_size) {
-  if (c->sections < 1 || c->sections > CUSP_MAX_SECTIONS)
-    return fail(c, "sections", error, error_size, "%d is out of range: must be in 1..%d",
-                c->sections, CUSP_MAX_SECTIONS);
-  /* fields may have been written directly: keep the arithmetic below in range */
-  if (c->disks < 0 || c->disks > 64)
-    return fail(c, "disks", error, error_size, "%d is out of range: must be in 0..64", c->disks);
+  if (c->model != CUSP_MODEL_PCC && c->model != CUSP_MODEL_COSSERAT)
+    return fail(c, "model", error, error_size, "%d is not a model", (int)c->model);
+  model_defaults(c);
+  /* keep the arithmetic below in range */
+  if (check_int_field(c, "sections", c->sections, error, error_size) ||
+      check_int_field(c, "disks", c->disks, error, error_size))
+    return -1;
   if (c->nschedule < 0 || c->nschedule > CUSP_MAX_COORDS)
     return fail(c, NULL, error, error_size, "%d schedules, at most %d", c->nschedule,
                 CUSP_MAX_COORDS);

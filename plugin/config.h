@@ -2,9 +2,18 @@
  * its unit and default, parsed and validated; plus what the expansion
  * generated for it (disk bodies, actuators) and their MuJoCo ids once
  * compiled (instances.h). Shared by the expansion (expand.c), the instance
- * reader (instances.c) and the runtime. */
+ * reader (instances.c) and the runtime.
+ *
+ * One key table (config.c, cusp_keys) drives all of it: the declared keys,
+ * defaults per model, parsing, validation (hard and plausible ranges), the
+ * live keys and their printing (cusp_get), and the key reference in
+ * docs/keys.md (cusp-keys --markdown). The field comments below are a map,
+ * the table is the truth. */
 #ifndef CUSP_CONFIG_H
 #define CUSP_CONFIG_H
+
+#include <stddef.h>
+#include <stdio.h>
 
 #include "chain.h"
 #include "lcp.h"
@@ -115,6 +124,7 @@ typedef struct {
   cusp_feedback feedback[CUSP_MAX_COORDS];
 
   /* as set; resolved by cusp_config_finish (they depend on sections, model, strains) */
+  unsigned long long given;    /* bit i: key i of cusp_keys was set (not its default) */
   int nlength, nmass, nstiffness, ndamping;     /* values given: 1 or `sections` */
   char initial_text[2048], actuated_text[2048];
 
@@ -130,11 +140,79 @@ typedef struct {
   int tip_site_id;                  /* native: site INSTANCE/tip, else -1 */
 } cusp_instance_config;
 
-/* Every config key, each once (n receives the count, < 256: MuJoCo's cap on
- * a plugin's declared attributes); the plugin record declares these. */
+/* ---------- the key table ---------- */
+
+typedef enum {
+  CUSP_KEY_ENUM,     /* one word of `words`; the field is an enum (int) holding its index */
+  CUSP_KEY_INT,      /* an integer in [lo, hi] */
+  CUSP_KEY_FLAG,     /* 0 | 1 (or false | true) */
+  CUSP_KEY_REAL,     /* one number */
+  CUSP_KEY_SECTIONS, /* one number, or one per section (count in count_offset) */
+  CUSP_KEY_MASK,     /* any of `words` (bit i = words[i]); "none" when CUSP_KEY_NONE */
+  CUSP_KEY_RANGE,    /* "lo hi", lo < hi, each number in the plausible range */
+  CUSP_KEY_INITIAL,  /* one number per coordinate, or NAME=VALUE pairs (resolved by finish) */
+  CUSP_KEY_ACTUATED, /* all | none | coordinate names or numbers (resolved by finish) */
+  CUSP_KEY_SCHEDULE, /* "COORD t0 u0 t1 u1 ...; ..." */
+  CUSP_KEY_FEEDBACK  /* "COORD JOINT kp kd target [ramp_start ramp_end]; ..." */
+} cusp_key_kind;
+
+enum {
+  CUSP_KEY_NONE = 1,      /* mask: "none" (no bit) is a value */
+  CUSP_KEY_NONZERO = 2,   /* 0 is refused */
+  CUSP_KEY_MAGNITUDE = 4  /* the plausible range bounds |value| (either sign) */
+};
+
+/* One config key. Numbers are refused outside the hard range (meaningless:
+ * a negative mass) and outside the plausible range (a value no soft robot
+ * has, e.g. a 1e308 m section: issue 19), each with a message naming the
+ * instance, key, value and range. `zero` accepts 0 below the plausible
+ * range, with that meaning. */
+typedef struct {
+  const char *name;
+  cusp_key_kind kind;
+  const char *unit;            /* "" when dimensionless */
+  size_t offset;               /* the field in cusp_instance_config */
+  size_t count_offset;         /* CUSP_KEY_SECTIONS: its count of values given */
+  const char *def[2];          /* default text per model (pcc, cosserat); NULL: the model does
+                                  not use the key (the other model's text is stored) */
+  const char *const *words;    /* ENUM and MASK: the words */
+  int nwords;
+  double lo, hi;               /* hard range (INT: the integers lo..hi) */
+  int lo_open, hi_open;
+  double plo, phi;             /* plausible range (REAL, SECTIONS, RANGE, INITIAL, FEEDBACK gains) */
+  const char *zero;            /* non-NULL: 0 is accepted and means this */
+  int flags;                   /* CUSP_KEY_NONE | CUSP_KEY_NONZERO | CUSP_KEY_MAGNITUDE */
+  int live;                    /* 1 + its slot in the state's live block (state.h
+                                  cusp_live_key); 0: fixed at load */
+  const char *why;             /* why the plausible range, where not obvious; or NULL */
+  const char *doc;             /* one line */
+} cusp_key;
+
+/* The table, in declaration order (n receives the count). */
+const cusp_key *cusp_keys(int *n);
+/* A key by name, or NULL. */
+const cusp_key *cusp_key_find(const char *name);
+
+/* Every config key's name, each once, in the table's order (n receives the
+ * count, < 256: MuJoCo's cap on a plugin's declared attributes); the plugin
+ * record declares these. */
 const char *const *cusp_config_keys(int *n);
 
-/* Defaults for every key (the CUSP arm of paper-figures.md). */
+/* A key's current value of c as MJCF text (what cusp_config_set reads back
+ * to the same value; reals with 17 digits). Returns 0, or -1 when it does
+ * not fit (out is still terminated). */
+int cusp_config_format(const cusp_instance_config *c, const cusp_key *k, char *out, int size);
+
+/* The value of a scalar key (ENUM, INT, FLAG, REAL, MASK) as a double, and
+ * back (the live keys' state slots). */
+double cusp_key_number(const cusp_instance_config *c, const cusp_key *k);
+void cusp_key_set_number(cusp_instance_config *c, const cusp_key *k, double v);
+
+/* The key reference (docs/keys.md) as Markdown. */
+void cusp_keys_markdown(FILE *out);
+
+/* Defaults for every key (pcc's; a cosserat instance's differ where the
+ * table says, applied by cusp_config_finish to the keys not set). */
 void cusp_config_default(cusp_instance_config *c);
 
 /* Sets one key from its MJCF string value; returns 0, or -1 with a message
@@ -143,7 +221,8 @@ void cusp_config_default(cusp_instance_config *c);
 int cusp_config_set(cusp_instance_config *c, const char *key, const char *value, char *error,
                     int error_size);
 
-/* Checks cross-key consistency, derives coordinate names and disk placement.
+/* Applies the model's defaults to the keys not set, checks cross-key
+ * consistency, derives coordinate names and disk placement. Idempotent.
  * Returns 0, or -1 with a message. */
 int cusp_config_finish(cusp_instance_config *c, char *error, int error_size);
 

@@ -4,9 +4,13 @@
 
 #include "contact.h"
 
-const char *const cusp_live_key_names[CUSP_NLIVE] = {
-    "contact", "solver", "fallback", "conditioning", "eps_rank", "ruiz_iterations", "tikhonov",
-    "stabilization", "friction", "pyramid", "penalty_stiffness", "penalty_damping"};
+const cusp_key *cusp_live_key_of(int slot) {
+  int n;
+  const cusp_key *k = cusp_keys(&n);
+  for (int i = 0; slot >= 0 && slot < CUSP_NLIVE && i < n; i++)
+    if (k[i].live == slot + 1) return &k[i];
+  return NULL;
+}
 
 /* room for several contacts per disk (a disk flat on a plane gives 4) and
  * for MuJoCo's contacts on the bodies the arms touch */
@@ -41,32 +45,17 @@ double *cusp_state_warm(double *block, int ninst) {
   return block + CUSP_STATE_HEADER + (size_t)ninst * CUSP_STATE_SLOT;
 }
 
+/* The key table says which keys are live and where each one's slot is. */
 void cusp_live_store(const cusp_instance_config *c, double *live) {
-  live[CUSP_LIVE_CONTACT] = c->contact;
-  live[CUSP_LIVE_SOLVER] = c->solver;
-  live[CUSP_LIVE_FALLBACK] = c->fallback;
-  live[CUSP_LIVE_CONDITIONING] = c->conditioning;
-  live[CUSP_LIVE_EPS_RANK] = c->eps_rank;
-  live[CUSP_LIVE_RUIZ_ITERATIONS] = c->ruiz_iterations;
-  live[CUSP_LIVE_TIKHONOV] = c->tikhonov;
-  live[CUSP_LIVE_STABILIZATION] = c->stabilization;
-  live[CUSP_LIVE_FRICTION] = c->friction;
-  live[CUSP_LIVE_PYRAMID] = c->pyramid;
-  live[CUSP_LIVE_PENALTY_STIFFNESS] = c->penalty_stiffness;
-  live[CUSP_LIVE_PENALTY_DAMPING] = c->penalty_damping;
+  int n;
+  const cusp_key *k = cusp_keys(&n);
+  for (int i = 0; i < n; i++)
+    if (k[i].live) live[k[i].live - 1] = cusp_key_number(c, &k[i]);
 }
 
 void cusp_live_load(cusp_instance_config *c, const double *live) {
-  c->contact = (cusp_contact_kind)live[CUSP_LIVE_CONTACT];
-  c->solver = (sb_lcp_solver)live[CUSP_LIVE_SOLVER];
-  c->fallback = (int)live[CUSP_LIVE_FALLBACK];
-  c->conditioning = (int)live[CUSP_LIVE_CONDITIONING];
-  c->eps_rank = live[CUSP_LIVE_EPS_RANK];
-  c->ruiz_iterations = (int)live[CUSP_LIVE_RUIZ_ITERATIONS];
-  c->tikhonov = live[CUSP_LIVE_TIKHONOV];
-  c->stabilization = live[CUSP_LIVE_STABILIZATION];
-  c->friction = live[CUSP_LIVE_FRICTION];
-  c->pyramid = (int)live[CUSP_LIVE_PYRAMID];
-  c->penalty_stiffness = live[CUSP_LIVE_PENALTY_STIFFNESS];
-  c->penalty_damping = live[CUSP_LIVE_PENALTY_DAMPING];
+  int n;
+  const cusp_key *k = cusp_keys(&n);
+  for (int i = 0; i < n; i++)
+    if (k[i].live) cusp_key_set_number(c, &k[i], live[k[i].live - 1]);
 }

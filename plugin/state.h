@@ -17,13 +17,15 @@
 
 #include "config.h"
 
-/* The keys that can change while running, in the state's order. */
+/* The slots of the keys that can change while running, in the state's
+ * order; which key is live and its slot is the key table's (config.c). */
 typedef enum {
   CUSP_LIVE_CONTACT, CUSP_LIVE_SOLVER, CUSP_LIVE_FALLBACK, CUSP_LIVE_CONDITIONING, CUSP_LIVE_EPS_RANK,
   CUSP_LIVE_RUIZ_ITERATIONS, CUSP_LIVE_TIKHONOV, CUSP_LIVE_STABILIZATION, CUSP_LIVE_FRICTION,
   CUSP_LIVE_PYRAMID, CUSP_LIVE_PENALTY_STIFFNESS, CUSP_LIVE_PENALTY_DAMPING, CUSP_NLIVE
 } cusp_live_key;
-extern const char *const cusp_live_key_names[CUSP_NLIVE];
+/* The key of a live slot (from the key table), or NULL. */
+const cusp_key *cusp_live_key_of(int slot);
 
 /* One arm's view into the state. */
 typedef struct {

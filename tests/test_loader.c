@@ -11,6 +11,7 @@
 #include "cusp.h"
 #include "instances.h"
 #include "native.h"
+#include "state.h"
 #include "testutil.h"
 
 #define SCENES CUSP_SOURCE_DIR "/tests/data/scenes/"
@@ -505,6 +506,296 @@ static void test_coordinates(void) {
          "all strains: %s", err);
   EXPECT(builds(c, &n, &mass) && n == 12, "6-strain chain builds");
   free(c);
+}
+
+static cusp_instance_config *read_instance(const mjModel *m, int i);
+
+/* ---------- the key table (issue 14 item 7, issue 19 items 1 and 4) ---------- */
+
+/* cusp_config_keys, the live slots and the word lists agree with the table. */
+static void test_key_table(void) {
+  int n = 0, nn = 0;
+  const cusp_key *k = cusp_keys(&n);
+  const char *const *names = cusp_config_keys(&nn);
+  EXPECT(n == 36 && nn == n, "%d keys, %d declared", n, nn);
+  int same = 1, found = 1;
+  for (int i = 0; i < n && i < nn; i++) {
+    same &= !strcmp(names[i], k[i].name);
+    found &= cusp_key_find(k[i].name) == &k[i];
+  }
+  EXPECT(same && found, "declared names are the table's, in its order");
+  EXPECT(!cusp_key_find("nope") && !cusp_key_find(NULL), "unknown keys are not found");
+  /* every live slot belongs to exactly one key; the state's order is kept */
+  int slots[CUSP_NLIVE] = {0}, nlive = 0;
+  for (int i = 0; i < n; i++)
+    if (k[i].live) {
+      nlive++;
+      if (k[i].live >= 1 && k[i].live <= CUSP_NLIVE) slots[k[i].live - 1]++;
+    }
+  int once = nlive == CUSP_NLIVE;
+  for (int s = 0; s < CUSP_NLIVE; s++) once &= slots[s] == 1 && cusp_live_key_of(s)->live == s + 1;
+  EXPECT(once, "%d live keys, each slot once", nlive);
+  EXPECT(!strcmp(cusp_live_key_of(CUSP_LIVE_CONTACT)->name, "contact") &&
+             !strcmp(cusp_live_key_of(CUSP_LIVE_PENALTY_DAMPING)->name, "penalty_damping") &&
+             !strcmp(cusp_live_key_of(CUSP_LIVE_FRICTION)->name, "friction") &&
+             cusp_live_key_of(CUSP_NLIVE) == NULL && cusp_live_key_of(-1) == NULL,
+         "live slots in the state's order");
+  const cusp_key *solver = cusp_key_find("solver"), *strains = cusp_key_find("strains"),
+                 *cond = cusp_key_find("conditioning");
+  int words = solver->nwords == SB_LCP_NSOLVERS && strains->nwords == 6 && cond->nwords == 3;
+  for (int i = 0; words && i < SB_LCP_NSOLVERS; i++)
+    words &= !strcmp(solver->words[i], sb_lcp_solver_name((sb_lcp_solver)i));
+  EXPECT(words, "solver words are sb_lcp_solver's");
+  cusp_instance_config *c = new_config();
+  char err[512];
+  EXPECT(!set(c, "strains", "kx ez", err) && c->strains == (SB_KX | SB_EZ), "strain bits");
+  EXPECT(!set(c, "conditioning", "ruiz", err) && c->conditioning == CUSP_COND_RUIZ, "stage bits");
+  free(c);
+  /* every key has a unit string, a one-line doc and a default for some model */
+  int documented = 1;
+  for (int i = 0; i < n; i++)
+    documented &= k[i].unit && k[i].doc && k[i].doc[0] && !strchr(k[i].doc, '\n') &&
+                  (k[i].def[0] || k[i].def[1]);
+  EXPECT(documented, "every key documented");
+}
+
+/* A model's configuration: the defaults, with `model` set first. */
+static cusp_instance_config *model_config(int cosserat) {
+  cusp_instance_config *c = new_config();
+  char err[512];
+  if (cosserat) set(c, "model", "cosserat", err);
+  return c;
+}
+
+/* Defaults per model are what the table says, and every value prints as
+ * text that reads back to itself. */
+static void test_key_defaults(void) {
+  int n;
+  const cusp_key *k = cusp_keys(&n);
+  char err[512], a[4096], b[4096];
+  for (int m = 0; m < 2; m++) {
+    cusp_instance_config *c = model_config(m);
+    EXPECT(cusp_config_finish(c, err, sizeof err) == 0, "model %d defaults finish: %s", m, err);
+    for (int i = 0; i < n; i++) {
+      if (!k[i].def[m]) continue;
+      cusp_instance_config *d = model_config(m);
+      EXPECT(set(d, k[i].name, k[i].def[m], err) == 0, "%s default \"%s\": %s", k[i].name,
+             k[i].def[m], err);
+      cusp_config_finish(d, err, sizeof err);
+      EXPECT(cusp_config_format(c, &k[i], a, sizeof a) == 0 &&
+                 cusp_config_format(d, &k[i], b, sizeof b) == 0 && !strcmp(a, b),
+             "model %s: %s is \"%s\", the table says \"%s\" (\"%s\")", m ? "cosserat" : "pcc",
+             k[i].name, a, k[i].def[m], b);
+      free(d);
+      /* round trip: the printed value sets the same value */
+      d = model_config(m);
+      EXPECT(set(d, k[i].name, a, err) == 0, "%s: printed \"%s\" does not read back: %s",
+             k[i].name, a, err);
+      cusp_config_format(d, &k[i], b, sizeof b);
+      EXPECT(!strcmp(a, b), "%s: \"%s\" reads back as \"%s\"", k[i].name, a, b);
+      free(d);
+    }
+    free(c);
+  }
+  /* the cosserat defaults: no pcc masses, density x volume */
+  cusp_instance_config *c = model_config(1);
+  EXPECT(cusp_config_finish(c, err, sizeof err) == 0 && c->nmass == 1 && c->mass[0] == 0 &&
+             c->mass[2] == 0 && c->young == 1e6 && c->density == 1000,
+         "cosserat defaults: mass %g (%d values) %s", c->mass[0], c->nmass, err);
+  free(c);
+  /* lists, schedules and feedbacks print and read back */
+  c = new_config();
+  EXPECT(!set(c, "sections", "2", err) && !set(c, "mass", "0.5 0.25", err) &&
+             !set(c, "schedule", "s1c1 0 1 0.5 2; 5 0 -3", err) &&
+             !set(c, "feedback", "s2c1 pivot 120 -4 1.5 0.5 3; s2c2 slide -7 0 0.25", err) &&
+             !set(c, "initial", "s2c2=0.02", err) && !set(c, "actuated", "s1c1 s2c1 s2c2 5", err) &&
+             !set(c, "ctrlrange", "-5 7.5", err) && !set(c, "conditioning", "none", err) &&
+             cusp_config_finish(c, err, sizeof err) == 0,
+         "configured: %s", err);
+  static const char *const expect[][2] = {
+      {"mass", "0.5 0.25"},       {"schedule", "s1c1 0 1 0.5 2; 5 0 -3"},
+      {"feedback", "s2c1 pivot 120 -4 1.5 0.5 3; s2c2 slide -7 0 0.25"},
+      {"initial", "s2c2=0.02"},   {"ctrlrange", "-5 7.5"},
+      {"conditioning", "none"},   {"contact", "lcp"},
+      {"friction", "0.5"},        {"fallback", "1"}};
+  for (size_t i = 0; i < sizeof expect / sizeof expect[0]; i++) {
+    cusp_config_format(c, cusp_key_find(expect[i][0]), a, sizeof a);
+    EXPECT(!strcmp(a, expect[i][1]), "%s prints \"%s\", expected \"%s\"", expect[i][0], a,
+           expect[i][1]);
+    cusp_instance_config *d = new_config();
+    EXPECT(!set(d, "sections", "2", err) && !set(d, expect[i][0], a, err), "%s: %s", a, err);
+    cusp_config_format(d, cusp_key_find(expect[i][0]), b, sizeof b);
+    EXPECT(!strcmp(a, b), "%s reads back as \"%s\"", a, b);
+    free(d);
+  }
+  char tiny[6];
+  EXPECT(cusp_config_format(c, cusp_key_find("schedule"), tiny, sizeof tiny) == -1 &&
+             memchr(tiny, 0, sizeof tiny),
+         "a value that does not fit: -1, terminated");
+  free(c);
+}
+
+/* Issue 19 item 4: a Cosserat instance does not inherit the pcc arm's
+ * masses; a pcc arm of another section count is told to set them. */
+static void test_model_defaults(void) {
+  char err[1024];
+  cusp_instance_config *c = new_config();
+  EXPECT(!set(c, "model", "cosserat", err) && !set(c, "sections", "10", err) &&
+             !set(c, "density", "1200", err) && cusp_config_finish(c, err, sizeof err) == 0,
+         "cosserat, 10 sections, density, no mass: %s", err);
+  int nq;
+  double mass;
+  EXPECT(builds(c, &nq, &mass) && fabs(mass - 1200 * M_PI * 0.025 * 0.025 * 1.5) < 1e-9,
+         "density x volume: %g kg", mass);
+  /* model set last: the same */
+  free(c);
+  c = new_config();
+  EXPECT(!set(c, "sections", "10", err) && !set(c, "model", "cosserat", err) &&
+             cusp_config_finish(c, err, sizeof err) == 0,
+         "model after sections: %s", err);
+  /* a mass that is set is kept, whatever the model */
+  EXPECT(!set(c, "mass", "0.1", err) && !set(c, "model", "pcc", err) &&
+             !set(c, "model", "cosserat", err) && cusp_config_finish(c, err, sizeof err) == 0 &&
+             c->mass[9] == 0.1,
+         "set mass kept: %s", err);
+  free(c);
+  /* back to pcc, masses unset: pcc's 3-section default and a message that says so */
+  c = new_config();
+  set(c, "model", "cosserat", err);
+  set(c, "sections", "10", err);
+  EXPECT(cusp_config_finish(c, err, sizeof err) == 0, "cosserat: %s", err);
+  set(c, "model", "pcc", err);
+  EXPECT(cusp_config_finish(c, err, sizeof err) == -1 && has(err, "key \"mass\": not set") &&
+             has(err, "model pcc") && has(err, "1.17 0.54 0.265") && has(err, "sections is 10"),
+         "pcc, 10 sections, no mass: %s", err);
+  set(c, "sections", "3", err);
+  EXPECT(cusp_config_finish(c, err, sizeof err) == 0 && c->mass[0] == 1.17 && c->mass[2] == 0.265,
+         "pcc, 3 sections: the CUSP arm's masses: %s", err);
+  free(c);
+
+  /* the scene of issue 19: loads and runs */
+  const char *p = arm_scene("cosserat10.xml",
+                            "<config key=\"model\" value=\"cosserat\"/>\n"
+                            "<config key=\"sections\" value=\"10\"/>\n"
+                            "<config key=\"length\" value=\"0.05\"/>\n"
+                            "<config key=\"disks\" value=\"1\"/>\n"
+                            "<config key=\"density\" value=\"1100\"/>");
+  mjModel *m = cusp_load(p, err, sizeof err);
+  EXPECT(m, "cosserat, 10 sections, density, no mass: %s", err);
+  if (m) {
+    cusp_instance_config *r = read_instance(m, 0);
+    EXPECT(r && r->sections == 10 && r->mass[0] == 0 && r->ncoord == 30, "read back");
+    free(r);
+    mjData *d = mj_makeData(m);
+    EXPECT(d, "mj_makeData: %s", cusp_last_error());
+    if (d) {
+      for (int i = 0; i < 20; i++) mj_step(m, d);
+      EXPECT(fabs(cusp_total_mass(m, d, 0) - 1100 * M_PI * 0.025 * 0.025 * 0.5) < 1e-9,
+             "total mass %g", cusp_total_mass(m, d, 0));
+      mj_deleteData(d);
+    }
+    mj_deleteModel(m);
+  }
+  p = arm_scene("pcc10.xml", "<config key=\"sections\" value=\"10\"/>");
+  LOAD_ERROR(p, "key \"mass\": not set", "sections is 10");
+}
+
+/* Issue 19 item 1: absurd numbers are refused, the message naming the
+ * instance, key, value and range; the ends of each plausible range pass. */
+static void test_plausible(void) {
+  int n;
+  const cusp_key *k = cusp_keys(&n);
+  static const char *const absurd[] = {"1e308", "-1e308", "1e-308", "4.9e-324", "-4.9e-324"};
+  char err[512];
+  int nreal = 0;
+  for (int i = 0; i < n; i++) {
+    if (k[i].kind != CUSP_KEY_REAL && k[i].kind != CUSP_KEY_SECTIONS) continue;
+    nreal++;
+    for (size_t j = 0; j < sizeof absurd / sizeof absurd[0]; j++) {
+      cusp_instance_config *c = new_config();
+      err[0] = 0;
+      int rc = set(c, k[i].name, absurd[j], err);
+      char value[32];
+      snprintf(value, sizeof value, "\"%s\"", absurd[j]);
+      EXPECT(rc == -1 && has(err, "instance \"arm\"") && has(err, k[i].name) && has(err, value) &&
+                 (has(err, "plausible range") || has(err, "must be")),
+             "%s = %s: rc %d \"%s\"", k[i].name, absurd[j], rc, err);
+      free(c);
+    }
+    /* -1: refused, but by gear (either sign) */
+    cusp_instance_config *c = new_config();
+    EXPECT((set(c, k[i].name, "-1", err) == 0) == !strcmp(k[i].name, "gear"), "%s = -1", k[i].name);
+    free(c);
+    /* the plausible range's ends pass (and 0 where it means something) */
+    char lo[32], hi[32];
+    snprintf(lo, sizeof lo, "%.17g", (k[i].flags & CUSP_KEY_MAGNITUDE) ? -k[i].phi : k[i].plo);
+    snprintf(hi, sizeof hi, "%.17g", k[i].phi);
+    c = new_config();
+    EXPECT(set(c, k[i].name, lo, err) == 0 && set(c, k[i].name, hi, err) == 0 &&
+               (!k[i].zero || set(c, k[i].name, "0", err) == 0),
+           "%s: %s .. %s: %s", k[i].name, lo, hi, err);
+    free(c);
+  }
+  EXPECT(nreal == 19, "%d number keys checked", nreal);
+
+  /* the messages say the range */
+  SET_ERROR("length", "1e308", "\"1e308\" is out of range: outside the plausible range 0.001 .. 10 m", NULL);
+  SET_ERROR("length", "0.15 0.2 11", "\"11\" is out of range", "0.001 .. 10 m");
+  SET_ERROR("mass", "1e-308", "plausible range 0 (cosserat: density x volume), or 0.0001 .. 1000 kg", NULL);
+  SET_ERROR("mass", "4.9e-324", "\"4.9e-324\"", "0.0001 .. 1000 kg");
+  SET_ERROR("radius", "1e308", "0.0001 .. 1 m", NULL);
+  SET_ERROR("disk_radius", "4.9e-324", "0.0001 .. 1 m", NULL);
+  SET_ERROR("disk_thickness", "2", "0.0001 .. 1 m", NULL);
+  SET_ERROR("chamber_radius", "1e-308", "0.0001 .. 1 m", NULL);
+  SET_ERROR("stiffness", "1e308", "0 (no spring), or 0.01 .. 1e7 N/m", NULL);
+  SET_ERROR("damping", "4.9e-324", "0 (undamped), or 0.001 .. 1e6 N*s/m", NULL);
+  SET_ERROR("young", "1e308", "100 .. 1e12 Pa", "steel");
+  SET_ERROR("density", "4.9e-324", "1 .. 100000 kg/m^3", NULL);
+  SET_ERROR("friction", "1e308", "0 (frictionless), or 0.0001 .. 10", NULL);
+  SET_ERROR("tikhonov", "1e308", "0 (off), or 1e-16 .. 0.1", "10,000 iterations");
+  SET_ERROR("tikhonov", "4.9e-324", "1e-16 .. 0.1", NULL);
+  SET_ERROR("eps_rank", "1e-308", "1e-15 .. 0.1", NULL);
+  SET_ERROR("penalty_stiffness", "1e308", "1 .. 1e8 N/m", NULL);
+  SET_ERROR("penalty_stiffness", "4.9e-324", "1 .. 1e8 N/m", NULL);
+  SET_ERROR("penalty_damping", "1e308", "1e6", NULL);
+  SET_ERROR("gear", "1e308", "-1e6 .. -1e-6 or 1e-6 .. 1e6", NULL);
+  SET_ERROR("gear", "-4.9e-324", "1e-6 .. 1e6", NULL);
+  SET_ERROR("gear", "0", "nonzero", NULL);
+  SET_ERROR("ctrlrange", "-1e308 1e308", "\"-1e308\" is out of range", "-1e6 .. 1e6");
+  SET_ERROR("ctrlrange", "0 1e308", "\"1e308\"", "-1e6 .. 1e6");
+  SET_ERROR("ctrlrange", "0 4.9e-324", "hi - lo must be at least 1e-06", NULL);
+  SET_ERROR("ctrlrange", "-4.9e-324 0", "hi - lo", NULL);
+  SET_ERROR("initial", "1e308 0 0 0 0 0 0 0 0", "\"1e308\"", "-100 .. 100");
+  SET_ERROR("initial", "s1c1=-1e308", "\"-1e308\"", "-100 .. 100");
+  SET_ERROR("feedback", "s1c1 pivot 1e308 0 1", "entry 1", "kp = 1e+308 is out of range");
+  SET_ERROR("feedback", "s1c1 pivot 1 -1e7 1", "kd", "-1e+06 .. 1e+06");
+  SET_ERROR("feedback", "s1c1 pivot 1 0 1e308", "target", "-1000 .. 1000");
+  SET_ERROR("feedback", "s1c1 pivot 1 0 1 -1 2", "ramp_start", "0 .. 1e+06");
+  /* integers: 2^31 and beyond, negatives, below the minimum */
+  static const char *const ints[] = {"sections", "disks", "pyramid", "ruiz_iterations"};
+  static const char *const bad[] = {"2147483648", "-2147483649", "4294967296", "-1", "1e3"};
+  for (size_t i = 0; i < 4; i++)
+    for (size_t j = 0; j < 5; j++) {
+      cusp_instance_config *c = new_config();
+      err[0] = 0;
+      char value[32];
+      snprintf(value, sizeof value, "\"%s\"", bad[j]);
+      EXPECT(set(c, ints[i], bad[j], err) == -1 && has(err, ints[i]) && has(err, value) &&
+                 (has(err, "must be an integer in") || has(err, "not an integer")),
+             "%s = %s: %s", ints[i], bad[j], err);
+      free(c);
+    }
+  SET_ERROR("sections", "2147483648", "must be an integer in 1..16", NULL);
+  SET_ERROR("disks", "-1", "must be an integer in 0..64", NULL);
+
+  /* at load: the file, instance, key, value and range */
+  const char *p = arm_scene("absurd.xml", "<config key=\"length\" value=\"1e308\"/>");
+  LOAD_ERROR(p, "absurd.xml: instance \"arm\": key \"length\": \"1e308\"", "0.001 .. 10 m");
+  p = arm_scene("absurd_gear.xml", "<config key=\"gear\" value=\"4.9e-324\"/>");
+  LOAD_ERROR(p, "key \"gear\": \"4.9e-324\"", "1e-6 .. 1e6");
+  cusp_override ov[] = {{"arm", "penalty_stiffness", "1e308"}};
+  expect_load_error(SCENES "arm.xml", ov, 1, "key \"penalty_stiffness\": \"1e308\"", "1 .. 1e8 N/m",
+                    __LINE__);
 }
 
 /* ---------- the expansion ---------- */
@@ -1248,6 +1539,9 @@ int main(void) {
   test_set_errors();
   test_lists();
   test_coordinates();
+  test_key_table();
+  test_key_defaults();
+  test_plausible();
   test_arm_scene();
   test_two_arms();
   test_includes();
@@ -1260,6 +1554,7 @@ int main(void) {
   test_native();
   test_feedback();
   test_models();
+  test_model_defaults();
   for (int i = 0; i < ntmp; i++) remove(tmpfiles[i]);
   rmdir(tmpdir);
   return test_report("loader");
