@@ -220,21 +220,24 @@ static const cusp_key key_table[] = {
     {.name = "gear", .kind = CUSP_KEY_REAL, .unit = "force/ctrl", FIELD(gear), ANY, .plo = 1e-6,
      .phi = 1e6, .flags = CUSP_KEY_NONZERO | CUSP_KEY_MAGNITUDE, .def = {"1", "1"},
      .why = "either sign; 0 is refused: it would disconnect every actuator",
-     .doc = "generalized force per unit ctrl of every actuator (N for pcc chambers)"},
+     .doc = "generalized force per unit input of every actuator (N for pcc chambers)"},
     {.name = "ctrlrange", .kind = CUSP_KEY_RANGE, .unit = "ctrl", FIELD(ctrlrange), ANY,
      .plo = -1e6, .phi = 1e6, .def = {"-100 100", "-100 100"},
      .why = "hi - lo >= 1e-6: a range an actuator can move in",
-     .doc = "control range of every actuator (MuJoCo clamps d->ctrl to it)"},
+     .doc = "control range of every actuator: the input (ctrl plus schedule or feedback) is "
+            "clamped to it"},
     {.name = "self_contact", .kind = CUSP_KEY_FLAG, .unit = "", FIELD(self_contact),
      .def = {"0", "0"}, .doc = "1: contacts between the arm's own non-adjacent disks"},
     {.name = "schedule", .kind = CUSP_KEY_SCHEDULE, .unit = "s, ctrl", FIELD(schedule),
      .def = {"none", "none"},
-     .doc = "open-loop ctrl, piecewise linear in time, held outside the knots: entries "
+     .doc = "open-loop input added to the actuator's ctrl, piecewise linear in time, held "
+            "outside the knots: entries "
             "\"COORD t0 u0 t1 u1 ...\" separated by ';'"},
     {.name = "feedback", .kind = CUSP_KEY_FEEDBACK, .unit = "ctrl/rad, ctrl*s/rad, rad, s",
      FIELD(feedback), .plo = 0, .phi = 1e6, .def = {"none", "none"},
      .why = "|kp|, |kd| <= 1e6 and |target| <= 1e3 (rad or m); ramps within 0 .. 1e6 s",
-     .doc = "closed-loop ctrl from a hinge or slide joint: entries \"COORD JOINT kp kd target "
+     .doc = "closed-loop input from a hinge or slide joint, added to the actuator's ctrl: "
+            "entries \"COORD JOINT kp kd target "
             "[ramp_start ramp_end]\" separated by ';' (m for a slide)"},
 };
 

@@ -39,8 +39,8 @@ typedef struct {
   int mocap_id;
 } cusp_disk;
 
-/* Piecewise linear open-loop control of one actuator: ctrl(t) interpolates
- * the knots, held constant outside them. */
+/* Piecewise linear open-loop control of one actuator, added to its ctrl:
+ * u(t) interpolates the knots, held constant outside them. */
 typedef struct {
   char name[16];         /* COORD of the entry, as written (name or 1-based number) */
   int coord;             /* index into cusp_instance_config.coord (set by finish) */
@@ -52,9 +52,8 @@ typedef struct {
 
 /* Closed-loop control of one actuator from a scalar MuJoCo joint (an entry
  * "COORD JOINT kp kd target [ramp_start ramp_end]" of the key "feedback"):
- *   ctrl = schedule(t) + kp (target(t) - qpos[JOINT]) - kd qvel[JOINT],
- * clamped to ctrlrange, written to d->ctrl where schedules are (so every app
- * plays it alike). target(t) is the joint's value at the first step until
+ *   input = ctrl + schedule(t) + kp (target(t) - qpos[JOINT]) - kd qvel[JOINT],
+ * clamped to ctrlrange (plugin/controls.c; cusp never writes d->ctrl). target(t) is the joint's value at the first step until
  * ramp_start, then linear to `target` at ramp_end; without a ramp, `target`
  * from the first step on. Several coordinates may follow one joint with
  * different gains (a chamber pair with opposite signs steers a bend). Ball
