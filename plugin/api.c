@@ -192,6 +192,20 @@ static const cusp_key *live_key(const char *key) {
   return k && k->live ? k : NULL;
 }
 
+/* A copy of an arm's configuration with the live keys of its state (the
+ * struct is large: on the heap); NULL with a message. */
+static cusp_instance_config *live_config(const cusp_instance_config *c0, const cusp_arm_state *st, const char *who,
+                                         char *error, int error_size) {
+  cusp_instance_config *c = malloc(sizeof *c);
+  if (!c) {
+    sb_errorf(error, error_size, "%s: out of memory", who);
+    return NULL;
+  }
+  *c = *c0;
+  cusp_live_load(c, st->live);
+  return c;
+}
+
 int cusp_get(const mjModel *m, const mjData *d, int instance, const char *key, char *value, int value_size) {
   const cusp_instance_config *c0;
   cusp_arm_state st;
@@ -204,13 +218,8 @@ int cusp_get(const mjModel *m, const mjData *d, int instance, const char *key, c
     sb_errorf(value, value_size, "cusp_get: \"%s\" is not a live key", key ? key : "(null)");
     return -1;
   }
-  cusp_instance_config *c = malloc(sizeof *c);
-  if (!c) {
-    sb_errorf(value, value_size, "cusp_get: out of memory");
-    return -1;
-  }
-  *c = *c0;
-  cusp_live_load(c, st.live);
+  cusp_instance_config *c = live_config(c0, &st, "cusp_get", value, value_size);
+  if (!c) return -1;
   cusp_config_format(c, k, value, value_size); /* printed as the key table says */
   free(c);
   return 0;
@@ -234,13 +243,8 @@ int cusp_set(const mjModel *m, mjData *d, int instance, const char *key, const c
               "contacts (geom friction, solref), so \"%s\" does not apply", c0->name, key);
     return -1;
   }
-  cusp_instance_config *tmp = malloc(sizeof *tmp);
-  if (!tmp) {
-    sb_errorf(error, error_size, "cusp_set: out of memory");
-    return -1;
-  }
-  *tmp = *c0;
-  cusp_live_load(tmp, st.live);
+  cusp_instance_config *tmp = live_config(c0, &st, "cusp_set", error, error_size);
+  if (!tmp) return -1;
   int was_native = tmp->contact == CUSP_CONTACT_NATIVE;
   int rc = cusp_config_set(tmp, key, value, error, error_size);
   if (!rc && (tmp->contact == CUSP_CONTACT_NATIVE) != was_native) {
