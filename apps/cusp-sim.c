@@ -18,9 +18,11 @@
 
 #define PROGRESS_WALL_S 2.0 /* seconds of wall time between progress lines */
 
-static int usage(const char *msg) {
+/* The usage text: on stdout for --help (exit 0), on stderr after a bad
+ * argument (exit 2). */
+static int usage(FILE *out, const char *msg) {
   if (msg) fprintf(stderr, "cusp-sim: %s\n", msg);
-  fprintf(stderr,
+  fprintf(out,
           "usage: cusp-sim SCENE.xml [--seconds T] [--timestep H] [--set INSTANCE.KEY=VALUE]...\n"
           "                [--log FILE.csv] [--dump-lcp DIR] [--json]\n"
           "  --seconds T    simulated time, s (default 2)\n"
@@ -35,9 +37,10 @@ static int usage(const char *msg) {
 
 /* ---------- MuJoCo's global handlers ---------- */
 
-/* MuJoCo's defaults write MUJOCO_LOG.TXT, and its error handler waits for
- * Enter before exiting: neither suits a batch tool. An error during the run
- * jumps back to main so the summary still gets printed. */
+/* MuJoCo's defaults write MUJOCO_LOG.TXT and exit on an error: neither suits
+ * a batch tool. An error during the run jumps back to main so the summary
+ * still gets printed; an error in mj_makeData (a soft instance's init refused
+ * the model: cusp_last_error says why) jumps back too and is bad input. */
 static int nwarning;
 static jmp_buf error_jump;
 static int error_jump_armed;
@@ -95,9 +98,9 @@ static const char *const stage_name[NSTAGE] = {"mj_step", "cusp", "dynamics", "c
 static const char *run_dump_dir, *scene_name;
 
 /* The step's contact LCP as DIR/step_NNNNNNN.dat; a failed write ends the run. */
-static int dump_lcp(const mjData *d, const char *scene, long step) {
+static int dump_lcp(const mjModel *m, const mjData *d, const char *scene, long step) {
   const double *M, *q;
-  int n = cusp_lcp(d, &M, &q);
+  int n = cusp_lcp(m, d, &M, &q);
   if (n <= 0) return 0;
   char path[4096], comment[512], err[512];
   snprintf(path, sizeof path, "%s/step_%07ld.dat", run_dump_dir, step);
@@ -134,7 +137,7 @@ static void step_loop(const mjModel *m, mjData *d, FILE *log, long nstep, double
     mj_step(m, d);
     t_step = wall_seconds() - t_step;
     run.steps++;
-    const cusp_step_report *r = cusp_report(d);
+    const cusp_step_report *r = cusp_report(m, d);
     if (run.nsample < run.sample_cap && run.steps % run.sample_stride == 0) {
       double v[NSTAGE] = {1e6 * t_step, NAN, NAN, NAN, NAN, NAN, NAN};
       if (r) {
@@ -172,7 +175,7 @@ static void step_loop(const mjModel *m, mjData *d, FILE *log, long nstep, double
     else
       run.sim_time = d->time;
 
-    if (run_dump_dir && solved_now && dump_lcp(d, scene_name, run.steps)) return;
+    if (run_dump_dir && solved_now && dump_lcp(m, d, scene_name, run.steps)) return;
 
     if (log) {
       fprintf(log, "%.10g,%d,%d,%d,", d->time, active, kept, solved_now ? r->info.lcp.iterations : 0);
@@ -180,7 +183,7 @@ static void step_loop(const mjModel *m, mjData *d, FILE *log, long nstep, double
       fprintf(log, ",%.6g", r ? r->max_penetration : 0.0);
       for (int k = 0; k < ninst; k++) {
         double p[3] = {NAN, NAN, NAN}, q[4];
-        cusp_tip_pose(d, k, p, q);
+        cusp_tip_pose(m, d, k, p, q);
         fprintf(log, ",%.10g,%.10g,%.10g", p[0], p[1], p[2]);
       }
       fputc('\n', log);
@@ -204,6 +207,17 @@ static void guarded_loop(const mjModel *m, mjData *d, FILE *log, long nstep, dou
   error_jump_armed = 1;
   step_loop(m, d, log, nstep, T, t0);
   error_jump_armed = 0;
+}
+
+/* mj_makeData with MuJoCo's errors caught: NULL when it raised one (MuJoCo
+ * has then freed what it made), with the reason in error_text. */
+static mjData *guarded_make_data(const mjModel *m) {
+  if (setjmp(error_jump)) return NULL;
+  error_jump_armed = 1;
+  mjData *d = mj_makeData(m);
+  error_jump_armed = 0;
+  if (!d) snprintf(error_text, sizeof error_text, "out of memory for mjData");
+  return d;
 }
 
 static int has_dofs(const mjModel *m, int b) {
@@ -230,22 +244,22 @@ int main(int argc, char **argv) {
     const char *a = argv[i];
     int has_value = i + 1 < argc;
     if (!strcmp(a, "--json")) json = 1;
-    else if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(NULL); rc = 0; goto done; }
+    else if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout, NULL); rc = 0; goto done; }
     else if (!strcmp(a, "--seconds") || !strcmp(a, "--timestep") || !strcmp(a, "--set") ||
              !strcmp(a, "--log") || !strcmp(a, "--dump-lcp")) {
       if (!has_value) {
         snprintf(msg, sizeof msg, "%s needs a value", a);
-        usage(msg);
+        usage(stderr, msg);
         goto done;
       }
       const char *v = argv[++i];
       if (!strcmp(a, "--seconds") && parse_positive(v, &T)) {
         snprintf(msg, sizeof msg, "--seconds needs a finite number > 0, not '%s'", v);
-        usage(msg);
+        usage(stderr, msg);
         goto done;
       } else if (!strcmp(a, "--timestep") && parse_positive(v, &h)) {
         snprintf(msg, sizeof msg, "--timestep needs a finite number > 0, not '%s'", v);
-        usage(msg);
+        usage(stderr, msg);
         goto done;
       } else if (!strcmp(a, "--log")) log_path = v;
       else if (!strcmp(a, "--dump-lcp")) dump_dir = v;
@@ -256,7 +270,7 @@ int main(int argc, char **argv) {
         char *eq = dot ? strchr(dot + 1, '=') : NULL;
         if (!c || !dot || !eq || dot == c || eq == dot + 1 || memchr(c, '=', dot - c)) {
           snprintf(msg, sizeof msg, "--set needs INSTANCE.KEY=VALUE, not '%s'", v);
-          usage(msg);
+          usage(stderr, msg);
           goto done;
         }
         *dot = *eq = 0;
@@ -265,17 +279,17 @@ int main(int argc, char **argv) {
     } else if (a[0] != '-' || !a[1]) {
       if (scene) {
         snprintf(msg, sizeof msg, "one scene only ('%s', then '%s')", scene, a);
-        usage(msg);
+        usage(stderr, msg);
         goto done;
       }
       scene = a;
     } else {
       snprintf(msg, sizeof msg, "unknown option '%s'", a);
-      usage(msg);
+      usage(stderr, msg);
       goto done;
     }
   }
-  if (!scene) { usage("no scene given"); goto done; }
+  if (!scene) { usage(stderr, "no scene given"); goto done; }
   scene_name = scene;
   if (dump_dir) {
     struct stat st;
@@ -301,10 +315,11 @@ int main(int argc, char **argv) {
     fprintf(stderr, "cusp-sim: the scene's timestep %g is not a finite number > 0\n", h);
     goto done;
   }
-  d = mj_makeData(m);
-  if (!d) { fprintf(stderr, "cusp-sim: out of memory for mjData\n"); goto done; }
-  if (cusp_attach(m, d, err, sizeof err)) {
-    fprintf(stderr, "cusp-sim: %s\n", err);
+  /* the plugin's init builds the soft instances; it refuses what it cannot run */
+  d = guarded_make_data(m);
+  if (!d) {
+    const char *why = cusp_last_error();
+    fprintf(stderr, "cusp-sim: %s\n", why[0] ? why : error_text);
     goto done;
   }
 
@@ -363,7 +378,7 @@ int main(int argc, char **argv) {
   mj_comPos(m, d);
   mj_comVel(m, d);
 
-  const cusp_step_report *r = cusp_report(d);
+  const cusp_step_report *r = cusp_report(m, d);
   long solves = r ? r->solves : 0, converged = r ? r->converged : 0;
   long fallbacks = r ? r->fallbacks : 0, nan_events = r ? r->nan_events : 0;
   double rate = solves ? (double)converged / solves : NAN;
@@ -445,8 +460,8 @@ int main(int argc, char **argv) {
     for (int k = 0; k < ninst; k++) {
       double p[3] = {NAN, NAN, NAN}, q4[4] = {NAN, NAN, NAN, NAN};
       const double *q = NULL, *v = NULL;
-      cusp_tip_pose(d, k, p, q4);
-      int n = cusp_soft_state(d, k, &q, &v);
+      cusp_tip_pose(m, d, k, p, q4);
+      int n = cusp_soft_state(m, d, k, &q, &v);
       printf("%s", k ? ", " : "");
       json_string(stdout, cusp_instance_name(m, k));
       printf(": {\"tip_pos\": ");
@@ -481,7 +496,7 @@ int main(int argc, char **argv) {
              100 * rate, mean_iter, fallbacks);
     for (int k = 0; k < ninst; k++) {
       double p[3] = {NAN, NAN, NAN}, q4[4];
-      cusp_tip_pose(d, k, p, q4);
+      cusp_tip_pose(m, d, k, p, q4);
       printf("tip        %s at (%.6f, %.6f, %.6f) m\n", cusp_instance_name(m, k), p[0], p[1], p[2]);
     }
     if (nwarning) printf("warnings   %d from MuJoCo (on stderr)\n", nwarning);
@@ -489,11 +504,8 @@ int main(int argc, char **argv) {
 
 done:
   if (log) fclose(log);
-  if (d) {
-    cusp_detach(d);
-    mj_deleteData(d);
-  }
-  if (m) cusp_delete_model(m);
+  if (d) mj_deleteData(d);
+  if (m) mj_deleteModel(m);
   for (int i = 0; i < argc; i++) free(copies[i]);
   for (int k = 0; k < NSTAGE; k++) free(run.step_us[k]);
   free(copies);

@@ -88,6 +88,11 @@ expect_exit 2 "$TMP/box.xml" --set arm.=1
 expect_exit 2 "$TMP/box.xml" --set noinstance.friction=0.3   # the scene has no such instance
 expect_exit 2 "$TMP/box.xml" --log "$TMP/no/such/dir/log.csv"
 
+# --help: the usage on stdout, nothing on stderr, exit 0
+expect_exit 0 --help
+grep -q '^usage: cusp-sim SCENE.xml' "$TMP/out" && [ ! -s "$TMP/err" ] && ok "--help: usage on stdout" ||
+  bad "--help: stdout '$(head -n 1 "$TMP/out")', stderr '$(head -n 1 "$TMP/err")'"
+
 # --- rigid scene: the box falls 5 cm and comes to rest on the plane ----------
 expect_exit 0 "$TMP/box.xml" --seconds 0.5 --json --log "$TMP/box.csv"
 if msg=$(json_last_line 2>&1); then ok "JSON last line"; else bad "JSON last line: ${msg##*$'\n'}"; fi
@@ -165,6 +170,12 @@ print(next(iter(d["soft"])))' 2>&1) && ok "soft: instance '$inst', finite tip an
         ok "cusp-lcp solves the dumped $last" || bad "cusp-lcp on $last: $(tail -n 2 "$TMP/lcp_out")"
     else bad "no cusp-lcp next to cusp-sim, or no dump"; fi
     expect_exit 2 "$soft" --seconds 0.05 --set "$inst.no_such_key=1"
+    # the plugin refuses RK4 (the soft step advances once per mj_step): bad input, named
+    sed 's/<option /<option integrator="RK4" /' "$soft" >"$TMP/rk4.xml"
+    if grep -q 'integrator="RK4"' "$TMP/rk4.xml"; then
+      expect_exit 2 "$TMP/rk4.xml" --seconds 0.05
+      grep -q 'RK4' "$TMP/err" && ok "RK4 refused with a message naming it" || bad "RK4 message: $(cat "$TMP/err")"
+    else bad "no <option> in $soft to set RK4 on"; fi
   fi
 fi
 [ $fail -eq 0 ] && echo "all cusp-sim checks passed"
