@@ -4,18 +4,21 @@
  * compliance obeys Maxwell-Betti reciprocity between two points, a moment
  * matches the statics too, clearing the load brings the arm back, a mount on
  * a spring carries the applied force, bad arguments are refused, disk bodies
- * map to their arc lengths, and stepping with a load allocates nothing. */
+ * map to their arc lengths, xfrc_applied on a disk body (the stock viewer's
+ * mouse perturbation) acts as cusp_apply_force there, and stepping with a
+ * load allocates nothing (in libcusp.so's code: tests/cusp_alloc_count.h). */
+#define _GNU_SOURCE
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "cusp.h"
-#include "loader.h"
-#include "plugin_testutil.h"
+#include "cusp_alloc_count.h"
 
-#include "alloc_count.h"
+#include "cusp.h"
+#include "instances.h"
+#include "plugin_testutil.h"
 
 /* The CUSP arm (paper values, the config defaults) hanging from a fixed mount. */
 static const char HANG[] =
@@ -67,7 +70,7 @@ static double settle(const mjModel *m, mjData *d, double tol, double T_max) {
   while (d->time < t_end) {
     mj_step(m, d);
     const double *v;
-    int n = cusp_soft_state(d, 0, NULL, &v);
+    int n = cusp_soft_state(m, d, 0, NULL, &v);
     vmax = tu_maxabs(v, n);
     for (int j = 0; j < m->nv; j++) vmax = fmax(vmax, fabs(d->qvel[j]));
     if (vmax < tol) break;
@@ -75,8 +78,8 @@ static double settle(const mjModel *m, mjData *d, double tol, double T_max) {
   return vmax;
 }
 
-static void point(const mjData *d, double s, double p[3]) {
-  EXPECT(cusp_backbone_point(d, 0, s, p, NULL) == 0, "backbone point at s = %g", s);
+static void point(const mjModel *m, const mjData *d, double s, double p[3]) {
+  EXPECT(cusp_backbone_point(m, d, 0, s, p, NULL) == 0, "backbone point at s = %g", s);
 }
 
 static double dist3(const double a[3], const double b[3]) {
@@ -88,23 +91,32 @@ static double dist3(const double a[3], const double b[3]) {
 static void settled_point(const mjModel *m, mjData *d, double s_load, const double f[3], const double t[3],
                           double s_meas, double p[3]) {
   char err[256] = "";
-  EXPECT(cusp_apply_force(d, 0, s_load, f, t, err, sizeof err) == 0, "apply: %s", err);
+  EXPECT(cusp_apply_force(m, d, 0, s_load, f, t, err, sizeof err) == 0, "apply: %s", err);
   double v = settle(m, d, 1e-9, 40);
   EXPECT(v < 1e-9, "settled (max velocity %.3g)", v);
-  point(d, s_meas, p);
+  point(m, d, s_meas, p);
+}
+
+/* Instance 0's configuration as the plugin reads it from the compiled model
+ * (plugin/instances.h); free() it. */
+static cusp_instance_config *instance_config(const mjModel *m) {
+  cusp_instance_config *c = malloc(sizeof *c);
+  char err[256] = "";
+  EXPECT(c && cusp_instance_read(m, 0, c, err, sizeof err) == 0, "instance configuration: %s", err);
+  return c;
 }
 
 /* Independent reference: the static equilibrium of a chain built from the
  * instance's configuration, with the same world load as a dead load, by the
  * softbody statics solver (damped Newton, no time stepping). */
 static void static_tip(const mjModel *m, const mjData *d, const sb_point_load *load, double tip[3]) {
-  int n = 0;
-  const cusp_instance_config *cfg = cusp_model_instances(m, &n);
+  cusp_instance_config *cfg = instance_config(m);
   sb_segment_params seg[CUSP_MAX_SECTIONS];
   sb_chain_params cp;
-  cusp_config_chain(&cfg[0], seg, &cp);
+  cusp_config_chain(cfg, seg, &cp);
   for (int k = 0; k < 3; k++) cp.gravity[k] = m->opt.gravity[k];
-  int base = cfg[0].base_body_id;
+  int base = cfg->base_body_id;
+  free(cfg);
   for (int k = 0; k < 9; k++) cp.base.R[k] = d->xmat[9 * base + k];
   for (int k = 0; k < 3; k++) cp.base.p[k] = d->xpos[3 * base + k];
   char err[256] = "";
@@ -129,11 +141,11 @@ static void test_tip_force(void) {
   mjModel *m = load_text("hang", HANG);
   if (!m) return;
   mjData *d = attach(m);
-  double L = cusp_total_length(d, 0), p0[3], ps[3];
-  int nsec = 0;
-  const cusp_instance_config *cfg = cusp_model_instances(m, &nsec);
-  int last = cfg[0].sections - 1;
-  double last_len = cfg[0].length[last];
+  double L = cusp_total_length(m, 0), p0[3], ps[3];
+  cusp_instance_config *cfg = instance_config(m);
+  int last = cfg->sections - 1;
+  double last_len = cfg->length[last];
+  free(cfg);
 
   /* at rest without load: where the statics say */
   settled_point(m, d, 0, NULL, NULL, L, p0);
@@ -192,7 +204,7 @@ static void test_reciprocity(void) {
   mjModel *m = load_text("hang", HANG);
   if (!m) return;
   mjData *d = attach(m);
-  double L = cusp_total_length(d, 0), a = 0.45 * L, F = 0.1;
+  double L = cusp_total_length(m, 0), a = 0.45 * L, F = 0.1;
   double fp[3] = {F, 0, 0}, fn[3] = {-F, 0, 0}, pp[3], pn[3];
   settled_point(m, d, L, fp, NULL, a, pp);
   settled_point(m, d, L, fn, NULL, a, pn);
@@ -218,12 +230,12 @@ static void test_mount_share(void) {
   mjModel *m = load_text("slide", SLIDE);
   if (!m) return;
   mjData *d = attach(m);
-  double L = cusp_total_length(d, 0);
+  double L = cusp_total_length(m, 0);
   double v = settle(m, d, 1e-9, 40), x0 = d->qpos[0];
   EXPECT(v < 1e-9 && fabs(x0) < 1e-9, "slide: at rest at x = %.3g (velocity %.3g)", x0, v);
   double F = 3, f[3] = {F, 0, 0};
   char err[256] = "";
-  EXPECT(cusp_apply_force(d, 0, L, f, NULL, err, sizeof err) == 0, "slide: %s", err);
+  EXPECT(cusp_apply_force(m, d, 0, L, f, NULL, err, sizeof err) == 0, "slide: %s", err);
   v = settle(m, d, 1e-9, 40);
   double x = d->qpos[0] - x0;
   printf("mount share: carriage moved %.6g mm under %.1f N, F/k = %.6g mm\n", 1e3 * x, F, 1e3 * F / SLIDE_K);
@@ -236,26 +248,26 @@ static void test_errors_and_disks(void) {
   mjModel *m = load_text("hang", HANG);
   if (!m) return;
   mjData *d = attach(m);
-  double L = cusp_total_length(d, 0), f1[3] = {1, 0, 0}, bad[3] = {0, NAN, 0};
+  double L = cusp_total_length(m, 0), f1[3] = {1, 0, 0}, bad[3] = {0, NAN, 0};
   char err[256] = "";
-  EXPECT(cusp_apply_force(d, 1, L, f1, NULL, err, sizeof err) == -1 && strstr(err, "instance 1"),
+  EXPECT(cusp_apply_force(m, d, 1, L, f1, NULL, err, sizeof err) == -1 && strstr(err, "instance 1"),
          "bad instance refused: %s", err);
   err[0] = 0;
-  EXPECT(cusp_apply_force(d, 0, 1.5 * L, f1, NULL, err, sizeof err) == -1 && strstr(err, "arc length"),
+  EXPECT(cusp_apply_force(m, d, 0, 1.5 * L, f1, NULL, err, sizeof err) == -1 && strstr(err, "arc length"),
          "s beyond the tip refused: %s", err);
   err[0] = 0;
-  EXPECT(cusp_apply_force(d, 0, -0.01, f1, NULL, err, sizeof err) == -1 && strstr(err, "arc length"),
+  EXPECT(cusp_apply_force(m, d, 0, -0.01, f1, NULL, err, sizeof err) == -1 && strstr(err, "arc length"),
          "negative s refused: %s", err);
   err[0] = 0;
-  EXPECT(cusp_apply_force(d, 0, L, bad, NULL, err, sizeof err) == -1 && strstr(err, "force"),
+  EXPECT(cusp_apply_force(m, d, 0, L, bad, NULL, err, sizeof err) == -1 && strstr(err, "force"),
          "NaN force refused: %s", err);
   err[0] = 0;
-  EXPECT(cusp_apply_force(d, 0, L, NULL, bad, err, sizeof err) == -1 && strstr(err, "torque"),
+  EXPECT(cusp_apply_force(m, d, 0, L, NULL, bad, err, sizeof err) == -1 && strstr(err, "torque"),
          "NaN torque refused: %s", err);
   /* nothing was applied: the arm hangs like the statics without load */
   settle(m, d, 1e-9, 40);
   double p[3], ps[3];
-  point(d, L, p);
+  point(m, d, L, p);
   static_tip(m, d, NULL, ps);
   EXPECT(dist3(p, ps) < 1e-7, "refused loads left no trace (%.3g um)", 1e6 * dist3(p, ps));
 
@@ -266,7 +278,7 @@ static void test_errors_and_disks(void) {
     if (cusp_disk_of_body(m, b, &inst, &s)) continue;
     ndisk++;
     double bp[3];
-    point(d, s, bp);
+    point(m, d, s, bp);
     EXPECT(inst == 0 && dist3(bp, d->xpos + 3 * b) < 1e-9, "disk body %d: s = %g, %.3g um from the backbone",
            b, s, 1e6 * dist3(bp, d->xpos + 3 * b));
     EXPECT(s > s_prev, "disk bodies in arc-length order (%g after %g)", s, s_prev);
@@ -293,8 +305,42 @@ static void test_errors_and_disks(void) {
   if (!m) return;
   d = attach(m);
   err[0] = 0;
-  EXPECT(cusp_apply_force(d, 0, L, f1, NULL, err, sizeof err) == -1 && strstr(err, "native"),
+  EXPECT(cusp_apply_force(m, d, 0, L, f1, NULL, err, sizeof err) == -1 && strstr(err, "native"),
          "native instance refused: %s", err);
+  finish(m, d);
+}
+
+/* The stock viewer's mouse perturbation writes xfrc_applied on a disk body:
+ * the arm settles where cusp_apply_force at that disk's arc length puts it
+ * (and where the statics put that load). */
+static void test_xfrc(void) {
+  mjModel *m = load_text("hang", HANG);
+  if (!m) return;
+  mjData *d = attach(m);
+  double L = cusp_total_length(m, 0), s = -1, p0[3], px[3], pa[3];
+  int tip = -1, inst = -1;
+  for (int b = 0; b < m->nbody; b++)
+    if (!cusp_disk_of_body(m, b, &inst, &s) && fabs(s - L) < 1e-12) tip = b;
+  EXPECT(tip >= 0, "a disk body at the tip");
+  if (tip < 0) {
+    finish(m, d);
+    return;
+  }
+  settled_point(m, d, 0, NULL, NULL, L, p0);
+  const double F = 0.05, f[3] = {0, F, 0};
+  d->xfrc_applied[6 * tip + 1] = F;
+  double v = settle(m, d, 1e-9, 40);
+  point(m, d, L, px);
+  EXPECT(v < 1e-9, "xfrc: settled (max velocity %.3g)", v);
+  d->xfrc_applied[6 * tip + 1] = 0;
+  settled_point(m, d, L, f, NULL, L, pa);
+  double moved = dist3(px, p0);
+  printf("xfrc_applied %.2f N on the tip disk: tip moved %.4g mm, %.3g um from cusp_apply_force's\n", F,
+         1e3 * moved, 1e6 * dist3(px, pa));
+  EXPECT(px[1] - p0[1] > 0.95 * moved && moved > 1e-3, "xfrc: the tip moves along +y (%.4g of %.4g mm)",
+         1e3 * (px[1] - p0[1]), 1e3 * moved);
+  EXPECT(dist3(px, pa) < 1e-3 * moved, "xfrc: %.3g um from cusp_apply_force at the tip (displacement %.4g mm)",
+         1e6 * dist3(px, pa), 1e3 * moved);
   finish(m, d);
 }
 
@@ -303,21 +349,27 @@ static void test_noalloc(void) {
   mjModel *m = load_text("hang", HANG);
   if (!m) return;
   mjData *d = attach(m);
-  double L = cusp_total_length(d, 0), f[3] = {0.5, -0.2, 0.1}, t[3] = {0, 0.01, 0};
+  double L = cusp_total_length(m, 0), f[3] = {0.5, -0.2, 0.1}, t[3] = {0, 0.01, 0};
   char err[256];
+  int disk = -1; /* a disk body for a mouse perturbation every other step */
+  for (int b = m->nbody - 1; b > 0 && disk < 0; b--)
+    if (!cusp_disk_of_body(m, b, NULL, NULL)) disk = b;
+  EXPECT(disk > 0, "noalloc: a disk body");
   long before = allocs;
   for (int i = 0; i < 200; i++) {
-    cusp_apply_force(d, 0, L * (i % 10) / 9.0, f, t, err, sizeof err);
+    cusp_apply_force(m, d, 0, L * (i % 10) / 9.0, f, t, err, sizeof err);
+    if (disk > 0) d->xfrc_applied[6 * disk] = i % 2 ? 0.3 : 0;
     mj_step(m, d);
   }
-  cusp_apply_force(d, 0, 0, NULL, NULL, err, sizeof err);
+  cusp_apply_force(m, d, 0, 0, NULL, NULL, err, sizeof err);
   mj_step(m, d);
-  EXPECT(allocs == before, "noalloc: %ld allocations in 201 steps with a load", allocs - before);
-  EXPECT(cusp_report(d)->nan_events == 0, "noalloc: no NaN events");
+  EXPECT(allocs == before, "noalloc: %ld allocations in 201 steps with a load and xfrc_applied", allocs - before);
+  EXPECT(cusp_report(m, d)->nan_events == 0, "noalloc: no NaN events");
   finish(m, d);
 }
 
 int main(void) {
+  EXPECT(alloc_count_start() > 0, "libcusp.so's code found in the process");
   snprintf(tmpdir, sizeof tmpdir, "/tmp/cusp-perturb-XXXXXX");
   if (!mkdtemp(tmpdir)) {
     fprintf(stderr, "cannot create a temporary directory\n");
@@ -327,6 +379,7 @@ int main(void) {
   test_tip_force();
   test_reciprocity();
   test_mount_share();
+  test_xfrc();
   test_noalloc();
   rmdir(tmpdir);
   return test_report("perturb");
