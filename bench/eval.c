@@ -28,7 +28,6 @@
 
 #include "bench_util.h"
 #include "cusp.h"
-#include "loader.h"
 #include "../apps/mj_state.h"
 
 #ifndef CUSP_SOURCE_DIR
@@ -202,10 +201,9 @@ static double static_gravity_energy(const mjModel *m, const mjData *d) {
 }
 
 /* Instance i is simulated by cusp (not replaced by MuJoCo bodies: contact=native). */
-static int cusp_simulated(const mjModel *m, int i) {
-  int n = 0;
-  const cusp_instance_config *c = cusp_model_instances(m, &n);
-  return c && i < n && c[i].contact != CUSP_CONTACT_NATIVE;
+static int cusp_simulated(const mjModel *m, const mjData *d, int i) {
+  char contact[32] = "";
+  return cusp_get(m, d, i, "contact", contact, sizeof contact) == 0 && strcmp(contact, "native") != 0;
 }
 
 /* Mechanical energy of the rigid bodies (d->energy of this mj_step, which
@@ -216,7 +214,7 @@ static double total_energy(const mjModel *m, const mjData *d, double *kin) {
   *kin = d->energy[1];
   for (int i = 0; i < cusp_instance_count(m); i++) {
     double k = 0, g = 0, el = 0;
-    if (cusp_simulated(m, i) && cusp_energy(d, i, &k, &g, &el) == 0) {
+    if (cusp_energy(m, d, i, &k, &g, &el) == 0) { /* -1 for a native arm: its links are in d->energy */
       e += k + g + el;
       *kin += k;
     }
@@ -224,8 +222,8 @@ static double total_energy(const mjModel *m, const mjData *d, double *kin) {
   return e;
 }
 
-/* The arm's tip: site INSTANCE/tip when the loader made one (native arm),
- * else the centre of the last disk INSTANCE/disk{N-1} (loader.h naming). */
+/* The arm's tip: site INSTANCE/tip when the expansion made one (native arm),
+ * else the centre of the last disk INSTANCE/disk{N-1} (instances.h naming). */
 typedef struct {
   int site, geom;
 } tip_ref;
@@ -270,7 +268,7 @@ static void step_loop(const spec *sp, const mjModel *m, mjData *d, result *res, 
     double dt = now_s() - t0;
     res->wall_s += dt;
     res->steps++;
-    const cusp_step_report *r = cusp_report(d);
+    const cusp_step_report *r = cusp_report(m, d);
     int advanced = r && r->steps > prev_steps;
     if (r) prev_steps = r->steps;
 
@@ -314,7 +312,7 @@ static void step_loop(const spec *sp, const mjModel *m, mjData *d, result *res, 
     int soft_ok = 1;
     for (int i = 0; i < ninst && soft_ok; i++) {
       const double *q = NULL, *v = NULL;
-      int n = cusp_soft_state(d, i, &q, &v);
+      int n = cusp_soft_state(m, d, i, &q, &v);
       for (int j = 0; j < n && q && v; j++)
         if (!isfinite(q[j]) || !isfinite(v[j])) soft_ok = 0;
     }
@@ -378,6 +376,16 @@ static void guarded_loop(const spec *sp, const mjModel *m, mjData *d, result *re
   error_armed = 0;
 }
 
+/* mj_makeData with MuJoCo's errors caught (a refused init raises one, and
+ * MuJoCo frees what it made): NULL then. */
+static mjData *guarded_make_data(const mjModel *m) {
+  if (setjmp(error_jump)) return NULL;
+  error_armed = 1;
+  mjData *d = mj_makeData(m);
+  error_armed = 0;
+  return d;
+}
+
 /* Loads, adjusts and runs one spec; res->loaded = 0 with res->error when
  * the scene cannot be loaded (e.g. contact=native before it exists). */
 static void run(const spec *sp, result *res) {
@@ -405,29 +413,26 @@ static void run(const spec *sp, result *res) {
   if (sp->no_contact)
     for (int g = 0; g < m->ngeom; g++) m->geom_contype[g] = m->geom_conaffinity[g] = 0;
   if (sp->energy) m->opt.enableflags |= mjENBL_ENERGY;
-  d = mj_makeData(m);
+  d = guarded_make_data(m); /* the plugin's init builds the arms */
   if (!d) {
-    snprintf(res->error, sizeof res->error, "out of memory for mjData");
-    goto done;
-  }
-  if (cusp_attach(m, d, err, sizeof err)) {
-    snprintf(res->error, sizeof res->error, "%s", err);
+    const char *why = cusp_last_error();
+    snprintf(res->error, sizeof res->error, "%s", why[0] ? why : "mj_makeData failed");
     goto done;
   }
   const char *inst = cusp_instance_count(m) > 0 ? cusp_instance_name(m, 0) : "arm";
   char prefix[80];
   snprintf(prefix, sizeof prefix, "%s/", inst);
   tip_ref tipg = find_tip(m, inst);
-  /* a loader that takes the key but still builds the soft arm would be measured as lcp */
+  /* an expansion that takes the key but still builds the soft arm would be measured as lcp */
   for (int i = 0; i < sp->nov; i++)
     if (!strcmp(sp->ov[i].key, "contact") && !strcmp(sp->ov[i].value, "native") &&
-        (tipg.site < 0 || (cusp_instance_count(m) > 0 && cusp_simulated(m, 0)))) {
+        (tipg.site < 0 || (cusp_instance_count(m) > 0 && cusp_simulated(m, d, 0)))) {
       snprintf(res->error, sizeof res->error, "contact=native loaded, but the model has no native arm "
                "(no site %stip, or cusp still simulates the instance)", prefix);
       goto done;
     }
   res->loaded = 1;
-  /* the arm's geoms: names "INSTANCE/..." (loader.h, native.h) */
+  /* the arm's geoms: names "INSTANCE/..." (instances.h, native.h) */
   arm_geom = calloc(m->ngeom ? m->ngeom : 1, 1);
   if (!arm_geom) {
     snprintf(res->error, sizeof res->error, "out of memory");
@@ -442,7 +447,7 @@ static void run(const spec *sp, result *res) {
   res->ndof = m->nv;
   for (int i = 0; i < cusp_instance_count(m); i++) {
     const double *q, *v;
-    int n = cusp_simulated(m, i) ? cusp_soft_state(d, i, &q, &v) : 0;
+    int n = cusp_simulated(m, d, i) ? cusp_soft_state(m, d, i, &q, &v) : 0;
     if (n > 0) res->ndof += n;
   }
   long nstep = (long)ceil(sp->T / res->h - 1e-6) + 1;
@@ -457,7 +462,7 @@ static void run(const spec *sp, result *res) {
   nwarning = 0;
   wall_progress_next = now_s() + PROGRESS_S;
   guarded_loop(sp, m, d, res, arm_geom, tipg);
-  const cusp_step_report *r = cusp_report(d);
+  const cusp_step_report *r = cusp_report(m, d);
   if (r) {
     res->solves = r->solves;
     res->converged = r->converged;
@@ -469,11 +474,8 @@ static void run(const spec *sp, result *res) {
   if (res->completed) res->completion = 1;
 done:
   free(arm_geom);
-  if (d) {
-    cusp_detach(d);
-    mj_deleteData(d);
-  }
-  cusp_delete_model(m);
+  if (d) mj_deleteData(d);
+  mj_deleteModel(m);
 }
 
 /* ---------- statistics ---------- */
@@ -599,7 +601,7 @@ static int cmd_ablation(void) {
           for (int c = 0; c < 8; c++) {
             int disks = dk ? 6 : 3;
             double h = hh ? 1e-3 : 1e-4;
-            /* fast: every attach costs a large workspace (slow under sanitizers), so 3 runs of
+            /* fast: every mj_makeData costs a large workspace (slow under sanitizers), so 3 runs of
              * the chain and one of the paper's setting (the full pipeline) */
             int keep = disks == 3 && hh == 1 &&
                        (set == SET_CHAIN ? c == 7 || (c == 0 && a == 0) : c == 7 && a == 0);
@@ -700,32 +702,9 @@ static const scene_def compare_scenes[3] = {
 };
 static const char *const models[3] = {"lcp", "penalty", "native"};
 
-/* Overrides that take the actuation away: every schedule the scene file
- * gives instance "arm" set to none (read once per scene: a load per run
- * saved). */
-static void add_no_actuation(spec *sp) {
-  static char cached_scene[1100];
-  static char names[CUSP_MAX_COORDS][16];
-  static int ns = -1;
-  if (ns < 0 || strcmp(cached_scene, sp->scene)) {
-    char err[512];
-    ns = 0;
-    snprintf(cached_scene, sizeof cached_scene, "%s", sp->scene);
-    mjModel *m = cusp_load(sp->scene, err, sizeof err);
-    if (!m) return; /* the run itself reports why */
-    int n = 0;
-    const cusp_instance_config *c = cusp_model_instances(m, &n);
-    int k = cusp_instance_find(m, "arm");
-    if (c && k >= 0)
-      for (int i = 0; i < c[k].nschedule; i++) snprintf(names[ns++], sizeof names[0], "%s", c[k].schedule[i].name);
-    cusp_delete_model(m);
-  }
-  for (int i = 0; i < ns; i++) {
-    char key[48];
-    snprintf(key, sizeof key, "schedule/%.15s", names[i]);
-    spec_set(sp, key, "none");
-  }
-}
+/* The override that takes the actuation away: no schedule for instance
+ * "arm" (the key is one ';' list). */
+static void add_no_actuation(spec *sp) { spec_set(sp, "schedule", "none"); }
 
 static int cmd_compare(void) {
   double T = fast ? 0.3 : 3.0, Te = fast ? 0.2 : 3.0;
@@ -1001,13 +980,12 @@ static int cmd_perf(int repeat) {
  * whole), the same pre-elongation strain, and the distal two thirds of the
  * sections ramped to 40 N from 1 to 2 s. */
 static void set_sections(spec *sp, int n) {
-  add_no_actuation(sp); /* the scene's schedules name coordinates of 3 sections */
   spec_set(sp, "sections", "%d", n);
   spec_set(sp, "length", "%.10g", 0.45 / n);
   spec_set(sp, "mass", "%.10g", 1.975 / n);
   spec_set(sp, "stiffness", "%.10g", 265.0 * n / 3);
   spec_set(sp, "damping", "%.10g", 125.0 * n / 3);
-  char buf[640] = "", act[640] = "";
+  char buf[640] = "", act[640] = "", sched[640] = "";
   for (int i = 0; i < 3 * n; i++) {
     size_t l = strlen(buf);
     snprintf(buf + l, sizeof buf - l, "%s%.10g", i ? " " : "", 0.06 / n);
@@ -1018,11 +996,12 @@ static void set_sections(spec *sp, int n) {
     for (int c = 1; c <= 3; c++) {
       size_t l = strlen(act);
       snprintf(act + l, sizeof act - l, "%ss%dc%d", act[0] ? " " : "", s, c);
-      char key[48];
-      snprintf(key, sizeof key, "schedule/s%dc%d", s, c);
-      spec_set(sp, key, "1 0 2 40");
+      l = strlen(sched);
+      snprintf(sched + l, sizeof sched - l, "%ss%dc%d 1 0 2 40", sched[0] ? "; " : "", s, c);
     }
   }
+  /* replaces the scene's schedule, which names coordinates of 3 sections */
+  spec_set(sp, "schedule", "%s", sched[0] ? sched : "none");
   spec_set(sp, "actuated", "%s", act);
 }
 

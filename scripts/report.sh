@@ -4,10 +4,11 @@
 # and scaling, measured by bench-eval in one run and written as
 # DIR/report.md with PNG plots (tables in DIR/data/).
 #
-#   scripts/report.sh [--fast] [--out DIR] [--build DIR] [--bench PATH] [--redraw]
+#   scripts/report.sh [--fast] [--docs | --out DIR] [--build DIR] [--bench PATH] [--redraw]
 #
 # --fast      a few configurations, short runs (the test suite; < 1 min)
-# --out DIR   where report.md, the PNGs and data/ go (default docs/)
+# --out DIR   where report.md, the PNGs and data/ go (default BUILD/report)
+# --docs      write the committed report in docs/ (a full run only)
 # --build DIR build tree to (re)build bench-eval in (default build/)
 # --bench P   use this bench-eval and build nothing
 # --redraw    run nothing: redraw the plots and report.md from DIR/data
@@ -15,10 +16,11 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-fast=0 redraw=0 out=$root/docs build=$root/build bench=""
+fast=0 redraw=0 out="" docs=0 build=$root/build bench=""
 while [[ $# -gt 0 ]]; do
   case $1 in
     --fast) fast=1 ;;
+    --docs) docs=1 ;;
     --redraw) redraw=1 ;;
     --out | --build | --bench)
       [[ $# -ge 2 ]] || { echo "report.sh: $1 needs a value" >&2; exit 2; }
@@ -29,6 +31,14 @@ while [[ $# -gt 0 ]]; do
   esac
   shift
 done
+# docs/ holds the committed full report: only a full run asked for by name
+# writes there (issue 19 item 6); everything else goes to the build tree
+if [[ $docs == 1 ]]; then
+  [[ -z $out ]] || { echo "report.sh: --docs and --out name two places; give one" >&2; exit 2; }
+  [[ $fast == 0 ]] || { echo "report.sh: --docs holds the full report; a --fast one goes to --out DIR" >&2; exit 2; }
+  out=$root/docs
+fi
+[[ -n $out ]] || out=$build/report
 command -v gnuplot >/dev/null || { echo "report.sh: gnuplot not found (apt-get install gnuplot)" >&2; exit 1; }
 
 mkdir -p "$out/data"
@@ -584,7 +594,7 @@ cat <<'EOF'
 
 ![comparison](compare.png)
 
-Main runs at h = 1 ms (the scenes' own step). The native arm is the loader's MuJoCo
+Main runs at h = 1 ms (the scenes' own step). The native arm is the expansion's MuJoCo
 approximation of the same arm (`--set arm.contact=native`: rigid links on spring joints, MuJoCo's
 own contact solver).
 
