@@ -141,7 +141,7 @@ if have ball_rotation; then
     "r=$(lcp_rate "$J")" "p=$(max_pen "$J")"
   fb="pivot 192 4 0.7854 0.5 3" # 45 degrees, the scene's gains and ramp
   J=""
-  "$APP" "$f" --seconds 4 --json --set "arm.feedback/s3c1=$fb" --set "arm.feedback/s2c1=$fb" \
+  "$APP" "$f" --seconds 4 --json --set "arm.feedback=s3c1 $fb; s2c1 $fb" \
     >"$TMP/out" 2>"$TMP/err" && J=$(tail -n 1 "$TMP/out")
   check "ball_rotation: closed loop, target 45 degrees via --set ends at 45 (+-3)" 'a >= 42 && a <= 48' \
     "a=$(ball_angle "$J")"
