@@ -28,7 +28,8 @@ static int usage(FILE *out, const char *msg) {
           "  --seconds T    simulated time, s (default 2)\n"
           "  --timestep H   overrides the scene's timestep, s\n"
           "  --set I.K=V    overrides key K of soft instance I (repeatable)\n"
-          "  --log FILE     CSV, one row per step\n"
+          "  --log FILE     CSV, one row per step: contacts, the LCP, every soft tip and\n"
+          "                 every free body's pose (units in the column names)\n"
           "  --dump-lcp DIR each step's contact LCP as DIR/step_NNNNNNN.dat (made if missing)\n"
           "  --json         print one JSON object as the last line\n"
           "exit code: 0 completed, 1 simulation failed, 2 bad arguments or input\n");
@@ -186,6 +187,12 @@ static void step_loop(const mjModel *m, mjData *d, FILE *log, long nstep, double
         cusp_tip_pose(m, d, k, p, q);
         fprintf(log, ",%.10g,%.10g,%.10g", p[0], p[1], p[2]);
       }
+      /* free bodies from qpos: the state after this step (xpos lags by one) */
+      for (int j = 0; j < m->njnt; j++)
+        if (m->jnt_type[j] == mjJNT_FREE) {
+          const double *x = d->qpos + m->jnt_qposadr[j];
+          for (int k = 0; k < 7; k++) fprintf(log, ",%.10g", x[k]);
+        }
       fputc('\n', log);
     }
     if (run.failure[0]) return;
@@ -331,12 +338,29 @@ int main(int argc, char **argv) {
       perror(msg);
       goto done;
     }
-    fprintf(log, "time,active_contacts,kept_contacts,iterations,residual,max_penetration");
+    /* units in the names (s, m); the LCP residual ||min(z, w)||inf mixes
+     * impulses (N*s) and velocities (m/s): no single unit */
+    fprintf(log, "time_s,active_contacts,kept_contacts,iterations,residual,max_penetration_m");
     for (int k = 0; k < ninst; k++) {
-      const char *axis[3] = {"_tip_x", "_tip_y", "_tip_z"};
+      const char *axis[3] = {"_tip_x_m", "_tip_y_m", "_tip_z_m"};
       for (int j = 0; j < 3; j++) {
         fputc(',', log);
         csv_field(log, cusp_instance_name(m, k), axis[j]);
+      }
+    }
+    for (int j = 0; j < m->njnt; j++) {
+      if (m->jnt_type[j] != mjJNT_FREE) continue;
+      int b = m->jnt_bodyid[j];
+      const char *name = mj_id2name(m, mjOBJ_BODY, b);
+      char fallback[32];
+      if (!name || !name[0]) {
+        snprintf(fallback, sizeof fallback, "body%d", b);
+        name = fallback;
+      }
+      const char *part[7] = {"_x_m", "_y_m", "_z_m", "_qw", "_qx", "_qy", "_qz"};
+      for (int k = 0; k < 7; k++) {
+        fputc(',', log);
+        csv_field(log, name, part[k]);
       }
     }
     fputc('\n', log);

@@ -110,9 +110,14 @@ else
   bad "box z = '$z', expected 0.05 +- 0.001"
 fi
 rows=$(($(wc -l <"$TMP/box.csv") - 1))
-if head -n 1 "$TMP/box.csv" | grep -q '^time,active_contacts,kept_contacts,iterations,residual,max_penetration$' &&
-   [ "$rows" -eq 250 ]; then ok "CSV log: header and 250 rows"
+if head -n 1 "$TMP/box.csv" | grep -q '^time_s,active_contacts,kept_contacts,iterations,residual,max_penetration_m,box_x_m,box_y_m,box_z_m,box_qw,box_qx,box_qy,box_qz$' &&
+   [ "$rows" -eq 250 ]; then ok "CSV log: header (units, the free box's pose) and 250 rows"
 else bad "CSV log: $rows rows, header '$(head -n 1 "$TMP/box.csv")'"; fi
+# the log's last row is the state the JSON reports: time 0.5 s, the box at rest on the plane, upright
+last=$(tail -n 1 "$TMP/box.csv")
+if awk -F, -v z="$z" '{ exit !(NF == 13 && $1 > 0.4999 && $1 < 0.5001 && $9 - z < 1e-9 && z - $9 < 1e-9 && ($10 > 0.9999 || $10 < -0.9999)) }' <<<"$last"; then
+  ok "CSV log: last row at 0.5 s, box z = the JSON's (1e-9 m), upright"
+else bad "CSV log: last row '$last' (JSON z = $z)"; fi
 expect_exit 0 "$TMP/box.xml" --seconds 0.1 --timestep 0.001
 grep -q . "$TMP/out" && ok "human summary printed" || bad "no human summary"
 expect_exit 0 "$TMP/box.xml" --seconds 0.1 --dump-lcp "$TMP/rigid_lcp"   # no soft contact: no files
@@ -152,8 +157,8 @@ print(next(iter(d["soft"])))' 2>&1) && ok "soft: instance '$inst', finite tip an
     inst=$(tail -n 1 "$TMP/out" | sed -n 's/.*"soft": {"\([^"]*\)".*/\1/p')
   fi
   if [ -n "$inst" ]; then
-    head -n 1 "$TMP/soft.csv" | grep -q ",${inst}_tip_x,${inst}_tip_y,${inst}_tip_z" &&
-      ok "soft CSV has ${inst}_tip_x/y/z" || bad "soft CSV header: $(head -n 1 "$TMP/soft.csv")"
+    head -n 1 "$TMP/soft.csv" | grep -q ",${inst}_tip_x_m,${inst}_tip_y_m,${inst}_tip_z_m" &&
+      ok "soft CSV has ${inst}_tip_x_m/y_m/z_m" || bad "soft CSV header: $(head -n 1 "$TMP/soft.csv")"
     expect_exit 0 "$soft" --seconds 0.05 --set "$inst.friction=0.3"
     # every solved step's LCP, readable by cusp-lcp, which solves it again
     expect_exit 0 "$soft" --seconds 0.4 --json --dump-lcp "$TMP/lcp"
