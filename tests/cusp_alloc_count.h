@@ -80,7 +80,10 @@ void *calloc(size_t a, size_t b) {
 }
 
 void *realloc(void *p, size_t n) {
-  if (!next_realloc) resolve_next();
+  if (!next_realloc) {
+    if (resolving) return NULL; /* dlsym does not grow blocks; refuse rather than recurse */
+    resolve_next();
+  }
   if (in_cusp(__builtin_return_address(0))) allocs++;
   return next_realloc(p, n);
 }
