@@ -685,7 +685,8 @@ static void test_errors(void) {
   struct {
     const char *key, *value, *want[2];
   } bad[] = {{"contact", "nativ", {"lcp penalty native", "contact"}},
-             {"native_joints", "rigid", {"section free", "native_joints"}}};
+             {"native_joints", "rigid", {"section free", "native_joints"}},
+             {"disks", "65", {"0..64", "disks"}}};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     cusp_override o[2] = {{"arm", "contact", "native"}, {"arm", bad[i].key, bad[i].value}};
     mjModel *mb = cusp_load_with(path, o, 2, err, sizeof err);
