@@ -53,13 +53,8 @@ int cusp_soft_state(const mjModel *m, const mjData *d, int instance, const doubl
 }
 
 double cusp_total_length(const mjModel *m, int instance) {
-  cusp_instance_config *c = malloc(sizeof *c);
-  char err[256];
-  double L = 0;
-  if (c && cusp_instance_read(m, instance, c, err, sizeof err) == 0)
-    for (int i = 0; i < c->sections; i++) L += c->length[i];
-  free(c);
-  return L;
+  const double *arc = m ? cusp_instance_arcs(m, instance, NULL) : NULL;
+  return arc ? arc[0] : 0;
 }
 
 static double length_of(const cusp_instance_config *c) {

@@ -234,6 +234,26 @@ static int add_text(mjSpec *spec, const cusp_instance_config *c, const cusp_over
   return rc;
 }
 
+/* The numeric cusp/NAME/arc: the arm's total length, then each disk's arc
+ * length from the base (m), so that readers of a compiled model find them
+ * without re-reading the keys (cusp_total_length, cusp_disk_of_body). */
+static int add_arcs(mjSpec *spec, const cusp_instance_config *c, char *error, int error_size) {
+  double arc[1 + CUSP_MAX_DISKS];
+  arc[0] = 0;
+  for (int i = 0; i < c->sections; i++) arc[0] += c->length[i];
+  for (int k = 0; k < c->ndisk; k++) {
+    arc[1 + k] = c->disk[k].s;
+    for (int j = 0; j < c->disk[k].section; j++) arc[1 + k] += c->length[j];
+  }
+  char name[CUSP_NAME + 16];
+  snprintf(name, sizeof name, "cusp/%s/arc", c->name);
+  mjsNumeric *num = mjs_addNumeric(spec);
+  if (!num || set_name(spec, num->element, name, error, error_size)) return -1;
+  mjs_setDouble(num->data, arc, 1 + c->ndisk);
+  num->size = 1 + c->ndisk;
+  return 0;
+}
+
 /* ---------- the expansion ---------- */
 
 static int check_overrides(const cusp_override *ov, int nov, char *error, int error_size) {
@@ -420,6 +440,7 @@ static int expand(mjSpec *spec, const cusp_override *ov, int nov, mjModel **firs
     else
       rc = add_disks(spec, c, d, I->body, error, error_size);
     if (!rc) rc = add_text(spec, c, ov, nov, error, error_size);
+    if (!rc) rc = add_arcs(spec, c, error, error_size);
   }
 
   for (int i = 0; in && i < n; i++) free(in[i].c);

@@ -60,34 +60,40 @@ int cusp_instance_find(const mjModel *m, const char *name) {
   return -1;
 }
 
+const double *cusp_instance_arcs(const mjModel *m, int i, int *ndisk) {
+  const char *name = cusp_instance_name(m, i);
+  char num[CUSP_NAME + 16];
+  if (!name) return NULL;
+  snprintf(num, sizeof num, "cusp/%s/arc", name);
+  int id = mj_name2id(m, mjOBJ_NUMERIC, num);
+  if (id < 0 || m->numeric_size[id] < 1) return NULL;
+  if (ndisk) *ndisk = m->numeric_size[id] - 1;
+  return m->numeric_data + m->numeric_adr[id];
+}
+
+/* A soft disk is a mocap body INSTANCE/disk{k} (a native arm's links carry
+ * the same names but are MuJoCo bodies with joints: not soft disks). */
 int cusp_disk_of_body(const mjModel *m, int body, int *instance, double *s) {
-  if (!m || body < 0 || body >= m->nbody) return -1;
+  if (!m || body < 0 || body >= m->nbody || m->body_mocapid[body] < 0) return -1;
   const char *name = mj_id2name(m, mjOBJ_BODY, body);
   const char *slash = name ? strrchr(name, '/') : NULL;
+  char *end;
   if (!slash || strncmp(slash, "/disk", 5)) return -1;
-  int i = -1, n = cusp_instance_count(m);
-  for (int k = 0; k < n && i < 0; k++) {
-    const char *in = cusp_instance_name(m, k);
-    if (in && strlen(in) == (size_t)(slash - name) && !strncmp(in, name, (size_t)(slash - name)))
-      i = k;
+  long k = strtol(slash + 5, &end, 10);
+  if (end == slash + 5 || *end || k < 0) return -1;
+  int n = cusp_instance_count(m);
+  for (int i = 0; i < n; i++) {
+    const char *in = cusp_instance_name(m, i);
+    int ndisk;
+    const double *arc = cusp_instance_arcs(m, i, &ndisk);
+    if (!in || strlen(in) != (size_t)(slash - name) || strncmp(in, name, (size_t)(slash - name)) || !arc ||
+        k >= ndisk)
+      continue;
+    if (instance) *instance = i;
+    if (s) *s = arc[1 + k];
+    return 0;
   }
-  if (i < 0) return -1;
-  /* the instance's keys say where its disks are (load-time and UI use: allocates) */
-  cusp_instance_config *c = malloc(sizeof *c);
-  char msg[8];
-  int rc = -1;
-  if (c && cusp_instance_read(m, i, c, msg, sizeof msg) == 0)
-    for (int k = 0; k < c->ndisk; k++)
-      if (c->disk[k].body_id == body) {
-        double arc = c->disk[k].s;
-        for (int j = 0; j < c->disk[k].section; j++) arc += c->length[j];
-        if (instance) *instance = i;
-        if (s) *s = arc;
-        rc = 0;
-        break;
-      }
-  free(c);
-  return rc;
+  return -1;
 }
 
 /* ---------- cusp_instance_read ---------- */
@@ -268,6 +274,13 @@ int cusp_instance_read(const mjModel *m, int i, cusp_instance_config *c, char *e
              -1;
   } else if (resolve_disks(m, c, error, error_size)) {
     return -1;
+  }
+  int narc;
+  if (!cusp_instance_arcs(m, i, &narc) || narc != c->ndisk) {
+    char what[CUSP_NAME + 96];
+    snprintf(what, sizeof what, "%d disks, but the numeric \"cusp/%s/arc\" is missing or holds another count",
+             c->ndisk, c->name);
+    return expand_again(c, what, error, error_size);
   }
   return cusp_resolve_feedback(m, c, error, error_size);
 }

@@ -13,6 +13,8 @@
  *                   MuJoCo applies nothing; cusp reads d->ctrl), ctrlrange
  *   custom/text     cusp/NAME: "cusp-expanded 1" and then the overrides that
  *                   were applied at expansion, one "key=value" a line
+ *   custom/numeric  cusp/NAME/arc: the total length, then each disk's arc
+ *                   length from the base (m)
  * contact native instead emits MuJoCo links (native.h). The <extension>
  * element and <body><plugin instance> stay: they are the plugin. */
 #ifndef CUSP_INSTANCES_H
@@ -37,6 +39,10 @@ int cusp_soft_instance(const mjModel *m, int plugin_instance);
  * instance and key; a model that was not expanded gets a message that says
  * how to load it (cusp.load, cusp_load, cusp-expand). */
 int cusp_instance_read(const mjModel *m, int i, cusp_instance_config *c, char *error, int error_size);
+
+/* The numeric cusp/NAME/arc of soft instance i (total length, then each
+ * disk's arc length) and its disk count; NULL when absent. No allocation. */
+const double *cusp_instance_arcs(const mjModel *m, int i, int *ndisk);
 
 /* While nonzero on this thread, the plugin's init and nstate do nothing: the
  * expansion compiles the raw scene once to read its keys. */
