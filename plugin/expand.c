@@ -486,8 +486,10 @@ static mjModel *compile_expanded(mjSpec *spec, const char *path, char *error, in
   const char *msg = mjs_getError(spec);
   sb_errorf(error, error_size, "%s (as expanded by cusp; cusp-expand shows that model): %s", path,
             msg && msg[0] ? msg : "compile failed");
+  /* cusp's reason, unless MuJoCo's message already carries it (init raises
+   * it as the error) */
   const char *why = cusp_last_error();
-  if (why && why[0] && error && error_size > 0) {
+  if (why && why[0] && !(msg && strstr(msg, why)) && error && error_size > 0) {
     size_t k = strlen(error);
     if (k + 1 < (size_t)error_size) snprintf(error + k, (size_t)error_size - k, " (cusp: %s)", why);
   }

@@ -23,4 +23,15 @@ cc -std=c11 -o "$tmp/host_pc" "$src/examples/host/host.c" $(PKG_CONFIG_PATH="$pc
   { echo "FAIL: host build (pkg-config)"; exit 1; }
 "$tmp/host_pc" "$scene" || { echo "FAIL: the pkg-config-built host"; exit 1; }
 "$tmp/host_pc" /nonexistent.xml 2>/dev/null && { echo "FAIL: a missing scene was accepted"; exit 1; }
-echo "install: 4 passed, 0 failed"
+# every function the installed headers declare links (the whole softbody core is in the library)
+cat > "$tmp/decl.c" <<'C'
+#include <cusp.h>
+int main(void) {
+  void *f[] = {(void *)sb_lcp_read_dat, (void *)sb_lcp_write_dat, (void *)sb_static_solve, (void *)sb_contact_solve};
+  return f[0] && f[1] && f[2] && f[3] ? 0 : 1;
+}
+C
+cc -std=c11 -o "$tmp/decl" "$tmp/decl.c" $(PKG_CONFIG_PATH="$pc" pkg-config --cflags --libs cusp) -lm ||
+  { echo "FAIL: declared softbody functions do not link"; exit 1; }
+"$tmp/decl" || { echo "FAIL: declared softbody functions"; exit 1; }
+echo "install: 5 passed, 0 failed"
