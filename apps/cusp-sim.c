@@ -24,13 +24,15 @@ static int usage(FILE *out, const char *msg) {
   if (msg) fprintf(stderr, "cusp-sim: %s\n", msg);
   fprintf(out,
           "usage: cusp-sim SCENE.xml [--seconds T] [--timestep H] [--set INSTANCE.KEY=VALUE]...\n"
-          "                [--log FILE.csv] [--dump-lcp DIR] [--json]\n"
+          "                [--log FILE.csv] [--dump-lcp DIR] [--max-penetration D] [--json]\n"
           "  --seconds T    simulated time, s (default 2)\n"
           "  --timestep H   overrides the scene's timestep, s\n"
           "  --set I.K=V    overrides key K of soft instance I (repeatable)\n"
           "  --log FILE     CSV, one row per step: contacts, the LCP, every soft tip and\n"
           "                 every free body's pose (units in the column names)\n"
           "  --dump-lcp DIR each step's contact LCP as DIR/step_NNNNNNN.dat (made if missing)\n"
+          "  --max-penetration D  a soft contact deeper than D m fails the run (default 0.01:\n"
+          "                 no contact model keeps a disk that deep; an arm inside a solid)\n"
           "  --json         print one JSON object as the last line\n"
           "exit code: 0 completed, 1 simulation failed, 2 bad arguments or input\n");
   return 2;
@@ -97,6 +99,7 @@ static const char *const stage_name[NSTAGE] = {"mj_step", "cusp", "dynamics", "c
                                               "conditioning", "solve"};
 
 static const char *run_dump_dir, *scene_name;
+static double run_max_penetration = 0.01;
 
 /* The step's contact LCP as DIR/step_NNNNNNN.dat; a failed write ends the run. */
 static int dump_lcp(const mjModel *m, const mjData *d, const char *scene, long step) {
@@ -170,6 +173,10 @@ static void step_loop(const mjModel *m, mjData *d, FILE *log, long nstep, double
     else if (d->warning[mjWARN_BADQACC].number > 0 || d->warning[mjWARN_BADQVEL].number > 0 ||
              d->warning[mjWARN_BADQPOS].number > 0)
       snprintf(run.failure, sizeof run.failure, "MuJoCo reported an unstable state at step %ld", run.steps);
+    else if (r && r->max_penetration > run_max_penetration)
+      snprintf(run.failure, sizeof run.failure,
+               "a soft contact %.3g m deep at step %ld (more than --max-penetration %g m: is an arm inside a solid, or "
+               "did its contact fail?)", r->max_penetration, run.steps, run_max_penetration);
     else if (r && r->nan_events > 0)
       snprintf(run.failure, sizeof run.failure, "cusp reported %ld NaN event(s) by step %ld", r->nan_events,
                run.steps);
@@ -253,7 +260,7 @@ int main(int argc, char **argv) {
     if (!strcmp(a, "--json")) json = 1;
     else if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout, NULL); rc = 0; goto done; }
     else if (!strcmp(a, "--seconds") || !strcmp(a, "--timestep") || !strcmp(a, "--set") ||
-             !strcmp(a, "--log") || !strcmp(a, "--dump-lcp")) {
+             !strcmp(a, "--log") || !strcmp(a, "--dump-lcp") || !strcmp(a, "--max-penetration")) {
       if (!has_value) {
         snprintf(msg, sizeof msg, "%s needs a value", a);
         usage(stderr, msg);
@@ -266,6 +273,10 @@ int main(int argc, char **argv) {
         goto done;
       } else if (!strcmp(a, "--timestep") && parse_positive(v, &h)) {
         snprintf(msg, sizeof msg, "--timestep needs a finite number > 0, not '%s'", v);
+        usage(stderr, msg);
+        goto done;
+      } else if (!strcmp(a, "--max-penetration") && parse_positive(v, &run_max_penetration)) {
+        snprintf(msg, sizeof msg, "--max-penetration needs a finite number > 0, not '%s'", v);
         usage(stderr, msg);
         goto done;
       } else if (!strcmp(a, "--log")) log_path = v;

@@ -183,5 +183,12 @@ print(next(iter(d["soft"])))' 2>&1) && ok "soft: instance '$inst', finite tip an
     else bad "no <option> in $soft to set RK4 on"; fi
   fi
 fi
+# an arm mounted inside a solid: the run fails on its first step and says why
+inside="$SRC/tests/data/scenes/arm_inside_box.xml"
+expect_exit 1 "$inside" --seconds 0.2 --json
+grep -q 'deep at step 1' "$TMP/err" && tail -n 1 "$TMP/out" | grep -q '"completed": false' &&
+  ok "arm inside a solid: failed at step 1, the depth named" || bad "arm inside a solid: $(cat "$TMP/err")"
+expect_exit 0 "$inside" --seconds 0.01 --max-penetration 2   # a bound the user chose
+expect_exit 2 "$inside" --max-penetration -1
 [ $fail -eq 0 ] && echo "all cusp-sim checks passed"
 exit $fail
