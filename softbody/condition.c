@@ -194,16 +194,30 @@ sb_lcp_status sb_lcp_condition_solve(sb_lcp_work *wk, int n, const double *M, co
   for (int i = 0; i < n; i++) z[i] = wk->zs[i] * wk->dc[i];
   double *wv = wk->w;
   info->residual = sb_lcp_residual(n, M, q, z, wv, &info->complementarity);
-  if (w) memcpy(w, wv, n * sizeof(double));
   double maxq = 0;
   for (int i = 0; i < n; i++) maxq = fmax(maxq, fabs(q[i]));
   double accept = fmax(opt->tol > 0 ? opt->tol : 1e-12, 1e-9) * fmax(1, maxq);
-  if (st == SB_LCP_SOLVED && !(info->residual <= accept)) {
+  int bad;
+  /* in the original variables and in finite arithmetic (sb_lcp_check): the
+   * scaled problem's answer may overflow or cancel once unscaled */
+  if (st == SB_LCP_SOLVED && !sb_lcp_check(n, M, q, z, wv, accept, 0, &info->residual, &bad, wk->qs)) {
     st = info->status = SB_LCP_STALLED;
-    sb_errorf(info->message, sizeof info->message,
-              "the conditioned problem was solved but the original residual is %.3g (> %.3g)",
-              info->residual, accept);
+    if (isfinite(info->residual))
+      sb_errorf(info->message, sizeof info->message,
+                "the conditioned problem was solved but the original residual is %.3g in row %d (> %.3g)",
+                info->residual, bad, accept);
+    else
+      sb_errorf(info->message, sizeof info->message,
+                "the conditioned problem was solved but in the original problem z or w = Mz + q is not "
+                "finite in row %d (overflow)", bad);
   }
+  int finite = isfinite(info->residual);
+  for (int i = 0; i < n; i++) finite &= isfinite(z[i]) && isfinite(wv[i]);
+  if (!finite) { /* never a non-finite z or w: z = 0, w = q */
+    memset(z, 0, n * sizeof(double));
+    info->residual = sb_lcp_residual(n, M, q, z, wv, &info->complementarity);
+  }
+  if (w) memcpy(w, wv, n * sizeof(double));
   info->time_us = sb_lcp_now_us() - t0;
   return st;
 }

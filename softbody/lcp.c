@@ -2,6 +2,7 @@
  * trust region, Lemke's complementary pivoting, projected Gauss-Seidel, and
  * the fallback chain that strings them together. */
 #include <cblas.h>
+#include <float.h>
 #include <lapacke.h>
 #include <math.h>
 #include <stdint.h>
@@ -124,6 +125,80 @@ static int all_finite(int n, const double *x) {
     bad |= (u & e) == e;
   }
   return !bad;
+}
+
+/* ---------- the acceptance test of every "solved" ---------- */
+
+/* q_i + sum_j M_ij z_j compensated (Ogita, Rump and Oishi's Dot2: an fma
+ * TwoProduct and Knuth's TwoSum per term): as accurate as if computed in twice
+ * the precision, |result - exact| <= u |exact| + gamma^2 s_i. Used on the rows
+ * where the plain sum's rounding could decide the test. */
+static double row_dot2(int n, const double *M, const double *q, const double *z, int i) {
+  double s = q[i], c = 0;
+  for (int j = 0; j < n; j++) {
+    if (z[j] == 0) continue;
+    double m = M[(size_t)j * n + i], p = m * z[j], ep = fma(m, z[j], -p);
+    double t = s + p, bp = t - s, es = (s - (t - bp)) + (p - bp);
+    s = t;
+    c += ep + es;
+  }
+  return s + c;
+}
+
+static void row_terms(int n, const double *M, const double *q, const double *z, double *s);
+
+int sb_lcp_check(int n, const double *M, const double *q, const double *z, double *w, double abs_tol,
+                 double rel_tol, double *residual, int *bad_row, double *scratch) {
+  *residual = INFINITY;
+  if (bad_row) *bad_row = -1;
+  for (int i = 0; i < n; i++)
+    if (!isfinite(z[i])) {
+      if (bad_row) *bad_row = i;
+      memset(w, 0, (size_t)n * sizeof(double));
+      return 0;
+    }
+  memcpy(w, q, (size_t)n * sizeof(double));
+  cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, 1.0, M, n, z, 1, 1.0, w, 1);
+  double *s = scratch;
+  row_terms(n, M, q, z, s);
+  /* gamma_{n+2} = (n + 2) u / (1 - (n + 2) u) bounds the relative rounding of
+   * a sum of n + 1 products (and of s itself); each product may also lose
+   * up to the smallest subnormal to underflow. */
+  const double u = DBL_EPSILON / 2, g = (n + 2) * u / (1 - (n + 2) * u);
+  const double under = (n + 2) * DBL_TRUE_MIN;
+  double r = 0;
+  int ok = 1;
+  for (int i = 0; i < n; i++) {
+    double si = s[i] * (1 + g);
+    /* a term or partial sum that overflows cannot be verified: |w_i|'s
+     * partial sums are bounded by s_i, so s_i finite means none did */
+    if (!(si <= DBL_MAX) || !isfinite(w[i])) {
+      if (ok && bad_row) *bad_row = i;
+      ok = 0;
+      r = INFINITY;
+      continue;
+    }
+    double thr = fmax(abs_tol, rel_tol * si), e = g * si + under;
+    double ri = fabs(fmin(z[i], w[i]));
+    if (e > abs_tol || ri + e > thr) { /* the plain sum cannot tell: compensated */
+      w[i] = row_dot2(n, M, q, z, i);
+      e = u * fabs(w[i]) + g * g * si + 2 * under;
+      ri = fabs(fmin(z[i], w[i]));
+    }
+    if (!(ri + e <= thr)) {
+      if (ok && bad_row) *bad_row = i;
+      ok = 0;
+    }
+    r = fmax(r, ri);
+  }
+  *residual = r;
+  return ok;
+}
+
+static double complementarity(int n, const double *z, const double *w) {
+  double c = 0;
+  for (int i = 0; i < n; i++) c += z[i] * w[i];
+  return fabs(c);
 }
 
 /* ---------- Fischer-Burmeister semismooth Newton, LM trust region ---------- */
@@ -750,13 +825,16 @@ static sb_lcp_status solve_chain(sb_lcp_work *wk, int nchain, const sb_lcp_solve
     memcpy(zg, z, n * sizeof(double));
     memcpy(wg, q, n * sizeof(double));
     cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, 1.0, M, n, zg, 1, 1.0, wg, 1);
-    if (fb_pivot_step(wk, n, M, q, zg, wg, wk->idx, &last_count, tol, qs, WARM_PIVOT_PASSES)) {
+    double rg;
+    if (fb_pivot_step(wk, n, M, q, zg, wg, wk->idx, &last_count, tol, qs, WARM_PIVOT_PASSES) &&
+        sb_lcp_check(n, M, q, zg, wk->w, tol * qs, tol, &rg, NULL, wk->da)) {
       memcpy(z, zg, n * sizeof(double));
-      if (wout) memcpy(wout, wg, n * sizeof(double));
+      if (wout) memcpy(wout, wk->w, n * sizeof(double));
       info->status = SB_LCP_SOLVED;
       info->solver = nchain > 0 ? chain[0] : SB_LCP_FB;
       info->attempts = 1;
-      info->residual = sb_lcp_residual(n, M, q, z, wk->w, &info->complementarity);
+      info->residual = rg;
+      info->complementarity = complementarity(n, z, wk->w);
       sb_errorf(info->message, sizeof info->message, "solved by pivoting from the guess's active set");
       info->time_us = sb_lcp_now_us() - t0;
       return SB_LCP_SOLVED;
@@ -771,10 +849,20 @@ static sb_lcp_status solve_chain(sb_lcp_work *wk, int nchain, const sb_lcp_solve
     sb_lcp_status st = run_one(wk, chain[k], n, M, q, z, from_guess, opt, tol, &iters, msg, sizeof msg);
     info->attempts++;
     double r = all_finite(n, z) ? sb_lcp_residual(n, M, q, z, wk->w, &compl) : INFINITY;
-    if (st == SB_LCP_SOLVED && !within_tol(n, M, q, z, wk->w, r, tol, qs, wk->da)) {
-      sb_errorf(msg, sizeof msg, "%s: ended with residual %.3g, above tolerance %.3g of its row's terms",
-                sb_lcp_solver_name(chain[k]), r, tol);
-      st = SB_LCP_STALLED;
+    if (st == SB_LCP_SOLVED) {
+      /* whatever the solver's own test said, in the caller's problem and
+       * in finite arithmetic */
+      int bad;
+      if (!sb_lcp_check(n, M, q, z, wk->w, tol * qs, tol, &r, &bad, wk->da)) {
+        if (isfinite(r))
+          sb_errorf(msg, sizeof msg, "%s: ended with residual %.3g in row %d, above tolerance %.3g of its "
+                    "row's terms", sb_lcp_solver_name(chain[k]), r, bad, tol);
+        else
+          sb_errorf(msg, sizeof msg, "%s: its answer cannot be verified: z or w = Mz + q is not finite "
+                    "in row %d (overflow)", sb_lcp_solver_name(chain[k]), bad);
+        st = SB_LCP_STALLED;
+      }
+      compl = complementarity(n, z, wk->w);
     }
     if (info->attempts == 1) memcpy(first_msg, msg, sizeof msg);
     if (st == SB_LCP_SOLVED || !have_best || r < rbest) {
@@ -817,6 +905,10 @@ static sb_lcp_status solve_chain(sb_lcp_work *wk, int nchain, const sb_lcp_solve
     if (!isfinite(rbest)) memset(zbest, 0, n * sizeof(double));
     memcpy(z, zbest, n * sizeof(double));
     info->residual = sb_lcp_residual(n, M, q, z, w, &info->complementarity);
+    if (!all_finite(n, w)) { /* w overflows at the best iterate: z = 0 keeps w = q finite */
+      memset(z, 0, n * sizeof(double));
+      info->residual = sb_lcp_residual(n, M, q, z, w, &info->complementarity);
+    }
   }
   if (wout) memcpy(wout, w, n * sizeof(double));
   info->status = best_status;

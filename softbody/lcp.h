@@ -44,7 +44,8 @@ typedef struct {
   sb_lcp_solver solver;  /* the solver whose answer is returned */
   int attempts;          /* solvers tried */
   int iterations;        /* of the returned solver: Newton steps, pivots or sweeps */
-  double residual;       /* ||min(z, w)||inf, with w recomputed from M and q */
+  double residual;       /* ||min(z, w)||inf, with w recomputed from M and q (compensated in
+                            the rows where rounding could hide a residual; sb_lcp_check) */
   double complementarity;/* |z^T w| */
   double time_us;        /* wall time of the whole call */
   char message[160];     /* why not solved, or which fallback answered */
@@ -74,6 +75,19 @@ sb_lcp_status sb_lcp_solve(sb_lcp_work *work, int n, const double *M, const doub
 sb_lcp_status sb_lcp_solve_with(sb_lcp_work *work, sb_lcp_solver solver, int n, const double *M,
                                 const double *q, double *z, double *w, const sb_lcp_options *opt,
                                 sb_lcp_info *info);
+
+/* The test every "solved" has passed, in the problem given and in finite
+ * arithmetic: z finite, every product M_ij z_j and partial sum of w = Mz + q
+ * finite (s_i = |q_i| + sum_j |M_ij z_j| <= DBL_MAX), and in every row
+ *   |min(z_i, w_i)| + e_i <= max(abs_tol, rel_tol * s_i)
+ * with e_i a rigorous bound on the rounding error of the computed w_i (rows
+ * where the plain sum's bound could decide, or exceeds abs_tol, are
+ * recomputed compensated, Dot2). So the exact residual of z is within the
+ * tolerance whenever this returns 1. w (n, out): Mz + q; *residual: the
+ * largest |min(z_i, w_i)| (INFINITY when not finite); *bad_row (may be NULL):
+ * the first row that failed, or -1; scratch: n doubles. */
+int sb_lcp_check(int n, const double *M, const double *q, const double *z, double *w, double abs_tol,
+                 double rel_tol, double *residual, int *bad_row, double *scratch);
 
 /* ||min(z, Mz + q)||inf and |z^T (Mz + q)| (w: n scratch, filled with Mz + q). */
 double sb_lcp_residual(int n, const double *M, const double *q, const double *z, double *w,
