@@ -1,5 +1,6 @@
 /* cusp-lcp: solves one LCP file of the peer set's .dat format with the
- * cusp solvers (Ruiz equilibration and optional Tikhonov first) and prints
+ * cusp solvers (zero rows and independent parts split off first,
+ * sb_lcp_solve_split; Ruiz equilibration and optional Tikhonov) and prints
  * the outcome, or JSON on the last line. Exit code: 0 solved, 1 not
  * solved, 2 bad arguments or unreadable input. */
 #include <math.h>
@@ -68,14 +69,12 @@ int main(int argc, char **argv) {
     return 2;
   }
   double *z = calloc(n, sizeof(double)), *w = calloc(n, sizeof(double));
-  sb_lcp_work *work = sb_lcp_work_create(n);
-  if (!z || !w || !work) {
+  if (!z || !w) {
     fprintf(stderr, "cusp-lcp: out of memory for n = %d\n", n);
     free(M);
     free(q);
     free(z);
     free(w);
-    sb_lcp_work_free(work);
     return 2;
   }
   sb_lcp_options opt = sb_lcp_default_options();
@@ -84,7 +83,9 @@ int main(int argc, char **argv) {
     opt.chain[0] = solver;
   }
   sb_lcp_info info;
-  sb_lcp_status status = sb_lcp_condition_solve(work, n, M, q, z, w, ruiz_iterations, tikhonov, &opt, &info);
+  int ncomp, nleft;
+  sb_lcp_status status =
+      sb_lcp_solve_split(n, M, q, z, w, ruiz_iterations, tikhonov, &opt, &info, &ncomp, &nleft);
 
   if (json) {
     printf("{\"file\": ");
@@ -96,6 +97,7 @@ int main(int argc, char **argv) {
     json_number(info.complementarity);
     printf(", \"time_us\": ");
     json_number(info.time_us);
+    printf(", \"components\": %d, \"unknowns_left\": %d", ncomp, nleft);
     printf(", \"ruiz_iterations\": %d, \"tikhonov\": ", ruiz_iterations);
     json_number(tikhonov);
     printf(", \"message\": ");
@@ -108,7 +110,7 @@ int main(int argc, char **argv) {
     printf("]}\n");
   } else {
     printf("file             %s\n", path);
-    printf("n                %d\n", n);
+    printf("n                %d (%d left in %d independent problems once zero rows fix theirs)\n", n, nleft, ncomp);
     printf("solver           %s (%d tried; Ruiz %d iterations, Tikhonov %g)\n", sb_lcp_solver_name(info.solver),
            info.attempts, ruiz_iterations, tikhonov);
     printf("status           %s%s%s\n", sb_lcp_status_name(status), info.message[0] ? ": " : "", info.message);
@@ -125,6 +127,5 @@ int main(int argc, char **argv) {
   free(q);
   free(z);
   free(w);
-  sb_lcp_work_free(work);
   return status == SB_LCP_SOLVED ? 0 : 1;
 }

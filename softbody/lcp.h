@@ -105,9 +105,30 @@ sb_lcp_status sb_lcp_condition_solve(sb_lcp_work *work, int n, const double *M, 
                                      double *z, double *w, int ruiz_iterations, double tikhonov,
                                      const sb_lcp_options *opt, sb_lcp_info *info);
 
+/* (lcp_split.c) The solve of a problem read from a file, at a cost that
+ * follows what M holds rather than n: the unknowns a zero row of M decides
+ * are fixed first (z_i = 0 when q_i > 0; no solution, SB_LCP_RAY, when
+ * q_i < 0), the rest split into independent LCPs (the connected components
+ * of M's nonzero pattern), each solved by sb_lcp_condition_solve with a
+ * workspace of its own size. Solved means the whole z passes sb_lcp_check in
+ * the original problem with sb_lcp_condition_solve's tolerance. Allocates
+ * (O(n) plus the largest component's workspace); O(n^2) besides the
+ * components' solves. ncomp, nleft (may be NULL): the components and the
+ * unknowns left in them. */
+sb_lcp_status sb_lcp_solve_split(int n, const double *M, const double *q, double *z, double *w,
+                                 int ruiz_iterations, double tikhonov, const sb_lcp_options *opt,
+                                 sb_lcp_info *info, int *ncomp, int *nleft);
+
+/* The largest n sb_lcp_read_dat accepts: M is returned dense (128 MB at
+ * this size); a larger n is refused naming the limit. */
+#define SB_LCP_DAT_MAX_N 4096
+
 /* Reads the peer set's .dat format (../shared/reference/lcp/README.md):
  * dense (storage 0) or sparse block (storage 1). On success returns 0 and
- * malloc'ed *M (n x n column-major) and *q; else -1 with a message. */
+ * malloc'ed *M (n x n column-major) and *q; else -1 with a message. Files
+ * above 1 GiB and n above SB_LCP_DAT_MAX_N are refused; every count is
+ * checked against the tokens the file holds before memory is reserved for
+ * it (a sparse M is calloc'ed: untouched pages cost no memory). */
 int sb_lcp_read_dat(const char *path, int *n, double **M, double **q, char *error, int error_size);
 
 /* Writes M (n x n column-major) and q in the same format (dense), exactly

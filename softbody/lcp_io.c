@@ -19,8 +19,10 @@
 
 #include "sb_util.h"
 
-/* A dense M of this order is already 80 GB: larger n is a corrupt header. */
-#define DAT_MAX_N 100000
+#define DAT_MAX_N SB_LCP_DAT_MAX_N
+/* The largest file read: a dense problem of the largest n written with 17
+ * digits takes about 420 MB. Also keeps the line counter within an int. */
+#define DAT_MAX_BYTES (1l << 30)
 
 typedef struct {
   const char *path;
@@ -45,14 +47,22 @@ static int load_file(dat_reader *r) {
   while (text) {
     len += fread(text + len, 1, cap - 1 - len, f);
     if (len < cap - 1) break;
-    char *bigger = realloc(text, 2 * cap);
+    if (len >= (size_t)DAT_MAX_BYTES) {
+      free(text);
+      fclose(f);
+      sb_errorf(r->error, r->error_size, "%s: file is larger than the limit of %ld bytes (a dense problem of "
+                "the largest n, %d, takes about 420 MB)", r->path, DAT_MAX_BYTES, DAT_MAX_N);
+      return -1;
+    }
+    size_t grown = 2 * cap < (size_t)DAT_MAX_BYTES + 2 ? 2 * cap : (size_t)DAT_MAX_BYTES + 2;
+    char *bigger = realloc(text, grown);
     if (!bigger) {
       free(text);
       text = NULL;
       break;
     }
     text = bigger;
-    cap *= 2;
+    cap = grown;
   }
   int read_failed = ferror(f), read_errno = errno;
   fclose(f);
@@ -200,7 +210,7 @@ static int read_sparse_block(dat_reader *r, int n, double **Mout) {
   int nbblocks, nrows, ncols, filled1, filled2, status = -1;
   int *row_end = NULL, *col_end = NULL, *row_ptr = NULL, *block_col = NULL;
   double *M = NULL;
-  long max_blocks = (long)n * n < INT_MAX ? (long)n * n : INT_MAX;
+  long max_blocks = (long)n * n; /* n <= DAT_MAX_N: below INT_MAX */
   if (read_int(r, "nbblocks", 0, max_blocks, &nbblocks) || read_int(r, "blocknumber0", 1, n, &nrows) ||
       read_int(r, "blocknumber1", 1, n, &ncols))
     return -1;
@@ -209,10 +219,18 @@ static int read_sparse_block(dat_reader *r, int n, double **Mout) {
               nbblocks, nrows, ncols);
     return -1;
   }
+  /* each block takes a column index and a label at least: refused before
+   * memory is reserved for a count the file cannot hold */
+  long long left = tokens_left(r, 2 * (long long)nbblocks);
+  if (left < 2 * (long long)nbblocks) {
+    sb_errorf(r->error, r->error_size, "%s:%d: nbblocks = %d, but the file holds only %lld more values (each block "
+              "needs 2 at least)", r->path, r->token_line, nbblocks, left);
+    return -1;
+  }
   row_end = malloc(sizeof(int) * nrows);
   col_end = malloc(sizeof(int) * ncols);
-  row_ptr = malloc(sizeof(int) * (nrows + 1));
-  block_col = malloc(sizeof(int) * (nbblocks + 1));
+  row_ptr = malloc(sizeof(int) * ((size_t)nrows + 1));
+  block_col = malloc(sizeof(int) * ((size_t)nbblocks + 1));
   if (!row_end || !col_end || !row_ptr || !block_col) {
     sb_errorf(r->error, r->error_size, "%s: out of memory for the block structure", r->path);
     goto done;
@@ -260,7 +278,9 @@ static int read_sparse_block(dat_reader *r, int n, double **Mout) {
       long long rows = row_end[br] - (br ? row_end[br - 1] : 0), cols = col_end[bc] - (bc ? col_end[bc - 1] : 0);
       needed += 1 + rows * cols;
     }
-  if (need_tokens(r, needed, "block numbers and values")) goto done;
+  if (need_tokens(r, needed, "block numbers and values") || need_tokens(r, needed + n, "block values, then the values of q"))
+    goto done;
+  /* zero pages until written: memory follows the blocks the file holds */
   M = *Mout = calloc((size_t)n * n, sizeof(double));
   if (!M) {
     sb_errorf(r->error, r->error_size, "%s: out of memory for a %d x %d matrix", r->path, n, n);
@@ -305,8 +325,13 @@ int sb_lcp_read_dat(const char *path, int *n_out, double **M_out, double **q_out
     sb_errorf(error, error_size, "%s: file is empty", path);
     goto done;
   }
-  if (read_int(&r, "n", 1, DAT_MAX_N, &n) || read_int(&r, "storage (0 dense, 1 sparse block)", 0, 1, &storage))
+  if (read_int(&r, "n", 1, INT_MAX, &n)) goto done;
+  if (n > DAT_MAX_N) {
+    sb_errorf(error, error_size, "%s:%d: n = %d is above the limit %d (cusp's solvers are dense: M alone would "
+              "take %.0f MB)", path, r.token_line, n, DAT_MAX_N, 8e-6 * n * (double)n);
     goto done;
+  }
+  if (read_int(&r, "storage (0 dense, 1 sparse block)", 0, 1, &storage)) goto done;
   int rows, cols;
   if (read_int(&r, "matrix rows", 0, DAT_MAX_N, &rows) || read_int(&r, "matrix columns", 0, DAT_MAX_N, &cols))
     goto done;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -172,6 +173,12 @@ static void reader_tests(void) {
   refused("fractional n", write_temp("2.5 0 2 2 2 2"), "not an integer", NULL);
   refused("huge n", write_temp("100001 0 100001 100001 100001 100001 1"), "n = 100001", NULL);
   refused("n beyond int", write_temp("99999999999999999999 0"), "n = 99999999999999999999", NULL);
+  refused("n one above the limit", write_temp("4097 1 4097 4097 1"), "n = 4097 is above the limit 4096", NULL);
+  refused("n = INT_MAX", write_temp("2147483647 1 2147483647 2147483647 2147483647"),
+          "n = 2147483647 is above the limit 4096", NULL);
+  /* n^2 blocks declared by a file that holds a few values: refused before any allocation */
+  refused("nbblocks the file cannot hold", write_temp("4096 1 4096 4096 16777216 4096 4096 1 2 3"),
+          "nbblocks = 16777216", "holds only");
   refused("bad storage code", write_temp("1 2 1 1 1 1 1 -1"), "storage", "2");
   refused("sizes not matching n", write_temp("2 0 3 3 3 3 1 0 0 0 1 0 0 0 1 -1 -1 -1"), "matrix is 3 x 3, but n = 2",
           NULL);
@@ -425,6 +432,129 @@ static void app_tests(void) {
   EXPECT(run_app(args, 1, out, sizeof out) == 2, "two files: exit 2");
 }
 
+/* Runs the app like run_app and returns its peak resident memory in kB in *rss_kb. */
+static int run_app_rss(const char *args, char *out, size_t size, long *rss_kb) {
+  char cmd[4096];
+  snprintf(cmd, sizeof cmd, "exec '%s' %s", CUSP_LCP_APP, args);
+  int fd[2];
+  if (pipe(fd)) return -1;
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(fd[1], 1);
+    close(fd[0]);
+    close(fd[1]);
+    execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+    _exit(127);
+  }
+  close(fd[1]);
+  size_t len = 0;
+  ssize_t k;
+  while (len + 1 < size && (k = read(fd[0], out + len, size - 1 - len)) > 0) len += (size_t)k;
+  out[len] = '\0';
+  close(fd[0]);
+  int status;
+  struct rusage ru;
+  if (pid < 0 || wait4(pid, &status, 0, &ru) != pid) return -1;
+  *rss_kb = ru.ru_maxrss;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* A sparse .dat declaring n = 4000 that holds one 1 x 1 block and q (about
+ * 10 KB): its cost follows what it holds. Every row but the first is zero;
+ * q = -1 on the first (z_0 = 1/2), 0, 1 or 2 elsewhere (z = 0 solves them),
+ * or one -1 there: no solution, named by its row. Before, the dense solvers
+ * took minutes and 555 MB on it; the memory is checked here (not the time). */
+static void sparse_declared_large(void) {
+  enum { n = 4000 };
+  static char text[64 + 4 * n];
+  for (int bad_row = 0; bad_row < 2; bad_row++) {
+    int o = snprintf(text, sizeof text, "%d\n1\n%d\n%d\n1\n2\n2\n1 %d\n1 %d\n3\n1\n0 1 1\n0\n0\n2\n-1", n, n,
+                     n, n, n);
+    for (int i = 1; i < n; i++) o += snprintf(text + o, sizeof text - o, " %s", bad_row && i == 1234 ? "-1" : i % 3 == 0 ? "0" : i % 3 == 1 ? "1" : "2");
+    snprintf(text + o, sizeof text - o, "\n");
+    const char *path = write_temp(text);
+    char args[256], out[1 << 16];
+    snprintf(args, sizeof args, "'%s' --json", path);
+    long rss = 0;
+    int rc = run_app_rss(args, out, sizeof out, &rss);
+    json_members m;
+    int parsed = parse_last_line(out, &m) == 0 && member(&m, "status") && member(&m, "z");
+    EXPECT(parsed, "sparse n = 4000: JSON last line:\n%.300s", out);
+    if (!parsed) continue;
+    static double z[n];
+    int nz = json_numbers(member(&m, "z"), z, n);
+    if (!bad_row) {
+      int zero_rest = 1;
+      for (int i = 1; i < nz; i++) zero_rest &= z[i] == 0;
+      EXPECT(rc == 0 && !strncmp(member(&m, "status"), "\"solved\"", 8) && nz == n && fabs(z[0] - 0.5) < 1e-15 &&
+                 zero_rest,
+             "sparse n = 4000: exit %d, status %.10s, z_0 = %g", rc, member(&m, "status"), nz ? z[0] : NAN);
+      EXPECT(member(&m, "unknowns_left") && atoi(member(&m, "unknowns_left")) < n / 2,
+             "sparse n = 4000: the zero rows with q > 0 are fixed (%.8s left)", member(&m, "unknowns_left"));
+    } else {
+      EXPECT(rc == 1 && !strncmp(member(&m, "status"), "\"ray\"", 5) && member(&m, "message") &&
+                 strstr(member(&m, "message"), "row 1234"),
+             "sparse n = 4000 with no solution: exit %d, %.160s", rc, member(&m, "message"));
+    }
+    EXPECT(rss > 0 && rss < 64 * 1024, "sparse n = 4000: peak memory %ld kB (a dense workspace: 555 MB)", rss);
+  }
+}
+
+/* sb_lcp_solve_split against the plain conditioned solve of the whole
+ * problem: block-diagonal P-matrices with their blocks' indices shuffled,
+ * plus zero rows with q > 0 whose columns are not zero (fixing them empties
+ * rows further on: z_i = 0 is then forced there too). */
+static void split_agrees(void) {
+  enum { n = 24 };
+  static double M[n * n], q[n], z1[n], z2[n], w[n];
+  sb_lcp_work *work = sb_lcp_work_create(n);
+  unsigned long long x = 0x1234567ULL;
+  int worst_ok = 1;
+  for (int trial = 0; trial < 20; trial++) {
+    int perm[n], comp[n];
+    for (int i = 0; i < n; i++) perm[i] = i;
+    for (int i = n - 1; i > 0; i--) {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      int j = (int)(x % (unsigned)(i + 1)), t = perm[i];
+      perm[i] = perm[j];
+      perm[j] = t;
+    }
+    for (int i = 0; i < n; i++) comp[perm[i]] = i / 5; /* components of 5 (the last of 4) */
+    for (int j = 0; j < n; j++)
+      for (int i = 0; i < n; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        double v = (double)(x >> 11) / 9007199254740992.0 - 0.5;
+        M[j * n + i] = comp[i] == comp[j] ? (i == j ? 3 + v : v) : 0;
+      }
+    for (int i = 0; i < n; i++) {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      q[i] = (double)(x >> 11) / 9007199254740992.0 * 4 - 2;
+    }
+    if (trial % 2) { /* rows 0, 1 zero with q > 0; row 2's only entry is in column 0 */
+      for (int j = 0; j < n; j++) M[j * n + 0] = M[j * n + 1] = M[j * n + 2] = 0;
+      M[0 * n + 2] = 1;
+      M[0 * n + 5] = M[1 * n + 6] = 0.5; /* columns 0 and 1 reach other rows */
+      q[0] = 1;
+      q[1] = 2;
+      q[2] = 3;
+    }
+    sb_lcp_options opt = sb_lcp_default_options();
+    sb_lcp_info i1, i2;
+    int ncomp, nleft;
+    sb_lcp_status s1 = sb_lcp_solve_split(n, M, q, z1, w, 10, 0, &opt, &i1, &ncomp, &nleft);
+    sb_lcp_status s2 = sb_lcp_condition_solve(work, n, M, q, z2, NULL, 10, 0, &opt, &i2);
+    double d = tu_relerr(z1, z2, n, 1);
+    int expect_comp = trial % 2 ? 0 : 5;
+    int ok = s1 == SB_LCP_SOLVED && s2 == SB_LCP_SOLVED && d < 1e-9 && (trial % 2 ? nleft == n - 3 : ncomp == 5);
+    if (!ok)
+      fprintf(stderr, "split trial %d: %s / %s, |z - z_whole| %.3g, %d components (%d expected), %d left\n", trial,
+              sb_lcp_status_name(s1), sb_lcp_status_name(s2), d, ncomp, expect_comp, nleft);
+    worst_ok &= ok;
+  }
+  EXPECT(worst_ok, "sb_lcp_solve_split agrees with the whole problem's solve");
+  sb_lcp_work_free(work);
+}
+
 /* ---------- solver input checks ---------- */
 
 static void bad_solver_input(const char *name, sb_lcp_work *work, int n, const double *M, const double *q,
@@ -513,6 +643,8 @@ int main(void) {
   reader_tests();
   writer_tests();
   app_tests();
+  sparse_declared_large();
+  split_agrees();
   solver_input_tests();
   for (int k = 0; k < ntemp; k++) unlink(temp_paths[k]);
   return test_report("lcp_io");
