@@ -193,9 +193,11 @@ static const cusp_key key_table[] = {
      .lo = 0, .hi = 100, .def = {"10", "10"}, LIVE(CUSP_LIVE_RUIZ_ITERATIONS),
      .doc = "sweeps of Ruiz equilibration"},
     {.name = "tikhonov", .kind = CUSP_KEY_REAL, .unit = "", FIELD(tikhonov), GE0, .plo = 1e-16,
-     .phi = 0.1, .zero = "off", .def = {"1e-10", "1e-10"}, LIVE(CUSP_LIVE_TIKHONOV),
-     .why = "eps_W is added to an equilibrated diagonal of order 1: beyond 0.1 it no longer "
-            "regularizes but changes the problem (1e308 took 10,000 iterations per solve)",
+     .phi = 1e-6, .zero = "off", .def = {"1e-10", "1e-10"}, LIVE(CUSP_LIVE_TIKHONOV),
+     .why = "eps_W is added to an equilibrated diagonal of order 1 and one proximal re-solve "
+            "leaves a bias of order eps_W^2, which the physical acceptance (1e-9 of |b|) must "
+            "absorb: above about 1e-5 the contact solves stop converging (1e308 took 10,000 "
+            "iterations per solve)",
      .doc = "Tikhonov regularization eps_W of the normal and sliding-bound diagonal"},
     {.name = "stabilization", .kind = CUSP_KEY_REAL, .unit = "", FIELD(stabilization), .lo = 0,
      .hi = 1, .lo_open = 1, .plo = 1e-3, .phi = 1, .def = {"0.2", "0.2"},

@@ -684,8 +684,13 @@ static sb_lcp_status solve_pgs(sb_lcp_work *wk, int n, const double *M, const do
     bsize = NULL;
   }
   double *w = wk->w;
-  int sweep = 0;
-  for (; sweep < opt->max_sweeps; sweep++) {
+  int sweep = 0, max_sweeps = opt->max_sweeps > 0 ? opt->max_sweeps : 10000;
+  /* PGS converges linearly at best: one that cannot halve its residual in
+   * 1/40 of its budget cannot gain the 12 decades tol asks within it, so it
+   * stops there (a problem without solution kept it sweeping to the end) */
+  int window = max_sweeps / 40 > 10 ? max_sweeps / 40 : 10, ref_sweep = 0;
+  double r_ref = INFINITY;
+  for (; sweep < max_sweeps; sweep++) {
     int o = 0;
     for (int b = 0; b < nblock; b++) {
       int s = bsize ? bsize[b] : one;
@@ -720,6 +725,18 @@ static sb_lcp_status solve_pgs(sb_lcp_work *wk, int n, const double *M, const do
       *sweeps = sweep + 1;
       return SB_LCP_SOLVED;
     }
+    if (sweep == 0) {
+      r_ref = r;
+    } else if (sweep - ref_sweep >= window) {
+      if (!(r <= 0.5 * r_ref)) {
+        *sweeps = sweep + 1;
+        sb_errorf(msg, msg_size, "pgs: no progress over the last %d of %d sweeps (the residual %.3g did not halve)",
+                  window, sweep + 1, r);
+        return SB_LCP_STALLED;
+      }
+      r_ref = r;
+      ref_sweep = sweep;
+    }
   }
   *sweeps = sweep;
   double r = sb_lcp_residual(n, M, q, z, w, NULL);
@@ -749,6 +766,23 @@ static sb_lcp_status check_input(sb_lcp_work *wk, int n, const double *M, const 
   for (int i = 0; !all_finite(n, q) && i < n; i++)
     if (!isfinite(q[i])) {
       sb_errorf(msg, size, "lcp: q(%d) is not finite", i);
+      return SB_LCP_BAD_INPUT;
+    }
+  /* budgets and tolerance: 0 is the default; beyond these a solve either
+   * accepts anything or never ends */
+  if (!(opt->tol == 0 || (opt->tol >= SB_LCP_TOL_MIN && opt->tol <= SB_LCP_TOL_MAX))) {
+    sb_errorf(msg, size, "lcp: tol = %g outside [%g, %g] (0: the default 1e-12)", opt->tol, SB_LCP_TOL_MIN,
+              SB_LCP_TOL_MAX);
+    return SB_LCP_BAD_INPUT;
+  }
+  const struct { const char *name; int value, max; } budget[] = {
+      {"max_iter", opt->max_iter, SB_LCP_MAX_ITER_LIMIT},
+      {"max_pivots", opt->max_pivots, SB_LCP_MAX_PIVOTS_LIMIT},
+      {"max_sweeps", opt->max_sweeps, SB_LCP_MAX_SWEEPS_LIMIT}};
+  for (int k = 0; k < 3; k++)
+    if (budget[k].value < 0 || budget[k].value > budget[k].max) {
+      sb_errorf(msg, size, "lcp: %s = %d outside [0, %d] (0: the default)", budget[k].name, budget[k].value,
+                budget[k].max);
       return SB_LCP_BAD_INPUT;
     }
   if (opt->nblock > 0) {

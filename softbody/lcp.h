@@ -25,11 +25,23 @@ typedef enum {
 
 #define SB_LCP_MAX_CHAIN 4
 
+/* Plausible ranges of the options (a solve outside them is refused,
+ * SB_LCP_BAD_INPUT naming the field): a looser tol accepts what is no
+ * solution, a tighter one is below the rounding of w; the budgets bound a
+ * failing solve's time (Murty's problem needs 2^n pivots: n = 23 fits). */
+#define SB_LCP_TOL_MIN 1e-15
+#define SB_LCP_TOL_MAX 1e-3
+#define SB_LCP_MAX_ITER_LIMIT 10000
+#define SB_LCP_MAX_PIVOTS_LIMIT 10000000
+#define SB_LCP_MAX_SWEEPS_LIMIT 1000000
+
 typedef struct {
-  double tol;            /* solved when every |min(z_i, w_i)| <= tol * max(1, ||q||inf, |q_i| + sum_j |M_ij z_j|) */
+  double tol;            /* solved when every |min(z_i, w_i)| <= tol * max(1, ||q||inf, |q_i| + sum_j |M_ij z_j|)
+                            (0: 1e-12) */
   int max_iter;          /* FB Newton iterations (default 100) */
   int max_pivots;        /* Lemke pivots (default 50 n + 100) */
-  int max_sweeps;        /* PGS sweeps (default 10000) */
+  int max_sweeps;        /* PGS sweeps (default 10000; it stops earlier when 1/40 of them
+                            did not halve its residual) */
   int warm_start;        /* z holds a guess on entry: principal pivoting from its active set
                             is tried first (two passes), then FB and PGS start from it */
   int nchain;            /* solvers tried in order until one solves (FB from a guess that

@@ -146,6 +146,18 @@ int main(void) {
            info.attempts, info.message);
   }
 
+  /* Iteration budget: w0 + w1 = -2 whatever z, no solution, and PGS stays at residual 2.
+   * It stops once a window of 1/40 of its budget brings no halving, instead of
+   * sweeping to the end of the budget. */
+  {
+    double Mi[4] = {1, -1, -1, 1}, qi[2] = {-1, -1}, zi[2], wi[2];
+    sb_lcp_info info;
+    sb_lcp_status st = sb_lcp_solve_with(wk, SB_LCP_PGS, 2, Mi, qi, zi, wi, &opt, &info);
+    EXPECT(st == SB_LCP_STALLED && info.iterations <= opt.max_sweeps / 40 + 2 && strstr(info.message, "no progress"),
+           "pgs without progress stops: %s after %d sweeps, '%s'", sb_lcp_status_name(st), info.iterations,
+           info.message);
+  }
+
   /* Fallback: PGS alone stalls on a zero diagonal, the chain PGS -> Lemke solves. */
   {
     int n = 2;
@@ -255,6 +267,21 @@ int main(void) {
     EXPECT(sb_lcp_solve(wk, 2, m2, q2, z2, w2, &opt, &info) == SB_LCP_BAD_INPUT && strstr(info.message, "q(1)"),
            "Inf in q named: '%s'", info.message);
     q2[1] = -1;
+    /* options outside their plausible ranges: a tol of 1e308 would accept anything, a budget
+     * of INT_MAX sweeps never ends on a problem without solution */
+    struct { const char *name; double tol; int iters, pivots, sweeps; } bad_opt[] = {
+        {"tol", 1e308, 0, 0, 0}, {"tol", NAN, 0, 0, 0}, {"tol", -1, 0, 0, 0}, {"tol", 1e-300, 0, 0, 0},
+        {"max_iter", 0, 2147483647, 0, 0}, {"max_pivots", 0, 0, -5, 0}, {"max_sweeps", 0, 0, 0, 2147483647}};
+    for (unsigned k = 0; k < sizeof bad_opt / sizeof bad_opt[0]; k++) {
+      sb_lcp_options ob = opt;
+      ob.tol = bad_opt[k].tol;
+      ob.max_iter = bad_opt[k].iters;
+      ob.max_pivots = bad_opt[k].pivots;
+      ob.max_sweeps = bad_opt[k].sweeps;
+      EXPECT(sb_lcp_solve(wk, 2, m2, q2, z2, w2, &ob, &info) == SB_LCP_BAD_INPUT &&
+                 strstr(info.message, bad_opt[k].name) && strstr(info.message, "outside"),
+             "option %s out of range refused: '%s'", bad_opt[k].name, info.message);
+    }
     sb_lcp_options o = opt;
     o.warm_start = 1;
     z2[0] = NAN;

@@ -752,8 +752,9 @@ static void test_plausible(void) {
   SET_ERROR("young", "1e308", "100 .. 1e12 Pa", "steel");
   SET_ERROR("density", "4.9e-324", "1 .. 100000 kg/m^3", NULL);
   SET_ERROR("friction", "1e308", "0 (frictionless), or 0.0001 .. 10", NULL);
-  SET_ERROR("tikhonov", "1e308", "0 (off), or 1e-16 .. 0.1", "10,000 iterations");
-  SET_ERROR("tikhonov", "4.9e-324", "1e-16 .. 0.1", NULL);
+  SET_ERROR("tikhonov", "1e308", "0 (off), or 1e-16 .. 1e-6", "10,000 iterations");
+  SET_ERROR("tikhonov", "4.9e-324", "1e-16 .. 1e-6", NULL);
+  SET_ERROR("tikhonov", "1e-3", "1e-16 .. 1e-6", "stop converging");
   SET_ERROR("eps_rank", "1e-308", "1e-15 .. 0.1", NULL);
   SET_ERROR("penalty_stiffness", "1e308", "1 .. 1e8 N/m", NULL);
   SET_ERROR("penalty_stiffness", "4.9e-324", "1 .. 1e8 N/m", NULL);
