@@ -327,8 +327,8 @@ int sb_lcp_read_dat(const char *path, int *n_out, double **M_out, double **q_out
   }
   if (read_int(&r, "n", 1, INT_MAX, &n)) goto done;
   if (n > DAT_MAX_N) {
-    sb_errorf(error, error_size, "%s:%d: n = %d is above the limit %d (cusp's solvers are dense: M alone would "
-              "take %.0f MB)", path, r.token_line, n, DAT_MAX_N, 8e-6 * n * (double)n);
+    sb_errorf(error, error_size, "%s:%d: n = %d is above the limit %d (M is returned dense, n x n: %.0f MB at "
+              "the limit)", path, r.token_line, n, DAT_MAX_N, 8e-6 * DAT_MAX_N * (double)DAT_MAX_N);
     goto done;
   }
   if (read_int(&r, "storage (0 dense, 1 sparse block)", 0, 1, &storage)) goto done;

@@ -63,6 +63,8 @@ sb_lcp_status sb_lcp_solve_split(int n, const double *M, const double *q, double
   if (!info) info = &local;
   memset(info, 0, sizeof *info);
   info->residual = INFINITY;
+  /* the solver named when none runs (every unknown fixed, or no solution found before) */
+  info->solver = opt->nchain >= 1 && opt->nchain <= SB_LCP_MAX_CHAIN ? opt->chain[0] : def.chain[0];
   if (ncomp_out) *ncomp_out = 0;
   if (nleft_out) *nleft_out = 0;
   double t0 = sb_lcp_now_us();
