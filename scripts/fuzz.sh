@@ -6,9 +6,9 @@
 # sanitizer report or failed check is saved in build-fuzz/artifacts/HARNESS
 # and fuzzing goes on with the next seed until the budget is spent.
 #
-# Usage: scripts/fuzz.sh [--seconds N] [--thorough] [--replay-crashes] [mjcf] [lcp]
+# Usage: scripts/fuzz.sh [--seconds N] [--thorough] [--replay-crashes] [mjcf] [keys] [lcp]
 #   --seconds N        budget per harness (default 600)
-#   --thorough         AddressSanitizer's heap checks also for fuzz_mjcf (slow:
+#   --thorough         AddressSanitizer's heap checks also for fuzz_mjcf and fuzz_keys (slow:
 #                      see tests/fuzz/options.sh)
 #   --replay-crashes   only replay tests/fuzz/crashes/HARNESS/* (known crashes
 #                      kept for the fixes) and say which still fail
@@ -22,17 +22,17 @@ while [ $# -gt 0 ]; do
     --seconds) seconds=${2:?--seconds needs a number}; shift ;;
     --thorough) export CUSP_FUZZ_POISON_HEAP=1 ;;
     --replay-crashes) replay=1 ;;
-    mjcf|lcp) harnesses+=("$1") ;;
+    mjcf|keys|lcp) harnesses+=("$1") ;;
     -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
     *) echo "fuzz.sh: unknown argument '$1' (--help)" >&2; exit 2 ;;
   esac
   shift
 done
-[ ${#harnesses[@]} -gt 0 ] || harnesses=(mjcf lcp)
+[ ${#harnesses[@]} -gt 0 ] || harnesses=(mjcf keys lcp)
 source tests/fuzz/options.sh
 
 CC=clang cmake -S . -B build-fuzz -DCUSP_WERROR=ON -DCUSP_FUZZ=ON > /dev/null
-cmake --build build-fuzz -j"$(nproc)" --target fuzz_mjcf fuzz_lcp
+cmake --build build-fuzz -j"$(nproc)" --target fuzz_mjcf fuzz_keys fuzz_lcp
 
 if [ $replay = 1 ]; then
   status=0

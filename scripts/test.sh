@@ -22,5 +22,5 @@ UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 
 echo "== fuzz smoke (clang, libFuzzer + ASan + UBSan) =="
 CC=clang cmake -S . -B build-fuzz -DCUSP_WERROR=ON -DCUSP_FUZZ=ON > /dev/null
-cmake --build build-fuzz -j"$(nproc)" --target fuzz_mjcf fuzz_lcp
+cmake --build build-fuzz -j"$(nproc)" --target fuzz_mjcf fuzz_keys fuzz_lcp
 ctest --test-dir build-fuzz -L fuzz --output-on-failure

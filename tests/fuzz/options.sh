@@ -1,6 +1,6 @@
 # Options shared by tests/fuzz/smoke.sh and scripts/fuzz.sh (sourced).
 #
-# fuzz_mjcf: each input builds the soft runtime twice (the compile's data and
+# fuzz_mjcf, fuzz_keys: each input builds the soft runtime twice (the compile's data and
 # mj_makeData), and the contact workspaces are sized for the worst case
 # (issue 19 item 12: blocks of about 0.5 GB). AddressSanitizer poisons and
 # unpoisons the shadow of every such block, 2.5 s per input; with
@@ -16,6 +16,6 @@ fuzz_flags() { # HARNESS SOURCE_DIR: the dictionary and input size
 fuzz_env() { # HARNESS COMMAND...: run with the sanitizers' options
   local h=$1; shift
   local asan="detect_leaks=1:allocator_may_return_null=1"
-  if [ "$h" = mjcf ] && [ "${CUSP_FUZZ_POISON_HEAP:-0}" != 1 ]; then asan="$asan:poison_heap=0"; fi
+  if [ "$h" != lcp ] && [ "${CUSP_FUZZ_POISON_HEAP:-0}" != 1 ]; then asan="$asan:poison_heap=0"; fi
   ASAN_OPTIONS="$asan" UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 OPENBLAS_NUM_THREADS=1 "$@"
 }

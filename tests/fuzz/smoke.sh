@@ -17,9 +17,9 @@ trap 'rm -rf "$work"' EXIT
 # entries (issue 19 item 11, tests/fuzz/crashes/lcp) at its 234th input; the
 # run stays below that until they are fixed, then goes to 3000
 # (scripts/fuzz.sh --replay-crashes lcp says when they are).
-declare -A runs=([mjcf]=500 [lcp]=200)
+declare -A runs=([mjcf]=500 [keys]=300 [lcp]=200)
 
-for h in mjcf lcp; do
+for h in mjcf keys lcp; do
   corpus="$src/tests/fuzz/corpus/$h"
   echo "== fuzz_$h: replaying $(ls "$corpus" | wc -l) committed inputs =="
   fuzz_env "$h" "$build/fuzz_$h" -runs=0 "$(fuzz_flags "$h" "$src")" -artifact_prefix="$work/" "$corpus"
