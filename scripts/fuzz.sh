@@ -38,7 +38,7 @@ if [ $replay = 1 ]; then
   status=0
   for h in "${harnesses[@]}"; do
     for f in tests/fuzz/crashes/"$h"/*; do
-      [ -f "$f" ] || continue
+      [ -f "$f" ] && [ "${f##*.}" != md ] || continue
       if fuzz_env "$h" build-fuzz/fuzz_"$h" "$f" > build-fuzz/replay.log 2>&1; then
         echo "fixed     $f"
       else
