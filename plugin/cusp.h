@@ -96,6 +96,12 @@ typedef struct {
    * Jacobians, penalty forces, Delassus matrix), conditioning (stages 1-3),
    * solve (the LCP solver chain); total covers the whole compute */
   double dynamics_us, collision_us, assembly_us, conditioning_us, solve_us, total_us;
+  /* "" when the last compute found nothing wrong; else why its state is not
+   * physical, in words: a soft disk deeper inside a geom (or another disk)
+   * than its own radius, which contact cannot push out (an arm mounted inside
+   * a solid), naming the instance, disk, geom and depth; or a failed soft
+   * step. When a disk first goes that deep, MuJoCo's mju_warning says it too. */
+  char message[256];
 } cusp_step_report;
 
 /* NULL when m has no soft instance or d has no cusp data. */

@@ -330,6 +330,7 @@ static int expand(mjSpec *spec, const cusp_override *ov, int nov, mjModel **firs
   int n = cusp_instance_count(m), rc = 0;
   instance *in = n ? calloc((size_t)n, sizeof *in) : NULL;
   if (n && !in) rc = fail(error, error_size, "out of memory");
+  if (!rc && n > 0) rc = cusp_check_model_options(m, error, error_size);
 
   for (int i = 0; !rc && i < nov; i++)
     if (cusp_instance_find(m, ov[i].instance) < 0)

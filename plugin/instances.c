@@ -284,3 +284,18 @@ int cusp_instance_read(const mjModel *m, int i, cusp_instance_config *c, char *e
   }
   return cusp_resolve_feedback(m, c, error, error_size);
 }
+
+int cusp_check_model_options(const mjModel *m, char *error, int error_size) {
+  if (m->opt.integrator == mjINT_RK4) {
+    sb_errorf(error, error_size, "cusp.softbody: the RK4 integrator is not supported (the soft "
+              "step advances once per mj_step); use Euler, implicit or implicitfast in <option integrator=...>");
+    return -1;
+  }
+  if ((m->opt.disableflags & mjDSBL_SPRING) && (m->opt.disableflags & mjDSBL_DAMPER)) {
+    sb_errorf(error, error_size, "cusp.softbody: springs and dampers are both disabled "
+              "(<flag spring=\"disable\" damper=\"disable\"/>), so MuJoCo skips the passive stage where the "
+              "soft arms step: enable one of them");
+    return -1;
+  }
+  return 0;
+}

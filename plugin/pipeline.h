@@ -88,7 +88,8 @@ struct cusp_runtime {
   int pending;
   double pending_time;
   double pending_count[CUSP_NCOUNT];
-  char message[256];
+  char message[256];         /* why this compute failed or its state is not physical ("" if neither) */
+  int deep_warned;           /* a disk was found inside a solid and mju_warning said so (until it leaves) */
 };
 
 /* ---------- small helpers ---------- */

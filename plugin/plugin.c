@@ -56,17 +56,7 @@ static int plugin_init(const mjModel *m, mjData *d, int instance) {
               mjVERSION_HEADER / 1000000, mjVERSION_HEADER / 1000 % 1000, mjVERSION_HEADER % 1000, mj_versionString());
     return fail_init();
   }
-  if (m->opt.integrator == mjINT_RK4) {
-    sb_errorf(last_error, sizeof last_error, "cusp.softbody: the RK4 integrator is not supported (the soft "
-              "step advances once per mj_step); use Euler, implicit or implicitfast in <option integrator=...>");
-    return fail_init();
-  }
-  if ((m->opt.disableflags & mjDSBL_SPRING) && (m->opt.disableflags & mjDSBL_DAMPER)) {
-    sb_errorf(last_error, sizeof last_error, "cusp.softbody: springs and dampers are both disabled "
-              "(<flag spring=\"disable\" damper=\"disable\"/>), so MuJoCo skips the passive stage where the "
-              "soft arms step: enable one of them");
-    return fail_init();
-  }
+  if (cusp_check_model_options(m, last_error, sizeof last_error)) return fail_init();
   char err[1024];
   cusp_runtime *r = cusp_runtime_create(m, d, err, sizeof err);
   if (!r) {

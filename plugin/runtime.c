@@ -59,6 +59,46 @@ static void stage_commit(cusp_runtime *r, int failed, double h) {
   for (int j = 0; j < nv; j++) r->d->qfrc_passive[j] += r->qfrc_cusp[j];
 }
 
+/* A disk deeper inside a geom (or another disk) than its own radius has its
+ * centre in there: the contact's normal no longer points out and no
+ * impulse within a step brings it back (an arm mounted inside a solid,
+ * or driven into one). Says so in r->message naming the deepest such
+ * contact, and through mju_warning when it first happens, so that every
+ * host (C, Python, the viewer) hears it on the first step. */
+static void stage_check_depth(cusp_runtime *r, int nsoft_contacts) {
+  const contact_meta *deepest = NULL;
+  double worst = 1; /* depth / disk radius */
+  for (int c = 0; c < nsoft_contacts; c++) {
+    const contact_meta *cm = &r->meta[c];
+    if (cm->inst < 0) continue;
+    double ratio = -cm->gap / r->soft[cm->inst].cfg.disk_radius;
+    if (ratio > worst) {
+      worst = ratio;
+      deepest = cm;
+    }
+  }
+  if (!deepest) {
+    r->deep_warned = 0;
+    return;
+  }
+  const cusp_instance_config *c = &r->soft[deepest->inst].cfg;
+  char other[CUSP_NAME + 64];
+  if (deepest->other_inst >= 0) {
+    snprintf(other, sizeof other, "disk %d of instance \"%s\"", deepest->other_disk,
+             r->soft[deepest->other_inst].cfg.name);
+  } else {
+    const char *g = mj_id2name(r->m, mjOBJ_GEOM, deepest->other_geom);
+    if (g) snprintf(other, sizeof other, "geom \"%s\"", g);
+    else snprintf(other, sizeof other, "geom %d (unnamed)", deepest->other_geom);
+  }
+  sb_errorf(r->message, sizeof r->message,
+            "instance \"%s\": disk %d (body \"%s/disk%d\") is %.3g m inside %s at t = %g s, deeper than "
+            "its radius %g m: the arm is inside a solid (is its mount?) and contact cannot push it out",
+            c->name, deepest->disk, c->name, deepest->disk, -deepest->gap, other, r->d->time, c->disk_radius);
+  if (!r->deep_warned) mju_warning("cusp.softbody: %s", r->message);
+  r->deep_warned = 1;
+}
+
 static void write_reports(cusp_runtime *r, int nsoft_contacts, const sb_contact_info *info) {
   cusp_step_report *rep = &r->rep;
   rep->ncontact = nsoft_contacts;
@@ -82,6 +122,7 @@ static void write_reports(cusp_runtime *r, int nsoft_contacts, const sb_contact_
     rep->max_penetration = fmax(rep->max_penetration, -cm->gap);
   }
   rep->info = *info;
+  snprintf(rep->message, sizeof rep->message, "%s", r->message);
 }
 
 /* ---------- compute / advance ---------- */
@@ -118,6 +159,7 @@ void cusp_runtime_compute(cusp_runtime *r, const mjModel *m, mjData *d) {
   double t_start = now_us(), t_dyn = 0, t_col = 0, t_asm = 0, t_mark = t_start;
   r->nmeta = 0;
   r->has_rigid_impulse = 0;
+  r->message[0] = 0;
   memcpy(r->pending_count, cusp_state_counters(block), sizeof r->pending_count);
   memset(r->qfrc_cusp, 0, sizeof(double) * (nv ? nv : 1));
   memset(r->touched, 0, m->nbody);
@@ -154,6 +196,7 @@ void cusp_runtime_compute(cusp_runtime *r, const mjModel *m, mjData *d) {
   t_mark = now_us();
   cusp_stage_narrow_phase(r);
   int nsoft_contacts = r->nmeta;
+  stage_check_depth(r, nsoft_contacts);
   t_col += now_us() - t_mark;
   t_mark = now_us();
   for (const cusp_contact_model *cm = cusp_contact_models; cm->name; cm++)
@@ -306,6 +349,8 @@ void cusp_runtime_reset(cusp_runtime *r, double *state) {
   r->pending = 0;
   r->lcp_ran = 0;
   r->nreport = 0;
+  r->deep_warned = 0;
+  r->message[0] = 0;
   memset(&r->rep, 0, sizeof r->rep);
   if (!state) return;
   state[0] = CUSP_STATE_TAG;
@@ -322,6 +367,7 @@ void cusp_runtime_reset(cusp_runtime *r, double *state) {
 void cusp_runtime_copy(cusp_runtime *dst, const cusp_runtime *src) {
   if (dst->ninst != src->ninst || dst->max_contacts != src->max_contacts) return; /* another model */
   dst->rep = src->rep;
+  dst->deep_warned = src->deep_warned;
   dst->nreport = src->nreport;
   memcpy(dst->reports, src->reports, sizeof(cusp_contact_report) * src->nreport);
   for (int i = 0; i < dst->ninst; i++) dst->soft[i].disks_placed = 0;

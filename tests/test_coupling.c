@@ -42,6 +42,89 @@ static run_stats run(const mjModel *m, mjData *d, double T, double from) {
   return st;
 }
 
+/* MuJoCo's warnings while a test runs (mju_user_warning). */
+static int nwarning;
+static char last_warning[1024];
+static void record_warning(const char *msg) {
+  nwarning++;
+  snprintf(last_warning, sizeof last_warning, "%s", msg);
+}
+
+/* Center depth of point p inside an axis-aligned box (center c, half sizes
+ * h): its distance to the nearest face, < 0 outside. */
+static double box_depth(const double p[3], const double c[3], const double h[3]) {
+  double depth = INFINITY;
+  for (int a = 0; a < 3; a++) depth = fmin(depth, h[a] - fabs(p[a] - c[a]));
+  return depth;
+}
+
+/* An arm mounted inside a solid box (issue 19 item 2): the plugin says so in
+ * words before the first step (the mj_forward after mj_makeData) naming the
+ * instance, the disk, the geom and the depth, once through mju_warning and
+ * in every step's report while it lasts; the depth is the deepest contact's,
+ * at least as deep as that disk's centre is inside the box (geometry alone).
+ * An arm lying on the floor in contact says nothing. */
+static void test_inside_solid(void) {
+  void (*saved)(const char *) = mju_user_warning;
+  mju_user_warning = record_warning;
+  nwarning = 0;
+  mjModel *m = load(SCENE("arm_inside_box.xml"), NULL, 0);
+  mjData *d = m ? attach(m) : NULL;
+  if (d) {
+    EXPECT(nwarning == 1, "%d warnings after mj_forward, expected 1: %s", nwarning, last_warning);
+    const cusp_step_report *r = cusp_report(m, d);
+    const cusp_contact_report *c;
+    int nc = cusp_contacts(m, d, &c), deepest = -1;
+    for (int k = 0; k < nc; k++)
+      if (deepest < 0 || c[k].gap < c[deepest].gap) deepest = k;
+    EXPECT(deepest >= 0, "no soft contact inside the box");
+    if (deepest >= 0) {
+      char disk[64], depth[32];
+      snprintf(disk, sizeof disk, "disk %d (body \"arm/disk%d\")", c[deepest].disk, c[deepest].disk);
+      snprintf(depth, sizeof depth, "is %.3g m inside", -c[deepest].gap);
+      const char *words[] = {"instance \"arm\"", disk, depth, "geom \"block\"", "inside a solid"};
+      for (int w = 0; w < 5; w++) {
+        EXPECT(strstr(last_warning, words[w]), "warning lacks '%s': %s", words[w], last_warning);
+        EXPECT(strstr(r->message, words[w]), "report message lacks '%s': %s", words[w], r->message);
+      }
+      const double center[3] = {0, 0, 0.5}, half[3] = {0.5, 0.5, 0.5};
+      char body[64];
+      snprintf(body, sizeof body, "arm/disk%d", c[deepest].disk);
+      int b = mj_name2id(m, mjOBJ_BODY, body);
+      EXPECT(b >= 0, "no body %s", body);
+      if (b >= 0) {
+        double inside = box_depth(d->xpos + 3 * b, center, half), reach = hypot(0.03, 0.005);
+        EXPECT(inside > 0.03 && -c[deepest].gap >= inside - 1e-9 && -c[deepest].gap <= inside + reach + 1e-9,
+               "%s: centre %.4f m inside the box, contact depth %.4f m", body, inside, -c[deepest].gap);
+      }
+    }
+    for (int k = 0; k < 3; k++) mj_step(m, d);
+    EXPECT(nwarning == 1, "%d warnings after 3 more steps: said once while it lasts", nwarning);
+    EXPECT(strstr(cusp_report(m, d)->message, "inside a solid"), "report after 3 steps: \"%s\"",
+           cusp_report(m, d)->message);
+    mj_resetData(m, d);
+    mj_forward(m, d);
+    EXPECT(nwarning == 2, "%d warnings after a reset, expected a second one", nwarning);
+  }
+  finish(m, d);
+
+  nwarning = 0;
+  m = load(SCENE("coupling_lying.xml"), NULL, 0);
+  d = m ? attach(m) : NULL;
+  if (d) {
+    int touched = 0, quiet = 1;
+    for (int k = 0; k < 300; k++) {
+      mj_step(m, d);
+      touched |= cusp_report(m, d)->ncontact > 0;
+      quiet &= cusp_report(m, d)->message[0] == 0;
+    }
+    EXPECT(touched && quiet && nwarning == 0, "arm lying on the floor: contacts %d, message \"%s\", %d warnings",
+           touched, cusp_report(m, d)->message, nwarning);
+  }
+  finish(m, d);
+  mju_user_warning = saved;
+}
+
 /* 1. The arm swings down onto a static box and the floor. */
 static void test_fall(void) {
   mjModel *m = load(SCENE("coupling_fall.xml"), NULL, 0);
@@ -704,5 +787,6 @@ int main(void) {
   test_energy_and_timing();
   test_self_contact();
   test_soft_soft();
+  test_inside_solid();
   return test_report("coupling");
 }

@@ -188,6 +188,10 @@ inside="$SRC/tests/data/scenes/arm_inside_box.xml"
 expect_exit 1 "$inside" --seconds 0.2 --json
 grep -q 'deep at step 1' "$TMP/err" && tail -n 1 "$TMP/out" | grep -q '"completed": false' &&
   ok "arm inside a solid: failed at step 1, the depth named" || bad "arm inside a solid: $(cat "$TMP/err")"
+# the plugin itself says it in words (MuJoCo's warning), whatever the host
+grep -q 'instance "arm": disk [0-9]* (body "arm/disk[0-9]*") is 0.505 m inside geom "block"' "$TMP/err" &&
+  ok "arm inside a solid: the plugin names the instance, disk, geom and depth" ||
+  bad "arm inside a solid: no plugin warning: $(cat "$TMP/err")"
 expect_exit 0 "$inside" --seconds 0.01 --max-penetration 2   # a bound the user chose
 expect_exit 2 "$inside" --max-penetration -1
 [ $fail -eq 0 ] && echo "all cusp-sim checks passed"

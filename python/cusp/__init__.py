@@ -103,6 +103,7 @@ class StepReport(ctypes.Structure):
       ("conditioning_us", ctypes.c_double),
       ("solve_us", ctypes.c_double),
       ("total_us", ctypes.c_double),
+      ("message", ctypes.c_char * 256),
   ]
 
 

@@ -39,6 +39,7 @@ import shutil
 import struct
 import subprocess
 import sys
+import textwrap
 import threading
 import time
 import zlib
@@ -124,6 +125,9 @@ def status_text(m, d, paused=False, rtf=None, note="", keys=True):
   if r.get("solves"):
     lcp = r["info"]["lcp"]
     rows.insert(4, ("Last solve", f"{lcp['solver_name']} {lcp['status_name']}, {lcp['iterations']} its"))
+  if r.get("message"):   # the plugin's words on a state that is not physical (an arm inside a solid)
+    for k, line in enumerate(textwrap.wrap(r["message"], 60)):
+      rows.append(("Warning" if k == 0 else "", line))
   if note:
     rows.append(("", note))
   return "\n".join(a for a, _ in rows), "\n".join(b for _, b in rows)
@@ -321,6 +325,8 @@ def step(m, d):
   r = cusp.report(m, d)
   if r and r["nan_events"]:
     raise Failure(f"cusp reported {r['nan_events']} NaN event(s) by t = {d.time:.4f} s")
+  if r and r["message"]:
+    raise Failure(f"cusp at t = {d.time:.4f} s: {r['message']}")
 
 
 def step_until(m, d, t, deadline):

@@ -429,3 +429,45 @@ def test_every_scene_renders_its_arms():
     assert int(ninst) > 0, path
     assert float(std) > 10, f"{path}: a blank picture"
     assert int(orange) > 30, f"{path}: the arm is not in view ({orange} disk pixels)"
+
+
+def test_arm_inside_a_solid_is_reported_in_words(capfd):
+  """Issue 19 item 2: an arm mounted inside a solid box is reported by the
+  plugin itself on the first step (MuJoCo's warning and the report's
+  message), naming the instance, disk, geom and depth; an arm lying on the
+  floor in contact is not."""
+  m = cusp.load(str(REPO / "tests" / "data" / "scenes" / "arm_inside_box.xml"))
+  d = mujoco.MjData(m)
+  mujoco.mj_step(m, d)
+  r = cusp.report(m, d)
+  contacts = cusp.contacts(m, d)
+  deepest = min(contacts, key=lambda c: c["gap"])
+  words = ['instance "arm"', f'disk {deepest["disk"]} (body "arm/disk{deepest["disk"]}")',
+           f'is {-deepest["gap"]:.3g} m inside', 'geom "block"', "inside a solid"]
+  for w in words:
+    assert w in r["message"], (w, r["message"])
+  said = capfd.readouterr()
+  assert "inside a solid" in said.out + said.err
+  # the disk's centre is inside the box (0.5 m half size about (0, 0, 0.5)) by
+  # more than the disk's radius, and the contact is at least that deep
+  centre = d.body(f'arm/disk{deepest["disk"]}').xpos
+  inside = min(0.5 - abs(centre[0]), 0.5 - abs(centre[1]), 0.5 - abs(centre[2] - 0.5))
+  assert inside > 0.03 and -deepest["gap"] >= inside - 1e-9
+  # the viewer shows it, and its headless run fails with it
+  from cusp import view
+  labels, values = view.status_text(m, d)
+  assert "Warning" in labels and "inside a solid" in values.replace("\n", " ")
+  with pytest.raises(view.Failure, match='geom "block"'):
+    view.step(m, d)
+
+  m = cusp.load(str(REPO / "tests" / "data" / "scenes" / "coupling_lying.xml"))
+  d = mujoco.MjData(m)
+  touched = False
+  for _ in range(200):
+    mujoco.mj_step(m, d)
+    r = cusp.report(m, d)
+    touched |= r["ncontact"] > 0
+    assert r["message"] == "", r["message"]
+  assert touched
+  said = capfd.readouterr()
+  assert "cusp.softbody" not in said.out + said.err
