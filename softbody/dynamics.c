@@ -144,6 +144,40 @@ void sb_mass_matrix(const sb_model *m, sb_work *w, double *M) {
   }
 }
 
+/* The base's rows and columns of the mass matrix of the chain on a free
+ * base: a unit base acceleration e_j moves every subtree rigidly, so node
+ * k's subtree needs the wrench Ic_k A_k (composite inertia, A_k = X_k ...
+ * X_0 e_j); its projection on the node's columns is B e_j, and at the base
+ * X_0^T Ic_0 X_0 e_j is Mbb e_j. */
+void sb_base_inertia(const sb_model *m, sb_work *w, double *B, double Mbb[36]) {
+  int n = m->n, K = m->nnode;
+  for (int k = 0; k < K; k++) memcpy(w->Ic + 36 * k, m->node[k].inertia, 36 * sizeof(double));
+  for (int k = K - 1; k > 0; k--) {
+    double C[36];
+    congruence6(w->X + 36 * k, w->Ic + 36 * k, C);
+    for (int i = 0; i < 36; i++) w->Ic[36 * (k - 1) + i] += C[i];
+  }
+  memset(B, 0, (size_t)n * 6 * sizeof(double));
+  for (int j = 0; j < 6; j++) {
+    double A[6] = {0, 0, 0, 0, 0, 0}, An[6], F[6];
+    A[j] = 1;
+    for (int k = 0; k < K; k++) {
+      const sb_node *nd = &m->node[k];
+      sb_mat6_vec(w->X + 36 * k, A, An);
+      memcpy(A, An, sizeof A);
+      sb_mat6_vec(w->Ic + 36 * k, A, F);
+      const double *S = w->S + nd->soff;
+      for (int c = 0; c < nd->ncol; c++) {
+        double s = 0;
+        for (int i = 0; i < 6; i++) s += S[i * nd->ncol + c] * F[i];
+        B[(nd->col0 + c) * 6 + j] += s;
+      }
+    }
+  }
+  if (K > 0) congruence6(w->X, w->Ic, Mbb);
+  else memset(Mbb, 0, 36 * sizeof(double));
+}
+
 int sb_forward_dynamics(const sb_model *m, sb_work *w, const double *tau, double *a) {
   int n = m->n;
   sb_mass_matrix(m, w, w->L);
