@@ -105,6 +105,7 @@ void cusp_mount_motion(cusp_runtime *r, soft_t *s) {
   mat3t_vec(R, ac, kappa + 3);
   sb_set_base_motion(s->model, twist, kappa);
   memcpy(s->base_twist, twist, sizeof twist);
+  memcpy(s->mount_kappa, kappa, sizeof kappa);
 }
 
 /* A wrench [moment; force] in the mount's axes into world axes. */
@@ -212,11 +213,104 @@ void cusp_stage_mount_coupling(cusp_runtime *r, double h) {
   r->mount_augmented = 1;
 }
 
-/* The contact impulse p on the arm acts on the mount twice: directly, as
- * the contacts' wrench about the base, and through the arm's coupling,
- * -B^T Mt^-1 p = -X^T p. */
+/* ---------- the arm's contacts ----------
+ *
+ * In the coordinates (qvel, u), u = v + X eta_b (eta_b = J_b qvel), the
+ * kinetic energy of mount + arm separates: the mass matrix is
+ * diag(M_r + J_b^T Meff J_b, Mt), the first block being d->M as compute
+ * left it. A point of the arm then moves with
+ *   G_q u + (G_b - G_q X) J_b qvel+ + G_b h kappa
+ * (G_q: the point's Jacobian on the arm's coordinates, G_b: on the base's
+ * twist), so its contacts are those of a soft body with free velocity
+ * u* = v* + X eta_b and, on the MuJoCo system's side, of a point whose
+ * Jacobian is (G_b - G_q X) J_b: the LCP sees the mount's and the arm's
+ * inertia together and the mount's free acceleration, exactly. A contact
+ * has two sides, so an arm in contact with another soft arm keeps the
+ * partitioned treatment for that step (the arm as on a mount moving as at
+ * the step's start; its impulse's load on the mount applied afterwards). */
+
+int cusp_mount_lcp_prepare(cusp_runtime *r) {
+  int any = 0;
+  for (int i = 0; i < r->ninst; i++) r->soft[i].mount_lcp = 0;
+  for (int c = 0; c < r->nmeta; c++) {
+    const contact_meta *cm = &r->meta[c];
+    if (cm->model != CUSP_CONTACT_LCP || cm->inst < 0) continue;
+    soft_t *s = &r->soft[cm->inst];
+    if (cm->other_inst >= 0) {
+      s->mount_lcp = -1;
+      r->soft[cm->other_inst].mount_lcp = -1;
+    } else if (s->mount_coupled && s->mount_lcp == 0) {
+      s->mount_lcp = 1;
+    }
+  }
+  for (int i = 0; i < r->ninst; i++) {
+    soft_t *s = &r->soft[i];
+    if (s->mount_lcp != 1) {
+      s->mount_lcp = 0;
+      continue;
+    }
+    int n = s->model->n;
+    for (int j = 0; j < n; j++) {
+      double x = 0;
+      for (int a = 0; a < 6; a++) x += s->mount_X[a * n + j] * s->base_twist[a];
+      s->work->vstar[j] += x;
+    }
+    sb_set_base_motion(s->model, NULL, s->mount_kappa); /* the twist moves to the MuJoCo side */
+    r->touched[r->m->body_weldid[s->cfg.base_body_id]] = 1; /* its own contacts join the problem */
+    any = 1;
+  }
+  return any;
+}
+
+int cusp_mount_lcp_side(cusp_runtime *r, const contact_meta *cm, sb_contact_side *other, double *jac) {
+  soft_t *s = &r->soft[cm->inst];
+  if (!s->mount_lcp || r->rigid_body < 0) return 0;
+  const mjModel *m = r->m;
+  int nv = m->nv, n = s->model->n, np = s->mount_npath;
+  double *jb = r->mount_jac, J6[6 * CUSP_MAX_COORDS], Y[36], off[3], G[18];
+  sb_pose g;
+  const cusp_disk *dk = &s->cfg.disk[cm->disk];
+  if (sb_point_kinematics(s->model, s->work, dk->section, dk->s, &g, J6, NULL, NULL)) return -1;
+  /* Y = J6 X: the disk frame's twist per unit base twist through the arm */
+  for (int i = 0; i < 6; i++)
+    for (int a = 0; a < 6; a++) {
+      double x = 0;
+      for (int j = 0; j < n; j++) x += J6[i * n + j] * s->mount_X[a * n + j];
+      Y[i * 6 + a] = x;
+    }
+  /* G = G_q X: the point's world velocity, R (v + w x r) */
+  cusp_arm_point_offset(s, cm->disk, cm->pos, off);
+  for (int a = 0; a < 6; a++) {
+    double w[3] = {Y[a], Y[6 + a], Y[12 + a]}, lin[3] = {Y[18 + a], Y[24 + a], Y[30 + a]};
+    lin[0] += w[1] * off[2] - w[2] * off[1];
+    lin[1] += w[2] * off[0] - w[0] * off[2];
+    lin[2] += w[0] * off[1] - w[1] * off[0];
+    for (int i = 0; i < 3; i++) G[i * 6 + a] = g.R[3 * i] * lin[0] + g.R[3 * i + 1] * lin[1] + g.R[3 * i + 2] * lin[2];
+  }
+  /* (G_b - G_q X) J_b: mj_jac of the point carried by the mount, minus G J_b */
+  mj_jac(m, r->d, jb, NULL, cm->pos, s->cfg.base_body_id);
+  for (int i = 0; i < 3; i++)
+    for (int k = 0; k < np; k++) {
+      double x = 0;
+      for (int a = 0; a < 6; a++) x += G[i * 6 + a] * s->mount_J[a * np + k];
+      jb[i * nv + s->mount_path[k]] -= x;
+    }
+  /* onto the other side, which then is (also) the MuJoCo system */
+  if (other->body != r->rigid_body) {
+    memset(jac, 0, sizeof(double) * 3 * nv);
+    other->body = r->rigid_body;
+  }
+  for (int k = 0; k < 3 * nv; k++) jac[k] -= jb[k];
+  other->jac = jac;
+  return 0;
+}
+
+/* The contact impulse p on an arm the LCP saw on a fixed mount acts on
+ * the mount twice: directly, as the contacts' wrench about the base, and
+ * through the arm's coupling, -B^T Mt^-1 p = -X^T p. (In the coupled
+ * treatment the MuJoCo side's impulse holds both.) */
 void cusp_mount_contact_load(cusp_runtime *r, soft_t *s, double h) {
-  if (!s->mount_coupled || !s->has_impulse) return;
+  if (!s->mount_coupled || !s->has_impulse || s->mount_lcp) return;
   int n = s->model->n;
   double Xp[6], W[6];
   for (int a = 0; a < 6; a++) {
@@ -236,17 +330,19 @@ void cusp_mount_contact_load(cusp_runtime *r, soft_t *s, double h) {
 int cusp_mount_finish(cusp_runtime *r, soft_t *s, double h) {
   if (!s->mount_coupled) return 0;
   int n = s->model->n, np = s->mount_npath;
-  double ab[6];
+  /* v = u - X J_b qvel+ in the coupled contact coordinates, else
+   * v* + Mt^-1 p - X J_b (qvel+ - qvel) */
+  double db[6];
   for (int a = 0; a < 6; a++) {
-    double x = 0;
+    double x = s->mount_lcp ? s->base_twist[a] : 0;
     for (int k = 0; k < np; k++) x += s->mount_J[a * np + k] * (r->d->qvel[s->mount_path[k]] - s->mount_qvel0[k]);
-    ab[a] = x / h;
+    db[a] = x;
   }
-  if (!all_finite(ab, 6)) return -1;
+  sb_set_base_motion(s->model, s->base_twist, s->mount_kappa);
+  if (!all_finite(db, 6)) return -1;
   for (int i = 0; i < n; i++) {
     double dv = 0;
-    for (int a = 0; a < 6; a++) dv += s->mount_X[a * n + i] * ab[a];
-    dv *= h;
+    for (int a = 0; a < 6; a++) dv += s->mount_X[a * n + i] * db[a];
     s->state->v[i] -= dv;
     s->state->q[i] -= h * dv;
   }

@@ -44,7 +44,9 @@ typedef struct {
   double *mount_B;          /* n x 6: sb_base_inertia's B */
   double *mount_X;          /* n x 6, column-major: Mt^-1 B */
   double mount_Meff[36];    /* the arm's effective inertia at its base */
+  double mount_kappa[6];    /* the mount's velocity-product acceleration (base_acc of the soft step) */
   int mount_coupled;        /* compute coupled this step: advance finishes it */
+  int mount_lcp;            /* its contacts are in this step's LCP in the coupled coordinates */
   double feedback_start[CUSP_MAX_COORDS]; /* the feedback joints' values compute used */
   /* the work's kinematics are at placed_q, placed_v and placed_base: the
    * next compute reuses them when the state it starts from is exactly that */
@@ -170,7 +172,17 @@ void cusp_mount_motion(cusp_runtime *r, soft_t *s);
  * d->M (refactored) and its load at zero mount acceleration into
  * qfrc_passive, so that MuJoCo's own solve gives the coupled acceleration. */
 void cusp_stage_mount_coupling(cusp_runtime *r, double h);
-/* The mount's share of the arm's contact impulse, into qfrc_cusp. */
+/* Before the LCP's contacts are added: which coupled arms enter it in the
+ * coupled coordinates (their free velocity and base twist change for the
+ * solve); 1 when any does (the MuJoCo system is then a body of it). */
+int cusp_mount_lcp_prepare(cusp_runtime *r);
+/* For a contact of arm cm->inst (side 0): the mount's part of its point's
+ * motion onto the other side, which becomes the MuJoCo system with
+ * Jacobian jac (3 x nv; the other rigid body's, if any, already in it).
+ * 0 (also when the arm is not coupled there), -1 without a point. */
+int cusp_mount_lcp_side(cusp_runtime *r, const contact_meta *cm, sb_contact_side *other, double *jac);
+/* The mount's share of the arm's contact impulse, into qfrc_cusp (arms the
+ * LCP saw on a fixed mount only). */
 void cusp_mount_contact_load(cusp_runtime *r, soft_t *s, double h);
 /* In advance: the arm's step finished with the mount's integrated
  * acceleration. -1 when that leaves a non-finite state. */

@@ -131,7 +131,7 @@ void cusp_runtime_compute(cusp_runtime *r, const mjModel *m, mjData *d) {
     memset(s->tau, 0, sizeof(double) * s->model->n);
     memset(s->penalty_wrench, 0, sizeof s->penalty_wrench);
     s->has_impulse = 0;
-    s->mount_coupled = 0;
+    s->mount_coupled = s->mount_lcp = 0;
     cusp_stage_controls(r, s, &st);
     if (s->cfg.contact == CUSP_CONTACT_NATIVE) { /* MuJoCo steps it: inputs only */
       cusp_native_controls(r, s);

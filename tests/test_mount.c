@@ -16,8 +16,11 @@
  *    linear and angular momentum of mount + arm (zero gravity, only
  *    internal actuation) conserved to the scheme's first-order drift,
  *    which shrinks with h.
- * 3. The mount's dofs in MuJoCo's mass matrix: a joint limit on the mount
- *    (MuJoCo's own constraint) holds mount and arm together. */
+ * 3. Constraints on mount and arm: a 1 kg mount carried into a joint limit
+ *    (MuJoCo's constraint, which sees the arm's inertia in the mass matrix)
+ *    and an arm carried into a wall (cusp's LCP, which sees mount and arm
+ *    as one body): mount and arm stop together, without penetrating, and
+ *    the momentum they lose is the constraint's impulse. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -336,7 +339,96 @@ static void test_free_mount(void) {
   }
 }
 
+/* ---------- 3. constraints ---------- */
+
+static const char *stop_fmt =
+    "<mujoco model=\"stop\">\n"
+    "  <option timestep=\"0.001\" gravity=\"0 0 0\"/>\n"
+    "  <extension><plugin plugin=\"cusp.softbody\"><instance name=\"arm\">\n"
+    "    <config key=\"disks\" value=\"3\"/>\n"
+    "  </instance></plugin></extension>\n"
+    "  <worldbody>\n"
+    "    %s\n"
+    "    <body name=\"mount\" pos=\"0 0 1\" euler=\"180 0 0\">\n"
+    "      <joint name=\"j\" type=\"slide\" axis=\"1 0 0\" %s/>\n"
+    "      <inertial pos=\"0 0 0\" mass=\"1\" diaginertia=\"0.002 0.002 0.002\"/>\n"
+    "      <plugin instance=\"arm\"/>\n"
+    "    </body>\n"
+    "  </worldbody>\n"
+    "</mujoco>\n";
+
+/* The mount at 0.5 m/s along x into a joint limit at x = 0.1 (limit) or
+ * the arm into a wall at x = 0.25 (wall). */
+static void test_stop(int wall) {
+  const char *label = wall ? "arm into a wall" : "mount into its joint limit";
+  char path[256], xml[2048];
+  snprintf(path, sizeof path, "/tmp/cusp_test_mount_stop_%d.xml", (int)getpid());
+  snprintf(xml, sizeof xml, stop_fmt, wall ? "<geom name=\"wall\" type=\"box\" size=\"0.05 0.5 0.5\" pos=\"0.3 0 0.8\"/>" : "",
+           wall ? "" : "limited=\"true\" range=\"-1 0.1\"");
+  FILE *f = fopen(path, "w");
+  if (!f) return;
+  fputs(xml, f);
+  fclose(f);
+  mjModel *m = load(path, NULL, 0);
+  remove(path);
+  if (!m) return;
+  mjData *d = attach(m);
+  if (!d) {
+    finish(m, NULL);
+    return;
+  }
+  char err[512];
+  cusp_instance_config *cfg = calloc(1, sizeof *cfg);
+  sb_segment_params seg[CUSP_MAX_SECTIONS];
+  sb_chain_params cp;
+  EXPECT(cusp_instance_read(m, 0, cfg, err, sizeof err) == 0, "instance read: %s", err);
+  cusp_config_chain(cfg, seg, &cp);
+  sb_model *arm = sb_model_create(&cp, err, sizeof err);
+  sb_work *w = sb_work_create(arm);
+  int body = mj_name2id(m, mjOBJ_BODY, "mount");
+  d->qvel[0] = 0.5;
+  mj_forward(m, d);
+  double P0[3], P[3], L[3], pa, la, impulse = 0, maxpen = 0, t_hit = -1;
+  momentum(m, d, arm, w, body, P0, L, &pa, &la);
+  int ok = 1;
+  while (d->time < 0.8 && ok) {
+    mj_step(m, d);
+    const cusp_step_report *rep = cusp_report(m, d);
+    ok = d->warning[mjWARN_BADQACC].number == 0 && rep->nan_events == 0;
+    /* what stopped them: the limit's generalized force (mj_step's, over
+     * the step), or the wall's impulses on the disks */
+    impulse += wall ? 0 : m->opt.timestep * d->qfrc_constraint[0];
+    const cusp_contact_report *c;
+    int nc = cusp_contacts(m, d, &c);
+    for (int k = 0; k < nc; k++) impulse += c[k].impulse[0];
+    if (t_hit < 0 && (nc > 0 || d->qfrc_constraint[0] != 0)) t_hit = d->time;
+    maxpen = fmax(maxpen, rep->max_penetration);
+  }
+  mj_forward(m, d);
+  momentum(m, d, arm, w, body, P, L, &pa, &la);
+  EXPECT(ok && t_hit > 0, "%s: unstable at t = %g (MuJoCo warning %d) or no hit (%g)", label, d->time,
+         d->warning[mjWARN_BADQACC].number, t_hit);
+  /* the carriage at rest against the stop; at the wall, where every disk
+   * touches, the arm too (at the limit the arm swings on, being soft) */
+  EXPECT(fabs(d->qvel[0]) <= 0.01 && (!wall || fabs(P[0]) <= 1e-6 * P0[0]),
+         "%s: mount velocity %g m/s, momentum left %g of %g N s", label, d->qvel[0], P[0], P0[0]);
+  /* the impulse that stopped them is the momentum they lost (the drift of
+   * the scheme is ~1e-3 of the momentum, as for the free mount) */
+  EXPECT(fabs(P[0] - P0[0] - impulse) <= 5e-3 * P0[0], "%s: momentum change %g N s vs the stop's impulse %g N s", label,
+         P[0] - P0[0], impulse);
+  if (wall) EXPECT(maxpen <= 1e-4, "%s: penetration %g m", label, maxpen);
+  printf("%s (1 kg mount, 2 kg arm, 0.5 m/s): hit at %.3f s, momentum %.4f -> %.2e N s, stop's impulse %.4f N s, "
+         "mount at %.2e m/s, penetration %.1e m\n",
+         label, t_hit, P0[0], P[0], impulse, d->qvel[0], maxpen);
+  sb_work_free(w);
+  sb_model_free(arm);
+  free(cfg);
+  finish(m, d);
+}
+
 int main(void) {
+  test_stop(0);
+  test_stop(1);
   double masses[] = {1, 100};
   for (int k = 0; k < 2; k++)
     for (int kind = 0; kind < 2; kind++) {
