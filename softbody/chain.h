@@ -240,7 +240,8 @@ void sb_energy(const sb_model *m, sb_work *w, double *kinetic, double *gravity, 
  * Returns 0, or -1 without a kinematics pass. */
 int sb_base_wrench(const sb_model *m, sb_work *w, const double *a, double wrench_world[6]);
 
-/* The chain's inertia coupled to its base, at the last kinematics: with a
+/* The chain's inertia coupled to its base, from the last sb_mass_matrix
+ * (sb_step_prepare calls it) at the current kinematics: with a
  * base acceleration a_b (base axes, as base_acc) the bias grows by B a_b
  * (B: n x 6 row-major) and the wrench the base supplies by Mbb a_b + B^T a
  * (Mbb: 6 x 6, the whole chain's spatial inertia at the base frame). So

@@ -145,36 +145,27 @@ void sb_mass_matrix(const sb_model *m, sb_work *w, double *M) {
 }
 
 /* The base's rows and columns of the mass matrix of the chain on a free
- * base: a unit base acceleration e_j moves every subtree rigidly, so node
- * k's subtree needs the wrench Ic_k A_k (composite inertia, A_k = X_k ...
- * X_0 e_j); its projection on the node's columns is B e_j, and at the base
- * X_0^T Ic_0 X_0 e_j is Mbb e_j. */
+ * base, from what the composite-inertia pass left: P at a unit's first
+ * node is the wrench its columns' unit accelerations need there, so moved
+ * to the base frame it is B^T's block of those columns; the whole chain's
+ * composite inertia Ic_0 moved to the base is Mbb. */
 void sb_base_inertia(const sb_model *m, sb_work *w, double *B, double Mbb[36]) {
-  int n = m->n, K = m->nnode;
-  for (int k = 0; k < K; k++) memcpy(w->Ic + 36 * k, m->node[k].inertia, 36 * sizeof(double));
-  for (int k = K - 1; k > 0; k--) {
-    double C[36];
-    congruence6(w->X + 36 * k, w->Ic + 36 * k, C);
-    for (int i = 0; i < 36; i++) w->Ic[36 * (k - 1) + i] += C[i];
-  }
+  int n = m->n;
+  double W[6 * 12], Wb[6 * 12], A[36];
   memset(B, 0, (size_t)n * 6 * sizeof(double));
-  for (int j = 0; j < 6; j++) {
-    double A[6] = {0, 0, 0, 0, 0, 0}, An[6], F[6];
-    A[j] = 1;
-    for (int k = 0; k < K; k++) {
-      const sb_node *nd = &m->node[k];
-      sb_mat6_vec(w->X + 36 * k, A, An);
-      memcpy(A, An, sizeof A);
-      sb_mat6_vec(w->Ic + 36 * k, A, F);
-      const double *S = w->S + nd->soff;
-      for (int c = 0; c < nd->ncol; c++) {
-        double s = 0;
-        for (int i = 0; i < 6; i++) s += S[i * nd->ncol + c] * F[i];
-        B[(nd->col0 + c) * 6 + j] += s;
-      }
-    }
+  for (int u = 0; u < m->nunit; u++) {
+    const sb_unit *un = &m->unit[u];
+    int nc = un->ncol;
+    if (!nc) continue;
+    sb_matmul_tn(6, 6, nc, w->X + 36 * un->node0, w->P + m->node[un->node0].soff, W);
+    const sb_pose *gprev = un->node0 ? &w->g[un->node0 - 1] : &m->base;
+    sb_pose rel = sb_pose_inv_mul(gprev, &m->base);
+    sb_Ad(&rel, A);
+    sb_matmul_tn(6, 6, nc, A, W, Wb);
+    for (int a = 0; a < 6; a++)
+      for (int j = 0; j < nc; j++) B[(un->col0 + j) * 6 + a] += Wb[a * nc + j]; /* PLS units share columns */
   }
-  if (K > 0) congruence6(w->X, w->Ic, Mbb);
+  if (m->nnode > 0) congruence6(w->X, w->Ic, Mbb);
   else memset(Mbb, 0, 36 * sizeof(double));
 }
 
