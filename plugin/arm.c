@@ -1,34 +1,6 @@
-/* The soft arm's side of a step: its mount's motion and load, where its
- * disks are, and the loads applied to it. */
+/* The soft arm's side of a step: where its disks are, and the loads
+ * applied to it (its mount: mount.c). */
 #include "pipeline.h"
-
-/* The mount's twist now, and its rate over the last step (d->cacc is not
- * current in the passive stage): the soft step then carries the d'Alembert
- * forces of a moving mount, and contacts see the disks' absolute velocity. */
-void cusp_arm_base_motion(cusp_runtime *r, soft_t *s, const cusp_arm_state *st, double h) {
-  double acc[6] = {0, 0, 0, 0, 0, 0};
-  pose_from_body(r->d, s->cfg.base_body_id, &s->model->base);
-  mj_objectVelocity(r->m, r->d, mjOBJ_XBODY, s->cfg.base_body_id, s->base_twist, 1); /* [w; v], mount axes */
-  if (*st->have_base_twist)
-    for (int k = 0; k < 6; k++) acc[k] = (s->base_twist[k] - st->base_twist[k]) / h;
-  sb_set_base_motion(s->model, s->base_twist, acc);
-}
-
-/* The arm's load on a mount with degrees of freedom: the chain's reaction at
- * its base for the step it took, corrected for the contact impulses and
- * penalty forces that came from outside rather than through the mount. */
-void cusp_arm_base_load(cusp_runtime *r, soft_t *s, double h) {
-  double W[6];
-  memcpy(W, s->work->base_wrench, sizeof W);
-  if (s->has_impulse)
-    for (int k = 0; k < 6; k++) W[k] += s->contact_wrench[k] / h;
-  for (int k = 0; k < 6; k++) W[k] += s->penalty_wrench[k];
-  if (!all_finite(W, 6)) {
-    r->pending_count[CUSP_COUNT_NAN_EVENTS]++;
-    return;
-  }
-  mj_applyFT(r->m, r->d, W + 3, W, s->model->base.p, s->cfg.base_body_id, r->qfrc_cusp);
-}
 
 void cusp_arm_accumulate_wrench(soft_t *s, const double p[3], const double f[3]) {
   double rr[3] = {p[0] - s->model->base.p[0], p[1] - s->model->base.p[1], p[2] - s->model->base.p[2]};

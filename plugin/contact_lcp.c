@@ -150,6 +150,7 @@ int cusp_lcp_impulses(cusp_runtime *r, double h, sb_contact_info *info, int *sol
       r->touched[body] = 1;
     }
   }
+  if (cusp_mount_lcp_prepare(r)) need_rigid = 1; /* arms coupled to moving mounts (mount.c) */
   if (need_rigid && m->nv > 0) {
     rigid_free_velocity(r, h);
     r->rigid_body = sb_contact_add_custom(P, m->nv, rigid_solve, rigid_half_solve, r, r->vfree, err, sizeof err);
@@ -169,6 +170,7 @@ int cusp_lcp_impulses(cusp_runtime *r, double h, sb_contact_info *info, int *sol
     sc.side[0].s = s->cfg.disk[cm->disk].s;
     cusp_arm_point_offset(s, cm->disk, cm->pos, sc.side[0].offset);
     other_side(r, cm, &sc.side[1], r->jac);
+    cusp_mount_lcp_side(r, cm, &sc.side[1], r->jac);
     memcpy(sc.normal, cm->normal, sizeof sc.normal);
     sc.gap = cm->gap;
     sc.friction = s->cfg.friction;

@@ -438,8 +438,13 @@ static int expand(mjSpec *spec, const cusp_override *ov, int nov, mjModel **firs
       rc = -1;
     else if (c->contact == CUSP_CONTACT_NATIVE)
       rc = cusp_native_emit(spec, I->mount, c, error, error_size);
-    else
+    else {
+      /* a mount that moves carries the arm's inertia in MuJoCo's mass
+       * matrix (mount.c): keep its dofs' entries that MuJoCo would drop for
+       * a "simple" body */
+      I->mount->simple = 0;
       rc = add_disks(spec, c, d, I->body, error, error_size);
+    }
     if (!rc) rc = add_text(spec, c, ov, nov, error, error_size);
     if (!rc) rc = add_arcs(spec, c, error, error_size);
   }

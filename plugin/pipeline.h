@@ -2,7 +2,8 @@
  * and the stages of compute, each a named function in a file of its own:
  *
  *   controls.c        the arms' generalized inputs (ctrl + schedules + feedback)
- *   arm.c             mount motion, disk placement, applied loads, the mount's load
+ *   arm.c             disk placement, applied loads
+ *   mount.c           a mount with dofs: its motion, and its implicit coupling with the arm
  *   narrowphase.c     the soft disks' contacts, and the touched bodies' own
  *   contact_model.h   the contact models (penalty: forces before the soft step;
  *                     lcp: impulses solved with it), one file each
@@ -36,6 +37,16 @@ typedef struct {
   double live0[CUSP_NLIVE]; /* the live keys as the model sets them (what a reset returns to) */
   int moving_base;          /* the mount has degrees of freedom */
   double base_twist[6];     /* the mount's twist at compute (advance commits it) */
+  /* the implicit coupling with such a mount (mount.c) */
+  int mount_npath, *mount_path; /* the mount's dofs and their ancestors, mount first */
+  double *mount_J;          /* 6 x npath: the mount's body Jacobian ([w; v], its axes) at compute */
+  double *mount_qvel0;      /* npath: those dofs' velocities at compute */
+  double *mount_B;          /* n x 6: sb_base_inertia's B */
+  double *mount_X;          /* n x 6, column-major: Mt^-1 B */
+  double mount_Meff[36];    /* the arm's effective inertia at its base */
+  double mount_kappa[6];    /* the mount's velocity-product acceleration (base_acc of the soft step) */
+  int mount_coupled;        /* compute coupled this step: advance finishes it */
+  int mount_lcp;            /* its contacts are in this step's LCP in the coupled coordinates */
   double feedback_start[CUSP_MAX_COORDS]; /* the feedback joints' values compute used */
   /* the work's kinematics are at placed_q, placed_v and placed_base: the
    * next compute reuses them when the state it starts from is exactly that */
@@ -84,6 +95,10 @@ struct cusp_runtime {
   int *geom_soft;           /* per geom: instance and disk of a soft disk, or -1 -1 */
   int rigid_body;           /* problem body of the MuJoCo system, or -1 */
   int lcp_ran;              /* the last compute solved a coupled LCP (cusp_lcp shows it) */
+  /* the mass matrix around the mounts' coupling (mount.c) */
+  double *mount_jac;        /* 12 x nv scratch */
+  double *mount_M_pre, *mount_M_post; /* nC: d->M before and after compute added the arms' inertia */
+  int mount_augmented;
   /* compute's result until advance commits it */
   int pending;
   double pending_time;
@@ -129,8 +144,6 @@ void cusp_native_controls(cusp_runtime *r, soft_t *s);
 
 /* ---------- arm.c ---------- */
 
-/* The mount's twist now and its rate since the last committed step. */
-void cusp_arm_base_motion(cusp_runtime *r, soft_t *s, const cusp_arm_state *st, double h);
 /* Disk world poses (and twists) at the arm's scratch state; the work's
  * kinematics end there. */
 void cusp_arm_place_disks(const cusp_runtime *r, soft_t *s, sb_pose *pose, double *twist);
@@ -143,8 +156,38 @@ void cusp_arm_point_velocity(const soft_t *s, int k, const double p[3], double v
 void cusp_arm_point_offset(const soft_t *s, int k, const double p[3], double off[3]);
 /* Adds a world force at p to the arm's explicit wrench about its base. */
 void cusp_arm_accumulate_wrench(soft_t *s, const double p[3], const double f[3]);
-/* The arm's load on a mount with degrees of freedom, into qfrc_cusp. */
-void cusp_arm_base_load(cusp_runtime *r, soft_t *s, double h);
+
+/* ---------- mount.c ---------- */
+
+/* The mount's dof path and coupling workspace (-1: out of memory); free. */
+int cusp_mount_create(const mjModel *m, soft_t *s);
+void cusp_mount_free(soft_t *s);
+/* 0 when MuJoCo's mass matrix stores every entry between the mount's path
+ * dofs (it drops some for a "simple" body: the expansion marks mounts
+ * simple="false"), else -1. */
+int cusp_mount_check(const mjModel *m, const soft_t *s);
+/* The mount's pose, twist, velocity-product acceleration and Jacobian into
+ * the arm's base motion, before its step is prepared. */
+void cusp_mount_motion(cusp_runtime *r, soft_t *s);
+/* After the arms' steps are prepared: each arm's effective inertia into
+ * d->M (refactored) and its load at zero mount acceleration into
+ * qfrc_passive, so that MuJoCo's own solve gives the coupled acceleration. */
+void cusp_stage_mount_coupling(cusp_runtime *r, double h);
+/* Before the LCP's contacts are added: which coupled arms enter it in the
+ * coupled coordinates (their free velocity and base twist change for the
+ * solve); 1 when any does (the MuJoCo system is then a body of it). */
+int cusp_mount_lcp_prepare(cusp_runtime *r);
+/* For a contact of arm cm->inst (side 0): the mount's part of its point's
+ * motion onto the other side, which becomes the MuJoCo system with
+ * Jacobian jac (3 x nv; the other rigid body's, if any, already in it).
+ * 0 (also when the arm is not coupled there), -1 without a point. */
+int cusp_mount_lcp_side(cusp_runtime *r, const contact_meta *cm, sb_contact_side *other, double *jac);
+/* The mount's share of the arm's contact impulse, into qfrc_cusp (arms the
+ * LCP saw on a fixed mount only). */
+void cusp_mount_contact_load(cusp_runtime *r, soft_t *s, double h);
+/* In advance: the arm's step finished with the mount's integrated
+ * acceleration. -1 when that leaves a non-finite state. */
+int cusp_mount_finish(cusp_runtime *r, soft_t *s, double h);
 
 /* ---------- narrowphase.c ---------- */
 

@@ -41,8 +41,8 @@ static void stage_commit(cusp_runtime *r, int failed, double h) {
     if (sb_step_commit(s->model, s->state, s->work, p, err, sizeof err)) {
       sb_errorf(r->message, sizeof r->message, "instance \"%s\": %s", s->cfg.name, err);
       r->pending_count[CUSP_COUNT_NAN_EVENTS]++;
-    } else if (s->moving_base) {
-      cusp_arm_base_load(r, s, h);
+    } else {
+      cusp_mount_contact_load(r, s, h);
     }
   }
   if (r->has_rigid_impulse) {
@@ -173,6 +173,7 @@ void cusp_runtime_compute(cusp_runtime *r, const mjModel *m, mjData *d) {
     memset(s->tau, 0, sizeof(double) * s->model->n);
     memset(s->penalty_wrench, 0, sizeof s->penalty_wrench);
     s->has_impulse = 0;
+    s->mount_coupled = s->mount_lcp = 0;
     cusp_stage_controls(r, s, &st);
     if (s->cfg.contact == CUSP_CONTACT_NATIVE) { /* MuJoCo steps it: inputs only */
       cusp_native_controls(r, s);
@@ -180,7 +181,7 @@ void cusp_runtime_compute(cusp_runtime *r, const mjModel *m, mjData *d) {
     }
     memcpy(s->state->q, st.q, sizeof(double) * s->model->n);
     memcpy(s->state->v, st.v, sizeof(double) * s->model->n);
-    if (s->moving_base) cusp_arm_base_motion(r, s, &st, h);
+    if (s->moving_base) cusp_mount_motion(r, s);
     /* the last advance left the work's kinematics at the state it committed:
      * reuse them when this state is exactly that and the mount has not moved */
     sb_pose base;
@@ -214,6 +215,7 @@ void cusp_runtime_compute(cusp_runtime *r, const mjModel *m, mjData *d) {
       failed = 1;
     }
   }
+  if (!failed) cusp_stage_mount_coupling(r, h);
   t_dyn += now_us() - t_mark;
 
   /* the implicit models solve with the prepared soft step */
@@ -232,11 +234,12 @@ void cusp_runtime_compute(cusp_runtime *r, const mjModel *m, mjData *d) {
   double t_commit = now_us();
 
   stage_commit(r, failed, h);
-  /* where the disks go at the next state (advance moves the mocap bodies) */
+  /* where the disks go at the next state (advance moves the mocap bodies;
+   * an arm coupled to its mount is finished there, and placed then) */
   for (int i = 0; i < r->ninst; i++) {
     soft_t *s = &r->soft[i];
     if (s->cfg.contact == CUSP_CONTACT_NATIVE) continue;
-    if (!failed && stage_next_disks(r, s)) continue;
+    if (!failed && (s->mount_coupled || stage_next_disks(r, s))) continue;
     /* the state stays, and so do the disks: nothing non-finite reaches
      * d->plugin_state or the mocap bodies */
     if (!failed) {
@@ -295,6 +298,7 @@ void cusp_runtime_advance(cusp_runtime *r, const mjModel *m, mjData *d) {
   if (!r->pending || d->time != r->pending_time + m->opt.timestep) {
     count[CUSP_COUNT_SKIPPED_ADVANCES]++;
     r->pending = 0;
+    for (int i = 0; i < r->ninst; i++) r->soft[i].mount_coupled = 0;
     report_counters(r, count);
     return;
   }
@@ -309,6 +313,15 @@ void cusp_runtime_advance(cusp_runtime *r, const mjModel *m, mjData *d) {
       *st.have_feedback_start = 1;
     }
     if (s->cfg.contact == CUSP_CONTACT_NATIVE) continue;
+    if (s->mount_coupled && (cusp_mount_finish(r, s, m->opt.timestep) || !stage_next_disks(r, s))) {
+      /* the state stays, and so do the disks */
+      count[CUSP_COUNT_NAN_EVENTS]++;
+      memcpy(s->state->q, st.q, sizeof(double) * s->model->n);
+      memcpy(s->state->v, st.v, sizeof(double) * s->model->n);
+      memcpy(s->next_disk_pose, s->disk_pose, sizeof(sb_pose) * s->cfg.ndisk);
+      memcpy(s->next_disk_twist, s->disk_twist, sizeof(double) * 6 * s->cfg.ndisk);
+    }
+    s->mount_coupled = 0;
     memcpy(st.q, s->state->q, sizeof(double) * s->model->n);
     memcpy(st.v, s->state->v, sizeof(double) * s->model->n);
     if (s->moving_base) {
@@ -345,12 +358,13 @@ void cusp_runtime_advance(cusp_runtime *r, const mjModel *m, mjData *d) {
 }
 
 void cusp_runtime_reset(cusp_runtime *r, double *state) {
-  for (int i = 0; i < r->ninst; i++) r->soft[i].disks_placed = 0;
+  for (int i = 0; i < r->ninst; i++) r->soft[i].disks_placed = r->soft[i].mount_coupled = 0;
   r->pending = 0;
   r->lcp_ran = 0;
   r->nreport = 0;
   r->deep_warned = 0;
   r->message[0] = 0;
+  r->mount_augmented = 0;
   memset(&r->rep, 0, sizeof r->rep);
   if (!state) return;
   state[0] = CUSP_STATE_TAG;
@@ -371,6 +385,12 @@ void cusp_runtime_copy(cusp_runtime *dst, const cusp_runtime *src) {
   dst->nreport = src->nreport;
   memcpy(dst->reports, src->reports, sizeof(cusp_contact_report) * src->nreport);
   for (int i = 0; i < dst->ninst; i++) dst->soft[i].disks_placed = 0;
+  /* d->M came with mj_copyData: what compute added to it too */
+  dst->mount_augmented = src->mount_augmented;
+  if (src->mount_augmented) {
+    memcpy(dst->mount_M_pre, src->mount_M_pre, sizeof(double) * src->m->nC);
+    memcpy(dst->mount_M_post, src->mount_M_post, sizeof(double) * src->m->nC);
+  }
   dst->pending = 0;
   dst->lcp_ran = 0;
 }
@@ -384,6 +404,7 @@ void cusp_runtime_free(cusp_runtime *r) {
     sb_work_free(s->work);
     sb_state_free(s->state);
     sb_model_free(s->model);
+    cusp_mount_free(s);
     void *ptr[] = {s->tau, s->disk_pose, s->disk_twist, s->next_disk_pose, s->next_disk_twist,
                    s->placed_q, s->placed_v, s->native_q, s->native_v, s->impulse};
     for (size_t k = 0; k < sizeof ptr / sizeof ptr[0]; k++) free(ptr[k]);
@@ -391,7 +412,8 @@ void cusp_runtime_free(cusp_runtime *r) {
   free(r->soft);
   sb_contact_free(r->P);
   void *ptr[] = {r->meta, r->cbuf, r->reports, r->vfree, r->force, r->qfrc_cusp, r->jac, r->jac2,
-                 r->sqrt_inv_d, r->rigid_impulse, r->touched, r->geom_soft};
+                 r->sqrt_inv_d, r->rigid_impulse, r->touched, r->geom_soft,
+                 r->mount_jac, r->mount_M_pre, r->mount_M_post};
   for (size_t k = 0; k < sizeof ptr / sizeof ptr[0]; k++) free(ptr[k]);
   free(r);
 }
@@ -448,7 +470,21 @@ cusp_runtime *cusp_runtime_create(const mjModel *m, mjData *d, char *error, int 
       return NULL;
     }
     s->moving_base = body_is_rigid(m, s->cfg.base_body_id);
-    s->work->want_base_wrench = s->moving_base;
+    if (s->moving_base && cusp_mount_create(m, s)) goto oom;
+    if (s->moving_base && s->cfg.contact != CUSP_CONTACT_NATIVE && cusp_mount_check(m, s)) {
+      sb_errorf(error, error_size, "instance \"%s\": mounted on body \"%s\", which moves, whose mass matrix "
+                "entries MuJoCo stores reduced (a \"simple\" body): load the scene with cusp_load/cusp.load, or give "
+                "that body simple=\"false\"", s->cfg.name, mj_id2name(m, mjOBJ_BODY, s->cfg.base_body_id));
+      cusp_runtime_free(r);
+      return NULL;
+    }
+    if (s->moving_base && s->cfg.contact != CUSP_CONTACT_NATIVE && m->nflex > 0) {
+      sb_errorf(error, error_size, "instance \"%s\": mounted on body \"%s\", which moves, in a model with flexes: "
+                "MuJoCo's implicit flex metric would not see the arm's inertia; mount the arm on a fixed body or "
+                "remove the flexes", s->cfg.name, mj_id2name(m, mjOBJ_BODY, s->cfg.base_body_id));
+      cusp_runtime_free(r);
+      return NULL;
+    }
     if (s->cfg.contact != CUSP_CONTACT_NATIVE) { /* a native arm's contacts are MuJoCo's */
       ndisk += nd;
       ndof += n;
@@ -484,9 +520,13 @@ cusp_runtime *cusp_runtime_create(const mjModel *m, mjData *d, char *error, int 
   r->sqrt_inv_d = calloc(nvv, sizeof(double));
   r->rigid_impulse = calloc(nvv, sizeof(double));
   r->touched = calloc(m->nbody, 1);
+  r->mount_jac = calloc(12 * nvv, sizeof(double));
+  r->mount_M_pre = calloc(m->nC ? m->nC : 1, sizeof(double));
+  r->mount_M_post = calloc(m->nC ? m->nC : 1, sizeof(double));
   r->geom_soft = malloc(sizeof(int) * 2 * (m->ngeom ? m->ngeom : 1));
   if (!r->meta || !r->reports || !r->cbuf || !r->vfree || !r->force || !r->qfrc_cusp || !r->jac ||
-      !r->jac2 || !r->sqrt_inv_d || !r->rigid_impulse || !r->touched || !r->geom_soft)
+      !r->jac2 || !r->sqrt_inv_d || !r->rigid_impulse || !r->touched || !r->geom_soft ||
+      !r->mount_jac || !r->mount_M_pre || !r->mount_M_post)
     goto oom;
   for (int g = 0; g < 2 * m->ngeom; g++) r->geom_soft[g] = -1;
   for (int i = 0; i < ninst; i++) /* native disks are ordinary MuJoCo geoms */

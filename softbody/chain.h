@@ -240,6 +240,16 @@ void sb_energy(const sb_model *m, sb_work *w, double *kinetic, double *gravity, 
  * Returns 0, or -1 without a kinematics pass. */
 int sb_base_wrench(const sb_model *m, sb_work *w, const double *a, double wrench_world[6]);
 
+/* The chain's inertia coupled to its base, from the last sb_mass_matrix
+ * (sb_step_prepare calls it) at the current kinematics: with a
+ * base acceleration a_b (base axes, as base_acc) the bias grows by B a_b
+ * (B: n x 6 row-major) and the wrench the base supplies by Mbb a_b + B^T a
+ * (Mbb: 6 x 6, the whole chain's spatial inertia at the base frame). So
+ * [Mbb B^T; B M] is the mass matrix of the chain on a free base, and
+ * Mbb - B^T Mt^-1 B the chain's effective inertia at its base within an
+ * implicit step (what a mount coupled implicitly must carry). */
+void sb_base_inertia(const sb_model *m, sb_work *w, double *B, double Mbb[36]);
+
 /* Adds J^T wrench to Q for a force f and moment mo, both in world axes,
  * applied at the frame origin of (seg, s). Returns 0 or -1 as above. */
 int sb_add_world_wrench(const sb_model *m, sb_work *w, int seg, double s, const double f[3],

@@ -144,6 +144,31 @@ void sb_mass_matrix(const sb_model *m, sb_work *w, double *M) {
   }
 }
 
+/* The base's rows and columns of the mass matrix of the chain on a free
+ * base, from what the composite-inertia pass left: P at a unit's first
+ * node is the wrench its columns' unit accelerations need there, so moved
+ * to the base frame it is B^T's block of those columns; the whole chain's
+ * composite inertia Ic_0 moved to the base is Mbb. */
+void sb_base_inertia(const sb_model *m, sb_work *w, double *B, double Mbb[36]) {
+  int n = m->n;
+  double W[6 * 12], Wb[6 * 12], A[36];
+  memset(B, 0, (size_t)n * 6 * sizeof(double));
+  for (int u = 0; u < m->nunit; u++) {
+    const sb_unit *un = &m->unit[u];
+    int nc = un->ncol;
+    if (!nc) continue;
+    sb_matmul_tn(6, 6, nc, w->X + 36 * un->node0, w->P + m->node[un->node0].soff, W);
+    const sb_pose *gprev = un->node0 ? &w->g[un->node0 - 1] : &m->base;
+    sb_pose rel = sb_pose_inv_mul(gprev, &m->base);
+    sb_Ad(&rel, A);
+    sb_matmul_tn(6, 6, nc, A, W, Wb);
+    for (int a = 0; a < 6; a++)
+      for (int j = 0; j < nc; j++) B[(un->col0 + j) * 6 + a] += Wb[a * nc + j]; /* PLS units share columns */
+  }
+  if (m->nnode > 0) congruence6(w->X, w->Ic, Mbb);
+  else memset(Mbb, 0, 36 * sizeof(double));
+}
+
 int sb_forward_dynamics(const sb_model *m, sb_work *w, const double *tau, double *a) {
   int n = m->n;
   sb_mass_matrix(m, w, w->L);

@@ -121,6 +121,31 @@ static void check_equivalence(const char *name, const sb_segment_params *pre, in
     EXPECT(e <= 1e-10, "%s rep %d: inverse dynamics rel err %g", name, rep, e);
     emax[2] = fmax(emax[2], e);
 
+    /* The base's inertia coupling: B J_pre = M'[C, prefix], and with
+     * massless prefix links J_pre^T Mbb J_pre = M'[prefix, prefix] */
+    double *Bc = calloc(6 * n, sizeof(double)), Mbb[36];
+    sb_base_inertia(m, w, Bc, Mbb);
+    double eB = 0, eMbb = 0, sB = 0, sMbb = 0;
+    for (int j = 0; j < npre; j++) {
+      for (int i = 0; i < n; i++) {
+        double x = 0;
+        for (int a = 0; a < 6; a++) x += Bc[i * 6 + a] * Jp[a * np + j];
+        eB = fmax(eB, fabs(x - Mp[(npre + i) * np + j]));
+        sB = fmax(sB, fabs(Mp[(npre + i) * np + j]));
+      }
+      for (int k = 0; k < npre; k++) {
+        double x = 0;
+        for (int a = 0; a < 6; a++)
+          for (int b = 0; b < 6; b++) x += Jp[a * np + j] * Mbb[a * 6 + b] * Jp[b * np + k];
+        eMbb = fmax(eMbb, fabs(x - Mp[j * np + k]));
+        sMbb = fmax(sMbb, fabs(Mp[j * np + k]));
+      }
+    }
+    EXPECT(eB <= 1e-12 * fmax(sB, 1e-3) && eMbb <= 1e-12 * sMbb, "%s rep %d: base coupling B err %g (of %g), Mbb err %g (of %g)",
+           name, rep, eB, sB, eMbb, sMbb);
+    emax[1] = fmax(emax[1], fmax(eB / fmax(sB, 1e-3), eMbb / sMbb));
+    free(Bc);
+
     /* The load on the base, on each prefix joint's axis (through the base
      * origin for a revolute: the last prefix joint's frame is the base) */
     double W[6];
