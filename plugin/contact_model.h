@@ -4,9 +4,10 @@
  * narrow phase found (r->meta, each tagged with its soft side's model), the
  * arms prepared for the soft step, the MuJoCo system at this instant.
  *
- *   forces    explicit models (penalty): forces from the state at the step's
+ *   forces    force models (penalty): forces from the state at the step's
  *             start, before the soft step is prepared: into the arms' tau and
- *             penalty_wrench, and into qfrc_cusp for MuJoCo bodies
+ *             penalty_wrench (and their implicit terms into the arms' M~,
+ *             work->Mt_add), and into qfrc_cusp for MuJoCo bodies
  *   impulses  implicit models (lcp): solved together with the prepared soft
  *             step; they leave, per arm, has_impulse / impulse (J^T lambda) /
  *             contact_wrench, and for the MuJoCo system has_rigid_impulse /

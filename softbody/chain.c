@@ -483,6 +483,8 @@ sb_work *sb_work_create(const sb_model *m) {
   w->Jend = calloc((size_t)6 * n * U, sizeof(double));
   w->M = calloc((size_t)n * n, sizeof(double));
   w->Mt = calloc((size_t)n * n, sizeof(double));
+  w->Mt_add = calloc((size_t)n * n, sizeof(double));
+  w->J3n = calloc((size_t)3 * n, sizeof(double));
   w->L = calloc((size_t)n * n, sizeof(double));
   w->c = calloc(n, sizeof(double));
   w->vstar = calloc(n, sizeof(double));
@@ -497,7 +499,7 @@ sb_work *sb_work_create(const sb_model *m) {
 void sb_work_free(sb_work *w) {
   if (!w) return;
   double *arrs[] = {w->q, w->v, w->X, w->S, w->Jpart, w->P, w->eta, w->nu, w->bterm, w->vp,
-                    w->acc, w->F, w->Ic, w->Xu, w->Jend, w->M, w->Mt, w->L, w->c, w->vstar,
+                    w->acc, w->F, w->Ic, w->Xu, w->Jend, w->M, w->Mt, w->Mt_add, w->J3n, w->L, w->c, w->vstar,
                     w->rhs, w->tmp, w->tmp2, w->J6n, w->qacc};
   for (size_t i = 0; i < sizeof arrs / sizeof arrs[0]; i++) free(arrs[i]);
   free(w->g);

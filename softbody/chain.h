@@ -157,6 +157,9 @@ typedef struct {
   double *acc, *F, *Ic, *P;       /* RNEA and CRBA scratch */
   double *Xu, *Jend;              /* per unit: 36, and 6 x n full Jacobian at its last node */
   double *M, *c, *Mt, *L;         /* n x n mass, bias, M~ and its Cholesky factor */
+  double *Mt_add;                 /* n x n: implicit force terms the next sb_step_prepare adds to M~ */
+  int has_Mt_add;                 /* Mt_add holds terms for the next prepare (which consumes them) */
+  double *J3n;                    /* n x 3 scratch: a point Jacobian's transpose (penalty.h) */
   double *vstar, *rhs, *tmp, *tmp2;
   double *J6n;                    /* 6 x n scratch for point Jacobians */
   double *qacc;                   /* n: (v+ - v)/h of the last committed step */
@@ -256,7 +259,8 @@ int sb_add_world_wrench(const sb_model *m, sb_work *w, int seg, double s, const 
                         const double mo[3], double *Q);
 
 /* Linearly implicit Euler (elastic and viscous terms implicit):
- *   M~ = M + h D + h^2 K
+ *   M~ = M + h D + h^2 K  (+ w->Mt_add when w->has_Mt_add: implicit external
+ *                          force terms such as penalty contacts, penalty.h)
  *   M~ (v* - v) = h (tau - c(q,v) - K (q + h v) - D v)
  *   M~ (v+ - v*) = p        (p: generalized contact impulse, J^T lambda)
  *   q+ = q + h v+

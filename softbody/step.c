@@ -13,6 +13,9 @@ int sb_step_prepare(const sb_model *m, const sb_state *s, sb_work *w, const doub
                     char *error, int error_size) {
   int n = m->n;
   w->step_ready = 0;
+  /* implicit force terms are for this prepare only, whatever happens to it */
+  const double *Mt_add = w->has_Mt_add ? w->Mt_add : NULL;
+  w->has_Mt_add = 0;
   if (!(isfinite(h) && h > 0)) {
     sb_errorf(error, error_size, "time step must be positive and finite (got %g)", h);
     return -1;
@@ -35,7 +38,7 @@ int sb_step_prepare(const sb_model *m, const sb_state *s, sb_work *w, const doub
     for (int j = 0; j < n; j++) {
       double Kij = m->K[i * n + j], Dij = m->D[i * n + j];
       r -= Kij * (s->q[j] + h * s->v[j]) + Dij * s->v[j];
-      w->Mt[i * n + j] = w->M[i * n + j] + h * Dij + h * h * Kij;
+      w->Mt[i * n + j] = w->M[i * n + j] + h * Dij + h * h * Kij + (Mt_add ? Mt_add[i * n + j] : 0);
     }
     w->rhs[i] = h * r;
   }

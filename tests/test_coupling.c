@@ -11,6 +11,7 @@
 
 #include "config.h"
 #include "cusp.h"
+#include "instances.h"
 #include "plugin_testutil.h"
 
 #define SCENE(name) CUSP_SOURCE_DIR "/tests/data/scenes/" name
@@ -338,6 +339,83 @@ static void test_squeeze(void) {
   EXPECT(balance < 1e-3 * weight, "squeeze: cusp's forces on the ball balance its weight (off by %.3g N)", balance);
   EXPECT(st.max_pen < 1e-3 && floor_pen < 1e-3, "squeeze: penetration %.3g / %.3g mm", 1e3 * st.max_pen,
          1e3 * floor_pen);
+  finish(m, d);
+}
+
+/* 4b. Penalty contact at rest (issue 19 item 16). The arm lying on the
+ * floor with contact penalty must come to rest as the lcp arm does: an
+ * explicit penalty force chattered there (tip speed up to 0.1 m/s, sign
+ * flipping every step, 2 mm of creep over 20 s). The bounds: regularized
+ * friction is viscous below its slip speed eps = 1 mm/s, so a tangential
+ * load t below mu fn creeps at eps t / (mu fn) and never stops exactly;
+ * 1 % of eps is far below any chatter and far above that creep here. */
+static void test_penalty_rest(void) {
+  const cusp_override ov[] = {{"arm", "contact", "penalty"}};
+  mjModel *m = load(SCENE("coupling_lying.xml"), ov, 1);
+  if (!m) return;
+  mjData *d = attach(m);
+  run(m, d, 1.0, 0); /* settle */
+  double start[3], prev[3], tip[3], vprev[3] = {0, 0, 0}, speed = 0;
+  int flips = 0;
+  cusp_tip_pose(m, d, 0, start, NULL);
+  mju_copy3(prev, start);
+  run_stats st = {0};
+  while (d->time < 21 - 0.5 * m->opt.timestep) {
+    mj_step(m, d);
+    cusp_tip_pose(m, d, 0, tip, NULL);
+    double v[3];
+    for (int k = 0; k < 3; k++) v[k] = (tip[k] - prev[k]) / m->opt.timestep;
+    speed = fmax(speed, mju_norm3(v));
+    flips += mju_dot3(v, vprev) < 0 && mju_norm3(v) > 1e-6; /* a reversal faster than a micron per second */
+    mju_copy3(vprev, v);
+    mju_copy3(prev, tip);
+    st.max_pen = fmax(st.max_pen, cusp_report(m, d)->max_penetration);
+  }
+  double creep = mju_dist3(start, tip);
+  printf("penalty at rest: tip speed < %.3g mm/s over 1..21 s, %d reversals, creep %.3g mm, max penetration "
+         "%.3g mm\n", 1e3 * speed, flips, 1e3 * creep, 1e3 * st.max_pen);
+  EXPECT(state_finite(m, d), "penalty at rest: finite");
+  EXPECT(speed < 1e-5, "penalty at rest: tip speed %.3g mm/s >= 1%% of the slip speed", 1e3 * speed);
+  EXPECT(flips == 0, "penalty at rest: the tip reverses %d times", flips);
+  EXPECT(creep < 0.02e-3, "penalty at rest: creep %.3g mm over 20 s", 1e3 * creep);
+  finish(m, d);
+}
+
+/* 4c. Penalty depth against its closed form: no gravity, the arm hangs
+ * straight onto a plane touching its end disk's face, every chamber pushes
+ * with F. With the tip load P the straight arm's chamber equations are
+ * F - K l - P/3 = 0 (the tip moves by the mean elongation of each section,
+ * 3 l in all) and P = n k (3 l) over the disk face's n contacts, so the
+ * depth is 3 F / (K + n k). The implicit force must settle there (the
+ * damper carries nothing at rest). */
+static void test_penalty_press(void) {
+  mjModel *m = load(SCENE("penalty_press.xml"), NULL, 0);
+  if (!m) return;
+  mjData *d = attach(m);
+  run_stats st = run(m, d, 3.0, 0);
+  cusp_instance_config cfg;
+  char err[256] = "";
+  double K = 0, k = 0, F = 6; /* the scene's schedule */
+  if (cusp_instance_read(m, 0, &cfg, err, sizeof err) == 0) {
+    K = cfg.stiffness[0]; /* one value: every chamber */
+    k = cfg.penalty_stiffness;
+  }
+  const cusp_contact_report *c;
+  int nc = cusp_contacts(m, d, &c), n = 0;
+  double deepest = 0, shallowest = INFINITY, load = 0;
+  for (int i = 0; i < nc; i++) {
+    if (c[i].normal_impulse <= 0) continue;
+    n++;
+    deepest = fmax(deepest, -c[i].gap);
+    shallowest = fmin(shallowest, -c[i].gap);
+    load += c[i].normal_impulse / m->opt.timestep;
+  }
+  double expect = 3 * F / (K + n * k);
+  printf("penalty press: %d contacts, depth %.6g..%.6g mm, closed form 3F/(K + n k) = %.6g mm; tip load %.6g N "
+         "(n k depth %.6g N)\n", n, 1e3 * shallowest, 1e3 * deepest, 1e3 * expect, load, n * k * deepest);
+  EXPECT(st.finite && n >= 1 && K > 0 && k > 0, "penalty press: %d loaded contacts (K %g, k %g) %s", n, K, k, err);
+  EXPECT(fabs(deepest - expect) < 1e-3 * expect && fabs(shallowest - expect) < 1e-3 * expect,
+         "penalty press: depth %.6g..%.6g mm, closed form %.6g mm", 1e3 * shallowest, 1e3 * deepest, 1e3 * expect);
   finish(m, d);
 }
 
@@ -781,6 +859,8 @@ int main(void) {
   test_push();
   test_mount_load();
   test_squeeze();
+  test_penalty_rest();
+  test_penalty_press();
   test_viewer_semantics();
   test_inputs();
   test_live_keys();
