@@ -131,3 +131,56 @@ def test_case_out_of_range_is_a_bad_input_row(have_bench):
   r = ev.run_bench_case(BENCH, "perf", n, fast=True)
   assert r["status"] == "bad_input" and r["exit_code"] == 2
   assert f"has cases 0..{n - 1}" in r["message"], r["message"]
+
+
+# ---------- issue 20 item 4: serial, Ray workers and mujoco.rollout threads agree ----------
+
+def test_serial_ray_and_rollout_give_the_same_states(have_bench, tmp_path):
+  if os.environ.get("CUSP_PYTEST_PRELOADED"):
+    pytest.skip("Ray does not run with the sanitizer runtimes preloaded")
+  import numpy as np
+  import cusp.sweep as sweep
+  import cusp.throughput as tp
+  # the fast ablation's first three cases: 45 deg none, 45 deg all three, 60 deg all three (3 disks, h 1 ms):
+  # three models of one size in one rollout call, each its own tilt and keys
+  cases = [0, 1, 2]
+  rows_s, _ = tp.run_serial(BENCH, cases, True, tmp_path / "serial")
+  with sweep.ray_session(num_cpus=2):
+    rows_r, _ = tp.run_ray(BENCH, cases, True, tmp_path / "ray")
+  nsteps = {k: round(r["summary"]["target_s"] / r["summary"]["runs"][0]["h_s"]) for k, r in zip(cases, rows_s)}
+  assert set(nsteps.values()) == {400}
+  final, _ = tp.run_rollout(tmp_path / "serial", cases, nsteps, threads=2)
+  states = []
+  for k, a, b in zip(cases, rows_s, rows_r):
+    assert physics(a["summary"]) == physics(b["summary"])
+    s = tp.read_state(tp._saved(tmp_path / "serial", k, ".state"))
+    r = tp.read_state(tp._saved(tmp_path / "ray", k, ".state"))
+    # bit for bit: MuJoCo's state and cusp's plugin state (its solve counters too)
+    assert s.view(np.int64).tolist() == r.view(np.int64).tolist(), f"case {k}: Ray differs"
+    assert s.view(np.int64).tolist() == final[k].view(np.int64).tolist(), f"case {k}: rollout differs"
+    assert s[0] == pytest.approx(0.4)   # the state's time: the whole run, 400 steps of 1 ms
+    states.append(s)
+  # the cases are different runs (the comparison is not of equal things by construction)
+  assert not np.array_equal(states[0], states[1]) and not np.array_equal(states[1], states[2])
+
+
+def test_saved_model_runs_as_bench_eval_ran_it(have_bench, tmp_path):
+  # the MJB bench-eval wrote, stepped here by mj_step: bench-eval's final state
+  import mujoco
+  import numpy as np
+  import cusp.throughput as tp
+  r = ev.run_bench_case(BENCH, "ablation", 2, fast=True, save=tmp_path)
+  assert r["status"] == "completed"
+  m = tp.load_saved_model(next(tmp_path.glob("*.mjb")))
+  d = mujoco.MjData(m)
+  for _ in range(400):
+    mujoco.mj_step(m, d)
+  full = mujoco.mjtState.mjSTATE_FULLPHYSICS.value
+  x = np.empty(mujoco.mj_stateSize(m, full))
+  mujoco.mj_getState(m, d, x, full)
+  assert x.view(np.int64).tolist() == tp.read_state(next(tmp_path.glob("*.state"))).view(np.int64).tolist()
+  # the tilt of case 2 (60 degrees) is in the model: the incline's face normal
+  g = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_GEOM, "incline")
+  R = np.empty(9)
+  mujoco.mju_quat2Mat(R, m.geom_quat[g])
+  assert np.degrees(np.arccos(R[8])) == pytest.approx(60, abs=1e-9)
