@@ -1,6 +1,7 @@
 /* bench-eval: the evaluation of issue 6, run in-process on the cusp library.
  *
  *   bench-eval ablation|compare|perf|scaling [--fast] [--out DIR] [--src DIR] [--repeat N]
+ *              [--list | --case K] [--save DIR]
  *
  * ablation  Scenario C of the CUSP paper: Scenario A at box angles 45/60 deg,
  *           3/6 disks per section, h = 0.1/1 ms, 8 conditioning subsets
@@ -16,6 +17,15 @@
  * Each writes tab-separated tables into DIR (default .) for the report
  * (scripts/report.sh) and prints one JSON object as the last stdout line.
  * --fast runs a few configurations for short times (the test suite).
+ * A command's work is a list of cases (ablation: one configuration;
+ * compare: one scene and contact model with its step sweep and conservative
+ * run; perf: one contact model's repeats; scaling: one point): --list prints
+ * their number, --case K runs case K alone, writing the tables with that
+ * case's rows only and the JSON object with that case's entry and totals
+ * (cusp.evaluation runs the cases as a sweep and joins them into the tables
+ * of the whole command). --save DIR writes each run's model, as set up for
+ * the run, to DIR/LABEL.mjb and its final state (mjSTATE_FULLPHYSICS, one
+ * %a double a line) to DIR/LABEL.state.
  * Exit code: 0 done (whatever the runs showed), 2 bad arguments or output. */
 #include <errno.h>
 #include <math.h>
@@ -251,6 +261,52 @@ static int tip_position(const mjModel *m, const mjData *d, tip_ref t, double p[3
 }
 
 static double wall_progress_next;
+static char save_dir[2048];
+
+/* A run's label as a file name: [A-Za-z0-9.-], runs of anything else as one '_'. */
+static void label_file(char *buf, size_t n, const char *label, const char *ext) {
+  char name[200];
+  size_t k = 0;
+  for (const char *c = label; *c && k + 1 < sizeof name; c++) {
+    int keep = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '.' ||
+               *c == '-';
+    if (keep) name[k++] = *c;
+    else if (k == 0 || name[k - 1] != '_') name[k++] = '_';
+  }
+  name[k] = 0;
+  snprintf(buf, n, "%s/%s%s", save_dir, name, ext);
+}
+
+static void save_model(const spec *sp, const mjModel *m) {
+  char path[2400];
+  label_file(path, sizeof path, sp->label, ".mjb");
+  mj_saveModel(m, path, NULL, 0);
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    fprintf(stderr, "bench-eval: --save: cannot write %s\n", path);
+    exit(2);
+  }
+  fclose(f);
+}
+
+static void save_state(const spec *sp, const mjModel *m, const mjData *d) {
+  char path[2400];
+  label_file(path, sizeof path, sp->label, ".state");
+  int n = mj_stateSize(m, mjSTATE_FULLPHYSICS);
+  double *x = malloc(sizeof(double) * (n ? n : 1));
+  FILE *f = fopen(path, "w");
+  if (!x || !f) {
+    fprintf(stderr, "bench-eval: --save: cannot write %s\n", path);
+    exit(2);
+  }
+  mj_getState(m, d, x, mjSTATE_FULLPHYSICS);
+  for (int i = 0; i < n; i++) fprintf(f, "%a\n", x[i]);
+  free(x);
+  if (ferror(f) | fclose(f)) {
+    fprintf(stderr, "bench-eval: --save: writing %s failed\n", path);
+    exit(2);
+  }
+}
 
 /* Steps until T or the first failure. setjmp has its own frame so that the
  * caller's locals survive a MuJoCo error. */
@@ -413,6 +469,7 @@ static void run(const spec *sp, result *res) {
   if (sp->no_contact)
     for (int g = 0; g < m->ngeom; g++) m->geom_contype[g] = m->geom_conaffinity[g] = 0;
   if (sp->energy) m->opt.enableflags |= mjENBL_ENERGY;
+  if (save_dir[0]) save_model(sp, m);
   d = guarded_make_data(m); /* the plugin's init builds the arms */
   if (!d) {
     const char *why = cusp_last_error();
@@ -462,6 +519,7 @@ static void run(const spec *sp, result *res) {
   nwarning = 0;
   wall_progress_next = now_s() + PROGRESS_S;
   guarded_loop(sp, m, d, res, arm_geom, tipg);
+  if (save_dir[0]) save_state(sp, m, d);
   const cusp_step_report *r = cusp_report(m, d);
   if (r) {
     res->solves = r->solves;
@@ -509,6 +567,30 @@ static char out_dir[2048] = ".";
 static char src_dir[1024] = CUSP_SOURCE_DIR;
 static int fast;
 static int json_first;
+static int only_case = -1; /* --case K: run case K alone */
+static int listing;        /* --list: print the number of cases, run nothing */
+static int json_entries;   /* entries printed in the command's list */
+
+/* --list: the command's case count as one JSON line; returns 1 when listing. */
+static int list_cases(const char *command, int n) {
+  if (!listing) return 0;
+  printf("{\"command\": \"%s\", \"fast\": %s, \"cases\": %d}\n", command, fast ? "true" : "false", n);
+  return 1;
+}
+
+/* Case k is to run (every case without --case). */
+static int selected(int k) { return only_case < 0 || only_case == k; }
+
+/* --case K out of range: exit 2 naming the range. */
+static void check_case(const char *command, int n) {
+  if (only_case >= n) {
+    fprintf(stderr, "bench-eval: --case %d: %s%s has cases 0..%d\n", only_case, command, fast ? " --fast" : "", n - 1);
+    exit(2);
+  }
+}
+
+/* The separator before an entry of the command's JSON list. */
+static void json_entry(void) { printf("%s", json_entries++ ? ", " : ""); }
 
 static FILE *open_table(const char *name, const char *header) {
   char path[4200];
@@ -618,6 +700,8 @@ static int cmd_ablation(void) {
         list[n++] = (cfg){"beyond", SET_CHAIN, angles[a], disks, h, c};
       }
   double T = fast ? 0.4 : 3.0;
+  if (list_cases("ablation", n)) return 0;
+  check_case("ablation", n);
   char scene[1100];
   scene_path(scene, sizeof scene, "mjcf/scenario_a.xml");
   const char *name = "ablation.tsv";
@@ -626,6 +710,7 @@ static int cmd_ablation(void) {
   printf("{\"command\": \"ablation\", \"fast\": %s, \"target_s\": %g, \"runs\": [", fast ? "true" : "false", T);
   int full_ok = 0, full_n = 0, fbo_ok = 0, fbo_n = 0;
   for (int i = 0; i < n; i++) {
+    if (!selected(i)) continue;
     const cfg *c = &list[i];
     spec sp;
     spec_init(&sp, scene, T);
@@ -660,7 +745,7 @@ static int cmd_ablation(void) {
     tnum(f, r.wall_s, "\t");
     fprintf(f, "%ld\t%ld\t%ld\t%s\n", r.steps, r.solves, r.fallbacks,
             !r.loaded ? r.error : r.failure[0] ? r.failure : "-");
-    printf("%s", i ? ", " : "");
+    json_entry();
     jbegin();
     jstr("sweep", c->sweep);
     jstr("solver", solver_setting[c->setting]);
@@ -712,6 +797,8 @@ static int cmd_compare(void) {
   const double *hs = fast ? hs_fast : hs_full;
   int nh = fast ? 1 : 6;
   const char *mname = "compare.tsv", *sname = "compare_stable.tsv", *ename = "compare_energy.tsv";
+  if (list_cases("compare", 3 * 3)) return 0;
+  check_case("compare", 3 * 3);
   FILE *fm = open_table(mname, "scene\tmodel\tavailable\tcreep_window_s\tcompletion\tmax_pen_mm\tmean_pen_mm\t"
                                "creep_mm\twall_per_sim_s\tconvergence\tstable_h_ms\tenergy_drift_rel\t"
                                "energy_drift_J\tenergy_dev_rel\tnote");
@@ -724,6 +811,10 @@ static int cmd_compare(void) {
     char scene[1100];
     scene_path(scene, sizeof scene, sd->file);
     for (int mi = 0; mi < 3; mi++) {
+      if (!selected(3 * si + mi)) {
+        k += nh + 1;
+        continue;
+      }
       const char *model = models[mi];
       result main_r;
       memset(&main_r, 0, sizeof main_r);
@@ -814,7 +905,7 @@ static int cmd_compare(void) {
       tnum(fm, drift_j, "\t");
       tnum(fm, dev_rel, "\t");
       fprintf(fm, "%s\n", have_main && main_r.failure[0] && !strcmp(note, "-") ? main_r.failure : note);
-      printf("%s", si || mi ? ", " : "");
+      json_entry();
       jbegin();
       jstr("scene", sd->name);
       jstr("model", model);
@@ -846,6 +937,8 @@ static int cmd_compare(void) {
 static int cmd_perf(int repeat) {
   if (repeat < 1) repeat = fast ? 1 : 5;
   double T = fast ? 0.2 : 3.0;
+  if (list_cases("perf", 3)) return 0;
+  check_case("perf", 3);
   char scene[1100], cpu[256];
   scene_path(scene, sizeof scene, "mjcf/scenario_a.xml");
   cpu_model(cpu, sizeof cpu);
@@ -863,6 +956,10 @@ static int cmd_perf(int repeat) {
          T, repeat);
   int k = 0;
   for (int mi = 0; mi < 3; mi++) {
+    if (!selected(mi)) {
+      k += repeat;
+      continue;
+    }
     double med[64], stage_med[NSTAGE][64], stage_mean[NSTAGE][64], step_mean[64], contacts[64], compl[64];
     long solves = 0, converged = 0, fallbacks = 0, fb_steps = 0, timed = 0;
     double fb_time = 0, other_time = 0; /* us, steps whose solve fell back and the others */
@@ -949,7 +1046,7 @@ static int cmd_perf(int repeat) {
     tnum(f, timed > fb_steps ? other_time / (timed - fb_steps) : NAN, "\t");
     tnum(f, fb_time + other_time > 0 ? fb_time / (fb_time + other_time) : NAN, "\t");
     fprintf(f, "%s\n", note);
-    printf("%s", mi ? ", " : "");
+    json_entry();
     jbegin();
     jstr("model", models[mi]);
     jkey("available");
@@ -1011,13 +1108,15 @@ static int cmd_scaling(void) {
   int sect_full[8] = {1, 2, 3, 4, 5, 6, 7, 8}, sect_fast[1] = {2};
   const int *dl = fast ? disks_fast : disks_full, *sl = fast ? sect_fast : sect_full;
   int nd = fast ? 1 : 4, ns = fast ? 1 : 8;
+  if (list_cases("scaling", 3 * (nd + ns))) return 0;
+  check_case("scaling", 3 * (nd + ns));
   char scene[1100];
   scene_path(scene, sizeof scene, "mjcf/scenario_a.xml");
   const char *name = "scaling.tsv";
   FILE *f = open_table(name, "param\tvalue\tmodel\tavailable\tdofs\tdisks_total\tmedian_us\tq1_us\tq3_us\t"
                              "mean_contacts\tcompletion\trealtime_factor\tmean_us\tconvergence\tfallbacks\tnote");
   printf("{\"command\": \"scaling\", \"fast\": %s, \"target_s\": %g, \"rows\": [", fast ? "true" : "false", T);
-  int total = 3 * (nd + ns), k = 0, first = 1;
+  int total = 3 * (nd + ns), k = 0;
   for (int mi = 0; mi < 3; mi++) {
     int loaded = 1;
     for (int pass = 0; pass < 2; pass++) {
@@ -1025,6 +1124,10 @@ static int cmd_scaling(void) {
       for (int i = 0; i < cnt; i++) {
         const char *param = pass ? "sections" : "disks";
         int value = pass ? sl[i] : dl[i];
+        if (!selected(mi * (nd + ns) + pass * nd + i)) {
+          k++;
+          continue;
+        }
         if (!loaded) {
           k++;
           continue;
@@ -1058,8 +1161,7 @@ static int cmd_scaling(void) {
         tnum(f, mean_of(r.st[NSTAGE], r.nst), "\t");
         tnum(f, r.conv_rate, "\t");
         fprintf(f, "%ld\t%s\n", r.fallbacks, note);
-        printf("%s", first ? "" : ", ");
-        first = 0;
+        json_entry();
         jbegin();
         jstr("param", param);
         jint("value", value);
@@ -1086,7 +1188,11 @@ static int usage(const char *msg) {
   if (msg) fprintf(stderr, "bench-eval: %s\n", msg);
   fprintf(stderr,
           "usage: bench-eval ablation|compare|perf|scaling [--fast] [--out DIR] [--src DIR] [--repeat N]\n"
+          "                  [--list | --case K] [--save DIR]\n"
           "  --fast      a few configurations, short runs (the test suite)\n"
+          "  --list      print the command's number of cases (JSON), run nothing\n"
+          "  --case K    run case K (0-based) alone: its rows in the tables, its entry in the JSON\n"
+          "  --save DIR  write each run's model (LABEL.mjb) and final state (LABEL.state) into DIR\n"
           "  --out DIR   where the .tsv tables go (default .)\n"
           "  --src DIR   the cusp source tree holding mjcf/ and tests/data/ (default %s)\n"
           "  --repeat N  perf: runs per contact model (default 5, fast 1)\n",
@@ -1100,7 +1206,9 @@ int main(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (!strcmp(a, "--fast")) fast = 1;
-    else if (!strcmp(a, "--out") || !strcmp(a, "--src") || !strcmp(a, "--repeat")) {
+    else if (!strcmp(a, "--list")) listing = 1;
+    else if (!strcmp(a, "--out") || !strcmp(a, "--src") || !strcmp(a, "--repeat") || !strcmp(a, "--case") ||
+             !strcmp(a, "--save")) {
       if (i + 1 >= argc) {
         char msg[128];
         snprintf(msg, sizeof msg, "%s needs a value", a);
@@ -1109,7 +1217,13 @@ int main(int argc, char **argv) {
       const char *v = argv[++i];
       if (!strcmp(a, "--out")) snprintf(out_dir, sizeof out_dir, "%s", v);
       else if (!strcmp(a, "--src")) snprintf(src_dir, sizeof src_dir, "%s", v);
-      else {
+      else if (!strcmp(a, "--save")) snprintf(save_dir, sizeof save_dir, "%s", v);
+      else if (!strcmp(a, "--case")) {
+        char *end;
+        long n = strtol(v, &end, 10);
+        if (end == v || *end || n < 0 || n > 100000) return usage("--case needs a case number >= 0");
+        only_case = (int)n;
+      } else {
         char *end;
         long n = strtol(v, &end, 10);
         if (end == v || *end || n < 1 || n > 64) return usage("--repeat needs an integer in 1..64");
@@ -1127,7 +1241,12 @@ int main(int argc, char **argv) {
     }
   }
   if (!cmd) return usage("no subcommand");
+  if (listing && only_case >= 0) return usage("--list and --case exclude each other");
   struct stat st;
+  if (save_dir[0] && mkdir(save_dir, 0777) && (errno != EEXIST || stat(save_dir, &st) || !S_ISDIR(st.st_mode))) {
+    fprintf(stderr, "bench-eval: --save '%s' is not a directory that can be made\n", save_dir);
+    return 2;
+  }
   if (mkdir(out_dir, 0777) && (errno != EEXIST || stat(out_dir, &st) || !S_ISDIR(st.st_mode))) {
     fprintf(stderr, "bench-eval: --out '%s' is not a directory that can be made\n", out_dir);
     return 2;

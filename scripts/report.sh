@@ -1,32 +1,40 @@
 #!/usr/bin/env bash
 # The evaluation report of issue 6: ablation (the CUSP paper's Scenario C and
 # a sweep beyond it), lcp vs penalty vs the MuJoCo-native arm, performance
-# and scaling, measured by bench-eval in one run and written as
-# DIR/report.md with PNG plots (tables in DIR/data/).
+# and scaling, measured by bench-eval's cases run as a cusp.sweep sweep on
+# Ray (python -m cusp.evaluation; the same numbers as bench-eval's serial
+# loop) and written as DIR/report.md with PNG plots (tables in DIR/data/).
 #
-#   scripts/report.sh [--fast] [--docs | --out DIR] [--build DIR] [--bench PATH] [--redraw]
+#   scripts/report.sh [--fast] [--docs | --out DIR] [--build DIR] [--bench PATH]
+#                     [--workers N | --address A | --serial] [--redraw]
 #
 # --fast      a few configurations, short runs (the test suite; < 1 min)
 # --out DIR   where report.md, the PNGs and data/ go (default BUILD/report)
 # --docs      write the committed report in docs/ (a full run only)
 # --build DIR build tree to (re)build bench-eval in (default build/)
-# --bench P   use this bench-eval and build nothing
+# --bench P   use this bench-eval (and the libcusp.so beside it) and build nothing
+# --workers N cases at once on the local Ray (default 2)
+# --address A run the cases on the Ray cluster at A
+# --serial    bench-eval's own serial loop, without Ray (the reference)
 # --redraw    run nothing: redraw the plots and report.md from DIR/data
-# Needs bash, awk, gnuplot (pngcairo, else png) and, to build, cmake.
+# Needs bash, awk, gnuplot (pngcairo, else png), the Python environment
+# (.venv, or $CUSP_PYTHON) with Ray and, to build, cmake.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-fast=0 redraw=0 out="" docs=0 build=$root/build bench=""
+fast=0 redraw=0 out="" docs=0 build=$root/build bench="" workers=2 address="" serial=0
 while [[ $# -gt 0 ]]; do
   case $1 in
     --fast) fast=1 ;;
     --docs) docs=1 ;;
     --redraw) redraw=1 ;;
-    --out | --build | --bench)
+    --serial) serial=1 ;;
+    --out | --build | --bench | --workers | --address)
       [[ $# -ge 2 ]] || { echo "report.sh: $1 needs a value" >&2; exit 2; }
-      case $1 in --out) out=$2 ;; --build) build=$2 ;; --bench) bench=$2 ;; esac
+      case $1 in --out) out=$2 ;; --build) build=$2 ;; --bench) bench=$2 ;; --workers) workers=$2 ;;
+        --address) address=$2 ;; esac
       shift ;;
-    -h | --help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "report.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -39,6 +47,7 @@ if [[ $docs == 1 ]]; then
   out=$root/docs
 fi
 [[ -n $out ]] || out=$build/report
+[[ $workers =~ ^[1-9][0-9]*$ ]] || { echo "report.sh: --workers needs a positive integer, not '$workers'" >&2; exit 2; }
 command -v gnuplot >/dev/null || { echo "report.sh: gnuplot not found (apt-get install gnuplot)" >&2; exit 1; }
 
 mkdir -p "$out/data"
@@ -52,6 +61,7 @@ if [[ $redraw == 1 ]]; then
     [[ -s $data/$cmd.json ]] || { echo "report.sh: --redraw needs $data/$cmd.json (run without --redraw first)" >&2; exit 1; }
     took[$cmd]=$(awk -v c="$cmd" '$1 == c { print $2 }' "$data/timing" 2>/dev/null)
   done
+  ran_on=$(awk '$1 == "ran" { $1 = ""; print substr($0, 2) }' "$data/timing" 2>/dev/null)
   mode=full fast=0
   grep -q '"fast": true' "$data/perf.json" && mode=fast fast=1
   t_bench=$(awk '$1 == "bench" { print $2 }' "$data/timing" 2>/dev/null)
@@ -63,22 +73,46 @@ else
     bench=$build/bench-eval
   fi
   [[ -x $bench ]] || { echo "report.sh: no bench-eval at $bench" >&2; exit 1; }
+  bench=$(cd "$(dirname "$bench")" && pwd)/$(basename "$bench")
   export OPENBLAS_NUM_THREADS=1
   flag=()
   [[ $fast == 1 ]] && flag=(--fast)
-  for cmd in ablation compare perf scaling; do
-    echo "report.sh: bench-eval $cmd ${flag[*]}" >&2
-    t0=$(date +%s.%N)
-    "$bench" "$cmd" "${flag[@]}" --src "$root" --out "$data" >"$data/$cmd.out" || {
-      echo "report.sh: bench-eval $cmd failed" >&2; exit 1; }
-    tail -n 1 "$data/$cmd.out" >"$data/$cmd.json"
-    rm -f "$data/$cmd.out"
-    took[$cmd]=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.0f", b - a }')
-  done
+  rm -f "$data"/*.tsv "$data"/*.json "$data/timing"
+  if [[ $serial == 1 ]]; then
+    for cmd in ablation compare perf scaling; do
+      echo "report.sh: bench-eval $cmd ${flag[*]}" >&2
+      t0=$(date +%s.%N)
+      "$bench" "$cmd" "${flag[@]}" --src "$root" --out "$data" >"$data/$cmd.out" || {
+        echo "report.sh: bench-eval $cmd failed" >&2; exit 1; }
+      tail -n 1 "$data/$cmd.out" >"$data/$cmd.json"
+      rm -f "$data/$cmd.out"
+      took[$cmd]=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.0f", b - a }')
+    done
+    ran_on="bench-eval's serial loop (one run at a time, no Ray)"
+  else
+    # the cases as a sweep: a fresh one (no rows of an older bench-eval reused)
+    python=${CUSP_PYTHON:-$root/.venv/bin/python}
+    [[ -x $python ]] || { echo "report.sh: no Python at $python (set CUSP_PYTHON, or run scripts/setup.sh)" >&2; exit 1; }
+    rm -rf "$data/sweep"
+    lib=$(dirname "$bench")/libcusp.so
+    where=(--num-cpus "$workers")
+    ran_on="cusp.sweep on a local Ray of $workers workers (python -m cusp.evaluation; perf's cases one at a time)"
+    if [[ -n $address ]]; then
+      where=(--address "$address")
+      ran_on="cusp.sweep on the Ray cluster at $address (python -m cusp.evaluation; perf's cases alone on a node)"
+    fi
+    echo "report.sh: python -m cusp.evaluation ${flag[*]} ${where[*]}" >&2
+    CUSP_LIBRARY=${CUSP_LIBRARY:-$lib} PYTHONPATH="$root/python${PYTHONPATH:+:$PYTHONPATH}" \
+      "$python" -m cusp.evaluation "${flag[@]}" --bench "$bench" --src "$root" --out "$data" "${where[@]}" || {
+      echo "report.sh: the evaluation sweep failed" >&2; exit 1; }
+    for cmd in ablation compare perf scaling; do
+      took[$cmd]=$(awk -v c="$cmd" '$1 == c { print $2 }' "$data/timing")
+    done
+  fi
   t_bench=$(awk -v a="$t_start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.0f", b - a }')
   run_date=$(date -u '+%Y-%m-%d %H:%M UTC')
   { for cmd in ablation compare perf scaling; do echo "$cmd ${took[$cmd]}"; done
-    echo "bench $t_bench"; echo "date $run_date"; } >"$data/timing"
+    echo "bench $t_bench"; echo "date $run_date"; echo "ran $ran_on"; } >"$data/timing"
 fi
 flag=()
 [[ $fast == 1 ]] && flag=(--fast)
@@ -326,7 +360,8 @@ cat <<EOF
 # cusp evaluation report
 
 Generated by \`scripts/report.sh${flag[*]:+ ${flag[*]}}\` on ${run_date:-?}, **$mode run**,
-CPU: $cpu (one core per run, OPENBLAS_NUM_THREADS=1). bench-eval took ${t_bench} s
+CPU: $cpu (one core per run, OPENBLAS_NUM_THREADS=1). The runs are bench-eval's cases, run by
+${ran_on:-?}; they took ${t_bench} s
 (ablation ${took[ablation]} s, compare ${took[compare]} s, perf ${took[perf]} s, scaling ${took[scaling]} s);
 drawing the plots and this file ${t_draw} s more. Raw tables: \`data/*.tsv\` (and one JSON line per command in \`data/*.json\`).
 Timings come from a shared machine: compare ratios measured in the same run, and read

@@ -15,8 +15,9 @@
 # (DESIGN §4 / plugin/instances.h layout).
 # The fast run writes to its default place, BUILD/report (here OUTDIR/report),
 # and leaves the committed report in SRCDIR/docs untouched (issue 19 item 6);
-# asking for docs/ with --fast is refused.
-# No python: awk reads the TSV tables.
+# asking for docs/ with --fast is refused. The runs go through cusp.sweep
+# (Ray): one completed row per bench-eval case.
+# awk reads the TSV tables (Python only runs the sweep).
 # Usage: tests/test_report.sh BENCH_EVAL PNG_CHECK SRCDIR OUTDIR
 set -u
 
@@ -47,6 +48,26 @@ rc=$?
 [ $rc -eq 2 ] && grep -q 'docs' "$OUT/docs.err" && [ "$(docs_sum)" = "$docs_before" ] &&
   ok "--fast --docs refused (exit 2), docs/ untouched" || bad "--fast --docs: exit $rc, $(cat "$OUT/docs.err")"
 OUT=$OUT/report   # the default output of a run with --build OUTDIR
+
+# ---------- the sweep (issue 20 item 3) ----------
+# the runs are bench-eval's cases run by cusp.sweep: one row per case, every
+# one completed (python/tests/test_evaluation.py proves the joined tables
+# equal bench-eval's serial loop's, physics bit for bit)
+R=$OUT/data/sweep/results.json
+ncases=0
+for c in ablation compare perf scaling; do
+  n=$("$BENCH" "$c" --fast --list | sed -n 's/.*"cases": \([0-9]*\)}$/\1/p')
+  ncases=$((ncases + ${n:-0}))
+done
+rows_done=$(grep -c '^  "status": "completed",$' "$R" 2>/dev/null)
+rows_all=$(grep -c '^  "status": ' "$R" 2>/dev/null)
+[ "$ncases" -gt 0 ] && [ "$rows_done" = "$ncases" ] && [ "$rows_all" = "$ncases" ] &&
+  ok "sweep: $ncases cases (bench-eval --list), one completed row each" || bad "sweep: $rows_done completed of $rows_all rows, $ncases cases"
+grep -q "cusp.sweep on a local Ray of 2 workers" "$OUT/report.md" && ok "report.md says the runs went through cusp.sweep" ||
+  bad "report.md does not say how the runs were made"
+"$SRC/scripts/report.sh" --fast --workers 0 --bench "$BENCH" --out "$OUT/../bad" >/dev/null 2>"$OUT/../workers.err"
+rc=$?
+[ $rc -eq 2 ] && grep -q -- '--workers' "$OUT/../workers.err" && ok "--workers 0 refused (exit 2)" || bad "--workers 0: exit $rc"
 
 # ---------- files ----------
 [ -s "$OUT/report.md" ] && ok "report.md written" || bad "no report.md"

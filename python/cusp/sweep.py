@@ -44,7 +44,8 @@ import subprocess
 import sys
 import time
 
-__all__ = ["run", "cases_of", "run_case", "cusp_sim_path", "case_id", "STATUSES"]
+__all__ = ["run", "run_tasks", "ray_session", "node_cpus", "cases_of", "run_case", "cusp_sim_path",
+           "case_id", "STATUSES"]
 
 STATUSES = ("completed", "failed", "bad_input", "error")
 _EXIT_STATUS = {0: "completed", 1: "failed", 2: "bad_input"}
@@ -180,13 +181,13 @@ def _write(out, rows):
   flat, columns = [], {}
   keys = []
   for r in rows:
-    for k in r["overrides"]:
+    for k in _labels(r):
       if k not in keys:
         keys.append(k)
   for r in rows:
     f = {"case": r["case"], "status": r["status"], "exit_code": r["exit_code"], "message": r["message"]}
     for k in keys:
-      f[k] = r["overrides"].get(k)
+      f[k] = _labels(r).get(k)
     _flatten("", r["summary"] or {}, f)
     for k in f:
       columns.setdefault(k, None)
@@ -212,12 +213,17 @@ def _read(out):
 
 # ---------- the sweep ----------
 
+def _labels(row):
+  """What a row's case varies: cusp-sim's overrides, or another runner's params."""
+  return row.get("overrides") or row.get("params") or {}
+
+
 def _ray_task():
   import ray
 
   @ray.remote(num_cpus=1, max_retries=0)
-  def task(scene, overrides, seconds, timestep, max_penetration, cusp_sim, timeout):
-    return run_case(scene, overrides, seconds, timestep, max_penetration, cusp_sim, timeout)
+  def task(fn, args):
+    return fn(*args)
   return task
 
 
@@ -232,7 +238,7 @@ class _Progress:
     self.failed += row["status"] != "completed"
     if self.stream:
       dt = time.perf_counter() - self.t0
-      what = ", ".join(f"{k}={v}" for k, v in row["overrides"].items()) or "(no overrides)"
+      what = ", ".join(f"{k}={v}" for k, v in _labels(row).items()) or "(no overrides)"
       tail = "" if row["status"] == "completed" else f": {row['message']}"
       print(f"sweep: {self.done}/{self.total} done, {self.failed} failed, "
             f"{self.done / dt if dt > 0 else 0:.2f} cases/s; {what} {row['status']}{tail}",
@@ -275,23 +281,40 @@ def run(scene, grid=None, cases=None, seconds=2.0, out=None, timestep=None, max_
   cusp_sim = os.path.abspath(cusp_sim) if cusp_sim else cusp_sim_path()
   if not os.access(cusp_sim, os.X_OK):
     raise ValueError(f"cusp.sweep: cusp-sim {cusp_sim} is not an executable (build it, or set CUSP_SIM)")
-  todo = [{"case": case_id(scene, c, seconds, timestep, max_penetration), "overrides": c}
-          for c in cases_of(grid, cases)]
-  mine = {t["case"] for t in todo}
+  settings = (seconds, timestep, max_penetration, cusp_sim, timeout)
+  tasks = [{"case": case_id(scene, c, seconds, timestep, max_penetration),
+            "row": {"scene": scene, "overrides": c}, "args": (scene, c, *settings)}
+           for c in cases_of(grid, cases)]
+  return run_tasks(tasks, run_case, out=out, address=address, num_cpus=num_cpus, serial=serial,
+                   progress=progress)
+
+
+def run_tasks(tasks, fn, out=None, address=None, num_cpus=None, serial=False, progress=True, cpus_per_case=1):
+  """The sweep of any runner: tasks is a list of {"case": ID, "row": {...},
+  "args": (...)}; fn(*args), run in a Ray task (or here when serial), returns
+  the case's result ({"status", "exit_code", "message", "summary", ...}; a
+  task that dies is an error row). A row is {"case": ID, **row, **result};
+  the row's "overrides" or "params" dict names the case in the CSV's first
+  columns and in the progress lines. Returns this sweep's rows in task order;
+  out, re-runs and Ray as in run(). fn must be importable by the workers
+  (a module-level function of the cusp package). cpus_per_case: the CPUs a
+  case holds on Ray (all of a node's: it runs alone there)."""
+  mine = {t["case"] for t in tasks}
   found = _read(out) if out is not None else []
   if out is not None:
     os.makedirs(out, exist_ok=True)
   others = [r for r in found if r.get("case") not in mine]      # other sweeps' rows stay as they are
   known = {r["case"]: r for r in found if r.get("case") in mine and r.get("status") != "error"}
   stale = {r["case"]: r for r in found if r.get("case") in mine and r.get("status") == "error"}
-  pending = []
-  for t in todo:
-    if t["case"] not in known and t["case"] not in {p["case"] for p in pending}:
+  pending, queued = [], set()
+  for t in tasks:
+    if t["case"] not in known and t["case"] not in queued:
+      queued.add(t["case"])
       pending.append(t)
 
   def rows():   # the file's rows: the others, then this sweep's in case order
     seen, mine_rows = set(), []
-    for t in todo:
+    for t in tasks:
       r = known.get(t["case"]) or stale.get(t["case"])   # an error row stays until its re-run ends
       if r and t["case"] not in seen:
         seen.add(t["case"])
@@ -299,13 +322,12 @@ def run(scene, grid=None, cases=None, seconds=2.0, out=None, timestep=None, max_
     return others + mine_rows
 
   stream = sys.stderr if progress is True else (progress or None)
-  prog = _Progress(len(pending), len(todo) - len(pending), stream)
+  prog = _Progress(len(pending), len(tasks) - len(pending), stream)
   prog.start()
-  settings = (seconds, timestep, max_penetration, cusp_sim, timeout)
   last_write = [0.0]
 
   def record(t, result):
-    row = {"case": t["case"], "scene": scene, "overrides": t["overrides"], **result}
+    row = {"case": t["case"], **t["row"], **result}
     known[t["case"]] = row
     prog.case(row)
     if out is not None and time.perf_counter() - last_write[0] > 1.0:
@@ -315,48 +337,71 @@ def run(scene, grid=None, cases=None, seconds=2.0, out=None, timestep=None, max_
   try:
     if serial or not pending:
       for t in pending:
-        record(t, run_case(scene, t["overrides"], *settings))
+        record(t, fn(*t["args"]))
     else:
-      _run_ray(scene, pending, settings, address, num_cpus, record, prog.restart)
+      with ray_session(address, num_cpus):
+        prog.restart()   # cases/s from here: Ray's startup is not the cases'
+        _run_ray(pending, fn, record, cpus_per_case)
   finally:
     if out is not None:
       _write(out, rows())
     prog.end()
-  return [known[t["case"]] for t in todo]
+  return [known[t["case"]] for t in tasks]
 
 
-def _run_ray(scene, pending, settings, address, num_cpus, record, ready):
-  import ray
-  started = False
-  if not ray.is_initialized():
-    env = {"PYTHONPATH": os.pathsep.join(p for p in (_PYTHON_DIR, os.environ.get("PYTHONPATH")) if p)}
-    if os.environ.get("CUSP_LIBRARY"):
-      env["CUSP_LIBRARY"] = os.path.abspath(os.environ["CUSP_LIBRARY"])
-    kw = {"runtime_env": {"env_vars": env}, "log_to_driver": False}
-    if address:
-      ray.init(address=address, **kw)
-    else:
-      ray.init(num_cpus=num_cpus, include_dashboard=False, **kw)
-    started = True
-  ready()   # cases/s from here: Ray's startup is not the cases'
-  try:
-    task = _ray_task()
-    refs = {task.remote(scene, t["overrides"], *settings): t for t in pending}
-    waiting = list(refs)
-    while waiting:
-      ready, waiting = ray.wait(waiting, num_returns=1)
-      for ref in ready:
-        t = refs[ref]
-        try:
-          result = ray.get(ref)
-        except Exception as e:   # the task died (worker lost, killed): an error row, not lost
-          first = (str(e).strip().splitlines() or [type(e).__name__])[0]
-          result = {"status": "error", "exit_code": None, "message": f"Ray task failed: {first}",
-                    "summary": None}
-        record(t, result)
-  finally:
-    if started:
+class ray_session:
+  """with ray_session(address, num_cpus): a Ray to submit to: the running
+  one if ray.init was called, else a local one of num_cpus workers (default
+  all CPUs), or the cluster at address; what it starts it shuts down. The
+  workers find this package (PYTHONPATH) and this process's CUSP_LIBRARY."""
+
+  def __init__(self, address=None, num_cpus=None):
+    self.address, self.num_cpus, self.started = address, num_cpus, False
+
+  def __enter__(self):
+    import ray
+    if not ray.is_initialized():
+      env = {"PYTHONPATH": os.pathsep.join(p for p in (_PYTHON_DIR, os.environ.get("PYTHONPATH")) if p)}
+      if os.environ.get("CUSP_LIBRARY"):
+        env["CUSP_LIBRARY"] = os.path.abspath(os.environ["CUSP_LIBRARY"])
+      kw = {"runtime_env": {"env_vars": env}, "log_to_driver": False}
+      if self.address:
+        ray.init(address=self.address, **kw)
+      else:
+        ray.init(num_cpus=self.num_cpus, include_dashboard=False, **kw)
+      self.started = True
+    return self
+
+  def __exit__(self, *exc):
+    if self.started:
+      import ray
       ray.shutdown()
+
+
+def node_cpus():
+  """The CPUs of the largest node of the running Ray (a case asking for them all runs alone)."""
+  import ray
+  return max([int(n["Resources"].get("CPU", 0)) for n in ray.nodes() if n.get("Alive")] or [1]) or 1
+
+
+def _run_ray(pending, fn, record, cpus_per_case):
+  import ray
+  task = _ray_task()
+  if cpus_per_case != 1:
+    task = task.options(num_cpus=cpus_per_case)
+  refs = {task.remote(fn, t["args"]): t for t in pending}
+  waiting = list(refs)
+  while waiting:
+    ready, waiting = ray.wait(waiting, num_returns=1)
+    for ref in ready:
+      t = refs[ref]
+      try:
+        result = ray.get(ref)
+      except Exception as e:   # the task died (worker lost, killed): an error row, not lost
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        result = {"status": "error", "exit_code": None, "message": f"Ray task failed: {first}",
+                  "summary": None}
+      record(t, result)
 
 
 # ---------- python -m cusp.sweep ----------
@@ -394,4 +439,6 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-  sys.exit(main())
+  # through the package's module, so that Ray's workers find the runner by its name
+  from cusp.sweep import main as _main
+  sys.exit(_main())
