@@ -105,6 +105,7 @@ typedef struct {
 typedef struct {
   int node0, node1;    /* inclusive */
   int col0, ncol;
+  int cend;            /* columns past this one are zero in the Jacobians of this and earlier units */
 } sb_unit;
 
 typedef struct {
@@ -159,6 +160,7 @@ typedef struct {
   double *M, *c, *Mt, *L;         /* n x n mass, bias, M~ and its Cholesky factor */
   double *vstar, *rhs, *tmp, *tmp2;
   double *J6n;                    /* 6 x n scratch for point Jacobians */
+  double *J6tmp;                  /* 6 x n scratch inside the Jacobian queries */
   double *qacc;                   /* n: (v+ - v)/h of the last committed step */
   double base_wrench[6];          /* sb_base_wrench at qacc, set by sb_step_commit when asked: */
   int want_base_wrench;           /* 1: commit records base_wrench (one more Newton-Euler pass) */
