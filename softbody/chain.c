@@ -497,6 +497,7 @@ sb_work *sb_work_create(const sb_model *m) {
   w->tmp2 = calloc(n, sizeof(double));
   w->J6n = calloc((size_t)6 * n, sizeof(double));
   w->J6tmp = calloc((size_t)6 * n, sizeof(double));
+  w->last_J = calloc((size_t)6 * n, sizeof(double));
   w->qacc = calloc(n, sizeof(double));
   return w;
 }
@@ -505,7 +506,7 @@ void sb_work_free(sb_work *w) {
   if (!w) return;
   double *arrs[] = {w->q, w->v, w->X, w->S, w->Jpart, w->P, w->eta, w->nu, w->bterm, w->vp,
                     w->acc, w->F, w->Ic, w->Xu, w->Jend, w->M, w->Mt, w->L, w->c, w->vstar,
-                    w->rhs, w->tmp, w->tmp2, w->J6n, w->J6tmp, w->qacc};
+                    w->rhs, w->tmp, w->tmp2, w->J6n, w->J6tmp, w->last_J, w->qacc};
   for (size_t i = 0; i < sizeof arrs / sizeof arrs[0]; i++) free(arrs[i]);
   free(w->g);
   free(w);
@@ -740,6 +741,7 @@ void sb_kinematics(const sb_model *m, sb_work *w, const double *q, const double 
   }
   w->kin_valid = 1;
   w->jend_valid = 0;
+  w->last_valid = 0;
   w->kin_base = m->base;
   memcpy(w->kin_base_twist, m->base_twist, sizeof w->kin_base_twist);
 }
@@ -791,8 +793,8 @@ void sb_node_jacobian(const sb_model *m, sb_work *w, int k, double *J) {
     for (int j = 0; j < nd->ncol; j++) J[i * n + nd->col0 + j] += Jp[i * nd->ncol + j];
 }
 
-int sb_point_kinematics(const sb_model *m, sb_work *w, int seg, double s, sb_pose *g,
-                        double *J, double eta[6], double dJv[6]) {
+static int point_query(const sb_model *m, sb_work *w, int seg, double s, sb_pose *g, double *J, double eta[6],
+                       double dJv[6]) {
   if (seg < 0 || seg >= m->nseg) return -1;
   const sb_segment *sg = &m->seg[seg];
   int n = m->n, k = sg->node0;
@@ -847,5 +849,32 @@ int sb_point_kinematics(const sb_model *m, sb_work *w, int seg, double s, sb_pos
       for (int i = 0; i < 6; i++) dJv[i] += o.zeta[i] + t[i];
     }
   }
+  return 0;
+}
+
+/* A Jacobian query is repeated for every contact point of a disk (two on its
+ * rim, four flat, in a row): the last one's answer is kept until the next
+ * kinematics pass, and a repeat is a copy of the same numbers. */
+int sb_point_kinematics(const sb_model *m, sb_work *w, int seg, double s, sb_pose *g,
+                        double *J, double eta[6], double dJv[6]) {
+  int n = m->n;
+  if (J && w->last_valid && w->last_seg == seg && w->last_s == s && (!dJv || w->last_has_dJv)) {
+    if (g) *g = w->last_g;
+    memcpy(J, w->last_J, 6 * n * sizeof(double));
+    if (eta) memcpy(eta, w->last_eta, sizeof w->last_eta);
+    if (dJv) memcpy(dJv, w->last_dJv, sizeof w->last_dJv);
+    return 0;
+  }
+  if (!J) return point_query(m, w, seg, s, g, NULL, eta, dJv);
+  w->last_valid = 0;
+  if (point_query(m, w, seg, s, &w->last_g, J, w->last_eta, dJv)) return -1;
+  memcpy(w->last_J, J, 6 * n * sizeof(double));
+  if (dJv) memcpy(w->last_dJv, dJv, sizeof w->last_dJv);
+  w->last_valid = 1;
+  w->last_seg = seg;
+  w->last_s = s;
+  w->last_has_dJv = dJv != NULL;
+  if (g) *g = w->last_g;
+  if (eta) memcpy(eta, w->last_eta, sizeof w->last_eta);
   return 0;
 }
