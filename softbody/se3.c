@@ -340,20 +340,23 @@ void sb_tangent_apply(const sb_tangent *T, const double x[6], double out[6]) {
 }
 
 void sb_tangent_deriv_apply(const sb_tangent *T, const double dv[6], const double x[6], double out[6]) {
-  double u[5][6], y[6] = {0};
+  double u[5][6], v[4][6], y[6] = {0};
   double wd = dot3(T->Om, dv);
   memcpy(u[0], x, sizeof u[0]);
   for (int k = 1; k <= 4; k++) sb_ad_apply(T->Om, u[k - 1], u[k]);
-  for (int k = 1; k <= 4; k++) {
+  for (int k = 1; k <= 4; k++)
     for (int i = 0; i < 6; i++) y[i] += T->d[k] * wd * u[k][i];
-    /* d(ad^k)[dv] x = sum_j ad^j ad_dv ad^(k-1-j) x */
-    for (int j = 0; j < k; j++) {
-      double v[6];
-      sb_ad_apply(dv, u[k - 1 - j], v);
-      for (int r = 0; r < j; r++) sb_ad_apply(T->Om, v, v);
-      for (int i = 0; i < 6; i++) y[i] += T->c[k] * v[i];
-    }
+  /* d(ad^k)[dv] x = sum_{j<k} ad^j ad_dv ad^(k-1-j) x; summed over k with
+   * the c_k this is sum_j ad^j w_j, w_j = sum_{k>j} c_k ad_dv u_{k-1-j},
+   * evaluated as w_0 + ad(w_1 + ad(w_2 + ad w_3)): 11 ad products, not 24 */
+  for (int m = 0; m < 4; m++) sb_ad_apply(dv, u[m], v[m]);
+  double h[6] = {0};
+  for (int j = 3; j >= 0; j--) {
+    if (j < 3) sb_ad_apply(T->Om, h, h);
+    for (int k = j + 1; k <= 4; k++)
+      for (int i = 0; i < 6; i++) h[i] += T->c[k] * v[k - 1 - j][i];
   }
+  for (int i = 0; i < 6; i++) y[i] += h[i];
   memcpy(out, y, sizeof y);
 }
 
