@@ -1,8 +1,27 @@
 #include "collide.h"
 
-int cusp_collide_pair(const mjModel *m, mjData *d, int a, int b, double margin, mjPreContact *out, int max) {
+#include <math.h>
+#include <string.h>
+
+/* Distance from point x to geom g's solid when g is a plane (signed, to its
+ * infinite half-space, as MuJoCo's plane functions treat it) or a box (0
+ * inside); -1 when g is neither. */
+static double distance_to_plane_or_box(const mjModel *m, const mjData *d, int g, const double x[3]) {
+  const mjtNum *p = d->geom_xpos + 3 * g, *R = d->geom_xmat + 9 * g, *size = m->geom_size + 3 * g;
+  double r[3] = {x[0] - p[0], x[1] - p[1], x[2] - p[2]}, local[3];
+  for (int k = 0; k < 3; k++) local[k] = R[k] * r[0] + R[3 + k] * r[1] + R[6 + k] * r[2];
+  if (m->geom_type[g] == mjGEOM_PLANE) return local[2];
+  if (m->geom_type[g] != mjGEOM_BOX) return -1;
+  double s = 0;
+  for (int k = 0; k < 3; k++) {
+    double e = fabs(local[k]) - size[k];
+    if (e > 0) s += e * e;
+  }
+  return sqrt(s);
+}
+
+int cusp_may_touch(const mjModel *m, const mjData *d, int a, int b, double margin) {
   int ta = m->geom_type[a], tb = m->geom_type[b];
-  /* planes have rbound 0 and are infinite: no sphere test for them */
   if (ta != mjGEOM_PLANE && tb != mjGEOM_PLANE) {
     double dx = d->geom_xpos[3 * a] - d->geom_xpos[3 * b];
     double dy = d->geom_xpos[3 * a + 1] - d->geom_xpos[3 * b + 1];
@@ -10,12 +29,123 @@ int cusp_collide_pair(const mjModel *m, mjData *d, int a, int b, double margin, 
     double reach = m->geom_rbound[a] + m->geom_rbound[b] + margin;
     if (dx * dx + dy * dy + dz * dz > reach * reach) return 0;
   }
-  int swap = ta > tb;
+  /* the bounding sphere of one against the exact plane or box of the other
+   * (a box's bounding sphere reaches far past its faces) */
+  for (int side = 0; side < 2; side++) {
+    int g = side ? a : b, o = side ? b : a;
+    int tg = m->geom_type[g], to = m->geom_type[o];
+    if ((tg != mjGEOM_PLANE && tg != mjGEOM_BOX) || to == mjGEOM_PLANE) continue;
+    if (distance_to_plane_or_box(m, d, g, d->geom_xpos + 3 * o) > m->geom_rbound[o] + margin) return 0;
+  }
+  return 1;
+}
+
+/* MuJoCo's multi-contact tolerances (engine_collision_gjk.h): a face whose
+ * normal is within acos(0.996) = 5.1 degrees of the contact normal touches
+ * flat, an edge within asin(0.0888) = 5.1 degrees of the contact plane lies
+ * along it. */
+#define FLAT_COS 0.996
+#define EDGE_SIN 0.0888
+
+int cusp_cylinder_box_face(const mjModel *m, const mjData *d, int cyl, int box, double margin, mjPreContact *out) {
+  const mjtNum *c = d->geom_xpos + 3 * box, *Rb = d->geom_xmat + 9 * box, *e = m->geom_size + 3 * box;
+  const mjtNum *p = d->geom_xpos + 3 * cyl, *Rc = d->geom_xmat + 9 * cyl;
+  double r = m->geom_size[3 * cyl], h = m->geom_size[3 * cyl + 1];
+  /* the disk's centre, axis and first radial axis in the box frame */
+  double pl[3], zl[3], xl[3], dp[3] = {p[0] - c[0], p[1] - c[1], p[2] - c[2]};
+  for (int j = 0; j < 3; j++) {
+    pl[j] = Rb[j] * dp[0] + Rb[3 + j] * dp[1] + Rb[6 + j] * dp[2];
+    zl[j] = Rb[j] * Rc[2] + Rb[3 + j] * Rc[5] + Rb[6 + j] * Rc[8];
+    xl[j] = Rb[j] * Rc[0] + Rb[3 + j] * Rc[3] + Rb[6 + j] * Rc[6];
+  }
+  /* the face the centre is farthest outside of */
+  int k = 0;
+  for (int j = 1; j < 3; j++)
+    if (fabs(pl[j]) - e[j] > fabs(pl[k]) - e[k]) k = j;
+  double above = fabs(pl[k]) - e[k], sg = pl[k] >= 0 ? 1 : -1;
+  if (!(above > 0)) return -1;
+  /* clearance of the disk's shadow from the face's edges */
+  double clear = INFINITY;
+  for (int j = 0; j < 3; j++) {
+    if (j == k) continue;
+    double ext = h * fabs(zl[j]) + r * sqrt(fmax(0, 1 - zl[j] * zl[j]));
+    clear = fmin(clear, e[j] - fabs(pl[j]) - ext);
+  }
+  /* a = cos(axis, face normal); the lowest point of a cap's rim is r along
+   * the normal's in-plane part, downwards */
+  double a = sg * zl[k], sa = sqrt(fmax(0, 1 - a * a));
+  double depth = -(above - h * fabs(a) - r * sa);
+  /* exact: the face's plane bounds the box, the shadow lies inside the face,
+   * and a sideways escape shorter than the depth would leave the deepest
+   * point inside the box (clear >= depth) */
+  if (!(clear >= 0 && clear >= depth && depth <= e[k])) return -1;
+  if (-depth >= margin) return 0;
+  double nl[3] = {0, 0, 0}, u[4][3], zeta[4];
+  nl[k] = sg;
+  double down[3]; /* unit in the cap plane towards the face */
+  if (sa > 1e-12) {
+    for (int j = 0; j < 3; j++) down[j] = -(nl[j] - a * zl[j]) / sa;
+  } else {
+    memcpy(down, xl, sizeof down);
+  }
+  double low = a > 0 ? -h : h; /* the cap nearer the face */
+  int np;
+  if (fabs(a) > FLAT_COS && !mjDISABLED(mjDSBL_MULTICCD)) {
+    /* flat on the face: four rim points of the lower cap span its support */
+    double side[3] = {zl[1] * down[2] - zl[2] * down[1], zl[2] * down[0] - zl[0] * down[2],
+                      zl[0] * down[1] - zl[1] * down[0]};
+    for (int j = 0; j < 3; j++) {
+      u[0][j] = down[j];
+      u[1][j] = side[j];
+      u[2][j] = -down[j];
+      u[3][j] = -side[j];
+    }
+    for (int i = 0; i < 4; i++) zeta[i] = low;
+    np = 4;
+  } else if (fabs(a) < EDGE_SIN && !mjDISABLED(mjDSBL_MULTICCD)) {
+    /* on its rim: the lowest point of each cap, the ends of the line the
+     * rim rests on */
+    for (int i = 0; i < 2; i++) memcpy(u[i], down, sizeof down);
+    zeta[0] = -h;
+    zeta[1] = h;
+    np = 2;
+  } else {
+    memcpy(u[0], down, sizeof down);
+    zeta[0] = low;
+    np = 1;
+  }
+  int n = 0;
+  for (int i = 0; i < np; i++) {
+    double q[3];
+    for (int j = 0; j < 3; j++) q[j] = pl[j] + zeta[i] * zl[j] + r * u[i][j];
+    double dist = sg * q[k] - e[k];
+    /* the points of a flat or rim contact go together, as in MuJoCo */
+    if (np == 1 && dist >= margin) continue;
+    q[k] -= 0.5 * sg * dist; /* midway between the rim point and the face */
+    mjPreContact *o = &out[n++];
+    o->dist = dist;
+    for (int j = 0; j < 3; j++) {
+      o->pos[j] = c[j] + Rb[3 * j] * q[0] + Rb[3 * j + 1] * q[1] + Rb[3 * j + 2] * q[2];
+      o->normal[j] = -sg * Rb[3 * j + k]; /* from the disk into the box */
+      o->tangent[j] = 0;
+    }
+  }
+  return n;
+}
+
+int cusp_collide_pair(const mjModel *m, mjData *d, int a, int b, double margin, mjPreContact *out, int max) {
+  if (!cusp_may_touch(m, d, a, b, margin)) return 0;
+  int swap = m->geom_type[a] > m->geom_type[b];
   int g1 = swap ? b : a, g2 = swap ? a : b;
-  mjfCollision fn = mjCOLLISIONFUNC[m->geom_type[g1]][m->geom_type[g2]];
-  if (!fn) return 0;
   mjPreContact buf[mjMAXCONPAIR];
-  int n = fn(m, d, buf, g1, g2, margin);
+  int n = -1;
+  if (m->geom_type[g1] == mjGEOM_CYLINDER && m->geom_type[g2] == mjGEOM_BOX)
+    n = cusp_cylinder_box_face(m, d, g1, g2, margin, buf);
+  if (n < 0) {
+    mjfCollision fn = mjCOLLISIONFUNC[m->geom_type[g1]][m->geom_type[g2]];
+    if (!fn) return 0;
+    n = fn(m, d, buf, g1, g2, margin);
+  }
   if (n > max) n = max;
   for (int i = 0; i < n; i++) {
     out[i] = buf[i];

@@ -392,6 +392,12 @@ sb_model *sb_model_create(const sb_chain_params *cp, char *error, int error_size
     m->total_mass += nd->mass;
   }
 
+  for (int u = 0; u < m->nunit; u++) {
+    sb_unit *un = &m->unit[u];
+    un->cend = u ? un[-1].cend : 0;
+    if (un->col0 + un->ncol > un->cend) un->cend = un->col0 + un->ncol;
+  }
+
   /* Constant stiffness and damping. */
   int n = m->n;
   m->K = calloc((size_t)n * n, sizeof(double));
@@ -492,6 +498,8 @@ sb_work *sb_work_create(const sb_model *m) {
   w->tmp = calloc(n, sizeof(double));
   w->tmp2 = calloc(n, sizeof(double));
   w->J6n = calloc((size_t)6 * n, sizeof(double));
+  w->J6tmp = calloc((size_t)6 * n, sizeof(double));
+  w->last_J = calloc((size_t)6 * n, sizeof(double));
   w->qacc = calloc(n, sizeof(double));
   return w;
 }
@@ -500,7 +508,7 @@ void sb_work_free(sb_work *w) {
   if (!w) return;
   double *arrs[] = {w->q, w->v, w->X, w->S, w->Jpart, w->P, w->eta, w->nu, w->bterm, w->vp,
                     w->acc, w->F, w->Ic, w->Xu, w->Jend, w->M, w->Mt, w->Mt_add, w->J3n, w->L, w->c, w->vstar,
-                    w->rhs, w->tmp, w->tmp2, w->J6n, w->qacc};
+                    w->rhs, w->tmp, w->tmp2, w->J6n, w->J6tmp, w->last_J, w->qacc};
   for (size_t i = 0; i < sizeof arrs / sizeof arrs[0]; i++) free(arrs[i]);
   free(w->g);
   free(w);
@@ -604,11 +612,13 @@ typedef struct {
 } step_out;
 
 /* S == NULL asks only for grel, X and nu (a pose and twist query): nu is then
- * T(Om) Om-dot in one tangent product instead of ncol, and zeta is skipped. */
+ * T(Om) Om-dot in one tangent product instead of ncol, and zeta is skipped;
+ * with S, zeta (the costliest term) only when want_zeta. */
 static void step_frame(const sb_segment *sg, int element, double s0, double s1, const sb_pose *G,
-                       int ncol, const double *q, const double *v, double *S, step_out *o) {
+                       int ncol, const double *q, const double *v, double *S, int want_zeta, step_out *o) {
   double Om[6], Omq[6 * 12], Omqq[6];
-  step_eval(sg, element, s0, s1, q, v, Om, Omq, v && S ? Omqq : NULL);
+  want_zeta = want_zeta && v && S;
+  step_eval(sg, element, s0, s1, q, v, Om, Omq, want_zeta ? Omqq : NULL);
   sb_pose E = sb_se3_exp(Om);
   o->grel = sb_pose_mul(G, &E);
   sb_Ad_inv(&o->grel, o->X);
@@ -636,6 +646,10 @@ static void step_frame(const sb_segment *sg, int element, double s0, double s1, 
       Omd[i] += Omq[i * ncol + j] * v[j];
       o->nu[i] += S[i * ncol + j] * v[j];
     }
+  }
+  if (!want_zeta) {
+    memset(o->zeta, 0, sizeof o->zeta);
+    return;
   }
   double a[6], b[6];
   sb_tangent_deriv_apply(&T, Omd, Omd, a);
@@ -692,7 +706,7 @@ void sb_kinematics(const sb_model *m, sb_work *w, const double *q, const double 
     const double *etap = k ? w->eta + 6 * (k - 1) : m->base_twist, *vpp = k ? w->vp + 6 * (k - 1) : zero6;
     double *S = w->S + nd->soff, *X = w->X + 36 * k;
     step_out o;
-    step_frame(sg, nd->element, nd->s0, nd->s1, &nd->G, nd->ncol, q + nd->col0, v ? v + nd->col0 : NULL, S, &o);
+    step_frame(sg, nd->element, nd->s0, nd->s1, &nd->G, nd->ncol, q + nd->col0, v ? v + nd->col0 : NULL, S, 1, &o);
     w->g[k] = sb_pose_mul(gp, &o.grel);
     memcpy(X, o.X, sizeof o.X);
     /* Unit-local Jacobian. */
@@ -700,7 +714,7 @@ void sb_kinematics(const sb_model *m, sb_work *w, const double *q, const double 
     if (k == m->unit[nd->unit].node0) {
       memcpy(Jp, S, 6 * nd->ncol * sizeof(double));
     } else {
-      sb_matmul(6, 6, nd->ncol, X, w->Jpart + m->node[k - 1].soff, Jp);
+      sb_Ad_matmul(X, nd->ncol, w->Jpart + m->node[k - 1].soff, nd->ncol, Jp, nd->ncol);
       for (int i = 0; i < 6 * nd->ncol; i++) Jp[i] += S[i];
     }
     double *eta = w->eta + 6 * k, *nu = w->nu + 6 * k, *bt = w->bterm + 6 * k, *vpk = w->vp + 6 * k;
@@ -729,6 +743,7 @@ void sb_kinematics(const sb_model *m, sb_work *w, const double *q, const double 
   }
   w->kin_valid = 1;
   w->jend_valid = 0;
+  w->last_valid = 0;
   w->kin_base = m->base;
   memcpy(w->kin_base_twist, m->base_twist, sizeof w->kin_base_twist);
 }
@@ -769,18 +784,19 @@ void sb_node_jacobian(const sb_model *m, sb_work *w, int k, double *J) {
   const sb_unit *un = &m->unit[nd->unit];
   memset(J, 0, 6 * n * sizeof(double));
   if (nd->unit > 0) {
+    /* Jend of the previous unit is zero past its columns: so is A Jend */
     sb_pose rel = sb_pose_inv_mul(&w->g[k], &w->g[un->node0 - 1]);
     double A[36];
     sb_Ad(&rel, A);
-    sb_matmul(6, 6, n, A, w->Jend + (size_t)6 * n * (nd->unit - 1), J);
+    sb_Ad_matmul(A, m->unit[nd->unit - 1].cend, w->Jend + (size_t)6 * n * (nd->unit - 1), n, J, n);
   }
   const double *Jp = w->Jpart + nd->soff;
   for (int i = 0; i < 6; i++)
     for (int j = 0; j < nd->ncol; j++) J[i * n + nd->col0 + j] += Jp[i * nd->ncol + j];
 }
 
-int sb_point_kinematics(const sb_model *m, sb_work *w, int seg, double s, sb_pose *g,
-                        double *J, double eta[6], double dJv[6]) {
+static int point_query(const sb_model *m, sb_work *w, int seg, double s, sb_pose *g, double *J, double eta[6],
+                       double dJv[6]) {
   if (seg < 0 || seg >= m->nseg) return -1;
   const sb_segment *sg = &m->seg[seg];
   int n = m->n, k = sg->node0;
@@ -808,18 +824,14 @@ int sb_point_kinematics(const sb_model *m, sb_work *w, int seg, double s, sb_pos
   double S[6 * 12];
   step_out o;
   const double *vv = w->vel_valid ? w->v + nd->col0 : NULL;
-  step_frame(sg, nd->element, nd->s0, s, &nd->G, nd->ncol, w->q + nd->col0, vv, J || dJv ? S : NULL, &o);
+  step_frame(sg, nd->element, nd->s0, s, &nd->G, nd->ncol, w->q + nd->col0, vv, J || dJv ? S : NULL, dJv != NULL, &o);
   if (g) *g = sb_pose_mul(gp, &o.grel);
   if (J) {
-    if (k)
-      sb_node_jacobian(m, w, k - 1, J);
-    else
-      memset(J, 0, 6 * n * sizeof(double));
-    for (int j = 0; j < n; j++) {
-      double col[6];
-      for (int i = 0; i < 6; i++) col[i] = J[i * n + j];
-      sb_mat6_vec(o.X, col, col);
-      for (int i = 0; i < 6; i++) J[i * n + j] = col[i];
+    memset(J, 0, 6 * n * sizeof(double));
+    if (k) {
+      /* the parent node's Jacobian is zero past the columns of this unit */
+      sb_node_jacobian(m, w, k - 1, w->J6tmp);
+      sb_Ad_matmul(o.X, m->unit[nd->unit].cend, w->J6tmp, n, J, n);
     }
     for (int i = 0; i < 6; i++)
       for (int j = 0; j < nd->ncol; j++) J[i * n + nd->col0 + j] += S[i * nd->ncol + j];
@@ -839,5 +851,32 @@ int sb_point_kinematics(const sb_model *m, sb_work *w, int seg, double s, sb_pos
       for (int i = 0; i < 6; i++) dJv[i] += o.zeta[i] + t[i];
     }
   }
+  return 0;
+}
+
+/* A Jacobian query is repeated for every contact point of a disk (two on its
+ * rim, four flat, in a row): the last one's answer is kept until the next
+ * kinematics pass, and a repeat is a copy of the same numbers. */
+int sb_point_kinematics(const sb_model *m, sb_work *w, int seg, double s, sb_pose *g,
+                        double *J, double eta[6], double dJv[6]) {
+  int n = m->n;
+  if (J && w->last_valid && w->last_seg == seg && w->last_s == s && (!dJv || w->last_has_dJv)) {
+    if (g) *g = w->last_g;
+    memcpy(J, w->last_J, 6 * n * sizeof(double));
+    if (eta) memcpy(eta, w->last_eta, sizeof w->last_eta);
+    if (dJv) memcpy(dJv, w->last_dJv, sizeof w->last_dJv);
+    return 0;
+  }
+  if (!J) return point_query(m, w, seg, s, g, NULL, eta, dJv);
+  w->last_valid = 0;
+  if (point_query(m, w, seg, s, &w->last_g, J, w->last_eta, dJv)) return -1;
+  memcpy(w->last_J, J, 6 * n * sizeof(double));
+  if (dJv) memcpy(w->last_dJv, dJv, sizeof w->last_dJv);
+  w->last_valid = 1;
+  w->last_seg = seg;
+  w->last_s = s;
+  w->last_has_dJv = dJv != NULL;
+  if (g) *g = w->last_g;
+  if (eta) memcpy(eta, w->last_eta, sizeof w->last_eta);
   return 0;
 }

@@ -105,6 +105,7 @@ typedef struct {
 typedef struct {
   int node0, node1;    /* inclusive */
   int col0, ncol;
+  int cend;            /* columns past this one are zero in the Jacobians of this and earlier units */
 } sb_unit;
 
 typedef struct {
@@ -162,6 +163,12 @@ typedef struct {
   double *J3n;                    /* n x 3 scratch: a point Jacobian's transpose (penalty.h) */
   double *vstar, *rhs, *tmp, *tmp2;
   double *J6n;                    /* 6 x n scratch for point Jacobians */
+  double *J6tmp;                  /* 6 x n scratch inside the Jacobian queries */
+  /* the last Jacobian query's answer (sb_point_kinematics), until the next kinematics pass */
+  int last_valid, last_seg, last_has_dJv;
+  double last_s;
+  sb_pose last_g;
+  double *last_J, last_eta[6], last_dJv[6];
   double *qacc;                   /* n: (v+ - v)/h of the last committed step */
   double base_wrench[6];          /* sb_base_wrench at qacc, set by sb_step_commit when asked: */
   int want_base_wrench;           /* 1: commit records base_wrench (one more Newton-Euler pass) */

@@ -81,20 +81,13 @@ void sb_inverse_dynamics(const sb_model *m, sb_work *w, const double *a, double 
   }
 }
 
-/* B = X^T A X for 6x6 matrices. */
-static void congruence6(const double X[36], const double A[36], double B[36]) {
-  double AX[36];
-  sb_matmul(6, 6, 6, A, X, AX);
-  sb_matmul_tn(6, 6, 6, X, AX, B);
-}
-
 void sb_mass_matrix(const sb_model *m, sb_work *w, double *M) {
   int n = m->n, K = m->nnode;
   memset(M, 0, (size_t)n * n * sizeof(double));
   for (int k = 0; k < K; k++) memcpy(w->Ic + 36 * k, m->node[k].inertia, 36 * sizeof(double));
   for (int k = K - 1; k > 0; k--) {
     double B[36];
-    congruence6(w->X + 36 * k, w->Ic + 36 * k, B);
+    sb_Ad_congruence(w->X + 36 * k, w->Ic + 36 * k, B);
     for (int i = 0; i < 36; i++) w->Ic[36 * (k - 1) + i] += B[i];
   }
   double W[6 * 12], W2[6 * 12], IS[6 * 12], B[12 * 12];
@@ -110,7 +103,7 @@ void sb_mass_matrix(const sb_model *m, sb_work *w, double *M) {
       sb_matmul(6, 6, nc, Ic, S, IS);
       memcpy(P, IS, 6 * nc * sizeof(double));
       if (b < un->node1) {
-        sb_matmul_tn(6, 6, nc, w->X + 36 * (b + 1), w->P + m->node[b + 1].soff, W);
+        sb_Ad_matmul_tn(w->X + 36 * (b + 1), nc, w->P + m->node[b + 1].soff, W);
         for (int i = 0; i < 6 * nc; i++) P[i] += W[i];
       }
       /* M_UU += S^T P + P^T S - S^T Ic S */
@@ -124,7 +117,7 @@ void sb_mass_matrix(const sb_model *m, sb_work *w, double *M) {
     }
     if (u == 0) continue;
     /* Cross blocks with every earlier unit: W moves from unit to unit. */
-    sb_matmul_tn(6, 6, nc, w->X + 36 * un->node0, w->P + m->node[un->node0].soff, W);
+    sb_Ad_matmul_tn(w->X + 36 * un->node0, nc, w->P + m->node[un->node0].soff, W);
     for (int v = u - 1; v >= 0; v--) {
       const sb_unit *uv = &m->unit[v];
       int nv = uv->ncol;
@@ -137,7 +130,7 @@ void sb_mass_matrix(const sb_model *m, sb_work *w, double *M) {
           }
       }
       if (v) {
-        sb_matmul_tn(6, 6, nc, w->Xu + 36 * v, W, W2);
+        sb_Ad_matmul_tn(w->Xu + 36 * v, nc, W, W2);
         memcpy(W, W2, 6 * nc * sizeof(double));
       }
     }

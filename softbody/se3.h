@@ -77,6 +77,13 @@ void sb_matmul(int m, int k, int n, const double *A, const double *B, double *C)
 /* C = A^T * B with A (k x m), B (k x n). */
 void sb_matmul_tn(int m, int k, int n, const double *A, const double *B, double *C);
 void sb_mat6_vec(const double A[36], const double x[6], double y[6]);
+/* C = X B (6 x n, row strides ldb and ldc), C = X^T B (B and C 6 x n) and
+ * B = X^T A X for an X shaped like an adjoint, [R 0; P R] with an exactly
+ * zero upper-right block: the same results as the generic products above, at
+ * a fraction of their cost. C must not overlap B. */
+void sb_Ad_matmul(const double X[36], int n, const double *B, int ldb, double *C, int ldc);
+void sb_Ad_matmul_tn(const double X[36], int n, const double *B, double *C);
+void sb_Ad_congruence(const double X[36], const double A[36], double B[36]);
 void sb_mat6t_vec(const double A[36], const double x[6], double y[6]);
 
 #endif

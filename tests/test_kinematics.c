@@ -21,6 +21,20 @@ static void check_point(const sb_model *m, sb_work *w, const double *q, const do
   double eta[6], dJv[6];
   sb_kinematics(m, w, q, v);
   EXPECT(sb_point_kinematics(m, w, seg, s, &g, J, eta, dJv) == 0, "point query %d %g", seg, s);
+  {
+    /* a repeated query (the next contact point of the same disk) is answered
+     * from the last one: the same numbers, with or without dJv; the FD
+     * checks below, which re-query the point after new kinematics passes,
+     * fail if that answer outlives the kinematics it came from */
+    double *J2 = malloc(sizeof(double) * 6 * n), eta2[6], dJv2[6];
+    sb_pose g2;
+    sb_point_kinematics(m, w, seg, s, &g2, J2, eta2, NULL);
+    int same = !memcmp(J2, J, sizeof(double) * 6 * n) && !memcmp(&g2, &g, sizeof g) && !memcmp(eta2, eta, sizeof eta);
+    sb_point_kinematics(m, w, seg, s, NULL, J2, NULL, dJv2);
+    same &= !memcmp(J2, J, sizeof(double) * 6 * n) && !memcmp(dJv2, dJv, sizeof dJv);
+    EXPECT(same, "%s: a repeated point query at seg %d s %g answers differently", what, seg, s);
+    free(J2);
+  }
   /* Column by column against the pose. */
   double fdJ[6 * 64], eps = 1e-6;
   for (int j = 0; j < n; j++) {
