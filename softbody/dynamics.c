@@ -158,7 +158,7 @@ void sb_base_inertia(const sb_model *m, sb_work *w, double *B, double Mbb[36]) {
     for (int a = 0; a < 6; a++)
       for (int j = 0; j < nc; j++) B[(un->col0 + j) * 6 + a] += Wb[a * nc + j]; /* PLS units share columns */
   }
-  if (m->nnode > 0) congruence6(w->X, w->Ic, Mbb);
+  if (m->nnode > 0) sb_Ad_congruence(w->X, w->Ic, Mbb);
   else memset(Mbb, 0, 36 * sizeof(double));
 }
 
