@@ -13,6 +13,7 @@
 
 #define SB_NCP_ARMIJO 1e-4
 #define SB_NCP_MIN_STEP 1e-10
+#define SB_NCP_MAX_SMOOTHING 1e-2 /* m/s: the continuation goes no smoother */
 
 struct sb_ncp_work {
   int max_c;
@@ -26,6 +27,7 @@ sb_ncp_options sb_ncp_default_options(void) {
   memset(&o, 0, sizeof o);
   o.smoothing = 1e-6;
   o.friction_smoothing = 1e-3;
+  o.regularization = 1e-8;
   o.tol = 1e-9;
   o.max_iterations = 50;
   o.warm_start = 1;
@@ -40,7 +42,7 @@ void sb_ncp_work_free(sb_ncp_work *w) {
 }
 
 sb_ncp_work *sb_ncp_work_create(int max_contacts) {
-  if (max_contacts < 1 || max_contacts > 20000) return NULL;
+  if (max_contacts < 1 || max_contacts > 100000) return NULL;
   sb_ncp_work *w = calloc(1, sizeof *w);
   if (!w) return NULL;
   w->max_c = max_contacts;
@@ -128,7 +130,7 @@ static double residual(sb_ncp_work *w, int nc, const double *W, const double *b,
   for (int i = 0; i < nc; i++)
     contact_maps(u + 3 * i, w->s[i], mu[i], opt->smoothing, opt->friction_smoothing, lam + 3 * i, F + 3 * i,
                  derivatives ? w->dl + 9 * i : NULL, derivatives ? w->dv + 9 * i : NULL);
-  for (int k = 0; k < m3; k++) F[k] = b[k] - F[k];
+  for (int k = 0; k < m3; k++) F[k] = b[k] - F[k] + opt->regularization * w->s[k / 3] * lam[k];
   cblas_dgemv(CblasColMajor, CblasNoTrans, m3, m3, 1.0, W, m3, lam, 1, 1.0, F, 1);
   return cblas_ddot(m3, F, 1, F, 1);
 }
@@ -172,11 +174,11 @@ int sb_ncp_solve(sb_ncp_work *w, int nc, const double *W, const double *b, const
   memset(info, 0, sizeof *info);
   int m3 = 3 * nc;
   if (nc < 0 || nc > w->max_c || !(opt->smoothing > 0) || !(opt->friction_smoothing > 0) || !(opt->tol > 0) ||
-      opt->max_iterations < 1) {
+      opt->max_iterations < 1 || !(opt->regularization >= 0) || !isfinite(opt->regularization)) {
     snprintf(info->message, sizeof info->message,
-             "ncp: %d contacts (workspace %d), smoothing %g and friction smoothing %g > 0, tol %g > 0, "
-             "iterations %d >= 1", nc, w->max_c, opt->smoothing, opt->friction_smoothing, opt->tol,
-             opt->max_iterations);
+             "ncp: out of range: contacts %d (max %d), smoothing %g, friction smoothing %g, tol %g "
+             "(> 0), iterations %d (>= 1), regularization %g (>= 0)", nc, w->max_c, opt->smoothing,
+             opt->friction_smoothing, opt->tol, opt->max_iterations, opt->regularization);
     return -1;
   }
   for (size_t k = 0; k < (size_t)m3 * m3; k++)
@@ -200,37 +202,46 @@ int sb_ncp_solve(sb_ncp_work *w, int nc, const double *W, const double *b, const
     info->converged = 1;
     return 0;
   }
-  /* the start: the last impulses through the inverse of the maps (sticking
-   * friction), else the free velocity (what stops one contact alone) */
+  /* The start: u from the last impulses and the velocities they give now,
+   * u_n = s lambda_n - v_n and u_t = v_t - s lambda_t, the identities the
+   * maps keep exactly (f_e(x) - f_e(-x) = x); from zero impulses that is the
+   * free velocity, what stops one contact alone. */
+  for (int k = 0; k < m3; k++)
+    if (!opt->warm_start || !isfinite(lambda[k])) memset(lambda, 0, m3 * sizeof(double));
+  for (int k = 0; k < m3; k++) w->F[k] = b[k] + opt->regularization * w->s[k / 3] * lambda[k];
+  cblas_dgemv(CblasColMajor, CblasNoTrans, m3, m3, 1.0, W, m3, lambda, 1, 1.0, w->F, 1);
   for (int i = 0; i < nc; i++) {
-    double *u = w->u + 3 * i, s = w->s[i], e = opt->smoothing;
-    const double *l = lambda + 3 * i, *bi = b + 3 * i;
-    int warm = opt->warm_start && isfinite(l[0]) && isfinite(l[1]) && isfinite(l[2]) && l[2] > 0;
-    if (warm) {
-      double y = s * l[2];
-      u[2] = y - e * e / y; /* f_e(u) = y */
-      u[0] = -s * l[0];
-      u[1] = -s * l[1];
-    } else {
-      u[2] = -bi[2];
-      u[0] = bi[0];
-      u[1] = bi[1];
-    }
+    double *u = w->u + 3 * i, s = w->s[i], *v = w->F + 3 * i;
+    const double *l = lambda + 3 * i;
+    u[0] = v[0] - s * l[0];
+    u[1] = v[1] - s * l[1];
+    u[2] = s * l[2] - v[2];
   }
-  double phi = residual(w, nc, W, b, mu, opt, w->u, w->lam, w->F, 1), best = phi;
+  /* Newton on the smoothing asked for; where its line search fails (the
+   * smoothed kinks are too sharp for the start) the smoothing grows a
+   * hundredfold and shrinks back by as much each time Newton converges
+   * there (a smoothing continuation). */
+  sb_ncp_options cur = *opt;
+  double phi = residual(w, nc, W, b, mu, &cur, w->u, w->lam, w->F, 1), best = phi;
   memcpy(w->ubest, w->u, m3 * sizeof(double));
-  for (int it = 0;; it++) {
+  for (int it = 0;;) {
+    int at_target = cur.smoothing == opt->smoothing;
     info->residual = max_abs(m3, w->F);
-    if (info->residual <= opt->tol) {
-      info->converged = 1;
-      break;
+    if (info->residual <= (at_target ? opt->tol : fmax(opt->tol, cur.smoothing))) {
+      if (at_target) {
+        info->converged = 1;
+        break;
+      }
+      cur.smoothing = fmax(opt->smoothing, cur.smoothing * 1e-2);
+      phi = residual(w, nc, W, b, mu, &cur, w->u, w->lam, w->F, 1);
+      continue;
     }
     if (it >= opt->max_iterations) {
       snprintf(info->message, sizeof info->message, "ncp: %d Newton iterations, residual %.3g m/s > %.3g", it,
                info->residual, opt->tol);
       break;
     }
-    /* J = W dlam/du - dv/du, block columns per contact */
+    /* J = (W + delta S) dlam/du - dv/du, block columns per contact */
     for (int j = 0; j < nc; j++) {
       const double *dl = w->dl + 9 * j, *dv = w->dv + 9 * j;
       for (int q = 0; q < 3; q++) {
@@ -240,7 +251,7 @@ int sb_ncp_solve(sb_ncp_work *w, int nc, const double *W, const double *b, const
           col[row] = wr[(size_t)(3 * j) * m3] * dl[3 * q] + wr[(size_t)(3 * j + 1) * m3] * dl[3 * q + 1] +
                      wr[(size_t)(3 * j + 2) * m3] * dl[3 * q + 2];
         }
-        for (int p = 0; p < 3; p++) col[3 * j + p] -= dv[3 * q + p];
+        for (int p = 0; p < 3; p++) col[3 * j + p] += opt->regularization * w->s[j] * dl[3 * q + p] - dv[3 * q + p];
       }
     }
     for (int k = 0; k < m3; k++) w->du[k] = -w->F[k];
@@ -252,18 +263,24 @@ int sb_ncp_solve(sb_ncp_work *w, int nc, const double *W, const double *b, const
     double step = 1, phit = phi;
     for (; step >= SB_NCP_MIN_STEP; step *= 0.5) {
       for (int k = 0; k < m3; k++) w->ut[k] = w->u[k] + step * w->du[k];
-      phit = residual(w, nc, W, b, mu, opt, w->ut, w->lamt, w->Ft, 0);
+      phit = residual(w, nc, W, b, mu, &cur, w->ut, w->lamt, w->Ft, 0);
       if (isfinite(phit) && phit <= (1 - 2 * SB_NCP_ARMIJO * step) * phi) break;
     }
     info->iterations++;
+    it++;
     if (step < SB_NCP_MIN_STEP) {
+      if (cur.smoothing < SB_NCP_MAX_SMOOTHING) {
+        cur.smoothing = fmin(SB_NCP_MAX_SMOOTHING, cur.smoothing * 1e2);
+        phi = residual(w, nc, W, b, mu, &cur, w->u, w->lam, w->F, 1);
+        continue;
+      }
       snprintf(info->message, sizeof info->message, "ncp: line search failed at iteration %d, residual %.3g m/s",
                it, info->residual);
       break;
     }
     memcpy(w->u, w->ut, m3 * sizeof(double));
-    phi = residual(w, nc, W, b, mu, opt, w->u, w->lam, w->F, 1);
-    if (phi < best) {
+    phi = residual(w, nc, W, b, mu, &cur, w->u, w->lam, w->F, 1);
+    if (at_target && phi < best) {
       best = phi;
       memcpy(w->ubest, w->u, m3 * sizeof(double));
     }

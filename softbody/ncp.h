@@ -24,8 +24,13 @@
  * relative error of et^2 while sliding). As e, et -> 0
  * the equations become the exact NCP; the error of the smoothed answer is
  * O(e) in velocity (a resting contact sinks at about e^2 / (s lambda_n)).
- * Newton on F(u) = b + W lambda(u) - v(u) = 0 with the analytic Jacobian and
- * a backtracking line search on |F|^2, warm-started from the last impulses.
+ * Newton on F(u) = b + (W + delta S) lambda(u) - v(u) = 0 (S = diag(s_i))
+ * with the analytic Jacobian and a backtracking line search on |F|^2,
+ * warm-started from the last impulses. delta is a compliance: W of a soft
+ * arm has rank at most its coordinates, far below 3 per contact, and a
+ * sticking loaded contact's Jacobian block is -W / s, singular without it;
+ * it changes a velocity by delta times the velocity change its impulse
+ * makes (1e-8 of it by default).
  *
  * Nothing here allocates after sb_ncp_work_create. */
 #ifndef SB_NCP_H
@@ -34,6 +39,7 @@
 typedef struct {
   double smoothing;           /* e, m/s (default 1e-6) */
   double friction_smoothing;  /* et (default 1e-3) */
+  double regularization;      /* delta: W + delta diag(s) (default 1e-8; see below) */
   double tol;                 /* |F|inf, m/s, at which Newton stops (default 1e-9) */
   int max_iterations;         /* default 50 */
   int warm_start;             /* lambda holds the last impulses on entry */
@@ -45,7 +51,7 @@ typedef struct {
   double residual;            /* |F|inf of the smoothed equations, m/s */
   double natural_residual;    /* sb_ncp_natural_residual of the answer (the exact NCP), m/s */
   double time_us;
-  char message[160];
+  char message[256];
 } sb_ncp_info;
 
 typedef struct sb_ncp_work sb_ncp_work;

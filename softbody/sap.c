@@ -45,7 +45,7 @@ void sb_sap_work_free(sb_sap_work *w) {
 }
 
 sb_sap_work *sb_sap_work_create(int max_contacts) {
-  if (max_contacts < 1 || max_contacts > 20000) return NULL;
+  if (max_contacts < 1 || max_contacts > 100000) return NULL;
   sb_sap_work *w = calloc(1, sizeof *w);
   if (!w) return NULL;
   w->max_c = max_contacts;
