@@ -282,6 +282,108 @@ static void test_block_on_plane_and_incline(void) {
   }
 }
 
+/* A box (the scene of tests/contact_scenes.h: 2 kg, half extents 0.2 x
+ * 0.15 x 0.1 m, rotational inertia included) on a plane tilted by theta,
+ * four contacts at its bottom corners, stepped with its own velocity. At
+ * rest every corner creeps at the same speed v with Rt_i = sigma w_i, w_i =
+ * trace(W_ii) / 3 (the same at the four corners by symmetry), so the four
+ * friction impulses v / Rt_i balance m g h sin(theta): v = sigma w m g h
+ * sin(theta) / 4, with W_ii = I / m + [r]x Iw^-1 [r]x^T computed here; the
+ * springs carry m g cos(theta): a mean penetration of m g cos(theta) / (4 k). */
+static void test_box_incline(void) {
+  double theta = 0.2, mu = 0.5, k = 1e4, d = 10, sigma = 1e-3, h = 1e-3, m = 2.0;
+  double a = 0.2, b = 0.15, c = 0.1, Ib[3] = {m * (b * b + c * c) / 3, m * (a * a + c * c) / 3, m * (a * a + b * b) / 3};
+  double ct = cos(theta), st = sin(theta), R[9] = {ct, 0, st, 0, 1, 0, -st, 0, ct}; /* about y */
+  double nrm[3] = {R[2], R[5], R[8]}, down[3] = {R[0], R[3], R[6]};
+  if (down[2] > 0)
+    for (int q = 0; q < 3; q++) down[q] = -down[q];
+  double M[36] = {0}, Iinv[9];
+  for (int q = 0; q < 3; q++) M[7 * q] = m;
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++) {
+      double v = 0, vi = 0;
+      for (int q = 0; q < 3; q++) {
+        v += R[3 * i + q] * Ib[q] * R[3 * j + q];
+        vi += R[3 * i + q] / Ib[q] * R[3 * j + q];
+      }
+      M[(3 + i) * 6 + 3 + j] = v;
+      Iinv[3 * i + j] = vi;
+    }
+  double r[4][3], jac[4][18], gap[4];
+  for (int i = 0; i < 4; i++) {
+    double local[3] = {i % 2 ? a : -a, i / 2 ? b : -b, -c};
+    for (int q = 0; q < 3; q++) r[i][q] = R[3 * q] * local[0] + R[3 * q + 1] * local[1] + R[3 * q + 2] * local[2];
+    double J[18] = {1, 0, 0, 0, r[i][2], -r[i][1], 0, 1, 0, -r[i][2], 0, r[i][0], 0, 0, 1, r[i][1], -r[i][0], 0};
+    memcpy(jac[i], J, sizeof J);
+    gap[i] = -m * G_ACC * ct / (4 * k);
+  }
+  /* w = trace(I / m + [r]x Iinv [r]x^T) / 3 = (3 / m + tr(Iinv) |r|^2 - r^T Iinv r) / 3 */
+  double rr = 0, rIr = 0, trI = Iinv[0] + Iinv[4] + Iinv[8];
+  for (int p = 0; p < 3; p++) {
+    rr += r[0][p] * r[0][p];
+    for (int q = 0; q < 3; q++) rIr += r[0][p] * Iinv[3 * p + q] * r[0][q];
+  }
+  double w = (3 / m + trI * rr - rIr) / 3, creep = sigma * w * m * G_ACC * h * st / 4;
+  char err[256];
+  sb_contact_problem *P = sb_contact_create(4, 1, 6, 4, err, sizeof err);
+  sb_sap_work *work = sb_sap_work_create(4);
+  double v[6] = {0}, x[12] = {0}, gamma[12], Rr[12], vhat[12], mus[4] = {mu, mu, mu, mu}, dist = 0, pen = 0;
+  int n = 4000, iters = 0;
+  for (int step = 0; step < n; step++) {
+    double vfree[6] = {v[0], v[1], v[2] - G_ACC * h, v[3], v[4], v[5]};
+    sb_contact_clear(P);
+    int body = sb_contact_add_dense(P, 6, M, vfree, err, sizeof err);
+    for (int i = 0; i < 4; i++) {
+      sb_contact ct4;
+      memset(&ct4, 0, sizeof ct4);
+      ct4.side[0].body = body;
+      ct4.side[0].jac = jac[i];
+      ct4.side[1].body = -1;
+      memcpy(ct4.normal, nrm, sizeof nrm);
+      memcpy(ct4.tangent, down, sizeof down);
+      ct4.gap = gap[i];
+      ct4.friction = mu;
+      ct4.id = i;
+      sb_contact_add(P, &ct4, err, sizeof err);
+    }
+    const double *W, *u;
+    EXPECT(sb_contact_assemble(P, h, NULL, &W, &u, NULL, err, sizeof err) == 4, "box: %s", err);
+    for (int i = 0; i < 4; i++) {
+      double Wii[9];
+      for (int p = 0; p < 3; p++)
+        for (int q = 0; q < 3; q++) Wii[3 * q + p] = W[(3 * i + q) * 12 + 3 * i + p];
+      if (step == 0)
+        EXPECT(fabs((Wii[0] + Wii[4] + Wii[8]) / 3 - w) <= 1e-12 * w, "box: corner %d trace(W_ii) / 3 = %.15g, "
+               "analytic %.15g", i, (Wii[0] + Wii[4] + Wii[8]) / 3, w);
+      sb_sap_contact_params(h, k, d, sigma, gap[i], Wii, Rr + 3 * i, vhat + 3 * i);
+      sb_contact_warm_impulse(P, i, x + 3 * i);
+    }
+    sb_sap_info info;
+    EXPECT(sb_sap_solve(work, 4, W, u, Rr, vhat, mus, x, gamma, NULL, &info) == 0, "box step %d: %s", step,
+           info.message);
+    iters += info.iterations;
+    sb_contact_apply_impulses(P, gamma, 4, 1);
+    sb_contact_body_velocity(P, body, v);
+    for (int i = 0; i < 4; i++) {
+      double vr[3];
+      sb_contact_relative_velocity(P, i, vr);
+      gap[i] += h * (vr[0] * nrm[0] + vr[1] * nrm[1] + vr[2] * nrm[2]);
+    }
+    if (step >= n / 2) {
+      dist += h * (v[0] * down[0] + v[1] * down[1] + v[2] * down[2]);
+      pen = -(gap[0] + gap[1] + gap[2] + gap[3]) / 4;
+    }
+  }
+  double measured = dist / (h * (n - n / 2)), pen_expect = m * G_ACC * ct / (4 * k);
+  printf("box on incline %.2f rad, 4 corners: creep %.6g m/s (sigma w m g h sin / 4 = %.6g), mean penetration "
+         "%.6g m (m g cos / 4k = %.6g), %.2f Newton iterations per step\n", theta, measured, creep, pen, pen_expect,
+         (double)iters / n);
+  EXPECT(fabs(measured - creep) <= 0.01 * creep, "box: creep %.6g, analytic %.6g", measured, creep);
+  EXPECT(fabs(pen - pen_expect) <= 0.01 * pen_expect, "box: penetration %.6g, analytic %.6g", pen, pen_expect);
+  sb_sap_work_free(work);
+  sb_contact_free(P);
+}
+
 static void test_bad_input(void) {
   sb_sap_work *w = sb_sap_work_create(2);
   double W[36] = {0}, vf[6] = {0}, R[6] = {1, 1, 1, 1, 1, 1}, vh[6] = {0}, mu[2] = {0.5, 0.5}, x[6], g[6];
@@ -304,6 +406,7 @@ int main(void) {
   test_projection();
   test_random_problems();
   test_block_on_plane_and_incline();
+  test_box_incline();
   test_bad_input();
   return test_report("sap");
 }
