@@ -47,18 +47,37 @@ int cusp_ncp_impulses(cusp_runtime *r, double h, sb_contact_info *info, int *sol
   o.max_iterations = c->ncp_iterations;
   sb_ncp_info ni;
   int rc = sb_ncp_solve(r->ncp, n, r->cW, b, mu, lam, &o, &ni);
-  /* an unconverged answer is the iterate of least residual; never a non-finite one */
-  int finite = all_finite(lam, n3);
-  for (int a = 0; a < n && finite; a++) memcpy(lambda + 3 * r->cidx[a], lam + 3 * a, 3 * sizeof(double));
   *solved = rc == 0;
-  if (!*solved) sb_errorf(r->message, sizeof r->message, "contact ncp (%d contacts): %s", n, ni.message);
+  if (!*solved) {
+    /* An iterate that did not converge can be anything (at h = 20 ms on
+     * Scenario A one threw the arm away). The step applies SAP's answer on
+     * the same problem instead, at its near-rigid limit: Newton on a convex
+     * cost, bounded by the velocity change the step asked for. */
+    double *R = lam + n3, *vhat = R + n3, *x = vhat + n3, *gamma = x + n3;
+    for (int a = 0; a < n; a++) {
+      double Wii[9];
+      for (int q = 0; q < 3; q++)
+        for (int p = 0; p < 3; p++) Wii[3 * q + p] = r->cW[(size_t)(3 * a + q) * n3 + 3 * a + p];
+      sb_sap_contact_params(h, HUGE_VAL, 0, 1e-3, sb_contact_at(r->P, r->cidx[a])->gap, Wii, R + 3 * a, vhat + 3 * a);
+      memcpy(b + 3 * a, u + 3 * r->cidx[a], 3 * sizeof(double)); /* SAP's own gap term replaces the LCP's */
+    }
+    sb_sap_options so = sb_sap_default_options();
+    so.warm_start = 0;
+    sb_sap_info si;
+    sb_sap_solve(r->sap, n, r->cW, b, R, vhat, mu, x, gamma, &so, &si);
+    memcpy(lam, gamma, n3 * sizeof(double));
+    sb_errorf(r->message, sizeof r->message, "contact ncp (%d contacts): %.150s; applied SAP's near-rigid answer", n,
+              ni.message);
+  }
+  int finite = all_finite(lam, n3); /* never a non-finite impulse */
+  for (int a = 0; a < n && finite; a++) memcpy(lambda + 3 * r->cidx[a], lam + 3 * a, 3 * sizeof(double));
   sb_contact_apply_impulses(r->P, lambda, c->pyramid, *solved);
   cusp_contact_scatter(r, CUSP_CONTACT_NCP);
   info->nkept = n;
   info->nvar = n3;
   info->residual = ni.natural_residual;
   info->lcp.status = *solved ? SB_LCP_SOLVED : SB_LCP_MAX_ITER;
-  info->lcp.attempts = 1;
+  info->lcp.attempts = *solved ? 1 : 2; /* the SAP fallback counts as a fallback */
   info->lcp.iterations = ni.iterations;
   info->lcp.residual = ni.residual;
   info->lcp.time_us = ni.time_us;
