@@ -3,7 +3,8 @@
  * MuJoCo receives is minus the soft side's; the arm falling onto a box and
  * the floor; the tip on a slope sliding without friction and holding with
  * mu = 1), soft-soft (two arms), the touched bodies' own contacts (a ball
- * squeezed against the floor) and the live switch lcp -> sap -> ncp -> lcp.
+ * squeezed against the floor), a copied mjData continuing bit for bit (the
+ * warm start is plugin state) and the live switch lcp -> sap -> ncp -> lcp.
  * SAP is compliant: a resting contact sinks, by at most the weight it
  * carries over its stiffness. */
 #include <math.h>
@@ -183,6 +184,27 @@ static void test_squeeze(const char *model) {
   finish(m, d);
 }
 
+/* The warm start lives in the plugin state: mj_copyData mid-run continues
+ * bit for bit (the box on the arm, and the ball pushed along the table). */
+static void test_copy_data(const char *model, const char *scene) {
+  cusp_override ov = {"arm", "contact", model};
+  mjModel *m = load(scene, &ov, 1);
+  if (!m) return;
+  mjData *d = attach(m);
+  for (int k = 0; k < 400; k++) mj_step(m, d);
+  mjData *c = mj_copyData(NULL, m, d);
+  for (int k = 0; k < 300; k++) {
+    mj_step(m, d);
+    mj_step(m, c);
+  }
+  int same = c && !memcmp(d->qpos, c->qpos, sizeof(mjtNum) * m->nq) && !memcmp(d->qvel, c->qvel, sizeof(mjtNum) * m->nv) &&
+             !memcmp(d->plugin_state, c->plugin_state, sizeof(mjtNum) * m->npluginstate);
+  EXPECT(same, "%s %s: mj_copyData at 0.4 s, 0.3 s more: not the same bits", model, scene);
+  EXPECT(cusp_report(m, d)->solves > 300, "%s %s: the copy ran through contact solves", model, scene);
+  if (c) mj_deleteData(c);
+  finish(m, d);
+}
+
 /* cusp_set switches the model while running; every model keeps stepping. */
 static void test_live_switch(void) {
   mjModel *m = load(SCENE("coupling_box_on_arm.xml"), NULL, 0);
@@ -211,6 +233,8 @@ int main(void) {
     test_slope(implicit_models[i]);
     test_soft_soft(implicit_models[i]);
     test_squeeze(implicit_models[i]);
+    test_copy_data(implicit_models[i], SCENE("coupling_box_on_arm.xml"));
+    test_copy_data(implicit_models[i], SCENE("repro_push_box_table.xml"));
   }
   test_live_switch();
   return test_report("contact_models");
