@@ -37,6 +37,15 @@ static void rigid_free_velocity(cusp_runtime *r, double h) {
   }
   mj_solveM(m, d, r->vfree, r->force, 1);
   for (int i = 0; i < nv; i++) r->vfree[i] = d->qvel[i] + h * r->vfree[i];
+  /* An implicit model that ran before in this step (arms of several
+   * models) already pushed the rigid bodies: this problem starts from the
+   * velocity that left them (block Gauss-Seidel between the models), so a
+   * body both touch is not held up against gravity twice. */
+  if (r->has_rigid_impulse) {
+    memcpy(r->force, r->rigid_impulse, sizeof(double) * nv);
+    mj_solveM(m, d, r->force, r->force, 1);
+    for (int i = 0; i < nv; i++) r->vfree[i] += r->force[i];
+  }
   for (int i = 0; i < nv; i++) r->sqrt_inv_d[i] = sqrt(d->qLDiagInv[i]);
 }
 
@@ -174,16 +183,20 @@ void cusp_contact_scatter(cusp_runtime *r, cusp_contact_kind model) {
     if (cm->model != model || !cm->in_problem) continue;
     sb_contact_result(P, pc++, cm->impulse, &cm->fn, NULL, &cm->kept);
   }
+  /* added to what a model that ran before in this step left (several models' arms) */
   for (int i = 0; i < r->ninst; i++) {
     soft_t *s = &r->soft[i];
     if (s->pbody < 0) continue;
-    memcpy(s->impulse, sb_contact_body_impulse(P, s->pbody), sizeof(double) * s->model->n);
+    const double *p = sb_contact_body_impulse(P, s->pbody);
+    double w[6];
+    if (sb_contact_body_wrench(P, s->pbody, s->model->base.p, w)) memset(w, 0, sizeof w);
+    for (int j = 0; j < s->model->n; j++) s->impulse[j] = (s->has_impulse ? s->impulse[j] : 0) + p[j];
+    for (int j = 0; j < 6; j++) s->contact_wrench[j] = (s->has_impulse ? s->contact_wrench[j] : 0) + w[j];
     s->has_impulse = 1;
-    if (sb_contact_body_wrench(P, s->pbody, s->model->base.p, s->contact_wrench))
-      memset(s->contact_wrench, 0, sizeof s->contact_wrench);
   }
   if (r->rigid_body >= 0) {
-    memcpy(r->rigid_impulse, sb_contact_body_impulse(P, r->rigid_body), sizeof(double) * r->m->nv);
+    const double *p = sb_contact_body_impulse(P, r->rigid_body);
+    for (int j = 0; j < r->m->nv; j++) r->rigid_impulse[j] = (r->has_rigid_impulse ? r->rigid_impulse[j] : 0) + p[j];
     r->has_rigid_impulse = 1;
   }
 }

@@ -205,6 +205,64 @@ static void test_copy_data(const char *model, const char *scene) {
   finish(m, d);
 }
 
+/* Arms of two implicit models in one scene: each model solves its own
+ * contacts, the later one from the velocities the earlier one left. */
+static void test_mixed_models(void) {
+  cusp_override ov[2] = {{"left", "contact", "lcp"}, {"right", "contact", "sap"}};
+  mjModel *m = load(SCENE("coupling_soft_soft.xml"), ov, 2);
+  if (!m) return;
+  mjData *d = attach(m);
+  long pair_steps = 0;
+  while (d->time < 2) {
+    mj_step(m, d);
+    const cusp_contact_report *c;
+    int n = cusp_contacts(m, d, &c), pair = 0;
+    for (int i = 0; i < n; i++) pair |= c[i].other_instance >= 0 && c[i].other_instance != c[i].instance;
+    pair_steps += pair;
+  }
+  const cusp_step_report *r = cusp_report(m, d);
+  printf("soft-soft, lcp and sap arms: %ld steps in contact, %ld/%ld converged\n", pair_steps, r->converged,
+         r->solves);
+  EXPECT(state_finite(m, d) && r->nan_events == 0 && pair_steps > 300, "lcp + sap arms: finite, touching (%ld)",
+         pair_steps);
+  finish(m, d);
+}
+
+/* A box across two arms of different implicit models: at rest, the normal
+ * impulses of both problems on it sum to its weight times h (solved
+ * separately from the same free velocity, each would hold it up alone). */
+static void test_box_on_two_models(const char *ma, const char *mb) {
+  cusp_override ov[2] = {{"a", "contact", ma}, {"b", "contact", mb}};
+  mjModel *m = load(SCENE("coupling_box_on_two_arms.xml"), ov, 2);
+  if (!m) return;
+  mjData *d = attach(m);
+  int box = mj_name2id(m, mjOBJ_BODY, "box"), box_geom = mj_name2id(m, mjOBJ_GEOM, "box");
+  run(m, d, 2.0, 0);
+  double weight_h = m->body_mass[box] * fabs(m->opt.gravity[2]) * m->opt.timestep, worst = 0, speed = 0;
+  double share[2] = {0, 0};
+  for (int k = 0; k < 200; k++) {
+    mj_step(m, d);
+    const cusp_contact_report *c;
+    int nc = cusp_contacts(m, d, &c);
+    double up = 0;
+    for (int i = 0; i < nc; i++)
+      if (c[i].other_geom == box_geom) {
+        up -= c[i].impulse[2];
+        share[c[i].instance] -= c[i].impulse[2] / (200 * weight_h);
+      }
+    worst = fmax(worst, fabs(up - weight_h) / weight_h);
+    double v[6];
+    mj_objectVelocity(m, d, mjOBJ_BODY, box, v, 0);
+    speed = fmax(speed, sqrt(v[3] * v[3] + v[4] * v[4] + v[5] * v[5]));
+  }
+  printf("box on two arms (%s, %s): impulses within %.3g%% of m g h (shares %.2f, %.2f), box speed < %.3g mm/s\n",
+         ma, mb, 100 * worst, share[0], share[1], 1e3 * speed);
+  EXPECT(state_finite(m, d) && worst <= 0.01, "box on %s + %s arms: impulses = weight * h within 1%% (%.3g%%)", ma,
+         mb, 100 * worst);
+  EXPECT(speed < 1e-3, "box on %s + %s arms: at rest (%.3g mm/s)", ma, mb, 1e3 * speed);
+  finish(m, d);
+}
+
 /* cusp_set switches the model while running; every model keeps stepping. */
 static void test_live_switch(void) {
   mjModel *m = load(SCENE("coupling_box_on_arm.xml"), NULL, 0);
@@ -236,6 +294,10 @@ int main(void) {
     test_copy_data(implicit_models[i], SCENE("coupling_box_on_arm.xml"));
     test_copy_data(implicit_models[i], SCENE("repro_push_box_table.xml"));
   }
+  test_mixed_models();
+  test_box_on_two_models("sap", "sap");
+  test_box_on_two_models("lcp", "sap");
+  test_box_on_two_models("sap", "ncp");
   test_live_switch();
   return test_report("contact_models");
 }
