@@ -8,9 +8,10 @@
  *           (64 runs), once with cusp's solver chain and once in the paper's
  *           setting (solver=fb, fallback=0: FB alone), then a sweep beyond
  *           the paper (12 disks, h = 2 ms; the chain only).
- * compare   lcp, penalty and the MuJoCo-native arm (contact=native) on
- *           Scenario A, Scenario B and the incline: penetration, tip creep,
- *           largest stable time step, energy drift, wall time.
+ * compare   lcp, penalty, the MuJoCo-native arm (contact=native), sap and ncp
+ *           on Scenario A, Scenario B and the incline: penetration, tip
+ *           creep, largest stable time step, energy drift, wall time, time
+ *           per step, solver iterations per step.
  * perf      Scenario A at h = 1 ms: per-step time by stage, repeated runs.
  * scaling   step time against disks per section and number of sections.
  *
@@ -109,6 +110,8 @@ typedef struct {
   long contact_steps;
   double mean_contacts;
   double creep;      /* m, NAN without a window */
+  double iter_sum;   /* iterations of the steps that solved a contact problem (cusp's coupled solve; */
+  long iter_steps;   /* MuJoCo's solver for a native arm), and how many such steps */
   double e0, e_end, k_max, de_max;
   int nsample;
   double *s_t, *s_de, *s_k;
@@ -343,6 +346,13 @@ static void step_loop(const spec *sp, const mjModel *m, mjData *d, result *res, 
     }
     sum_con += ncon;
     if (pen > res->max_pen) res->max_pen = pen;
+    if (advanced && r->info.ncontact > 0) {
+      res->iter_sum += r->info.lcp.iterations;
+      res->iter_steps++;
+    } else if (d->ncon > 0 && (ninst == 0 || !cusp_simulated(m, d, 0))) {
+      res->iter_sum += d->solver_niter[0];
+      res->iter_steps++;
+    }
 
     if (sp->step_times && res->nst < nstep) {
       int k = res->nst++;
@@ -786,6 +796,8 @@ static const scene_def compare_scenes[3] = {
     {"incline", "tests/data/scenes/coupling_incline.xml", "1", 1.0, 3.0, 0.2, 0.3},
 };
 static const char *const models[3] = {"lcp", "penalty", "native"};
+/* compare: also the implicit models of seeds 001 and 003 */
+static const char *const compare_models[5] = {"lcp", "penalty", "native", "sap", "ncp"};
 
 /* The override that takes the actuation away: no schedule for instance
  * "arm" (the key is one ';' list). */
@@ -797,25 +809,25 @@ static int cmd_compare(void) {
   const double *hs = fast ? hs_fast : hs_full;
   int nh = fast ? 1 : 6;
   const char *mname = "compare.tsv", *sname = "compare_stable.tsv", *ename = "compare_energy.tsv";
-  if (list_cases("compare", 3 * 3)) return 0;
-  check_case("compare", 3 * 3);
+  if (list_cases("compare", 3 * 5)) return 0;
+  check_case("compare", 3 * 5);
   FILE *fm = open_table(mname, "scene\tmodel\tavailable\tcreep_window_s\tcompletion\tmax_pen_mm\tmean_pen_mm\t"
                                "creep_mm\twall_per_sim_s\tconvergence\tstable_h_ms\tenergy_drift_rel\t"
-                               "energy_drift_J\tenergy_dev_rel\tnote");
+                               "energy_drift_J\tenergy_dev_rel\tnote\tmean_iterations\tus_per_step");
   FILE *fs = open_table(sname, "scene\tmodel\th_ms\tcompletion\tmax_pen_mm\tmax_kinetic_J\tstable\tfailure");
   FILE *fe = open_table(ename, "scene\tmodel\tt_s\tdE_J\tkinetic_J");
   printf("{\"command\": \"compare\", \"fast\": %s, \"target_s\": %g, \"rows\": [", fast ? "true" : "false", T);
-  int total = 3 * 3 * (nh + 1), k = 0;
+  int total = 3 * 5 * (nh + 1), k = 0;
   for (int si = 0; si < 3; si++) {
     const scene_def *sd = &compare_scenes[si];
     char scene[1100];
     scene_path(scene, sizeof scene, sd->file);
-    for (int mi = 0; mi < 3; mi++) {
-      if (!selected(3 * si + mi)) {
+    for (int mi = 0; mi < 5; mi++) {
+      if (!selected(5 * si + mi)) {
         k += nh + 1;
         continue;
       }
-      const char *model = models[mi];
+      const char *model = compare_models[mi];
       result main_r;
       memset(&main_r, 0, sizeof main_r);
       int have_main = 0, loaded = 1;
@@ -904,7 +916,11 @@ static int cmd_compare(void) {
       tnum(fm, drift_rel, "\t");
       tnum(fm, drift_j, "\t");
       tnum(fm, dev_rel, "\t");
-      fprintf(fm, "%s\n", have_main && main_r.failure[0] && !strcmp(note, "-") ? main_r.failure : note);
+      double iters = have_main && main_r.iter_steps > 0 ? main_r.iter_sum / main_r.iter_steps : NAN;
+      double us_step = have_main && main_r.steps > 0 ? 1e6 * main_r.wall_s / main_r.steps : NAN;
+      fprintf(fm, "%s\t", have_main && main_r.failure[0] && !strcmp(note, "-") ? main_r.failure : note);
+      tnum(fm, iters, "\t");
+      tnum(fm, us_step, "\n");
       json_entry();
       jbegin();
       jstr("scene", sd->name);
@@ -919,6 +935,8 @@ static int cmd_compare(void) {
       jnum("largest_stable_h_s", stable_h);
       jnum("energy_drift_rel", drift_rel);
       jnum("energy_drift_J", drift_j);
+      jnum("mean_iterations", iters);
+      jnum("us_per_step", us_step);
       jstr("note", note);
       jend();
       result_free(&main_r);

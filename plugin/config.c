@@ -94,7 +94,7 @@ static int parse_integer(const char *t, int len, long *out) {
 #define LIVE(slot) .live = 1 + (slot)
 
 static const char *const w_model[] = {"pcc", "cosserat"};
-static const char *const w_contact[] = {"lcp", "penalty", "native"};
+static const char *const w_contact[] = {"lcp", "penalty", "native", "sap", "ncp"}; /* cusp_contact_kind */
 static const char *const w_native_joints[] = {"section", "free"};
 static const char *const w_solver[] = {"fb", "lemke", "pgs"}; /* sb_lcp_solver's order */
 static const char *const w_conditioning[] = {"qr", "ruiz", "tikhonov"}; /* CUSP_COND_* bits */
@@ -166,8 +166,10 @@ static const cusp_key key_table[] = {
      .def = {"4", "4"}, LIVE(CUSP_LIVE_PYRAMID), .doc = "friction directions of the friction pyramid"},
     {.name = "contact", .kind = CUSP_KEY_ENUM, .unit = "", FIELD(contact), WORDS(w_contact),
      .def = {"lcp", "lcp"}, LIVE(CUSP_LIVE_CONTACT),
-     .doc = "contact model: lcp (complementarity) or penalty, switchable while running; native = "
-            "rigid links on spring joints in MuJoCo's own contact, at load only"},
+     .doc = "contact model: lcp (complementarity, paper 000), penalty (spring-damper), sap (Drake's "
+            "convex compliant contact, seed 001) or ncp (smoothed NCP with the exact friction cone, "
+            "seed 003), switchable while running; native = rigid links on spring joints in MuJoCo's "
+            "own contact, at load only"},
     {.name = "native_joints", .kind = CUSP_KEY_ENUM, .unit = "", FIELD(native_joints),
      .def = {"section", "section"}, WORDS(w_native_joints),
      .doc = "contact native: the links of a section bend together (section) or each on its own "
@@ -210,6 +212,37 @@ static const cusp_key key_table[] = {
     {.name = "penalty_damping", .kind = CUSP_KEY_REAL, .unit = "N*s/m", FIELD(penalty_damping),
      GE0, .plo = 1e-3, .phi = 1e6, .zero = "undamped", .def = {"50", "50"},
      LIVE(CUSP_LIVE_PENALTY_DAMPING), .doc = "contact damper of contact penalty"},
+    {.name = "sap_stiffness", .kind = CUSP_KEY_REAL, .unit = "N/m", FIELD(sap_stiffness), GT0, .plo = 1,
+     .phi = 1e9, .def = {"1e5", "1e5"}, LIVE(CUSP_LIVE_SAP_STIFFNESS),
+     .why = "from foam to steel-like; above what the step resolves SAP's near-rigid limit takes over",
+     .doc = "contact sap: normal stiffness k of the compliant contact"},
+    {.name = "sap_dissipation", .kind = CUSP_KEY_REAL, .unit = "s/m", FIELD(sap_dissipation), GE0,
+     .plo = 1e-3, .phi = 1e3, .zero = "undamped (the implicit step still dissipates)", .def = {"10", "10"},
+     LIVE(CUSP_LIVE_SAP_DISSIPATION),
+     .doc = "contact sap: Hunt-Crossley dissipation d, f = k x (1 + d xdot), taken at the step's "
+            "penetration (a damper k d x0)"},
+    {.name = "sap_sigma", .kind = CUSP_KEY_REAL, .unit = "", FIELD(sap_sigma), GT0, .plo = 1e-6, .phi = 1,
+     .def = {"1e-3", "1e-3"},
+     .why = "sigma scales the friction regularization Rt = sigma w: a sticking contact creeps at "
+            "Rt times its friction impulse",
+     .doc = "contact sap: SAP's friction regularization sigma (Rt = sigma trace(W_ii) / 3)"},
+    {.name = "sap_tolerance", .kind = CUSP_KEY_REAL, .unit = "", FIELD(sap_tolerance), GT0, .plo = 1e-12,
+     .phi = 1e-2, .def = {"1e-6", "1e-6"},
+     .doc = "contact sap: relative tolerance of Newton on the momentum balance"},
+    {.name = "sap_iterations", .kind = CUSP_KEY_INT, .unit = "", FIELD(sap_iterations), .lo = 1, .hi = 1000,
+     .def = {"100", "100"}, .doc = "contact sap: Newton iterations at most"},
+    {.name = "ncp_smoothing", .kind = CUSP_KEY_REAL, .unit = "m/s", FIELD(ncp_smoothing), GT0, .plo = 1e-12,
+     .phi = 1e-2, .def = {"1e-6", "1e-6"}, LIVE(CUSP_LIVE_NCP_SMOOTHING),
+     .why = "the normal complementarity holds as s lambda_n v_n = e^2: above 1 cm/s contacts act "
+            "before they touch",
+     .doc = "contact ncp: smoothing e of the normal complementarity"},
+    {.name = "ncp_friction_smoothing", .kind = CUSP_KEY_REAL, .unit = "", FIELD(ncp_friction_smoothing),
+     GT0, .plo = 1e-9, .phi = 0.1, .def = {"1e-3", "1e-3"},
+     .doc = "contact ncp: smoothing of the stick-slip switch (friction off by its square while sliding)"},
+    {.name = "ncp_tolerance", .kind = CUSP_KEY_REAL, .unit = "m/s", FIELD(ncp_tolerance), GT0, .plo = 1e-14,
+     .phi = 1e-3, .def = {"1e-9", "1e-9"}, .doc = "contact ncp: Newton stops at this residual"},
+    {.name = "ncp_iterations", .kind = CUSP_KEY_INT, .unit = "", FIELD(ncp_iterations), .lo = 1, .hi = 1000,
+     .def = {"50", "50"}, .doc = "contact ncp: Newton iterations at most"},
     {.name = "initial", .kind = CUSP_KEY_INITIAL, .unit = "m (pcc); 1/m, 1 (cosserat)",
      FIELD(initial_text), ANY, .plo = -100, .phi = 100, .def = {"", ""},
      .why = "a chamber 100 m longer, or a curvature of 100 1/m (a 1 cm bend radius) held by "

@@ -25,7 +25,7 @@
 #define CUSP_MAX_KNOTS 64
 
 typedef enum { CUSP_MODEL_PCC, CUSP_MODEL_COSSERAT } cusp_model_kind;
-typedef enum { CUSP_CONTACT_LCP, CUSP_CONTACT_PENALTY, CUSP_CONTACT_NATIVE } cusp_contact_kind;
+typedef enum { CUSP_CONTACT_LCP, CUSP_CONTACT_PENALTY, CUSP_CONTACT_NATIVE, CUSP_CONTACT_SAP, CUSP_CONTACT_NCP } cusp_contact_kind;
 typedef enum { CUSP_NATIVE_SECTION, CUSP_NATIVE_FREE } cusp_native_joints;
 enum { CUSP_COND_QR = 1, CUSP_COND_RUIZ = 2, CUSP_COND_TIKHONOV = 4 };
 
@@ -98,8 +98,8 @@ typedef struct {
   int strains;                 /* strains: cosserat coordinates, e.g. "kx ky kz ex ey ez" (kx ky ez) */
   double friction;             /* friction: Coulomb mu >= 0 (0.5) */
   int pyramid;                 /* pyramid: friction directions 3..16 (4) */
-  cusp_contact_kind contact;   /* contact: lcp | penalty | native (lcp); native = rigid links
-                                  on spring joints, MuJoCo's contact (plugin/native.h) */
+  cusp_contact_kind contact;   /* contact: lcp | penalty | native | sap | ncp (lcp); native = rigid
+                                  links on spring joints, MuJoCo's contact (plugin/native.h) */
   cusp_native_joints native_joints; /* native_joints: section | free (section), native only */
   sb_lcp_solver solver;        /* solver: fb | lemke | pgs (lemke), first of the fallback chain */
   int fallback;                /* fallback: 0 | 1 (1); 0: only `solver` runs, no other solver after it
@@ -111,6 +111,15 @@ typedef struct {
   double stabilization;        /* stabilization: alpha in (0, 1] (0.2) */
   double penalty_stiffness;    /* penalty_stiffness: N/m (1e4) */
   double penalty_damping;      /* penalty_damping: N*s/m (50) */
+  double sap_stiffness;        /* sap_stiffness: N/m (1e5) */
+  double sap_dissipation;      /* sap_dissipation: Hunt-Crossley, s/m (10) */
+  double sap_sigma;            /* sap_sigma: friction regularization (1e-3) */
+  double sap_tolerance;        /* sap_tolerance: relative (1e-6) */
+  int sap_iterations;          /* sap_iterations: Newton iterations (100) */
+  double ncp_smoothing;        /* ncp_smoothing: m/s (1e-6) */
+  double ncp_friction_smoothing; /* ncp_friction_smoothing: (1e-3) */
+  double ncp_tolerance;        /* ncp_tolerance: m/s (1e-9) */
+  int ncp_iterations;          /* ncp_iterations: Newton iterations (50) */
   double initial[CUSP_MAX_COORDS]; /* initial: q0 per coordinate, m (pcc) or strain offset (0) */
   int actuated[CUSP_MAX_COORDS];   /* actuated: coordinate names or "all" / "none" (all) */
   double gear;                 /* gear: ctrl -> generalized force factor (1) */

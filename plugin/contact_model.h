@@ -8,7 +8,7 @@
  *             start, before the soft step is prepared: into the arms' tau and
  *             penalty_wrench (and their implicit terms into the arms' M~,
  *             work->Mt_add), and into qfrc_cusp for MuJoCo bodies
- *   impulses  implicit models (lcp): solved together with the prepared soft
+ *   impulses  implicit models (lcp, sap, ncp): solved together with the prepared soft
  *             step; they leave, per arm, has_impulse / impulse (J^T lambda) /
  *             contact_wrench, and for the MuJoCo system has_rigid_impulse /
  *             rigid_impulse, which the commit applies; return 1 when a
@@ -31,8 +31,10 @@ typedef struct {
 /* The models in the order compute runs them; ends with a NULL name. */
 extern const cusp_contact_model cusp_contact_models[];
 
-/* contact_penalty.c, contact_lcp.c */
+/* contact_penalty.c, contact_lcp.c, contact_sap.c, contact_ncp.c */
 void cusp_penalty_forces(cusp_runtime *r);
 int cusp_lcp_impulses(cusp_runtime *r, double h, sb_contact_info *info, int *converged, double *collision_us);
+int cusp_sap_impulses(cusp_runtime *r, double h, sb_contact_info *info, int *converged, double *collision_us);
+int cusp_ncp_impulses(cusp_runtime *r, double h, sb_contact_info *info, int *converged, double *collision_us);
 
 #endif

@@ -84,7 +84,9 @@ typedef struct {
   double time;           /* simulated time the last compute was for, s */
   long steps;            /* advances committed since the last reset */
   int ncontact, nkept;
-  sb_contact_info info;  /* of the last coupled solve (lcp model) */
+  sb_contact_info info;  /* of the last coupled solve: lcp; or sap, ncp (lcp.iterations their Newton
+                            iterations, residual SAP's gradient or the NCP's exact residual, no
+                            conditioning; an ncp solve answered by SAP counts 2 attempts) */
   int solved;            /* last solve converged (status solved); penalty: 1 */
   int fallback;          /* the solve needed more than the first solver */
   double max_penetration;/* m, >= 0, over the last step's contacts */

@@ -17,11 +17,16 @@
 #include <string.h>
 #include <time.h>
 
+#include "ncp.h"
 #include "runtime.h"
+#include "sap.h"
 
 /* Contacts are looked for this far before they touch (speculative: a gap g
  * acts only if it would close within the step). */
 #define CUSP_MARGIN 0.005
+
+/* vectors of 3 per contact the sap and ncp models keep (cusp_runtime.cvec) */
+#define CUSP_CVEC 8
 
 typedef struct {
   cusp_instance_config cfg; /* as read at init, with the live keys of the state being stepped */
@@ -94,11 +99,19 @@ struct cusp_runtime {
   char *touched;            /* per body */
   int *geom_soft;           /* per geom: instance and disk of a soft disk, or -1 -1 */
   int rigid_body;           /* problem body of the MuJoCo system, or -1 */
-  int lcp_ran;              /* the last compute solved a coupled LCP (cusp_lcp shows it) */
+  int lcp_ran;              /* the last compute solved a coupled contact problem (lcp, sap or ncp;
+                               cusp_lcp shows the LCP's) */
   /* the mass matrix around the mounts' coupling (mount.c) */
   double *mount_jac;        /* 12 x nv scratch */
   double *mount_M_pre, *mount_M_post; /* nC: d->M before and after compute added the arms' inertia */
   int mount_augmented;
+  /* the sap and ncp models (contact_sap.c, contact_ncp.c): their solvers'
+   * workspaces, and the problem restricted to the contacts they solve */
+  sb_sap_work *sap;
+  sb_ncp_work *ncp;
+  double *cW;               /* 9 max_contacts^2: Delassus operator of those contacts */
+  double *cvec;             /* CUSP_CVEC x 3 max_contacts: their vectors */
+  int *cidx;                /* max_contacts: their indices in the problem */
   /* compute's result until advance commits it */
   int pending;
   double pending_time;
@@ -188,6 +201,26 @@ void cusp_mount_contact_load(cusp_runtime *r, soft_t *s, double h);
 /* In advance: the arm's step finished with the mount's integrated
  * acceleration. -1 when that leaves a non-finite state. */
 int cusp_mount_finish(cusp_runtime *r, soft_t *s, double h);
+
+/* ---------- contact_build.c ---------- */
+
+/* The coupled problem of every contact of one implicit model in r->P: the
+ * soft bodies, the MuJoCo system as one body when such a contact touches a
+ * body with degrees of freedom, those contacts, then the touched bodies'
+ * own contacts with the speculative margin (tagged with the model). Returns
+ * the contacts in the problem (0: none of that model); t_col gets the time
+ * of the touched bodies' collisions. */
+int cusp_contact_build(cusp_runtime *r, cusp_contact_kind model, double h, double *t_col);
+/* The problem's result (after a solve or sb_contact_apply_impulses) into
+ * r->meta (the model's contacts, in the order they were added), the arms
+ * and the MuJoCo system. */
+void cusp_contact_scatter(cusp_runtime *r, cusp_contact_kind model);
+
+/* The contacts of an assembled problem (m, W column-major 3m x 3m) that
+ * some impulse can move (trace of W_ii above 1e-12 of the largest; a disk at
+ * a static mount is not), their indices into idx and their W into Wc (3n x
+ * 3n); returns n. sap and ncp give the others no impulse. */
+int cusp_movable_contacts(int m, const double *W, double *Wc, int *idx);
 
 /* ---------- narrowphase.c ---------- */
 

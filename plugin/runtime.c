@@ -227,7 +227,7 @@ void cusp_runtime_compute(cusp_runtime *r, const mjModel *m, mjData *d) {
     if (!cm->impulses) continue;
     double t0 = now_us(), touched_us = 0;
     int ran = cm->impulses(r, h, &info, &converged, &touched_us);
-    if (cm->kind == CUSP_CONTACT_LCP) r->lcp_ran = ran;
+    r->lcp_ran |= ran; /* a coupled problem ran: its warm start is saved, its solve counted */
     t_col += touched_us;
     if (ran) t_asm += now_us() - t0 - touched_us - info.time_us;
   }
@@ -411,7 +411,9 @@ void cusp_runtime_free(cusp_runtime *r) {
   }
   free(r->soft);
   sb_contact_free(r->P);
-  void *ptr[] = {r->meta, r->cbuf, r->reports, r->vfree, r->force, r->qfrc_cusp, r->jac, r->jac2,
+  sb_sap_work_free(r->sap);
+  sb_ncp_work_free(r->ncp);
+  void *ptr[] = {r->cW, r->cvec, r->cidx, r->meta, r->cbuf, r->reports, r->vfree, r->force, r->qfrc_cusp, r->jac, r->jac2,
                  r->sqrt_inv_d, r->rigid_impulse, r->touched, r->geom_soft,
                  r->mount_jac, r->mount_M_pre, r->mount_M_post};
   for (size_t k = 0; k < sizeof ptr / sizeof ptr[0]; k++) free(ptr[k]);
@@ -507,6 +509,14 @@ cusp_runtime *cusp_runtime_create(const mjModel *m, mjData *d, char *error, int 
       cusp_runtime_free(r);
       return NULL;
     }
+    /* the sap and ncp models' workspaces: any arm may switch to them while running */
+    size_t mc = r->max_contacts;
+    r->sap = sb_sap_work_create(r->max_contacts);
+    r->ncp = sb_ncp_work_create(r->max_contacts);
+    r->cW = calloc(9 * mc * mc, sizeof(double));
+    r->cvec = calloc(CUSP_CVEC * 3 * mc, sizeof(double));
+    r->cidx = calloc(mc, sizeof(int));
+    if (!r->sap || !r->ncp || !r->cW || !r->cvec || !r->cidx) goto oom;
   }
   size_t nvv = nv ? nv : 1;
   r->meta = calloc(r->max_contacts, sizeof *r->meta);

@@ -967,3 +967,101 @@ void sb_contact_lcp(const sb_contact_problem *p, int *n, const double **A, const
   if (A_conditioned) *A_conditioned = p->As;
   if (b_conditioned) *b_conditioned = p->bs;
 }
+
+/* ---------- the assembled problem for the other contact models ----------
+ * (sap, ncp: contact.h, "The assembled problem"). The assembly repeats the
+ * first lines of sb_contact_solve on purpose: that solve interleaves it with
+ * its own timing and checks. */
+
+int sb_contact_assemble(sb_contact_problem *p, double h, const sb_contact_options *opt, const double **W,
+                        const double **u, const double **gap_velocity, char *error, int error_size) {
+  sb_contact_options def = sb_contact_default_options();
+  if (!opt) opt = &def;
+  int m = p->nc, N = p->ndof, ld = p->max_dof, m3 = 3 * m;
+  p->nvar = 0;
+  if (!(isfinite(h) && h > 0) || !(opt->stabilization >= 0 && opt->stabilization <= 1)) {
+    sb_errorf(error, error_size, "contact assembly: time step %g must be positive and stabilization %g in [0, 1]",
+              h, opt->stabilization);
+    return -1;
+  }
+  for (int k = 0; k < p->nb; k++) {
+    body_t *b = &p->bodies[k];
+    if (b->kind != BODY_SOFT) continue;
+    if (!b->w->step_ready) {
+      sb_errorf(error, error_size, "contact assembly: soft body %d has no prepared step (call sb_step_prepare)", k);
+      return -1;
+    }
+    memcpy(p->vfree + b->off, b->w->vstar, b->nv * sizeof(double));
+  }
+  for (int c = 0; c < m3; c++)
+    p->u[c] = cblas_ddot(N, p->Jt + (size_t)c * ld, 1, p->vfree, 1) + p->vstatic[c];
+  for (int i = 0; i < m; i++) {
+    double g = p->c[i].gap;
+    p->stabv[i] = g >= 0 ? (opt->speculative ? g / h : 0) : opt->stabilization * g / h;
+  }
+  if (m > 0) {
+    for (int c = 0; c < m3; c++) memcpy(p->Y + (size_t)c * ld, p->Jt + (size_t)c * ld, N * sizeof(double));
+    apply_all(p, 0, p->Y, m3, ld);
+    cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, m3, m3, N, 1.0, p->Jt, ld, p->Y, ld, 0.0, p->W, m3);
+  }
+  if (W) *W = p->W;
+  if (u) *u = p->u;
+  if (gap_velocity) *gap_velocity = p->stabv;
+  return m;
+}
+
+const sb_contact *sb_contact_at(const sb_contact_problem *p, int contact) {
+  return contact >= 0 && contact < p->nc ? &p->c[contact] : NULL;
+}
+
+/* A friction impulse as pyramid coefficients: the two directions D_k,
+ * D_k+1 of r around it, nonnegative. */
+static void pyramid_of(const double lt[2], int r, double *beta) {
+  memset(beta, 0, r * sizeof(double));
+  double len = hypot(lt[0], lt[1]);
+  if (!(len > 0)) return;
+  double sector = 2 * M_PI / r, th = atan2(lt[1], lt[0]);
+  if (th < 0) th += 2 * M_PI;
+  int k = (int)(th / sector) % r, k1 = (k + 1) % r;
+  double a0 = k * sector, a1 = (k + 1) * sector;
+  /* [D_k D_k+1] beta = lt: Cramer's rule, sin(a1 - a0) = sin(sector) > 0 */
+  double det = sin(a1 - a0);
+  beta[k] = fmax(0, (lt[0] * sin(a1) - lt[1] * cos(a1)) / det);
+  beta[k1] = fmax(0, (lt[1] * cos(a0) - lt[0] * sin(a0)) / det);
+}
+
+void sb_contact_apply_impulses(sb_contact_problem *p, const double *lambda, int directions, int keep_warm) {
+  int m = p->nc, N = p->ndof, ld = p->max_dof, m3 = 3 * m;
+  memcpy(p->lambda, lambda, m3 * sizeof(double));
+  for (int i = 0; i < m; i++) p->keep[i] = 1;
+  memset(p->p, 0, N * sizeof(double));
+  if (m > 0) cblas_dgemv(CblasColMajor, CblasNoTrans, N, m3, 1.0, p->Jt, ld, p->lambda, 1, 0.0, p->p, 1);
+  memcpy(p->uf, p->u, m3 * sizeof(double));
+  if (m > 0) cblas_dgemv(CblasColMajor, CblasNoTrans, m3, m3, 1.0, p->W, m3, p->lambda, 1, 1.0, p->uf, 1);
+  p->nprev = 0;
+  if (!keep_warm || directions < 3 || directions > p->max_r) return;
+  int bs = directions + 2;
+  p->prev_r = directions;
+  for (int i = 0; i < m; i++) {
+    if (p->c[i].id < 0) continue;
+    double *z = p->prev_z + (size_t)p->nprev * bs;
+    z[0] = lambda[3 * i + 2];
+    pyramid_of(lambda + 3 * i, directions, z + 1);
+    z[bs - 1] = 0;
+    p->prev_id[p->nprev++] = p->c[i].id;
+  }
+}
+
+int sb_contact_warm_impulse(const sb_contact_problem *p, long id, double lambda[3]) {
+  int k = previous_index(p, id);
+  lambda[0] = lambda[1] = lambda[2] = 0;
+  if (k < 0) return 0;
+  int r = p->prev_r, bs = r + 2;
+  const double *z = p->prev_z + (size_t)k * bs;
+  for (int l = 0; l < r; l++) {
+    lambda[0] += cos(2 * M_PI * l / r) * z[1 + l];
+    lambda[1] += sin(2 * M_PI * l / r) * z[1 + l];
+  }
+  lambda[2] = z[0];
+  return 1;
+}

@@ -167,4 +167,30 @@ void sb_contact_relative_velocity(sb_contact_problem *p, int contact, double v[3
 void sb_contact_lcp(const sb_contact_problem *p, int *n, const double **A, const double **b,
                     const double **A_conditioned, const double **b_conditioned);
 
+/* ---------- The assembled problem, for the other contact models ----------
+ * sap and ncp (sap.h, ncp.h) solve the same assembled problem as the LCP in
+ * their own way: they take the Delassus operator and the free velocities,
+ * and give the impulses back.
+ *
+ * sb_contact_assemble: after the bodies and contacts are added, the free
+ * relative velocities u (3m: contact i's (t1, t2, n) at 3i), the Delassus
+ * operator W = J M~^-1 J^T (3m x 3m, column-major, the same frames) and the
+ * LCP's normal gap term per contact (m: g/h, or alpha g/h when penetrating,
+ * with opt's stabilization and speculative). Returns m, or -1 with a message
+ * (a soft body without a prepared step, a bad h). The pointers stay valid
+ * until the next assembly or solve. */
+int sb_contact_assemble(sb_contact_problem *p, double h, const sb_contact_options *opt, const double **W,
+                        const double **u, const double **gap_velocity, char *error, int error_size);
+/* Contact i as stored (unit normal, gap, friction, id), or NULL. */
+const sb_contact *sb_contact_at(const sb_contact_problem *p, int contact);
+/* Makes lambda (3m, contact frames, as sb_contact_assemble's) the problem's
+ * result: body impulses, sb_contact_result, relative velocities and
+ * wrenches then report it (every contact kept). keep_warm: it becomes the
+ * warm start by contact id, friction as r = directions pyramid
+ * coefficients (what the LCP would start from too); else none is kept. */
+void sb_contact_apply_impulses(sb_contact_problem *p, const double *lambda, int directions, int keep_warm);
+/* The warm start's impulse (t1, t2, n) for a contact id: 1 when there is
+ * one, else 0 and zeros. */
+int sb_contact_warm_impulse(const sb_contact_problem *p, long id, double lambda[3]);
+
 #endif

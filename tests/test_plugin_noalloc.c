@@ -55,5 +55,10 @@ int main(void) {
   cusp_override pen = {"arm", "contact", "penalty"};
   run(SCENE("coupling_fall.xml"), &pen, 1, 1.0, "fall (penalty)");
   run(SCENE("coupling_squeeze.xml"), NULL, 0, 0.5, "squeeze");
+  cusp_override sap = {"arm", "contact", "sap"}, ncp = {"arm", "contact", "ncp"};
+  run(SCENE("coupling_push.xml"), &sap, 1, 1.6, "push (sap, touched body's floor contact)");
+  run(SCENE("coupling_push.xml"), &ncp, 1, 1.6, "push (ncp, touched body's floor contact)");
+  run(SCENE("coupling_fall.xml"), &sap, 1, 1.0, "fall (sap)");
+  run(SCENE("coupling_fall.xml"), &ncp, 1, 1.0, "fall (ncp)");
   return test_report("plugin_noalloc");
 }

@@ -146,7 +146,9 @@ grep -q "Lemke → FB → PGS" "$OUT/report.md" && ok "report.md: describes the 
 
 # ---------- compare ----------
 C=$OUT/data/compare.tsv
-check "compare: 3 scenes x 3 models" "$C" '{ n++; s[$1]; m[$2] } END { print (n == 9 && ("scenario_a" in s) && ("scenario_b" in s) && ("incline" in s) && ("lcp" in m) && ("penalty" in m) && ("native" in m) ? "ok" : n " rows") }'
+check "compare: 3 scenes x 5 models" "$C" '{ n++; s[$1]; m[$2] } END { print (n == 15 && ("scenario_a" in s) && ("scenario_b" in s) && ("incline" in s) && ("lcp" in m) && ("penalty" in m) && ("native" in m) && ("sap" in m) && ("ncp" in m) ? "ok" : n " rows") }'
+check "compare: sap and ncp keep penetration below 10 mm, converge >= 95 %, iterate a few times per step" "$C" '
+  ($2 == "sap" || $2 == "ncp") && !($6 < 10 && $10 >= 0.95 && $16 > 0 && $16 < 10 && $17 > 0) { bad = bad " " $1 "/" $2 } END { print (bad == "" ? "ok" : "failed:" bad) }'
 check "compare: lcp and penalty run every scene to the end at h = 1 ms" "$C" '
   $2 != "native" && !($3 == 1 && $5 == 1) { bad = bad " " $1 "/" $2 } END { print (bad == "" ? "ok" : "incomplete:" bad) }'
 check "compare: native row either measured or says why not" "$C" '

@@ -11,7 +11,7 @@ contacts dropped by rank selection (violet). cusp's switches, on every soft
 instance (cusp_set), with Ctrl because MuJoCo's viewer already binds the
 plain keys (C contact points, S shadows, 1-3 geom groups):
 
-    Ctrl+C      contact model lcp <-> penalty
+    Ctrl+C      contact model lcp -> penalty -> sap -> ncp
     Ctrl+S      solver fb -> lemke -> pgs
     Ctrl+1 2 3  conditioning stage qr, ruiz, tikhonov on/off
     Ctrl+G      plots: normal contact force, penetration, solver iterations
@@ -80,10 +80,13 @@ def _common(m, d, key):
   return vals.pop() if len(vals) == 1 else "mixed"
 
 
+CONTACT_CYCLE = ("lcp", "penalty", "sap", "ncp")  # Ctrl+C's order (native is load-time only)
+
+
 def toggle_contact(m, d):
-  """lcp <-> penalty on every instance; returns the new value."""
+  """lcp -> penalty -> sap -> ncp -> lcp on every instance; returns the new value."""
   cur = cusp.get(m, d, 0, "contact")
-  new = "lcp" if cur == "penalty" else "penalty"
+  new = CONTACT_CYCLE[(CONTACT_CYCLE.index(cur) + 1) % len(CONTACT_CYCLE)] if cur in CONTACT_CYCLE else "lcp"
   cusp.set_all(m, d, "contact", new)
   return new
 
@@ -675,7 +678,7 @@ def run_viewer(m, d, args):
 def parse_args(argv):
   p = argparse.ArgumentParser(prog="python -m cusp.view", description=__doc__.split("\n\n")[0],
                               formatter_class=argparse.RawDescriptionHelpFormatter,
-                              epilog="keys in the viewer: Ctrl+C contact lcp/penalty, Ctrl+S solver "
+                              epilog="keys in the viewer: Ctrl+C contact lcp/penalty/sap/ncp, Ctrl+S solver "
                               "fb/lemke/pgs, Ctrl+1/2/3 conditioning qr/ruiz/tikhonov, Ctrl+G plots, "
                               "Space pause")
   p.add_argument("scene", nargs="?", default=_REPO_DEFAULT, help="MJCF scene (default: mjcf/default.xml)")

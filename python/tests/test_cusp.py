@@ -348,8 +348,11 @@ def test_view_keys_switch_every_instance(model):
   assert view.key_action(glfw.KEY_C, False) is None        # plain C stays MuJoCo's
   assert view.apply_action(model, d, view.key_action(glfw.KEY_C, True)) == "contact = penalty"
   assert cusp.get(model, d, 0, "contact") == "penalty"
-  view.apply_action(model, d, view.key_action(glfw.KEY_C, True))
-  assert cusp.get(model, d, 0, "contact") == "lcp"
+  for nxt in ("sap", "ncp", "lcp"):                          # the cycle, stepping under each model
+    assert view.apply_action(model, d, view.key_action(glfw.KEY_C, True)) == "contact = " + nxt
+    assert cusp.get(model, d, 0, "contact") == nxt
+    run(model, d, 5)
+    assert np.all(np.isfinite(d.qpos)) and np.all(np.isfinite(d.plugin_state))
   before = cusp.get(model, d, 0, "solver")
   view.apply_action(model, d, view.key_action(glfw.KEY_S, True))
   after = cusp.get(model, d, 0, "solver")
