@@ -129,20 +129,66 @@ static int all_finite(int n, const double *x) {
 
 /* ---------- the acceptance test of every "solved" ---------- */
 
-/* q_i + sum_j M_ij z_j compensated (Ogita, Rump and Oishi's Dot2: an fma
- * TwoProduct and Knuth's TwoSum per term): as accurate as if computed in twice
- * the precision, |result - exact| <= u |exact| + gamma^2 s_i. Used on the rows
- * where the plain sum's rounding could decide the test. */
-static double row_dot2(int n, const double *M, const double *q, const double *z, int i) {
-  double s = q[i], c = 0;
-  for (int j = 0; j < n; j++) {
-    if (z[j] == 0) continue;
-    double m = M[(size_t)j * n + i], p = m * z[j], ep = fma(m, z[j], -p);
-    double t = s + p, bp = t - s, es = (s - (t - bp)) + (p - bp);
-    s = t;
-    c += ep + es;
+/* q_i + sum_j M_ij z_j exactly, then rounded (to within 3 u): each double
+ * is an integer of 53 bits times a power of two, so each product is an
+ * integer of 106 bits (unsigned __int128) times one, added without rounding
+ * to a fixed-point accumulator of 32-bit limbs spanning every product of two
+ * doubles, 2^-2304 .. 2^2176. Used on the rows whose plain sum cannot be
+ * trusted (cancellation of huge terms, where even a compensated sum, Dot2,
+ * loses what q adds). */
+#define EXACT_LIMBS 140
+#define EXACT_BIAS 2304 /* the accumulator's bit k weighs 2^(k - EXACT_BIAS) */
+
+static void exact_add(int64_t *acc, unsigned __int128 mag, int exp, int negative) {
+  for (int part = 0; part < 2 && mag; part++, mag >>= 64, exp += 64) {
+    uint64_t v = (uint64_t)mag;
+    if (!v) continue;
+    int o = exp + EXACT_BIAS, limb = o / 32;
+    unsigned __int128 t = (unsigned __int128)v << (o % 32);
+    for (int k = 0; k < 3; k++, t >>= 32) {
+      int64_t chunk = (int64_t)(uint32_t)t;
+      acc[limb + k] += negative ? -chunk : chunk;
+    }
   }
-  return s + c;
+}
+
+/* x = m 2^e with m an integer below 2^53 (exact for every finite double) */
+static uint64_t exact_split(double x, int *e) {
+  int fe;
+  double f = frexp(fabs(x), &fe);
+  *e = fe - 53;
+  return (uint64_t)ldexp(f, 53);
+}
+
+static double row_exact(int n, const double *M, const double *q, const double *z, int i) {
+  int64_t acc[EXACT_LIMBS] = {0};
+  int e1, e2;
+  uint64_t m1 = exact_split(q[i], &e1);
+  exact_add(acc, m1, e1, q[i] < 0);
+  for (int j = 0; j < n; j++) {
+    double m = M[(size_t)j * n + i];
+    if (z[j] == 0 || m == 0) continue;
+    m1 = exact_split(m, &e1);
+    uint64_t m2 = exact_split(z[j], &e2);
+    exact_add(acc, (unsigned __int128)m1 * m2, e1 + e2, (m < 0) != (z[j] < 0));
+  }
+  /* carries upwards: every limb in [0, 2^32) but the top one, which holds the sign */
+  int negative = 0;
+  for (int pass = 0; pass < 2; pass++) {
+    for (int k = 0; k + 1 < EXACT_LIMBS; k++) {
+      int64_t carry = acc[k] >> 32; /* floor */
+      acc[k] -= carry * ((int64_t)1 << 32);
+      acc[k + 1] += carry;
+    }
+    if (acc[EXACT_LIMBS - 1] >= 0) break;
+    negative = 1; /* normalize |w| instead */
+    for (int k = 0; k < EXACT_LIMBS; k++) acc[k] = -acc[k];
+  }
+  int top = EXACT_LIMBS - 1;
+  while (top > 0 && acc[top] == 0) top--;
+  double r = 0;
+  for (int k = top; k >= 0 && k >= top - 2; k--) r += ldexp((double)acc[k], 32 * k - EXACT_BIAS);
+  return negative ? -r : r;
 }
 
 static void row_terms(int n, const double *M, const double *q, const double *z, double *s);
@@ -180,9 +226,9 @@ int sb_lcp_check(int n, const double *M, const double *q, const double *z, doubl
     }
     double thr = fmax(abs_tol, rel_tol * si), e = g * si + under;
     double ri = fabs(fmin(z[i], w[i]));
-    if (e > abs_tol || ri + e > thr) { /* the plain sum cannot tell: compensated */
-      w[i] = row_dot2(n, M, q, z, i);
-      e = u * fabs(w[i]) + g * g * si + 2 * under;
+    if (e > abs_tol || ri + e > thr) { /* the plain sum cannot tell: exactly */
+      w[i] = row_exact(n, M, q, z, i);
+      e = 3 * u * fabs(w[i]) + 3 * DBL_TRUE_MIN;
       ri = fabs(fmin(z[i], w[i]));
     }
     if (!(ri + e <= thr)) {

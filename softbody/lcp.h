@@ -56,7 +56,7 @@ typedef struct {
   sb_lcp_solver solver;  /* the solver whose answer is returned */
   int attempts;          /* solvers tried */
   int iterations;        /* of the returned solver: Newton steps, pivots or sweeps */
-  double residual;       /* ||min(z, w)||inf, with w recomputed from M and q (compensated in
+  double residual;       /* ||min(z, w)||inf, with w recomputed from M and q (exactly in
                             the rows where rounding could hide a residual; sb_lcp_check) */
   double complementarity;/* |z^T w| */
   double time_us;        /* wall time of the whole call */
@@ -94,7 +94,7 @@ sb_lcp_status sb_lcp_solve_with(sb_lcp_work *work, sb_lcp_solver solver, int n, 
  *   |min(z_i, w_i)| + e_i <= max(abs_tol, rel_tol * s_i)
  * with e_i a rigorous bound on the rounding error of the computed w_i (rows
  * where the plain sum's bound could decide, or exceeds abs_tol, are
- * recomputed compensated, Dot2). So the exact residual of z is within the
+ * recomputed exactly, then rounded). So the exact residual of z is within the
  * tolerance whenever this returns 1. w (n, out): Mz + q; *residual: the
  * largest |min(z_i, w_i)| (INFINITY when not finite); *bad_row (may be NULL):
  * the first row that failed, or -1; scratch: n doubles. */

@@ -5,8 +5,9 @@
  * ever returns a non-finite z or w. Adversarial problems: entries of 1e308,
  * 1e-308, subnormals, 1e154 (whose products overflow), cancellations of 1e20
  * against 8, every solver alone, the fallback chain, warm starts, and the
- * conditioned solve (Ruiz, Tikhonov) with its unscaling. */
+ * conditioned solve (Ruiz, Tikhonov) with its unscaling, and cusp-lcp's split solve. */
 #include <gmp.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lcp.h"
@@ -87,7 +88,8 @@ typedef struct {
 } tally;
 
 /* One solve, its claim checked exactly. how: 0..2 one solver, 3 the chain, 4 the chain from a
- * warm start, 5 conditioned (Ruiz 10), 6 conditioned without Ruiz, with Tikhonov 1e-8. */
+ * warm start, 5 conditioned (Ruiz 10), 6 conditioned without Ruiz, with Tikhonov 1e-8, 7 split
+ * into zero rows and components (cusp-lcp's solve). */
 static void solve_and_check(sb_lcp_work *wk, int n, const double *M, const double *q, int how, tally *t,
                             const char *label) {
   double z[NMAX], w[NMAX];
@@ -100,8 +102,10 @@ static void solve_and_check(sb_lcp_work *wk, int n, const double *M, const doubl
   } else if (how < 5) {
     opt.warm_start = how == 4;
     st = sb_lcp_solve(wk, n, M, q, z, w, &opt, &info);
-  } else {
+  } else if (how < 7) {
     st = sb_lcp_condition_solve(wk, n, M, q, z, w, how == 5 ? 10 : 0, how == 5 ? 0 : 1e-8, &opt, &info);
+  } else {
+    st = sb_lcp_solve_split(n, M, q, z, w, 10, 0, &opt, &info, NULL, NULL);
   }
   if (!all_finite(n, z) || !all_finite(n, w) || isnan(info.residual)) {
     t->nonfinite++;
@@ -124,7 +128,11 @@ static void solve_and_check(sb_lcp_work *wk, int n, const double *M, const doubl
             info.residual, true_res);
   } else if (!(fabs(info.residual - true_res) <= 1e-9 * qs + 1e-3 * true_res)) {
     t->false_claims++;
-    fprintf(stderr, "%s (how %d): reported residual %.3g, exact %.3g\n", label, how, info.residual, true_res);
+    fprintf(stderr, "%s (how %d): reported residual %.3g, exact %.3g (|q|inf %.3g)\n", label, how, info.residual,
+            true_res, qs);
+    if (getenv("CUSP_DUMP"))
+      for (int k = 0; k < n * n + 2 * n; k++)
+        fprintf(stderr, "%.17g%c", k < n * n ? M[k] : k < n * n + n ? q[k - n * n] : z[k - n * n - n], k % n == n - 1 ? '\n' : ' ');
   }
 }
 
@@ -166,6 +174,19 @@ int main(void) {
            true_res);
   }
 
+  /* The reported residual is the exact one, rounded, even when two terms of 1.6e282
+   * cancel over an entry of q of 0.005 (a compensated sum still lost it): the check
+   * accepts the row (its terms are 3e282, the tolerance relative to them) and says
+   * what the residual is. */
+  {
+    double M[4] = {1e300, 0, -1e300, 1}, q[2] = {-0.0049424351677475565, 0};
+    double z[2] = {1.5809206225998124e-18, 1.5809206225998124e-18}, w[2], s[2], r;
+    int ok = sb_lcp_check(2, M, q, z, w, 1e-12, 1e-12, &r, NULL, s);
+    EXPECT(ok && r == 0.0049424351677475565 && w[0] == q[0],
+           "cancellation of 1e282 terms: accepted %d, residual %.17g, w0 %.17g", ok, r, w[0]);
+    EXPECT(!sb_lcp_check(2, M, q, z, w, 1e-9, 0, &r, NULL, s), "and refused against an absolute 1e-9");
+  }
+
   /* The battery: every solve's claim checked exactly. */
   tally t = {0};
   char label[64];
@@ -176,8 +197,10 @@ int main(void) {
     if (trial % 2)
       for (int i = 0; i < n; i++) M[i * n + i] = fabs(M[i * n + i]) + 1;
     for (int i = 0; i < n; i++) q[i] = adversarial_value();
+    if (trial % 5 == 0) /* a zero row: fixed, or no solution, before any solver */
+      for (int j = 0; j < n; j++) M[j * n + trial % n] = 0;
     snprintf(label, sizeof label, "trial %d (n = %d)", trial, n);
-    for (int how = 0; how < 7; how++) solve_and_check(wk, n, M, q, how, &t, label);
+    for (int how = 0; how < 8; how++) solve_and_check(wk, n, M, q, how, &t, label);
   }
   printf("adversarial LCPs: %d solved claims, %d answers refused by the final check, %d false claims, %d "
          "non-finite outputs\n",

@@ -87,7 +87,7 @@ int main(void) {
           EXPECT(st == SB_LCP_SOLVED, "kind %d n %d trial %d: %s -> %s (%s)", kk, n, trial,
                  sb_lcp_solver_name((sb_lcp_solver)s), sb_lcp_status_name(st), info[s].message);
           double c, r = sb_lcp_residual(n, M, q, z[s], w, &c);
-          /* the reported residual is recomputed compensated where rounding matters: within
+          /* the reported residual is recomputed exactly where rounding matters: within
            * the plain sum's rounding of it */
           EXPECT(r <= 1e-10 && fabs(r - info[s].residual) <= 1e-12, "kind %d n %d: %s residual %g (reported %g)", kk, n,
                  sb_lcp_solver_name((sb_lcp_solver)s), r, info[s].residual);
