@@ -262,7 +262,8 @@ static const cusp_key key_table[] = {
      .doc = "control range of every actuator: the input (ctrl plus schedule or feedback) is "
             "clamped to it"},
     {.name = "self_contact", .kind = CUSP_KEY_FLAG, .unit = "", FIELD(self_contact),
-     .def = {"0", "0"}, .doc = "1: contacts between the arm's own non-adjacent disks"},
+     .def = {"0", "0"}, .doc = "1: contacts between the arm's own disks, neighbours included (any two that do not overlap "
+            "when the arm is straight); 0: the arm passes through itself"},
     {.name = "schedule", .kind = CUSP_KEY_SCHEDULE, .unit = "s, ctrl", FIELD(schedule),
      .def = {"none", "none"},
      .doc = "open-loop input added to the actuator's ctrl, piecewise linear in time, held "

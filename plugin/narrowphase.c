@@ -9,6 +9,41 @@ int cusp_add_meta(cusp_runtime *r, const contact_meta *cm) {
   return 0;
 }
 
+/* Arc length of disk k from the arm's base, m. */
+static double disk_arc(const cusp_instance_config *c, int k) {
+  double arc = c->disk[k].s;
+  for (int q = 0; q < c->disk[k].section; q++) arc += c->length[q];
+  return arc;
+}
+
+/* Whether disk j of an arm may touch its disk k (j > k): self-contact
+ * pair selection. Any two disks are a pair unless they already overlap
+ * when the arm is straight (arc-length distance within a disk thickness),
+ * neighbours included: in a uniform curl, disks j intervals apart meet on
+ * their inner rims at a bend per interval of (j ds - thickness) / (j
+ * radius), so neighbours meet first. A pair whose slabs are apart along
+ * either disk's axis by more than the margin is left out before MuJoCo's
+ * (convex, costly) cylinder-cylinder test. */
+static int self_pair_may_touch(const cusp_runtime *r, const soft_t *s, int k, int j, double margin) {
+  const cusp_instance_config *c = &s->cfg;
+  if (!c->self_contact || fabs(disk_arc(c, j) - disk_arc(c, k)) <= c->disk_thickness) return 0;
+  const mjModel *m = r->m;
+  const mjData *d = r->d;
+  int a = c->disk[k].geom_id, b = c->disk[j].geom_id;
+  const double *pa = d->geom_xpos + 3 * a, *pb = d->geom_xpos + 3 * b;
+  double dp[3] = {pb[0] - pa[0], pb[1] - pa[1], pb[2] - pa[2]};
+  for (int side = 0; side < 2; side++) {
+    const double *Ru = d->geom_xmat + 9 * (side ? b : a), *Rv = d->geom_xmat + 9 * (side ? a : b);
+    double u[3] = {Ru[2], Ru[5], Ru[8]}, v[3] = {Rv[2], Rv[5], Rv[8]}; /* the disks' axes */
+    double cosine = fabs(u[0] * v[0] + u[1] * v[1] + u[2] * v[2]), sine = sqrt(fmax(0, 1 - cosine * cosine));
+    int g = side ? b : a, o = side ? a : b;
+    /* half extents along u: the disk of axis u, and the other one tilted by the angle between them */
+    double reach = m->geom_size[3 * g + 1] + m->geom_size[3 * o + 1] * cosine + m->geom_size[3 * o] * sine;
+    if (fabs(u[0] * dp[0] + u[1] * dp[1] + u[2] * dp[2]) > reach + margin) return 0;
+  }
+  return 1;
+}
+
 /* Soft contacts of instance i, disk k against everything it may touch. */
 static void collide_disk(cusp_runtime *r, int i, int k) {
   const mjModel *m = r->m;
@@ -17,9 +52,10 @@ static void collide_disk(cusp_runtime *r, int i, int k) {
   for (int b = 0; b < m->ngeom; b++) {
     if (b == a) continue;
     int oi = r->geom_soft[2 * b], ok = r->geom_soft[2 * b + 1];
+    double margin = CUSP_MARGIN + m->geom_margin[b];
     if (oi >= 0) {
       if (oi < i) continue; /* each soft pair once */
-      if (oi == i && (!s->cfg.self_contact || ok <= k + 1)) continue;
+      if (oi == i && (ok <= k || !self_pair_may_touch(r, s, k, ok, margin))) continue;
     } else {
       if (!(m->geom_contype[b] | m->geom_conaffinity[b])) continue;
       /* MuJoCo's parent filter: the arm is a child of its mount and of
@@ -30,7 +66,7 @@ static void collide_disk(cusp_runtime *r, int i, int k) {
       int mount_group = ob == base || (m->body_weldid[base] && m->body_weldid[ob] == m->body_weldid[base]);
       if (mount_group && (k == 0 || !(m->opt.disableflags & mjDSBL_FILTERPARENT))) continue;
     }
-    int n = cusp_collide_pair(m, r->d, a, b, CUSP_MARGIN + m->geom_margin[b], r->cbuf, mjMAXCONPAIR);
+    int n = cusp_collide_pair(m, r->d, a, b, margin, r->cbuf, mjMAXCONPAIR);
     for (int c = 0; c < n; c++) {
       const mjPreContact *con = &r->cbuf[c];
       contact_meta cm = {.inst = i, .disk = k, .other_geom = b, .other_inst = oi, .other_disk = ok,

@@ -587,11 +587,13 @@ static double disk_overlap(const mjModel *m, const mjData *d, int g1, int g2) {
   return fmax(disk_inclusion(m, d, g1, g2), disk_inclusion(m, d, g2, g1));
 }
 
-/* Non-adjacent disk pairs of one instance: deepest overlap over a run, and
- * how many of cusp's contacts joined two disks of it. */
-static double self_overlap_run(const char *self_contact, long *self_contacts, long *solves, long *converged) {
+/* Disk pairs of one instance at least min_apart disks apart: deepest
+ * overlap over a run of T s, and how many of cusp's contacts joined two
+ * disks of it. */
+static double self_overlap_run(const char *scene, const char *self_contact, int min_apart, double T,
+                               long *self_contacts, long *solves, long *converged) {
   const cusp_override ov[] = {{"arm", "self_contact", self_contact}};
-  mjModel *m = load(SCENE("coupling_self.xml"), ov, 1);
+  mjModel *m = load(scene, ov, 1);
   if (!m) return NAN;
   mjData *d = attach(m);
   int geom[64], nd = 0;
@@ -602,12 +604,12 @@ static double self_overlap_run(const char *self_contact, long *self_contacts, lo
   }
   double deepest = 0;
   *self_contacts = 0;
-  while (d->time < 2) {
+  while (d->time < T) {
     mj_step(m, d);
     /* mj_step leaves the geoms at the step's start; cusp moved the mocap disks */
     mj_kinematics(m, d);
     for (int a = 0; a < nd; a++)
-      for (int b = a + 2; b < nd; b++) deepest = fmax(deepest, disk_overlap(m, d, geom[a], geom[b]));
+      for (int b = a + min_apart; b < nd; b++) deepest = fmax(deepest, disk_overlap(m, d, geom[a], geom[b]));
     const cusp_contact_report *c;
     int n = cusp_contacts(m, d, &c);
     for (int i = 0; i < n; i++) *self_contacts += c[i].other_instance == c[i].instance;
@@ -621,8 +623,8 @@ static double self_overlap_run(const char *self_contact, long *self_contacts, lo
 /* Self-contact: a curling arm's distal disks land on its proximal ones. */
 static void test_self_contact(void) {
   long nself_on, nself_off, solves, converged, s2, c2;
-  double on = self_overlap_run("1", &nself_on, &solves, &converged);
-  double off = self_overlap_run("0", &nself_off, &s2, &c2);
+  double on = self_overlap_run(SCENE("coupling_self.xml"), "1", 2, 2, &nself_on, &solves, &converged);
+  double off = self_overlap_run(SCENE("coupling_self.xml"), "0", 2, 2, &nself_off, &s2, &c2);
   printf("self-contact: deepest overlap of non-adjacent disks %.3g mm with it, %.3g mm without; %ld contact "
          "steps, %ld/%ld converged\n", 1e3 * on, 1e3 * off, nself_on, converged, solves);
   /* depth inside a disk is at most its half thickness: reaching 80 % of it
@@ -633,6 +635,22 @@ static void test_self_contact(void) {
   EXPECT(nself_on > 100, "only %ld self contacts with self_contact on", nself_on);
   EXPECT(on <= 2e-3, "disks overlap by %g m with self-contact on", on);
   EXPECT(solves > 0 && converged >= 0.99 * solves, "%ld/%ld self-contact solves converged", converged, solves);
+}
+
+/* Self-contact in a uniform curl (issue 19 item 5): one section curls
+ * into a ring, and neighbouring disks meet first (self_curl.xml says why);
+ * pair selection once skipped neighbours, and they passed through each
+ * other by 3 mm of a 5 mm half thickness with self-contact on. */
+static void test_self_curl(void) {
+  long nself_on, nself_off, solves, converged, s2, c2;
+  double on = self_overlap_run(SCENE("self_curl.xml"), "1", 1, 1, &nself_on, &solves, &converged);
+  double off = self_overlap_run(SCENE("self_curl.xml"), "0", 1, 1, &nself_off, &s2, &c2);
+  printf("self-contact curl: deepest overlap of any two disks %.3g mm with it, %.3g mm without; %ld contacts, "
+         "%ld/%ld converged\n", 1e3 * on, 1e3 * off, nself_on, converged, solves);
+  double half = 0.5 * 0.01;
+  EXPECT(off > 0.5 * half, "self curl: the disks never meet without self-contact (%.3g mm)", 1e3 * off);
+  EXPECT(on <= 0.1e-3, "self curl: disks overlap by %.3g mm with self-contact on", 1e3 * on);
+  EXPECT(solves > 0 && converged >= 0.99 * solves, "self curl: %ld/%ld solves converged", converged, solves);
 }
 
 /* Two instances: one arm bends into the other, which only the contact moves. */
@@ -866,6 +884,7 @@ int main(void) {
   test_live_keys();
   test_energy_and_timing();
   test_self_contact();
+  test_self_curl();
   test_soft_soft();
   test_inside_solid();
   return test_report("coupling");
