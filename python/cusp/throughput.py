@@ -57,7 +57,7 @@ import mujoco.rollout
 
 from cusp import evaluation, sweep
 
-__all__ = ["run_serial", "run_ray", "run_rollout", "read_state", "load_saved_model", "measure", "plot"]
+__all__ = ["run_serial", "run_ray", "run_rollout", "read_state", "load_saved_model", "measure", "plot", "markdown"]
 
 FULL = mujoco.mjtState.mjSTATE_FULLPHYSICS.value
 CHUNK_BYTES = 256 << 20   # rollout's state output per call
@@ -284,6 +284,21 @@ plot '{dat}' using 0:2:xtic(1) with boxes lc rgb "#1f77b4" notitle, '' using 0:2
   os.unlink(dat)
 
 
+def markdown(result):
+  """The measurement as a markdown table (docs/sweeps.md)."""
+  serial = result["modes"]["serial"]["median_s"]
+  lines = ["| mode | wall time per repeat (s) | median (s) | range (s) | configurations/s | steps/s | vs serial |",
+           "|---|---|---|---|---|---|---|"]
+  for mode, label in (("serial", "serial (one bench-eval process after another)"),
+                      ("ray", f"Ray, {result['workers']} local workers"),
+                      ("rollout", f"mujoco.rollout, {result['threads']} threads")):
+    m = result["modes"][mode]
+    lines.append(f"| {label} | {', '.join(f'{t:.0f}' for t in m['seconds'])} | {m['median_s']:.0f} | "
+                 f"{m['min_s']:.0f}–{m['max_s']:.0f} | {m['cases_per_s']:.3f} | {m['steps_per_s']:.0f} | "
+                 f"{serial / m['median_s']:.2f}× |")
+  return "\n".join(lines) + "\n"
+
+
 def _case_list(text):
   out = []
   for part in text.split(","):
@@ -302,7 +317,15 @@ def main(argv=None):
   ap.add_argument("--threads", type=int, default=2, help="mujoco.rollout threads (default 2)")
   ap.add_argument("--out", help="also write the JSON line to this file")
   ap.add_argument("--plot", help="a PNG of the throughputs (gnuplot)")
+  ap.add_argument("--from", dest="from_json", metavar="JSON",
+                  help="measure nothing: print the markdown table of a JSON line written before (and --plot it)")
   a = ap.parse_args(argv)
+  if a.from_json:
+    r = json.loads(pathlib.Path(a.from_json).read_text())
+    print(markdown(r), end="")
+    if a.plot:
+      plot(r, a.plot)
+    return 0
   try:
     def save(partial):   # after every repeat: a long run interrupted keeps what it measured
       if a.out:

@@ -21,6 +21,19 @@ def have_bench():
     pytest.skip(f"no bench-eval at {BENCH}")
 
 
+@pytest.fixture(scope="module")
+def local_ray(have_bench):
+  """One local Ray of 2 workers for the module's Ray tests (cusp.sweep uses a
+  running Ray). Not under a sanitizer build: Ray's processes would inherit
+  the preloaded sanitizer runtimes."""
+  if os.environ.get("CUSP_PYTEST_PRELOADED"):
+    pytest.skip("Ray does not run with the sanitizer runtimes preloaded (the serial tests do)")
+  import ray
+  ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+  yield
+  ray.shutdown()
+
+
 def serial(tmp, command):
   """The reference: bench-eval's own serial loop over every case, in one process."""
   p = subprocess.run([BENCH, command, "--fast", "--src", str(REPO), "--out", str(tmp)], capture_output=True,
@@ -70,13 +83,11 @@ def test_timing_fields_are_only_wall_clock():
     assert not ev.is_timing(name)
 
 
-def test_ray_sweep_equals_serial_run(have_bench, tmp_path):
-  if os.environ.get("CUSP_PYTEST_PRELOADED"):
-    pytest.skip("Ray does not run with the sanitizer runtimes preloaded (the serial test does)")
+def test_ray_sweep_equals_serial_run(local_ray, tmp_path):
   ref = tmp_path / "serial"
   lines = {c: serial(ref, c) for c in ev.COMMANDS}
   got = tmp_path / "sweep"
-  ev.evaluate(got, bench=BENCH, fast=True, num_cpus=2, progress=False)
+  ev.evaluate(got, bench=BENCH, fast=True, progress=False)
   compared = set()
   for c in ev.COMMANDS:
     mine = json.loads((got / f"{c}.json").read_text())
@@ -135,9 +146,7 @@ def test_case_out_of_range_is_a_bad_input_row(have_bench):
 
 # ---------- issue 20 item 4: serial, Ray workers and mujoco.rollout threads agree ----------
 
-def test_serial_ray_and_rollout_give_the_same_states(have_bench, tmp_path):
-  if os.environ.get("CUSP_PYTEST_PRELOADED"):
-    pytest.skip("Ray does not run with the sanitizer runtimes preloaded")
+def test_serial_ray_and_rollout_give_the_same_states(local_ray, tmp_path):
   import numpy as np
   import cusp.sweep as sweep
   import cusp.throughput as tp
@@ -145,7 +154,7 @@ def test_serial_ray_and_rollout_give_the_same_states(have_bench, tmp_path):
   # three models of one size in one rollout call, each its own tilt and keys
   cases = [0, 1, 2]
   rows_s, _ = tp.run_serial(BENCH, cases, True, tmp_path / "serial")
-  with sweep.ray_session(num_cpus=2):
+  with sweep.ray_session():   # the module's Ray
     rows_r, _ = tp.run_ray(BENCH, cases, True, tmp_path / "ray")
   nsteps = {k: round(r["summary"]["target_s"] / r["summary"]["runs"][0]["h_s"]) for k, r in zip(cases, rows_s)}
   assert set(nsteps.values()) == {400}
@@ -184,3 +193,16 @@ def test_saved_model_runs_as_bench_eval_ran_it(have_bench, tmp_path):
   R = np.empty(9)
   mujoco.mju_quat2Mat(R, m.geom_quat[g])
   assert np.degrees(np.arccos(R[8])) == pytest.approx(60, abs=1e-9)
+
+
+def test_throughput_table():
+  import cusp.throughput as tp
+  mode = lambda ts: {"seconds": ts, "median_s": sorted(ts)[1], "min_s": min(ts), "max_s": max(ts),
+                     "cases_per_s": 64 / sorted(ts)[1], "steps_per_s": 1000 / sorted(ts)[1]}
+  r = {"workers": 2, "threads": 2, "modes": {"serial": mode([100, 90, 110]), "ray": mode([50, 60, 55]),
+                                             "rollout": mode([40, 45, 35])}}
+  rows = tp.markdown(r).splitlines()
+  assert len(rows) == 5
+  assert rows[2].startswith("| serial") and "| 100, 90, 110 | 100 | 90–110 | 0.640 | 10 | 1.00× |" in rows[2]
+  assert "| 55 | 50–60 |" in rows[3] and "1.82×" in rows[3]
+  assert "| 40 | 35–45 |" in rows[4] and "2.50×" in rows[4]
