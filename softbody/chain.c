@@ -374,6 +374,11 @@ sb_model *sb_model_create(const sb_chain_params *cp, char *error, int error_size
   }
   free(items);
 
+  for (int k = 0; k < m->nnode; k++) {
+    sb_pose id = sb_pose_identity();
+    m->node[k].G_identity = !memcmp(&m->node[k].G, &id, sizeof id);
+  }
+
   /* Units: maximal runs of nodes with the same columns. */
   for (int k = 0; k < m->nnode; k++) {
     sb_node *nd = &m->node[k];
@@ -609,7 +614,8 @@ typedef struct {
   double nu[6], zeta[6];
 } step_out;
 
-/* S == NULL asks only for grel, X and nu (a pose and twist query): nu is then
+/* G == NULL: the identity (most nodes), skipping a product that changes
+ * nothing. S == NULL asks only for grel, X and nu (a pose and twist query): nu is then
  * T(Om) Om-dot in one tangent product instead of ncol, and zeta is skipped;
  * with S, zeta (the costliest term) only when want_zeta. */
 static void step_frame(const sb_segment *sg, int element, double s0, double s1, const sb_pose *G,
@@ -618,7 +624,7 @@ static void step_frame(const sb_segment *sg, int element, double s0, double s1, 
   want_zeta = want_zeta && v && S;
   step_eval(sg, element, s0, s1, q, v, Om, Omq, want_zeta ? Omqq : NULL);
   sb_pose E = sb_se3_exp(Om);
-  o->grel = sb_pose_mul(G, &E);
+  o->grel = G ? sb_pose_mul(G, &E) : E;
   sb_Ad_inv(&o->grel, o->X);
   sb_tangent T;
   sb_tangent_init(&T, Om);
@@ -704,7 +710,7 @@ void sb_kinematics(const sb_model *m, sb_work *w, const double *q, const double 
     const double *etap = k ? w->eta + 6 * (k - 1) : m->base_twist, *vpp = k ? w->vp + 6 * (k - 1) : zero6;
     double *S = w->S + nd->soff, *X = w->X + 36 * k;
     step_out o;
-    step_frame(sg, nd->element, nd->s0, nd->s1, &nd->G, nd->ncol, q + nd->col0, v ? v + nd->col0 : NULL, S, 1, &o);
+    step_frame(sg, nd->element, nd->s0, nd->s1, nd->G_identity ? NULL : &nd->G, nd->ncol, q + nd->col0, v ? v + nd->col0 : NULL, S, 1, &o);
     w->g[k] = sb_pose_mul(gp, &o.grel);
     memcpy(X, o.X, sizeof o.X);
     /* Unit-local Jacobian. */
@@ -822,7 +828,7 @@ static int point_query(const sb_model *m, sb_work *w, int seg, double s, sb_pose
   double S[6 * 12];
   step_out o;
   const double *vv = w->vel_valid ? w->v + nd->col0 : NULL;
-  step_frame(sg, nd->element, nd->s0, s, &nd->G, nd->ncol, w->q + nd->col0, vv, J || dJv ? S : NULL, dJv != NULL, &o);
+  step_frame(sg, nd->element, nd->s0, s, nd->G_identity ? NULL : &nd->G, nd->ncol, w->q + nd->col0, vv, J || dJv ? S : NULL, dJv != NULL, &o);
   if (g) *g = sb_pose_mul(gp, &o.grel);
   if (J) {
     memset(J, 0, 6 * n * sizeof(double));
