@@ -626,14 +626,19 @@ static void step_frame(const sb_segment *sg, int element, double s0, double s1, 
   sb_pose E = sb_se3_exp(Om);
   o->grel = G ? sb_pose_mul(G, &E) : E;
   sb_Ad_inv(&o->grel, o->X);
+  if (!S && !v) { /* a pose query: no tangent operator needed */
+    memset(o->nu, 0, sizeof o->nu);
+    memset(o->zeta, 0, sizeof o->zeta);
+    return;
+  }
   sb_tangent T;
   sb_tangent_init(&T, Om);
   if (!S) {
+    memset(o->zeta, 0, sizeof o->zeta);
     double Omd[6] = {0};
-    for (int i = 0; i < 6 && v; i++)
+    for (int i = 0; i < 6; i++)
       for (int j = 0; j < ncol; j++) Omd[i] += Omq[i * ncol + j] * v[j];
     sb_tangent_apply(&T, Omd, o->nu);
-    memset(o->zeta, 0, sizeof o->zeta);
     return;
   }
   for (int j = 0; j < ncol; j++) {
@@ -827,7 +832,7 @@ static int point_query(const sb_model *m, sb_work *w, int seg, double s, sb_pose
   const sb_pose *gp = k ? &w->g[k - 1] : &m->base;
   double S[6 * 12];
   step_out o;
-  const double *vv = w->vel_valid ? w->v + nd->col0 : NULL;
+  const double *vv = w->vel_valid && (J || eta || dJv) ? w->v + nd->col0 : NULL;
   step_frame(sg, nd->element, nd->s0, s, nd->G_identity ? NULL : &nd->G, nd->ncol, w->q + nd->col0, vv, J || dJv ? S : NULL, dJv != NULL, &o);
   if (g) *g = sb_pose_mul(gp, &o.grel);
   if (J) {
@@ -840,6 +845,7 @@ static int point_query(const sb_model *m, sb_work *w, int seg, double s, sb_pose
     for (int i = 0; i < 6; i++)
       for (int j = 0; j < nd->ncol; j++) J[i * n + nd->col0 + j] += S[i * nd->ncol + j];
   }
+  if (!eta && !dJv) return 0;
   const double *etap = k ? w->eta + 6 * (k - 1) : m->base_twist, *vpp = k ? w->vp + 6 * (k - 1) : zero6;
   double e[6];
   sb_mat6_vec(o.X, etap, e);
