@@ -45,7 +45,20 @@ void cusp_arm_write_geoms(cusp_runtime *r, const soft_t *s, const sb_pose *pose)
   }
 }
 
+/* The disks' twists serve only the penalty model's contact velocities (of
+ * its own disks and of the disks it touches): without it in the scene a
+ * disk's pose alone skips the tangent operator of its partial step. */
+static int disk_twists_needed(const cusp_runtime *r) {
+  for (int i = 0; i < r->ninst; i++)
+    if (r->soft[i].cfg.contact == CUSP_CONTACT_PENALTY) return 1;
+  return 0;
+}
+
 void cusp_arm_place_disks(const cusp_runtime *r, soft_t *s, sb_pose *pose, double *twist) {
+  if (twist && !disk_twists_needed(r)) {
+    memset(twist, 0, sizeof(double) * 6 * s->cfg.ndisk);
+    twist = NULL;
+  }
   pose_from_body(r->d, s->cfg.base_body_id, &s->model->base);
   sb_kinematics(s->model, s->work, s->state->q, s->state->v);
   s->disks_placed = 1;

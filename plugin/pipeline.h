@@ -36,7 +36,8 @@ typedef struct {
   double *tau;              /* this step's generalized input */
   int pbody;                /* body index in this step's contact problem, or -1 */
   sb_pose *disk_pose;       /* world, at the start of the step */
-  double *disk_twist;       /* 6 per disk: body twist of the disk frame */
+  double *disk_twist;       /* 6 per disk: body twist of the disk frame (0 when no
+                             * instance uses the penalty model, its only reader) */
   sb_pose *next_disk_pose;  /* the same at the state compute prepared: advance moves the mocap */
   double *next_disk_twist;  /* bodies there and swaps these with disk_pose, disk_twist */
   double live0[CUSP_NLIVE]; /* the live keys as the model sets them (what a reset returns to) */

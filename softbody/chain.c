@@ -374,6 +374,11 @@ sb_model *sb_model_create(const sb_chain_params *cp, char *error, int error_size
   }
   free(items);
 
+  for (int k = 0; k < m->nnode; k++) {
+    sb_pose id = sb_pose_identity();
+    m->node[k].G_identity = !memcmp(&m->node[k].G, &id, sizeof id);
+  }
+
   /* Units: maximal runs of nodes with the same columns. */
   for (int k = 0; k < m->nnode; k++) {
     sb_node *nd = &m->node[k];
@@ -611,7 +616,8 @@ typedef struct {
   double nu[6], zeta[6];
 } step_out;
 
-/* S == NULL asks only for grel, X and nu (a pose and twist query): nu is then
+/* G == NULL: the identity (most nodes), skipping a product that changes
+ * nothing. S == NULL asks only for grel, X and nu (a pose and twist query): nu is then
  * T(Om) Om-dot in one tangent product instead of ncol, and zeta is skipped;
  * with S, zeta (the costliest term) only when want_zeta. */
 static void step_frame(const sb_segment *sg, int element, double s0, double s1, const sb_pose *G,
@@ -620,16 +626,21 @@ static void step_frame(const sb_segment *sg, int element, double s0, double s1, 
   want_zeta = want_zeta && v && S;
   step_eval(sg, element, s0, s1, q, v, Om, Omq, want_zeta ? Omqq : NULL);
   sb_pose E = sb_se3_exp(Om);
-  o->grel = sb_pose_mul(G, &E);
+  o->grel = G ? sb_pose_mul(G, &E) : E;
   sb_Ad_inv(&o->grel, o->X);
+  if (!S && !v) { /* a pose query: no tangent operator needed */
+    memset(o->nu, 0, sizeof o->nu);
+    memset(o->zeta, 0, sizeof o->zeta);
+    return;
+  }
   sb_tangent T;
   sb_tangent_init(&T, Om);
   if (!S) {
+    memset(o->zeta, 0, sizeof o->zeta);
     double Omd[6] = {0};
-    for (int i = 0; i < 6 && v; i++)
+    for (int i = 0; i < 6; i++)
       for (int j = 0; j < ncol; j++) Omd[i] += Omq[i * ncol + j] * v[j];
     sb_tangent_apply(&T, Omd, o->nu);
-    memset(o->zeta, 0, sizeof o->zeta);
     return;
   }
   for (int j = 0; j < ncol; j++) {
@@ -706,7 +717,7 @@ void sb_kinematics(const sb_model *m, sb_work *w, const double *q, const double 
     const double *etap = k ? w->eta + 6 * (k - 1) : m->base_twist, *vpp = k ? w->vp + 6 * (k - 1) : zero6;
     double *S = w->S + nd->soff, *X = w->X + 36 * k;
     step_out o;
-    step_frame(sg, nd->element, nd->s0, nd->s1, &nd->G, nd->ncol, q + nd->col0, v ? v + nd->col0 : NULL, S, 1, &o);
+    step_frame(sg, nd->element, nd->s0, nd->s1, nd->G_identity ? NULL : &nd->G, nd->ncol, q + nd->col0, v ? v + nd->col0 : NULL, S, 1, &o);
     w->g[k] = sb_pose_mul(gp, &o.grel);
     memcpy(X, o.X, sizeof o.X);
     /* Unit-local Jacobian. */
@@ -823,8 +834,8 @@ static int point_query(const sb_model *m, sb_work *w, int seg, double s, sb_pose
   const sb_pose *gp = k ? &w->g[k - 1] : &m->base;
   double S[6 * 12];
   step_out o;
-  const double *vv = w->vel_valid ? w->v + nd->col0 : NULL;
-  step_frame(sg, nd->element, nd->s0, s, &nd->G, nd->ncol, w->q + nd->col0, vv, J || dJv ? S : NULL, dJv != NULL, &o);
+  const double *vv = w->vel_valid && (J || eta || dJv) ? w->v + nd->col0 : NULL;
+  step_frame(sg, nd->element, nd->s0, s, nd->G_identity ? NULL : &nd->G, nd->ncol, w->q + nd->col0, vv, J || dJv ? S : NULL, dJv != NULL, &o);
   if (g) *g = sb_pose_mul(gp, &o.grel);
   if (J) {
     memset(J, 0, 6 * n * sizeof(double));
@@ -836,6 +847,7 @@ static int point_query(const sb_model *m, sb_work *w, int seg, double s, sb_pose
     for (int i = 0; i < 6; i++)
       for (int j = 0; j < nd->ncol; j++) J[i * n + nd->col0 + j] += S[i * nd->ncol + j];
   }
+  if (!eta && !dJv) return 0;
   const double *etap = k ? w->eta + 6 * (k - 1) : m->base_twist, *vpp = k ? w->vp + 6 * (k - 1) : zero6;
   double e[6];
   sb_mat6_vec(o.X, etap, e);

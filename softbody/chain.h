@@ -95,6 +95,7 @@ typedef struct {
   double s0, s1;       /* arc-length interval of the step that reaches this node */
   int element;         /* PLS element of the step, else -1 */
   sb_pose G;           /* constant transform applied before exp(Om) */
+  int G_identity;      /* G is exactly the identity */
   int col0, ncol;      /* global columns the step depends on */
   int soff;            /* offset of this node's 6 x ncol blocks in the work arrays */
   double inertia[36];  /* spatial inertia in the node frame */

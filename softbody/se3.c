@@ -228,15 +228,18 @@ void sb_se3_log(const sb_pose *g, double xi[6]) {
 }
 
 void sb_Ad(const sb_pose *g, double A[36]) {
-  double P[9], PR[9];
-  sb_hat3(g->p, P);
-  sb_matmul(3, 3, 3, P, g->R, PR);
-  memset(A, 0, 36 * sizeof(double));
+  const double *R = g->R, *p = g->p;
+  for (int j = 0; j < 3; j++) {
+    /* p^ R: the sums of the 3x3 product without the hat's zero terms */
+    A[18 + j] = -p[2] * R[3 + j] + p[1] * R[6 + j];
+    A[24 + j] = p[2] * R[j] - p[0] * R[6 + j];
+    A[30 + j] = -p[1] * R[j] + p[0] * R[3 + j];
+  }
   for (int i = 0; i < 3; i++)
     for (int j = 0; j < 3; j++) {
-      A[6 * i + j] = g->R[3 * i + j];
-      A[6 * (i + 3) + j + 3] = g->R[3 * i + j];
-      A[6 * (i + 3) + j] = PR[3 * i + j];
+      A[6 * i + j] = R[3 * i + j];
+      A[6 * i + j + 3] = 0;
+      A[6 * (i + 3) + j + 3] = R[3 * i + j];
     }
 }
 
