@@ -93,8 +93,9 @@ static void stage_check_depth(cusp_runtime *r, int nsoft_contacts) {
   }
   sb_errorf(r->message, sizeof r->message,
             "instance \"%s\": disk %d (body \"%s/disk%d\") is %.3g m inside %s at t = %g s, deeper than "
-            "its radius %g m: the arm is inside a solid (is its mount?) and contact cannot push it out",
-            c->name, deepest->disk, c->name, deepest->disk, -deepest->gap, other, r->d->time, c->disk_radius);
+            "its radius %g m: %s, and contact cannot push it out",
+            c->name, deepest->disk, c->name, deepest->disk, -deepest->gap, other, r->d->time, c->disk_radius,
+            deepest->other_inst >= 0 ? "the disks pass through each other" : "the arm is inside a solid (is its mount?)");
   if (!r->deep_warned) mju_warning("cusp.softbody: %s", r->message);
   r->deep_warned = 1;
 }

@@ -109,6 +109,27 @@ static void test_inside_solid(void) {
   }
   finish(m, d);
 
+  /* an arm curled through itself from its initial state (chamber
+   * elongations of metres; found by fuzz_keys): disks deep inside disks */
+  nwarning = 0;
+  const cusp_override curl[] = {{"arm", "self_contact", "1"}, {"arm", "disks", "3"},
+                                {"arm", "initial", "1 4 0 0.02 0 2 62.03 0 0"}};
+  m = load(SCENE("arm.xml"), curl, 3);
+  d = m ? attach(m) : NULL;
+  if (d) {
+    const char *msg = cusp_report(m, d)->message;
+    const cusp_contact_report *c;
+    int nc = cusp_contacts(m, d, &c);
+    double deepest = 0;
+    for (int k = 0; k < nc; k++) deepest = fmax(deepest, -c[k].gap);
+    char depth[32];
+    snprintf(depth, sizeof depth, "is %.3g m inside disk ", deepest);
+    EXPECT(nwarning == 1 && strstr(msg, "pass through each other") && strstr(msg, depth) &&
+               strstr(msg, "of instance \"arm\"") && deepest > 0.035,
+           "arm curled through itself: %d warnings, deepest %.4g m, message \"%s\"", nwarning, deepest, msg);
+  }
+  finish(m, d);
+
   nwarning = 0;
   m = load(SCENE("coupling_lying.xml"), NULL, 0);
   d = m ? attach(m) : NULL;
