@@ -224,7 +224,8 @@ int cusp_set(const mjModel *m, mjData *d, int instance, const char *key, const c
              int error_size) {
   const cusp_instance_config *c0;
   cusp_arm_state st;
-  if (!arm_of(m, d, instance, &c0, &st)) {
+  const cusp_runtime *r = arm_of(m, d, instance, &c0, &st);
+  if (!r) {
     sb_errorf(error, error_size, "cusp_set: no soft instance %d in this model and data", instance);
     return -1;
   }
@@ -247,6 +248,14 @@ int cusp_set(const mjModel *m, mjData *d, int instance, const char *key, const c
               "native while running: native is a different model (MuJoCo bodies and joints made at "
               "load); reload the scene with contact=%s (e.g. cusp-sim --set %s.contact=%s)", c0->name,
               value, tmp->contact == CUSP_CONTACT_NATIVE ? "to" : "from", value, c0->name, value);
+    rc = -1;
+  }
+  int max_directions = cusp_runtime_max_directions(r);
+  if (!rc && max_directions && tmp->pyramid > max_directions) {
+    sb_errorf(error, error_size, "cusp_set: instance \"%s\": pyramid %d is above %d, the largest pyramid "
+              "of the scene's arms at load, for which the contact workspaces were sized; reload the scene "
+              "with pyramid=%d (e.g. cusp-sim --set %s.pyramid=%d)", c0->name, tmp->pyramid, max_directions,
+              tmp->pyramid, c0->name, tmp->pyramid);
     rc = -1;
   }
   if (!rc) cusp_live_store(tmp, st.live); /* a live key sets its own field only */

@@ -163,7 +163,8 @@ static const cusp_key key_table[] = {
      .why = "measured Coulomb coefficients stay below about 2; 10 leaves room for adhesive skins",
      .doc = "Coulomb friction coefficient of the disks' contacts"},
     {.name = "pyramid", .kind = CUSP_KEY_INT, .unit = "", FIELD(pyramid), .lo = 3, .hi = 16,
-     .def = {"4", "4"}, LIVE(CUSP_LIVE_PYRAMID), .doc = "friction directions of the friction pyramid"},
+     .def = {"4", "4"}, LIVE(CUSP_LIVE_PYRAMID), .doc = "friction directions of the friction pyramid; while running, at most the largest value the "
+            "scene's arms were loaded with (the contact workspaces are sized for it)"},
     {.name = "contact", .kind = CUSP_KEY_ENUM, .unit = "", FIELD(contact), WORDS(w_contact),
      .def = {"lcp", "lcp"}, LIVE(CUSP_LIVE_CONTACT),
      .doc = "contact model: lcp (complementarity, paper 000), penalty (spring-damper), sap (Drake's "

@@ -28,6 +28,12 @@
 /* vectors of 3 per contact the sap and ncp models keep (cusp_runtime.cvec) */
 #define CUSP_CVEC 8
 
+/* The most memory the contact workspaces of one model may take (the dense
+ * LCP, the Delassus matrices of sap and ncp) is half the machine's physical
+ * memory, and never less than this: a model that would need more is
+ * refused at init, naming the keys that size them (docs/memory.md). */
+#define CUSP_CONTACT_WORKSPACE_MIN ((size_t)1 << 30)
+
 typedef struct {
   cusp_instance_config cfg; /* as read at init, with the live keys of the state being stepped */
   sb_model *model;
@@ -87,6 +93,8 @@ struct cusp_runtime {
   soft_t *soft;
   sb_contact_problem *P;
   int max_contacts;
+  int max_directions;       /* the largest pyramid the arms were loaded with: the workspaces' size */
+  int warm_size;            /* doubles of the plugin state's warm start (cusp_max_contacts: at least max_contacts) */
   int nmeta;
   contact_meta *meta;
   mjPreContact *cbuf;       /* collision results of one pair */

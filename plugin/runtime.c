@@ -6,6 +6,7 @@
  * bodies. Nothing here is state: compute reads d->plugin_state and never
  * writes it, so a paused viewer's repeated mj_forward changes nothing. */
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "contact_model.h"
 #include "instances.h"
@@ -376,7 +377,7 @@ void cusp_runtime_reset(cusp_runtime *r, double *state) {
     memcpy(a.q, r->soft[i].cfg.initial, r->soft[i].cfg.ncoord * sizeof(double));
     memcpy(a.live, r->soft[i].live0, sizeof r->soft[i].live0);
   }
-  memset(cusp_state_warm(state, r->ninst), 0, sizeof(double) * sb_contact_warm_capacity(r->max_contacts));
+  memset(cusp_state_warm(state, r->ninst), 0, sizeof(double) * r->warm_size);
 }
 
 void cusp_runtime_copy(cusp_runtime *dst, const cusp_runtime *src) {
@@ -419,6 +420,61 @@ void cusp_runtime_free(cusp_runtime *r) {
                  r->mount_jac, r->mount_M_pre, r->mount_M_post};
   for (size_t k = 0; k < sizeof ptr / sizeof ptr[0]; k++) free(ptr[k]);
   free(r);
+}
+
+/* The contacts one step can hold: CUSP_CONTACTS_PER_DISK per soft disk,
+ * and as many per rigid (movable) collidable geom for the contacts of the
+ * bodies the arms touch, at most CUSP_CONTACTS_EXTRA of those; never more
+ * than the plugin state's warm start keeps (cusp_max_contacts). */
+static int solve_contacts(const mjModel *m, int ndisk) {
+  int nrigid = 0;
+  for (int g = 0; g < m->ngeom; g++)
+    nrigid += (m->geom_contype[g] | m->geom_conaffinity[g]) && body_is_rigid(m, m->geom_bodyid[g]);
+  long extra = (long)CUSP_CONTACTS_PER_DISK * nrigid;
+  return CUSP_CONTACTS_PER_DISK * ndisk + (int)(extra < CUSP_CONTACTS_EXTRA ? extra : CUSP_CONTACTS_EXTRA);
+}
+
+/* The bytes of the contact workspaces create makes: the problem sized for
+ * the largest loaded pyramid (a live switch above it is refused, api.c),
+ * and the sap and ncp models' 3m x 3m matrices (their Newton matrices and
+ * cW). */
+static size_t contact_workspace_bytes(int max_contacts, int ndof, int directions) {
+  size_t mc = max_contacts;
+  return sb_contact_workspace_bytes(max_contacts, ndof, directions) + 3 * 9 * mc * mc * sizeof(double);
+}
+
+/* Half the physical memory, at least CUSP_CONTACT_WORKSPACE_MIN: what a
+ * model's contact workspaces may reserve (calloc touches only what the
+ * step uses, but a larger reservation could never be used in full). */
+static size_t contact_workspace_bound(void) {
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  size_t half = pages > 0 && page > 0 ? (size_t)pages * (size_t)page / 2 : 0;
+  return half > CUSP_CONTACT_WORKSPACE_MIN ? half : CUSP_CONTACT_WORKSPACE_MIN;
+}
+
+/* A model whose contact workspaces would exceed contact_workspace_bound
+ * is refused with the keys that size them, per soft instance. */
+static int contact_workspace_refused(const cusp_runtime *r, int ndisk, int ndof, char *error, int error_size) {
+  size_t need = contact_workspace_bytes(r->max_contacts, ndof, r->max_directions), bound = contact_workspace_bound();
+  if (need <= bound) return 0;
+  char who[512] = "";
+  size_t len = 0;
+  for (int i = 0; i < r->ninst && len < sizeof who; i++) {
+    const cusp_instance_config *c = &r->soft[i].cfg;
+    if (c->contact == CUSP_CONTACT_NATIVE) continue;
+    int w = snprintf(who + len, sizeof who - len, "%s\"%s\" (sections=%d disks=%d pyramid=%d: %d disks)",
+                     len ? ", " : "", c->name, c->sections, c->disks, c->pyramid, c->ndisk);
+    if (w < 0) break;
+    len += (size_t)w;
+  }
+  sb_errorf(error, error_size,
+            "cusp: the contact workspaces would take %.2f GiB, above the bound of %.2f GiB (half the physical "
+            "memory, at least 1 GiB): %d contacts "
+            "(%d per soft disk of %d, plus %d for the rigid bodies they touch) with %d friction directions, "
+            "sized by the keys sections, disks and pyramid of %s; lower them, or give some arms contact=native",
+            need / 1073741824.0, bound / 1073741824.0, r->max_contacts,
+            CUSP_CONTACTS_PER_DISK, ndisk, r->max_contacts - CUSP_CONTACTS_PER_DISK * ndisk, r->max_directions, who);
+  return 1;
 }
 
 cusp_runtime *cusp_runtime_create(const mjModel *m, mjData *d, char *error, int error_size) {
@@ -493,7 +549,12 @@ cusp_runtime *cusp_runtime_create(const mjModel *m, mjData *d, char *error, int 
       ndof += n;
     }
   }
-  r->max_contacts = cusp_max_contacts(ndisk);
+  r->max_contacts = solve_contacts(m, ndisk);
+  r->warm_size = sb_contact_warm_capacity(cusp_max_contacts(ndisk));
+  r->max_directions = 3;
+  for (int i = 0; i < ninst; i++)
+    if (r->soft[i].cfg.contact != CUSP_CONTACT_NATIVE && r->soft[i].cfg.pyramid > r->max_directions)
+      r->max_directions = r->soft[i].cfg.pyramid;
   int lead = cusp_plugin_instance(m, 0);
   if (ninst > 0 && m->plugin_statenum[lead] != cusp_state_size(ninst, ndisk)) {
     sb_errorf(error, error_size, "cusp: the model's plugin state holds %d numbers, its instances need %d: "
@@ -503,8 +564,12 @@ cusp_runtime *cusp_runtime_create(const mjModel *m, mjData *d, char *error, int 
     return NULL;
   }
   char err[256];
+  if (ndisk > 0 && contact_workspace_refused(r, ndisk, ndof, error, error_size)) {
+    cusp_runtime_free(r);
+    return NULL;
+  }
   if (ndisk > 0) {
-    r->P = sb_contact_create(r->max_contacts, ninst + 1, ndof, SB_CONTACT_MAX_DIRECTIONS, err, sizeof err);
+    r->P = sb_contact_create(r->max_contacts, ninst + 1, ndof, r->max_directions, err, sizeof err);
     if (!r->P) {
       sb_errorf(error, error_size, "cusp: %s", err);
       cusp_runtime_free(r);
@@ -556,6 +621,8 @@ oom:
 /* ---------- reading ---------- */
 
 int cusp_runtime_ninst(const cusp_runtime *r) { return r->ninst; }
+
+int cusp_runtime_max_directions(const cusp_runtime *r) { return r->P ? r->max_directions : 0; }
 
 const cusp_instance_config *cusp_runtime_config(const cusp_runtime *r, int instance) {
   return instance >= 0 && instance < r->ninst ? &r->soft[instance].cfg : NULL;

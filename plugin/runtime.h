@@ -34,6 +34,9 @@ void cusp_runtime_copy(cusp_runtime *dst, const cusp_runtime *src);
 
 /* Reading (api.c). */
 int cusp_runtime_ninst(const cusp_runtime *r);
+/* The most friction directions the contact workspaces hold (the largest
+ * pyramid at load); 0 when no arm has soft contacts. */
+int cusp_runtime_max_directions(const cusp_runtime *r);
 const cusp_instance_config *cusp_runtime_config(const cusp_runtime *r, int instance);
 const cusp_step_report *cusp_runtime_report(const cusp_runtime *r);
 int cusp_runtime_contacts(const cusp_runtime *r, const cusp_contact_report **contacts);

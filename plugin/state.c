@@ -12,9 +12,7 @@ const cusp_key *cusp_live_key_of(int slot) {
   return NULL;
 }
 
-/* room for several contacts per disk (a disk flat on a plane gives 4) and
- * for MuJoCo's contacts on the bodies the arms touch */
-int cusp_max_contacts(int ndisk) { return 8 * ndisk + 256; }
+int cusp_max_contacts(int ndisk) { return CUSP_CONTACTS_PER_DISK * ndisk + CUSP_CONTACTS_EXTRA; }
 
 int cusp_state_size(int ninst, int ndisk) {
   return CUSP_STATE_HEADER + ninst * CUSP_STATE_SLOT + sb_contact_warm_capacity(cusp_max_contacts(ndisk));

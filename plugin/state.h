@@ -51,7 +51,11 @@ typedef enum {
 #define CUSP_STATE_HEADER (1 + CUSP_NCOUNT)
 #define CUSP_STATE_SLOT (2 * CUSP_MAX_COORDS + 6 + 1 + CUSP_MAX_COORDS + 1 + CUSP_LOAD_SIZE + CUSP_NLIVE)
 
-/* Contacts the coupled problem holds for a model with ndisk soft disks in all. */
+/* Contacts the coupled problem holds for a model with ndisk soft disks in
+ * all: room for several contacts per disk (a disk flat on a plane gives 4)
+ * and for MuJoCo's contacts on the bodies the arms touch. */
+#define CUSP_CONTACTS_PER_DISK 8
+#define CUSP_CONTACTS_EXTRA 256
 int cusp_max_contacts(int ndisk);
 
 /* Doubles of the lead's state for ninst arms and ndisk disks. */

@@ -92,6 +92,18 @@ void sb_contact_free(sb_contact_problem *p) {
   free(p);
 }
 
+size_t sb_contact_workspace_bytes(int max_contacts, int max_dof, int max_directions) {
+  size_t mc = max_contacts > 0 ? (size_t)max_contacts : 0, nd = max_dof > 0 ? (size_t)max_dof : 0, m3 = 3 * mc;
+  size_t nvar = mc * (size_t)(max_directions + 2);
+  /* the arrays sb_contact_create allocates, in its order (bodies apart) */
+  size_t doubles = nd * nd + nd + 9 * mc + m3 + 2 * m3 + 2 * nd * m3 + m3 * m3 + 2 * m3 + 6 * nd + nd * m3 +
+                   nd * mc + (size_t)sb_rank_select_work_size(max_dof, max_contacts) + 2 * nvar * nvar +
+                   7 * nvar + m3 + 2 * nd + nvar + 2 * mc;
+  size_t ints = 2 * mc + 3 * mc + nvar + mc;
+  return sizeof(sb_contact_problem) + sizeof(sb_contact) * mc + sizeof(long) * mc + sizeof(double) * doubles +
+         sizeof(int) * ints + sb_lcp_work_bytes((int)nvar);
+}
+
 sb_contact_problem *sb_contact_create(int max_contacts, int max_bodies, int max_dof,
                                       int max_directions, char *error, int error_size) {
   if (max_contacts < 1 || max_bodies < 1 || max_dof < 1 || max_directions < 3 ||

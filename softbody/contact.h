@@ -91,6 +91,10 @@ sb_contact_options sb_contact_default_options(void);
 sb_contact_problem *sb_contact_create(int max_contacts, int max_bodies, int max_dof,
                                       int max_directions, char *error, int error_size);
 void sb_contact_free(sb_contact_problem *p);
+/* The bytes sb_contact_create asks for with these capacities (its LCP's
+ * dense matrices, (max_contacts (max_directions + 2))^2 doubles each,
+ * dominate): what a host checks against its memory bound before creating. */
+size_t sb_contact_workspace_bytes(int max_contacts, int max_dof, int max_directions);
 
 /* Empties the problem (bodies and contacts) for a new step; keeps warm-start data. */
 void sb_contact_clear(sb_contact_problem *p);

@@ -61,6 +61,12 @@ sb_lcp_work *sb_lcp_work_create(int nmax) {
   return w;
 }
 
+size_t sb_lcp_work_bytes(int nmax) {
+  size_t n = nmax > 0 ? (size_t)nmax : 0;
+  /* H, HtH, LU, Ms, T; 17 vectors; 5 int vectors */
+  return sizeof(sb_lcp_work) + sizeof(double) * (4 * n * n + n * (n + 2) + 17 * n + 2) + sizeof(int) * (5 * n + 1);
+}
+
 void sb_lcp_work_free(sb_lcp_work *w) {
   if (!w) return;
   void *p[] = {w->w, w->zbest, w->ztry, w->phi, w->phitry, w->g, w->d, w->da, w->db, w->colbuf,

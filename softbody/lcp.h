@@ -13,6 +13,8 @@
 #ifndef SB_LCP_H
 #define SB_LCP_H
 
+#include <stddef.h>
+
 typedef enum { SB_LCP_FB, SB_LCP_LEMKE, SB_LCP_PGS, SB_LCP_NSOLVERS } sb_lcp_solver;
 
 typedef enum {
@@ -73,6 +75,8 @@ sb_lcp_options sb_lcp_default_options(void);
 
 /* Workspace for problems of size up to nmax; NULL when out of memory. */
 sb_lcp_work *sb_lcp_work_create(int nmax);
+/* The bytes sb_lcp_work_create(nmax) asks for (its dense n x n matrices dominate). */
+size_t sb_lcp_work_bytes(int nmax);
 void sb_lcp_work_free(sb_lcp_work *w);
 int sb_lcp_work_size(const sb_lcp_work *w);
 

@@ -556,7 +556,7 @@ static void test_live_keys(void) {
                                       {"solver", "fb"}, {"fallback", "0"}, {"fallback", "1"}, {"conditioning", "ruiz tikhonov"}, {"conditioning", "none"},
                                       {"conditioning", "qr ruiz tikhonov"}, {"eps_rank", "1e-05"},
                                       {"ruiz_iterations", "7"}, {"tikhonov", "1e-08"}, {"stabilization", "0.5"},
-                                      {"friction", "0.75"}, {"pyramid", "8"}, {"penalty_stiffness", "20000"},
+                                      {"friction", "0.75"}, {"pyramid", "3"}, {"penalty_stiffness", "20000"},
                                       {"penalty_damping", "30"}};
   char err[256], got[256];
   for (size_t k = 0; k < sizeof kv / sizeof kv[0]; k++) {
