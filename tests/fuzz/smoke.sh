@@ -13,11 +13,7 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/cusp-fuzz-smoke.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
 # fuzzed inputs per harness: a few seconds each on a loaded two-core machine.
-# lcp: seed 1 reaches the solvers' known false "solved" and w = inf on 1e308
-# entries (issue 19 item 11, tests/fuzz/crashes/lcp) at its 234th input; the
-# run stays below that until they are fixed, then goes to 3000
-# (scripts/fuzz.sh --replay-crashes lcp says when they are).
-declare -A runs=([mjcf]=500 [keys]=300 [lcp]=200)
+declare -A runs=([mjcf]=500 [keys]=300 [lcp]=3000)
 
 for h in mjcf keys lcp; do
   corpus="$src/tests/fuzz/corpus/$h"
