@@ -1,13 +1,12 @@
 # Options shared by tests/fuzz/smoke.sh and scripts/fuzz.sh (sourced).
 #
 # fuzz_mjcf, fuzz_keys: each input builds the soft runtime twice (the compile's data and
-# mj_makeData), and the contact workspaces are sized for the worst case
-# (issue 19 item 12: blocks of about 0.5 GB). AddressSanitizer poisons and
-# unpoisons the shadow of every such block, 2.5 s per input; with
-# poison_heap=0 an input takes about 0.1 s but heap overflows and
-# use-after-free go unseen (UBSan, stack and global checks stay).
-# CUSP_FUZZ_POISON_HEAP=1 turns the heap checks back on (scripts/fuzz.sh
-# --thorough); when the workspaces are sized from the model, make it the default.
+# mj_makeData). With AddressSanitizer's heap poisoning an input costs about
+# 2 s (system time on the shadow of large blocks, even with the contact
+# workspaces sized from the model); with poison_heap=0 it takes about 0.1 s
+# but heap overflows and use-after-free go unseen (UBSan, stack and global
+# checks stay). CUSP_FUZZ_POISON_HEAP=1 turns the heap checks back on
+# (scripts/fuzz.sh --thorough).
 
 fuzz_flags() { # HARNESS SOURCE_DIR: the dictionary and input size
   echo "-dict=$2/tests/fuzz/$1.dict"
