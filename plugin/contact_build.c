@@ -111,7 +111,10 @@ static void touched_body_contacts(cusp_runtime *r, cusp_contact_kind model) {
             cm.pos[q] = con->pos[q];
             cm.normal[q] = con->normal[q];
           }
-          if (r->nmeta >= r->max_contacts) return;
+          if (r->nmeta >= r->max_contacts) {
+            r->ndropped++; /* counted; the rest of the problem is solved without it */
+            continue;
+          }
           if (sb_contact_add(r->P, &sc, err, sizeof err) < 0) continue;
           cusp_add_meta(r, &cm);
         }

@@ -4,7 +4,10 @@
 #include "pipeline.h"
 
 int cusp_add_meta(cusp_runtime *r, const contact_meta *cm) {
-  if (r->nmeta >= r->max_contacts) return -1;
+  if (r->nmeta >= r->max_contacts) {
+    r->ndropped++;
+    return -1;
+  }
   r->meta[r->nmeta++] = *cm;
   return 0;
 }
@@ -78,12 +81,13 @@ static void collide_disk(cusp_runtime *r, int i, int k) {
         cm.normal[q] = -con->normal[q];
         cm.pos[q] = con->pos[q] - 0.5 * con->dist * con->normal[q];
       }
-      if (cusp_add_meta(r, &cm)) return;
+      cusp_add_meta(r, &cm); /* beyond the capacity: counted, and said after the stage */
     }
   }
 }
 
 void cusp_stage_narrow_phase(cusp_runtime *r) {
+  r->ndropped = 0;
   for (int i = 0; i < r->ninst; i++)
     for (int k = 0; k < r->soft[i].cfg.ndisk && r->soft[i].cfg.contact != CUSP_CONTACT_NATIVE; k++)
       collide_disk(r, i, k);

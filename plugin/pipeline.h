@@ -127,6 +127,8 @@ struct cusp_runtime {
   double pending_count[CUSP_NCOUNT];
   char message[256];         /* why this compute failed or its state is not physical ("" if neither) */
   int deep_warned;           /* a disk was found inside a solid and mju_warning said so (until it leaves) */
+  int ndropped;              /* contacts this compute found beyond max_contacts (not solved) */
+  int dropped_warned;        /* mju_warning said so (until a step drops none) */
 };
 
 /* ---------- small helpers ---------- */

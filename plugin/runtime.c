@@ -101,6 +101,26 @@ static void stage_check_depth(cusp_runtime *r, int nsoft_contacts) {
   r->deep_warned = 1;
 }
 
+/* Contacts found beyond the workspace's capacity are not solved: a scene
+ * with more touching geoms than the capacity rule foresees (8 per soft disk,
+ * 8 per collidable geom of a movable body) must hear it, not lose contacts
+ * in silence. Says so in r->message and, when it first happens, through
+ * mju_warning. */
+static void stage_check_capacity(cusp_runtime *r) {
+  if (!r->ndropped) {
+    r->dropped_warned = 0;
+    return;
+  }
+  char what[256];
+  snprintf(what, sizeof what,
+           "%d contacts beyond the capacity of %d were dropped at t = %g s (8 per soft disk and per "
+           "collidable geom of a movable body): they are not solved this step",
+           r->ndropped, r->max_contacts, r->d->time);
+  if (!r->message[0]) snprintf(r->message, sizeof r->message, "%s", what); /* an earlier failure says more */
+  if (!r->dropped_warned) mju_warning("cusp.softbody: %s", what);
+  r->dropped_warned = 1;
+}
+
 static void write_reports(cusp_runtime *r, int nsoft_contacts, const sb_contact_info *info) {
   cusp_step_report *rep = &r->rep;
   rep->ncontact = nsoft_contacts;
@@ -233,6 +253,7 @@ void cusp_runtime_compute(cusp_runtime *r, const mjModel *m, mjData *d) {
     t_col += touched_us;
     if (ran) t_asm += now_us() - t0 - touched_us - info.time_us;
   }
+  stage_check_capacity(r); /* the narrow phase's and the touched bodies' contacts */
   double t_commit = now_us();
 
   stage_commit(r, failed, h);
@@ -365,6 +386,8 @@ void cusp_runtime_reset(cusp_runtime *r, double *state) {
   r->lcp_ran = 0;
   r->nreport = 0;
   r->deep_warned = 0;
+  r->dropped_warned = 0;
+  r->ndropped = 0;
   r->message[0] = 0;
   r->mount_augmented = 0;
   memset(&r->rep, 0, sizeof r->rep);
@@ -384,6 +407,7 @@ void cusp_runtime_copy(cusp_runtime *dst, const cusp_runtime *src) {
   if (dst->ninst != src->ninst || dst->max_contacts != src->max_contacts) return; /* another model */
   dst->rep = src->rep;
   dst->deep_warned = src->deep_warned;
+  dst->dropped_warned = src->dropped_warned;
   dst->nreport = src->nreport;
   memcpy(dst->reports, src->reports, sizeof(cusp_contact_report) * src->nreport);
   for (int i = 0; i < dst->ninst; i++) dst->soft[i].disks_placed = 0;

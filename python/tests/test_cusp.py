@@ -474,3 +474,36 @@ def test_arm_inside_a_solid_is_reported_in_words(capfd):
   assert touched
   said = capfd.readouterr()
   assert "cusp.softbody" not in said.out + said.err
+
+
+def test_contacts_beyond_capacity_are_reported(tmp_path, capfd):
+  """A disk resting on gravel finds more contacts than the workspace holds
+  (8 per soft disk, 8 per collidable geom of a movable body): the dropped
+  ones are said in words (MuJoCo's warning, the report's message), never
+  lost in silence; the kept ones fill the capacity. Without the gravel, no
+  word."""
+  def scene(gravel):
+    stones = "".join(f'<geom type="sphere" size="0.001" pos="{0.0025 * i} {0.0025 * j} 0.5445"/>'
+                     for i in range(-11, 12) for j in range(-11, 12)) if gravel else ""
+    path = tmp_path / f"gravel_{gravel}.xml"
+    # no gravity: the straight arm's tip disk (centre 0.55 m, 5 mm thick)
+    # hangs 1.5 mm above the stones, inside the speculative margin
+    path.write_text(f"""<mujoco><option gravity="0 0 0"/>
+      <extension><plugin plugin="cusp.softbody"><instance name="arm">
+        <config key="disks" value="2"/></instance></plugin></extension>
+      <worldbody>{stones}<body name="mount" pos="0 0 1" euler="180 0 0"><plugin instance="arm"/></body>
+      </worldbody></mujoco>""")
+    return cusp.load(str(path))
+  m = scene(True)
+  d = mujoco.MjData(m)
+  mujoco.mj_step(m, d)
+  r = cusp.report(m, d)
+  ndisk = m.nmocap
+  assert r["ncontact"] == 8 * ndisk
+  assert "contacts beyond the capacity of %d were dropped" % (8 * ndisk) in r["message"], r["message"]
+  said = capfd.readouterr()
+  assert "were dropped" in said.out + said.err
+  m = scene(False)
+  d = mujoco.MjData(m)
+  mujoco.mj_step(m, d)
+  assert cusp.report(m, d)["message"] == ""
