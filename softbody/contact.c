@@ -465,6 +465,11 @@ static void canonical_gamma(int n, int nk, int bs, const double *A, const double
   }
 }
 
+static void count_solve(sb_contact_info *info, const sb_lcp_info *solve) {
+  info->solves++;
+  info->cold_solves += !solve->warm_pivot;
+}
+
 /* Impulses of a step whose LCP did not solve. The best iterate of the chain
  * is kept when it nearly solves the physical problem (residual within
  * SB_CONTACT_NEAR_TOL max(1, |b|)). Far from it the iterate can be anything:
@@ -501,6 +506,7 @@ static void damped_fallback(sb_contact_problem *p, int n, int nk, int bs, const 
   lo.block = p->blocks;
   sb_lcp_info dinfo;
   sb_lcp_status st = sb_lcp_solve(p->lcp, n, p->As, p->bs, p->zs, NULL, &lo, &dinfo);
+  count_solve(info, &dinfo);
   info->lcp.iterations += dinfo.iterations;
   info->lcp.attempts += dinfo.attempts;
   info->lcp.time_us += dinfo.time_us;
@@ -534,6 +540,7 @@ static void solve_assembled(sb_contact_problem *p, int n, int nk, int bs, const 
   lo.nblock = nk;
   lo.block = p->blocks;
   sb_lcp_solve(p->lcp, n, p->As, p->bs, p->zs, NULL, &lo, &info->lcp);
+  count_solve(info, &info->lcp);
   /* Proximal correction: solving (A + eps I_N) z = ... - eps I_N z_prev
    * again removes the O(eps) bias Tikhonov leaves in the normal velocities. */
   for (int k = 0; k < opt->proximal_steps && opt->tikhonov > 0 && info->lcp.status == SB_LCP_SOLVED; k++) {
@@ -542,6 +549,7 @@ static void solve_assembled(sb_contact_problem *p, int n, int nk, int bs, const 
     sb_lcp_info pinfo;
     lo.warm_start = 1;
     sb_lcp_solve(p->lcp, n, p->As, p->wv, p->zs, NULL, &lo, &pinfo);
+    count_solve(info, &pinfo);
     info->lcp.iterations += pinfo.iterations;
     info->lcp.time_us += pinfo.time_us;
     if (pinfo.status != SB_LCP_SOLVED) {

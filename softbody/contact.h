@@ -77,6 +77,9 @@ typedef struct {
   double complementarity;
   double dropped_min_vn;   /* smallest normal velocity + gap term at dropped contacts, m/s (0 if none) */
   int rank_passes;         /* stage-1 selections made (1 unless a dropped contact would penetrate) */
+  int solves;              /* LCP solves of the step: every stage-1 pass, proximal step, fallback */
+  int cold_solves;         /* of those, the ones a solver of the chain answered, not the warm
+                              start's active set (with warm_start, 0 in steady contact) */
   double time_us;          /* assembly + conditioning + solve */
   double assembly_us;      /* free velocities, gap terms, Delassus matrix */
   double conditioning_us;  /* stages 1-3 and unscaling: time_us - assembly_us - lcp.time_us */

@@ -756,6 +756,7 @@ static sb_lcp_status solve_chain(sb_lcp_work *wk, int nchain, const sb_lcp_solve
       info->status = SB_LCP_SOLVED;
       info->solver = nchain > 0 ? chain[0] : SB_LCP_FB;
       info->attempts = 1;
+      info->warm_pivot = 1;
       info->residual = sb_lcp_residual(n, M, q, z, wk->w, &info->complementarity);
       sb_errorf(info->message, sizeof info->message, "solved by pivoting from the guess's active set");
       info->time_us = sb_lcp_now_us() - t0;
