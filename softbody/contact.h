@@ -64,7 +64,8 @@ typedef struct {
   double stabilization;    /* alpha in (0, 1] for penetrations (default 0.2) */
   int speculative;         /* gaps g > 0 enter as g/h (default 1); 0: as 0 */
   int warm_start;          /* start from the last solution of contacts with the same id */
-  int rank_refine;         /* extra stage-1 passes when a dropped contact would penetrate (default 2) */
+  int rank_refine;         /* extra stage-1 passes when a dropped contact would penetrate (default 2);
+                              the last keeps the violating contacts too (kept normals then dependent) */
   sb_lcp_options lcp;      /* solver chain, tolerances */
 } sb_contact_options;
 
