@@ -9,6 +9,12 @@
 #include "lcp_internal.h"
 #include "sb_util.h"
 
+static int count_kept(int m, const int *keep) {
+  int k = 0;
+  for (int i = 0; i < m; i++) k += keep[i] != 0;
+  return k;
+}
+
 int sb_rank_select_work_size(int N, int m) {
   /* reflector scalars, a copy of St, then LAPACK's blocked workspaces
    * (dgeqp3: 2 m + (m + 1) nb, dormqr: m nb) */
@@ -24,10 +30,11 @@ int sb_rank_select_work_size(int N, int m) {
  * column adds no reflector. (A plain QR in order would build a reflector from
  * a dependent column's round-off and rotate part of the next columns out of
  * sight: two contacts, then a third on their line, then an independent
- * fourth that it dropped.) The kept columns' reflectors end in the first
- * `kept` columns, tau in tau. */
+ * fourth that it dropped.) force (greedy only, may be NULL): columns kept
+ * even when dependent; they add no reflector. The independent kept columns'
+ * reflectors end in the first `kept` columns (the return value), tau in tau. */
 static int qr_keep(int N, int r0, int ncol, double *cols, const int *colid, double tol, int pivoted,
-                   int *keep, double *tau, int *jpvt, double *work, int lwork) {
+                   const int *force, int *keep, double *tau, int *jpvt, double *work, int lwork) {
   int rows = N - r0;
   if (ncol == 0 || rows <= 0) return 0;
   if (pivoted) {
@@ -41,12 +48,19 @@ static int qr_keep(int N, int r0, int ncol, double *cols, const int *colid, doub
     return kept;
   }
   int kept = 0;
-  for (int j = 0; j < ncol && kept < rows; j++) {
+  for (int j = 0; j < ncol; j++) {
     double *c = cols + (size_t)j * N + r0;
+    if (kept == rows) { /* full rank: every later column depends */
+      if (force && force[colid[j]]) keep[colid[j]] = 1;
+      continue;
+    }
     if (kept > 0 &&
         LAPACKE_dormqr_work(LAPACK_COL_MAJOR, 'L', 'T', rows, 1, kept, cols + r0, N, tau, c, rows, work, lwork))
       return -1;
-    if (!(cblas_dnrm2(rows - kept, c + kept, 1) > tol)) continue;
+    if (!(cblas_dnrm2(rows - kept, c + kept, 1) > tol)) {
+      if (force && force[colid[j]]) keep[colid[j]] = 1; /* kept, but adds nothing to the span */
+      continue;
+    }
     LAPACKE_dlarfg_work(rows - kept, c + kept, c + kept + 1, 1, tau + kept);
     if (j != kept) memcpy(cols + (size_t)kept * N + r0, c, (size_t)rows * sizeof(double));
     keep[colid[j]] = 1;
@@ -57,6 +71,11 @@ static int qr_keep(int N, int r0, int ncol, double *cols, const int *colid, doub
 
 int sb_rank_select(int N, int m, double *St, const int *priority, const double *order, double eps,
                    int *keep, double *work, int lwork, int *iwork) {
+  return sb_rank_select_forced(N, m, St, priority, order, NULL, eps, keep, work, lwork, iwork);
+}
+
+int sb_rank_select_forced(int N, int m, double *St, const int *priority, const double *order, const int *force,
+                          double eps, int *keep, double *work, int lwork, int *iwork) {
   for (int k = 0; k < m; k++) keep[k] = 0;
   if (m == 0 || N == 0) return 0;
   /* priority group first (by decreasing order key when given), then the rest */
@@ -83,10 +102,10 @@ int sb_rank_select(int N, int m, double *St, const int *priority, const double *
   double rmax = 0;
   for (int k = 0; k < m; k++) rmax = fmax(rmax, cblas_dnrm2(N, St + (size_t)k * N, 1));
   double tol = eps * rmax;
-  int kept1 = qr_keep(N, 0, na, St, colid, tol, order == NULL, keep, tau, jpvt, qwork, qlwork);
+  int kept1 = qr_keep(N, 0, na, St, colid, tol, order == NULL, order ? force : NULL, keep, tau, jpvt, qwork, qlwork);
   if (kept1 < 0) return -1;
   int nrest = m - na;
-  if (nrest == 0) return kept1;
+  if (nrest == 0) return count_kept(m, keep);
   double *rest = St + (size_t)na * N;
   if (na > 0) {
     /* Remove from the second group what the first spans: apply Q^T of the
@@ -95,11 +114,11 @@ int sb_rank_select(int N, int m, double *St, const int *priority, const double *
     if (kept1 > 0 &&
         LAPACKE_dormqr_work(LAPACK_COL_MAJOR, 'L', 'T', N, nrest, kept1, St, N, tau, rest, N, qwork, qlwork))
       return -1;
-    int kept2 = qr_keep(N, kept1, nrest, rest, colid + na, tol, 1, keep, tau + kept1, jpvt, qwork, qlwork);
-    return kept2 < 0 ? -1 : kept1 + kept2;
+    int kept2 = qr_keep(N, kept1, nrest, rest, colid + na, tol, 1, NULL, keep, tau + kept1, jpvt, qwork, qlwork);
+    return kept2 < 0 ? -1 : count_kept(m, keep);
   }
-  int kept2 = qr_keep(N, 0, nrest, rest, colid, tol, 1, keep, tau, jpvt, qwork, qlwork);
-  return kept2 < 0 ? -1 : kept2;
+  int kept2 = qr_keep(N, 0, nrest, rest, colid, tol, 1, NULL, keep, tau, jpvt, qwork, qlwork);
+  return kept2 < 0 ? -1 : count_kept(m, keep);
 }
 
 /* s^(-1/4), rounded to a power of two: scaling by powers of two is exact, so

@@ -26,6 +26,15 @@
 int sb_rank_select(int N, int m, double *St, const int *priority, const double *order, double eps,
                    int *keep, double *work, int lwork, int *iwork);
 int sb_rank_select_work_size(int N, int m);
+/* The same with force (m flags, may be NULL): with `order`, first-group
+ * columns flagged are kept even when they depend on the kept ones before
+ * them (they then widen nothing: later columns are tested against the span
+ * of the independent ones). For contacts an earlier solve found necessary:
+ * a dropped dependent contact can still be pushed through its surface
+ * (its normal a combination of kept ones with mixed signs, one of which
+ * separates). */
+int sb_rank_select_forced(int N, int m, double *St, const int *priority, const double *order, const int *force,
+                          double eps, int *keep, double *work, int lwork, int *iwork);
 
 /* Stage 2 on a column-major n x n matrix; dr, dc receive the total scalings,
  * powers of two (exact). Stops early when every row and column l2 norm is

@@ -59,6 +59,9 @@ struct sb_contact_problem {
   int nprev, prev_r;
   double *order;           /* stage-1 order keys for the re-selection passes */
   int order_active;
+  int *force;              /* stage-1 columns kept even when dependent (last step's loaded contacts) */
+  int *keep_prev;          /* the selection before a union pass */
+  int keep_given;          /* the pass solves p->keep as it stands (a union pass): no selection */
   int directions;          /* r of the last solve */
   int nvar;
   double *stabv;           /* per contact gap term added to the normal row */
@@ -86,7 +89,7 @@ void sb_contact_free(sb_contact_problem *p) {
   void *ptr[] = {p->bodies, p->pool, p->vfree, p->c, p->frame, p->vstatic, p->point, p->Jt, p->Y, p->W,
                  p->u, p->uf, p->J6, p->scratch, p->St, p->qrwork, p->iwork, p->prio, p->keep, p->kept,
                  p->A, p->b, p->As, p->bs, p->z, p->zs, p->wv, p->dr, p->dc, p->lambda, p->p,
-                 p->pv, p->normal_mask, p->blocks, p->prev_id, p->prev_z, p->stabv, p->order};
+                 p->pv, p->normal_mask, p->blocks, p->prev_id, p->prev_z, p->stabv, p->order, p->force, p->keep_prev};
   for (size_t k = 0; k < sizeof ptr / sizeof ptr[0]; k++) free(ptr[k]);
   sb_lcp_work_free(p->lcp);
   free(p);
@@ -164,6 +167,8 @@ sb_contact_problem *sb_contact_create(int max_contacts, int max_bodies, int max_
   ALLOC(p->prev_z, nvar);
   ALLOC(p->stabv, mc);
   ALLOC(p->order, mc);
+  ALLOC(p->force, mc);
+  ALLOC(p->keep_prev, mc);
 #undef ALLOC
   if (!ok) goto oom;
   p->lcp = sb_lcp_work_create((int)nvar);
@@ -477,6 +482,11 @@ static void canonical_gamma(int n, int nk, int bs, const double *A, const double
   }
 }
 
+static void count_solve(sb_contact_info *info, const sb_lcp_info *solve) {
+  info->solves++;
+  info->cold_solves += !solve->warm_pivot;
+}
+
 /* Impulses of a step whose LCP did not solve. The best iterate of the chain
  * is kept when it nearly solves the physical problem (residual within
  * SB_CONTACT_NEAR_TOL max(1, |b|)). Far from it the iterate can be anything:
@@ -513,6 +523,7 @@ static void damped_fallback(sb_contact_problem *p, int n, int nk, int bs, const 
   lo.block = p->blocks;
   sb_lcp_info dinfo;
   sb_lcp_status st = sb_lcp_solve(p->lcp, n, p->As, p->bs, p->zs, NULL, &lo, &dinfo);
+  count_solve(info, &dinfo);
   info->lcp.iterations += dinfo.iterations;
   info->lcp.attempts += dinfo.attempts;
   info->lcp.time_us += dinfo.time_us;
@@ -546,6 +557,7 @@ static void solve_assembled(sb_contact_problem *p, int n, int nk, int bs, const 
   lo.nblock = nk;
   lo.block = p->blocks;
   sb_lcp_solve(p->lcp, n, p->As, p->bs, p->zs, NULL, &lo, &info->lcp);
+  count_solve(info, &info->lcp);
   /* Proximal correction: solving (A + eps I_N) z = ... - eps I_N z_prev
    * again removes the O(eps) bias Tikhonov leaves in the normal velocities. */
   for (int k = 0; k < opt->proximal_steps && opt->tikhonov > 0 && info->lcp.status == SB_LCP_SOLVED; k++) {
@@ -554,6 +566,7 @@ static void solve_assembled(sb_contact_problem *p, int n, int nk, int bs, const 
     sb_lcp_info pinfo;
     lo.warm_start = 1;
     sb_lcp_solve(p->lcp, n, p->As, p->wv, p->zs, NULL, &lo, &pinfo);
+    count_solve(info, &pinfo);
     info->lcp.iterations += pinfo.iterations;
     info->lcp.time_us += pinfo.time_us;
     if (pinfo.status != SB_LCP_SOLVED) {
@@ -635,17 +648,17 @@ static int select_and_solve(sb_contact_problem *p, const sb_contact_options *opt
   memset(p->lambda, 0, m3 * sizeof(double));
   memset(p->p, 0, N * sizeof(double));
   int nk = 0;
-  if (opt->rank_selection) {
+  if (opt->rank_selection && !p->keep_given) {
     for (int i = 0; i < m; i++) {
       memcpy(p->St + (size_t)i * N, p->Jt + (size_t)(3 * i + 2) * ld, N * sizeof(double));
     }
     apply_all(p, 1, p->St, m, N);
-    if (sb_rank_select(N, m, p->St, p->prio, p->order_active ? p->order : NULL, opt->rank_tol, p->keep, p->qrwork,
-                       p->lqrwork, p->iwork) < 0) {
+    if (sb_rank_select_forced(N, m, p->St, p->prio, p->order_active ? p->order : NULL, p->force, opt->rank_tol,
+                              p->keep, p->qrwork, p->lqrwork, p->iwork) < 0) {
       sb_errorf(error, error_size, "contact solve: rank-revealing QR failed");
       return -1;
     }
-  } else {
+  } else if (!opt->rank_selection) {
     for (int i = 0; i < m; i++) p->keep[i] = 1;
   }
   for (int i = 0; i < m; i++)
@@ -786,14 +799,18 @@ int sb_contact_solve(sb_contact_problem *p, double h, const sb_contact_options *
 
   closing_first(p);
   p->order_active = 0;
+  p->keep_given = 0;
+  for (int i = 0; i < m; i++) p->force[i] = 0;
   double vtol = 0;
   for (int i = 0; i < m; i++) vtol = fmax(vtol, fabs(closing_speed(p, i)));
   vtol = 1e-9 * fmax(vtol, 1e-3);
   /* The pivoted QR is blind to forces: on a box pushed along a table it kept
    * contacts that then separated and dropped ones that penetrated, and a
    * second pass (a second solve) followed on 95 % of the steps. The last
-   * step's loads know better: contacts that carried load come first, heaviest
-   * first, then the closing ones, fastest first. */
+   * step's loads know better: contacts that carried load come first,
+   * heaviest first, and are kept even when they depend on the others (the
+   * union pass below may have needed them), then the closing ones, fastest
+   * first, where they widen the span. */
   int warm_order = 0;
   if (opt->warm_start && opt->rank_selection && p->nprev > 0 && p->prev_r == r) {
     int bs = r + 2;
@@ -808,6 +825,7 @@ int sb_contact_solve(sb_contact_problem *p, double h, const sb_contact_options *
       for (int i = 0; i < m; i++) {
         double vn = closing_speed(p, i);
         p->prio[i] |= p->order[i] > 0;
+        p->force[i] = p->order[i] > 0;
         p->order[i] = p->order[i] > 0 ? 2 + p->order[i] / lmax /* in (2, 3] */
                       : vn < 0        ? -vn / vmax             /* in (0, 1] */
                                       : 0;
@@ -824,6 +842,16 @@ int sb_contact_solve(sb_contact_problem *p, double h, const sb_contact_options *
     if (select_and_solve(p, opt, info, error, error_size)) return -1;
     lcp_us += info->lcp.time_us;
     info->lcp.time_us = lcp_us;
+    if (p->keep_given && info->lcp.status != SB_LCP_SOLVED) {
+      /* the union made the problem unsolvable (a disk pressed between
+       * two opposite faces): back to the last pass's independent set */
+      memcpy(p->keep, p->keep_prev, m * sizeof(int));
+      info->rank_passes = pass + 2;
+      info->lcp.time_us = 0;
+      if (select_and_solve(p, opt, info, error, error_size)) return -1;
+      lcp_us += info->lcp.time_us;
+      info->lcp.time_us = lcp_us;
+    }
     /* final relative velocities u = u_free + W lambda (contact frame) */
     memcpy(p->uf, p->u, m3 * sizeof(double));
     cblas_dgemv(CblasColMajor, CblasNoTrans, m3, m3, 1.0, p->W, m3, p->lambda, 1, 1.0, p->uf, 1);
@@ -833,10 +861,23 @@ int sb_contact_solve(sb_contact_problem *p, double h, const sb_contact_options *
     int violated = 0;
     for (int i = 0; i < m; i++)
       if (!p->keep[i] && p->uf[3 * i + 2] + p->stabv[i] < -vtol) violated = 1;
-    if (!violated) break;
+    if (!violated || p->keep_given || pass + 1 == passes) break;
+    for (int i = 0; i < m; i++) p->force[i] = 0;
     if (warm_order && pass == 0) { /* stale loads (contacts came and went): select as without them */
       closing_first(p);
       p->order_active = 0;
+      continue;
+    }
+    if (pass + 2 == passes) {
+      /* Re-selection can fail for good: a dropped contact whose normal is
+       * a combination of kept ones with mixed signs is pushed through its
+       * surface when one of those separates (a sliding arm: most steps, at
+       * up to a centimetre per second, however the independent set was
+       * re-chosen). The last pass keeps them too: the kept normals are then
+       * dependent, which stage 3 and the proximal step are there for. */
+      memcpy(p->keep_prev, p->keep, m * sizeof(int));
+      for (int i = 0; i < m; i++) p->keep[i] |= p->uf[3 * i + 2] + p->stabv[i] < -vtol;
+      p->keep_given = 1;
       continue;
     }
     /* next pass: contacts that would penetrate first (deepest first), then
@@ -849,6 +890,7 @@ int sb_contact_solve(sb_contact_problem *p, double h, const sb_contact_options *
     }
     p->order_active = 1;
   }
+  p->keep_given = 0;
   p->order_active = 0;
   /* The next step starts from this step's answer, the last pass's: an
    * earlier pass kept other contacts (re-selection swaps loaded ones in),

@@ -64,7 +64,8 @@ typedef struct {
   double stabilization;    /* alpha in (0, 1] for penetrations (default 0.2) */
   int speculative;         /* gaps g > 0 enter as g/h (default 1); 0: as 0 */
   int warm_start;          /* start from the last solution of contacts with the same id */
-  int rank_refine;         /* extra stage-1 passes when a dropped contact would penetrate (default 2) */
+  int rank_refine;         /* extra stage-1 passes when a dropped contact would penetrate (default 2);
+                              the last keeps the violating contacts too (kept normals then dependent) */
   sb_lcp_options lcp;      /* solver chain, tolerances */
 } sb_contact_options;
 
@@ -77,6 +78,9 @@ typedef struct {
   double complementarity;
   double dropped_min_vn;   /* smallest normal velocity + gap term at dropped contacts, m/s (0 if none) */
   int rank_passes;         /* stage-1 selections made (1 unless a dropped contact would penetrate) */
+  int solves;              /* LCP solves of the step: every stage-1 pass, proximal step, fallback */
+  int cold_solves;         /* of those, the ones a solver of the chain answered, not the warm
+                              start's active set (with warm_start, 0 in steady contact) */
   double time_us;          /* assembly + conditioning + solve */
   double assembly_us;      /* free velocities, gap terms, Delassus matrix */
   double conditioning_us;  /* stages 1-3 and unscaling: time_us - assembly_us - lcp.time_us */

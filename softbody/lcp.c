@@ -919,6 +919,7 @@ static sb_lcp_status solve_chain(sb_lcp_work *wk, int nchain, const sb_lcp_solve
       info->status = SB_LCP_SOLVED;
       info->solver = nchain > 0 ? chain[0] : SB_LCP_FB;
       info->attempts = 1;
+      info->warm_pivot = 1;
       info->residual = rg;
       info->complementarity = complementarity(n, z, wk->w);
       sb_errorf(info->message, sizeof info->message, "solved by pivoting from the guess's active set");

@@ -63,6 +63,8 @@ typedef struct {
   double complementarity;/* |z^T w| */
   double time_us;        /* wall time of the whole call */
   char message[160];     /* why not solved, or which fallback answered */
+  int warm_pivot;        /* 1: answered by pivoting from the guess's active set (warm_start),
+                            no solver of the chain ran */
 } sb_lcp_info;
 
 typedef struct sb_lcp_work sb_lcp_work;

@@ -585,7 +585,80 @@ static void test_rank_select_order(void) {
   free(work);
 }
 
+/* Item 2 of issue 15: in steady sticking the step is solved from the last
+ * step's active set, with no cold solve. A sticking set has more friction
+ * rows than the bodies have freedoms (rank-deficient); Tikhonov's eps_W on
+ * the scaled diagonal let such a set pass the pivot's singularity test, the
+ * 1/eps_W-amplified answer failed the sign test, and every step ran Lemke
+ * from zero and then the proximal re-solve. Scenes: the block held by
+ * friction on a 20 degree incline (4 and 16 contacts, the same problem every
+ * step), and the floating soft rod lying on the plane, time-stepped (its
+ * problem changes a little every step as the rod settles). */
+static void test_warm_sticking(void) {
+  char err[256];
+  sb_contact_problem *P = sb_contact_create(16, 1, 6, 4, err, sizeof err);
+  sb_contact_options o = sb_contact_default_options();
+  for (int m = 4; m <= 16; m += 12) {
+    int cold = 0, solves = 0;
+    for (int step = 0; step < 20; step++) {
+      scene_block sc;
+      sb_contact_clear(P);
+      scene_block_fill(P, &sc, 20 * M_PI / 180, 0.5, m, H, err, sizeof err);
+      sb_contact_info info;
+      EXPECT(sb_contact_solve(P, H, &o, &info, err, sizeof err) == 0, "sticking block, %d contacts, step %d: %s", m,
+             step, err);
+      double v[6];
+      sb_contact_body_velocity(P, 0, v);
+      EXPECT(tu_maxabs(v, 6) <= 1e-9 * SCENE_G * H, "sticking block, %d contacts, step %d: at rest (|v| %g)", m, step,
+             tu_maxabs(v, 6));
+      if (step > 0) { /* the first step has no warm start */
+        cold += info.cold_solves;
+        solves += info.solves;
+      }
+    }
+    EXPECT(cold == 0, "sticking block, %d contacts: %d of %d solves after the first step were cold", m, cold, solves);
+    printf("sticking block on a 20 deg incline, %d contacts: %d cold of %d solves over 19 warm steps\n", m, cold,
+           solves);
+  }
+  sb_contact_free(P);
+
+  scene_rod rod;
+  scene_rod_params(&rod, 3, 4, 2);
+  sb_model *mdl = sb_model_create(&rod.chain, err, sizeof err);
+  EXPECT(mdl != NULL, "rod model: %s", err);
+  if (!mdl) return;
+  sb_state *st = sb_state_create(mdl);
+  sb_work *w = sb_work_create(mdl);
+  int nc = rod.chain.ndisk * rod.per_disk;
+  P = sb_contact_create(nc, 1, mdl->n, 4, err, sizeof err);
+  int cold = 0, solves = 0, settle = 50, steps = 250;
+  double vmax = 0;
+  for (int step = 0; step < steps; step++) {
+    EXPECT(sb_step_prepare(mdl, st, w, NULL, H, err, sizeof err) == 0, "rod prepare: %s", err);
+    sb_contact_clear(P);
+    scene_rod_fill(P, &rod, mdl, w, 1.0, err, sizeof err);
+    sb_contact_info info;
+    EXPECT(sb_contact_solve(P, H, &o, &info, err, sizeof err) == 0, "lying rod, step %d: %s", step, err);
+    EXPECT(sb_step_commit(mdl, st, w, sb_contact_body_impulse(P, 0), err, sizeof err) == 0, "rod commit: %s", err);
+    if (step >= settle) {
+      cold += info.cold_solves;
+      solves += info.solves;
+      vmax = fmax(vmax, tu_maxabs(st->v, mdl->n));
+    }
+  }
+  EXPECT(vmax <= 1e-6, "lying rod: at rest after %d steps (|v| up to %g)", settle, vmax);
+  EXPECT(cold == 0, "lying rod (%d contacts, %d dof): %d of %d solves after step %d were cold", nc, mdl->n, cold, solves,
+         settle);
+  printf("lying soft rod, %d contacts, %d dof: %d cold of %d solves over steps %d..%d (|v| <= %.2g)\n", nc, mdl->n,
+         cold, solves, settle, steps - 1, vmax);
+  sb_contact_free(P);
+  sb_work_free(w);
+  sb_state_free(st);
+  sb_model_free(mdl);
+}
+
 int main(void) {
+  test_warm_sticking();
   test_rank_select_order();
   test_push_box_lcps();
   test_infeasible();

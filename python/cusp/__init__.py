@@ -61,6 +61,7 @@ class LcpInfo(ctypes.Structure):
       ("complementarity", ctypes.c_double),
       ("time_us", ctypes.c_double),
       ("message", ctypes.c_char * 160),
+      ("warm_pivot", ctypes.c_int),
   ]
 
 
@@ -75,6 +76,8 @@ class ContactInfo(ctypes.Structure):
       ("complementarity", ctypes.c_double),
       ("dropped_min_vn", ctypes.c_double),
       ("rank_passes", ctypes.c_int),
+      ("solves", ctypes.c_int),
+      ("cold_solves", ctypes.c_int),
       ("time_us", ctypes.c_double),
       ("assembly_us", ctypes.c_double),
       ("conditioning_us", ctypes.c_double),
