@@ -2,7 +2,8 @@
  * a free box bridging the lying arm and a static ledge. Its ledge contact is
  * one of the touched body's own contacts, in cusp's contact solve; MuJoCo's
  * constraint solver must not act on that pair a second time (two solvers
- * correcting one penetration made a limit cycle of about +-1.4 mm/s). */
+ * correcting one penetration made a limit cycle of about +-1.4 mm/s),
+ * with contact=lcp and contact=ncp. */
 #include <math.h>
 #include <stdio.h>
 
@@ -11,8 +12,9 @@
 
 #define SCENE(name) CUSP_SOURCE_DIR "/tests/data/scenes/" name
 
-static void test_box_bridging(void) {
-  mjModel *m = load(SCENE("coupling_box_bridging.xml"), NULL, 0);
+static void test_box_bridging(const char *model) {
+  cusp_override ov = {"arm", "contact", model};
+  mjModel *m = load(SCENE("coupling_box_bridging.xml"), &ov, 1);
   if (!m) return;
   mjData *d = attach(m);
   int box = mj_name2id(m, mjOBJ_BODY, "box"), ledge = mj_name2id(m, mjOBJ_GEOM, "ledge");
@@ -46,20 +48,24 @@ static void test_box_bridging(void) {
     if (nwin++ > 0 && vz * prev_vz < 0 && fmax(fabs(vz), fabs(prev_vz)) > bound) flips++;
     prev_vz = vz;
   }
-  printf("box bridging arm and ledge: speed over the last %.1f s < %.3g mm/s (bound %.3g), %d sign flips, "
+  printf("contact=%s, box bridging arm and ledge: speed over the last %.1f s < %.3g mm/s (bound %.3g), %d sign flips, "
          "max penetration %.3g mm (ledge, as MuJoCo measures it: %.3g um, at rest %.3g um)\n",
-         window, 1e3 * speed, 1e3 * bound, flips, 1e3 * max_pen, 1e6 * ledge_pen, 1e6 * ledge_rest);
+         model, window, 1e3 * speed, 1e3 * bound, flips, 1e3 * max_pen, 1e6 * ledge_pen, 1e6 * ledge_rest);
   EXPECT(finite, "box bridging: finite");
   EXPECT(speed < bound, "box bridging: at rest (%.3g mm/s, bound %.3g mm/s)", 1e3 * speed, 1e3 * bound);
   EXPECT(flips == 0, "box bridging: no sign-alternating cycle (%d flips)", flips);
   EXPECT(max_pen <= 1e-3, "box bridging: penetration %.3g mm", 1e3 * max_pen);
   EXPECT(ledge_pen <= 1e-3, "box bridging: ledge penetration %.3g mm", 1e3 * ledge_pen);
-  /* resting, the ledge contact is held at its gap, not pushed out and dropped back */
-  EXPECT(ledge_rest <= 1e-7, "box bridging: ledge penetration at rest %.3g um", 1e6 * ledge_rest);
+  /* resting, the ledge contact is held near its gap, not pushed out and
+   * dropped back (the cycle went through 3 to 8 um) */
+  EXPECT(ledge_rest <= 1e-6, "box bridging: ledge penetration at rest %.3g um", 1e6 * ledge_rest);
   finish(m, d);
 }
 
 int main(void) {
-  test_box_bridging();
+  /* sap is not here: its compliant ledge contact keeps a cycle of its own
+   * (about 3.5 mm/s, with or without MuJoCo's rows; README, open) */
+  const char *models[] = {"lcp", "ncp"};
+  for (int i = 0; i < 2; i++) test_box_bridging(models[i]);
   return test_report("coupling_rest");
 }
