@@ -105,7 +105,7 @@ static void touched_body_contacts(cusp_runtime *r, cusp_contact_kind model) {
           sc.gap = con->dist;
           sc.friction = mu;
           sc.id = 2 * (((long)g * m->ngeom + o) * mjMAXCONPAIR + c) + 1;
-          contact_meta cm = {.inst = -1, .disk = -1, .other_geom = o, .other_inst = -1, .model = model,
+          contact_meta cm = {.inst = -1, .disk = -1, .own_geom = g, .other_geom = o, .other_inst = -1, .model = model,
                              .in_problem = 1, .gap = con->dist};
           for (int q = 0; q < 3; q++) {
             cm.pos[q] = con->pos[q];
@@ -232,4 +232,83 @@ int cusp_movable_contacts(int m, const double *W, double *Wc, int *idx) {
       for (int a = 0; a < n; a++) memcpy(dst + 3 * a, src + 3 * idx[a], 3 * sizeof(double));
     }
   return n;
+}
+
+/* A reference acceleration (m/s^2, separating) that no contact solve
+ * reaches: a constraint row aiming at it is never active. */
+#define CUSP_OUT_OF_REACH 1e10
+
+/* Is the geom pair one of the touched bodies' contacts an implicit model
+ * took into its problem this step? */
+static int pair_solved(const cusp_runtime *r, int g0, int g1) {
+  for (int c = 0; c < r->nmeta; c++) {
+    const contact_meta *cm = &r->meta[c];
+    if (cm->inst >= 0 || !cm->in_problem) continue;
+    if ((cm->own_geom == g0 && cm->other_geom == g1) || (cm->own_geom == g1 && cm->other_geom == g0)) return 1;
+  }
+  return 0;
+}
+
+static int is_contact_row(int type) {
+  return type == mjCNSTR_CONTACT_FRICTIONLESS || type == mjCNSTR_CONTACT_PYRAMIDAL || type == mjCNSTR_CONTACT_ELLIPTIC;
+}
+
+/* Does a row MuJoCo keeps act on the kinematic tree of geom g? */
+static int tree_held(const mjModel *m, const int *held, int g) {
+  int tree = m->body_treeid[m->geom_bodyid[g]];
+  if (tree < 0) return 0; /* static */
+  for (int j = m->tree_dofadr[tree]; j < m->tree_dofadr[tree] + m->tree_dofnum[tree]; j++)
+    if (held[j]) return 1;
+  return 0;
+}
+
+/* Marks the dofs the rows MuJoCo keeps (those not of a yielded contact) act on. */
+static void mark_held_dofs(const mjModel *m, const mjData *d, const int *yield, int *held) {
+  int nv = m->nv, sparse = mj_isSparse(m);
+  memset(held, 0, sizeof(int) * nv);
+  for (int k = 0; k < d->nefc; k++) {
+    if (is_contact_row(d->efc_type[k]) && yield[d->efc_id[k]]) continue;
+    if (sparse) {
+      for (int a = d->efc_J_rowadr[k]; a < d->efc_J_rowadr[k] + d->efc_J_rownnz[k]; a++)
+        if (d->efc_J[a] != 0) held[d->efc_J_colind[a]] = 1;
+    } else {
+      for (int j = 0; j < nv; j++)
+        if (d->efc_J[(size_t)k * nv + j] != 0) held[j] = 1;
+    }
+  }
+}
+
+void cusp_yield_solved_contacts(cusp_runtime *r) {
+  const mjModel *m = r->m;
+  mjData *d = r->d;
+  if (d->nefc == 0 || d->ncon == 0) return;
+  mj_markStack(d);
+  int *yield = mj_stackAllocInt(d, d->ncon), *held = mj_stackAllocInt(d, m->nv);
+  int n = 0;
+  for (int i = 0; i < d->ncon; i++) {
+    const mjContact *con = d->contact + i;
+    yield[i] = con->exclude == 0 && con->efc_address >= 0 && con->geom[0] >= 0 && con->geom[1] >= 0 &&
+               pair_solved(r, con->geom[0], con->geom[1]);
+    n += yield[i];
+  }
+  /* a contact whose bodies something else in MuJoCo's solve acts on (a
+   * joint limit, an equality, a contact cusp did not see, of any body of
+   * their trees) stays MuJoCo's as well: cusp's solve did not know that */
+  for (int changed = 1; n && changed;) {
+    changed = 0;
+    mark_held_dofs(m, d, yield, held);
+    for (int i = 0; i < d->ncon; i++)
+      if (yield[i] && (tree_held(m, held, d->contact[i].geom[0]) || tree_held(m, held, d->contact[i].geom[1]))) {
+        yield[i] = 0;
+        n--;
+        changed = 1;
+      }
+  }
+  for (int k = 0; k < d->nefc && n; k++) {
+    if (!is_contact_row(d->efc_type[k]) || !yield[d->efc_id[k]]) continue;
+    double *kbip = d->efc_KBIP + 4 * k, ki = kbip[0] * kbip[2];
+    kbip[1] = 0; /* aref = -B vel - K I (pos - margin): no velocity term */
+    if (ki > 0) d->efc_pos[k] = d->efc_margin[k] + CUSP_OUT_OF_REACH / ki;
+  }
+  mj_freeStack(d);
 }

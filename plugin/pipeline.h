@@ -77,6 +77,7 @@ typedef struct {
 /* What a contact of this step joins (index-parallel to the problem's contacts). */
 typedef struct {
   int inst, disk;           /* soft side 0; inst < 0: a MuJoCo contact of a touched body */
+  int own_geom;             /* inst < 0: the touched body's geom (other_geom the geom it touches) */
   int other_geom, other_inst, other_disk;
   int pair_index;           /* which of the pair's contacts (warm-start identity) */
   cusp_contact_kind model;  /* the soft side's contact model (key contact) */
@@ -226,6 +227,13 @@ int cusp_contact_build(cusp_runtime *r, cusp_contact_kind model, double h, doubl
  * r->meta (the model's contacts, in the order they were added), the arms
  * and the MuJoCo system. */
 void cusp_contact_scatter(cusp_runtime *r, cusp_contact_kind model);
+/* MuJoCo's constraint rows of the touched bodies' contacts the implicit
+ * models solved this step (and whose bodies nothing else in MuJoCo's solve
+ * acts on) aim at a reference acceleration no solve reaches, so MuJoCo's
+ * solver leaves them inactive: the pair is solved once, not twice (issue 19
+ * item 3). Run from the passive stage, after mj_makeConstraint and before
+ * mj_referenceConstraint computes efc_aref from efc_pos and efc_KBIP. */
+void cusp_yield_solved_contacts(cusp_runtime *r);
 
 /* The contacts of an assembled problem (m, W column-major 3m x 3m) that
  * some impulse can move (trace of W_ii above 1e-12 of the largest; a disk at

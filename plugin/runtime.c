@@ -53,11 +53,15 @@ static void stage_commit(cusp_runtime *r, int failed, double h) {
     else
       r->pending_count[CUSP_COUNT_NAN_EVENTS]++;
   }
+  int rigid_applied = r->has_rigid_impulse && all_finite(r->rigid_impulse, nv);
   if (!all_finite(r->qfrc_cusp, nv)) {
     memset(r->qfrc_cusp, 0, sizeof(double) * nv);
     r->pending_count[CUSP_COUNT_NAN_EVENTS]++;
+    rigid_applied = 0;
   }
   for (int j = 0; j < nv; j++) r->d->qfrc_passive[j] += r->qfrc_cusp[j];
+  /* the touched bodies' own contacts cusp's solve pushed are not MuJoCo's to push again */
+  if (rigid_applied) cusp_yield_solved_contacts(r);
 }
 
 /* A disk deeper inside a geom (or another disk) than its own radius has its
