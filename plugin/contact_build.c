@@ -253,62 +253,58 @@ static int is_contact_row(int type) {
   return type == mjCNSTR_CONTACT_FRICTIONLESS || type == mjCNSTR_CONTACT_PYRAMIDAL || type == mjCNSTR_CONTACT_ELLIPTIC;
 }
 
-/* Does a row MuJoCo keeps act on the kinematic tree of geom g? */
-static int tree_held(const mjModel *m, const int *held, int g) {
+/* Is geom g on a kinematic tree a constraint MuJoCo keeps acts on? */
+static int tree_held(const mjModel *m, const char *held_tree, int g) {
   int tree = m->body_treeid[m->geom_bodyid[g]];
-  if (tree < 0) return 0; /* static */
-  for (int j = m->tree_dofadr[tree]; j < m->tree_dofadr[tree] + m->tree_dofnum[tree]; j++)
-    if (held[j]) return 1;
-  return 0;
+  return tree >= 0 && held_tree[tree]; /* static geoms: never */
 }
 
-/* Marks the dofs the rows MuJoCo keeps (those not of a yielded contact) act on. */
-static void mark_held_dofs(const mjModel *m, const mjData *d, const int *yield, int *held) {
-  int nv = m->nv, sparse = mj_isSparse(m);
-  memset(held, 0, sizeof(int) * nv);
+/* Does MuJoCo's contact i leave its rows to cusp's solve this step? */
+static int contact_yields(const cusp_runtime *r, int i) {
+  const mjContact *con = r->d->contact + i;
+  return con->exclude == 0 && con->efc_address >= 0 && con->geom[0] >= 0 && con->geom[1] >= 0 &&
+         !tree_held(r->m, r->held_tree, con->geom[0]) && !tree_held(r->m, r->held_tree, con->geom[1]) &&
+         pair_solved(r, con->geom[0], con->geom[1]);
+}
+
+/* Marks the trees the rows MuJoCo keeps (those not of a yielding contact)
+ * act on; returns 1 when a tree was newly marked. */
+static int mark_held_trees(cusp_runtime *r) {
+  const mjModel *m = r->m;
+  const mjData *d = r->d;
+  int nv = m->nv, sparse = mj_isSparse(m), changed = 0;
   for (int k = 0; k < d->nefc; k++) {
-    if (is_contact_row(d->efc_type[k]) && yield[d->efc_id[k]]) continue;
+    if (is_contact_row(d->efc_type[k]) && contact_yields(r, d->efc_id[k])) continue;
     if (sparse) {
-      for (int a = d->efc_J_rowadr[k]; a < d->efc_J_rowadr[k] + d->efc_J_rownnz[k]; a++)
-        if (d->efc_J[a] != 0) held[d->efc_J_colind[a]] = 1;
+      for (int a = d->efc_J_rowadr[k]; a < d->efc_J_rowadr[k] + d->efc_J_rownnz[k]; a++) {
+        int t = m->dof_treeid[d->efc_J_colind[a]];
+        if (d->efc_J[a] != 0 && !r->held_tree[t]) r->held_tree[t] = changed = 1;
+      }
     } else {
-      for (int j = 0; j < nv; j++)
-        if (d->efc_J[(size_t)k * nv + j] != 0) held[j] = 1;
+      for (int j = 0; j < nv; j++) {
+        int t = m->dof_treeid[j];
+        if (d->efc_J[(size_t)k * nv + j] != 0 && !r->held_tree[t]) r->held_tree[t] = changed = 1;
+      }
     }
   }
+  return changed;
 }
 
 void cusp_yield_solved_contacts(cusp_runtime *r) {
   const mjModel *m = r->m;
   mjData *d = r->d;
   if (d->nefc == 0 || d->ncon == 0) return;
-  mj_markStack(d);
-  int *yield = mj_stackAllocInt(d, d->ncon), *held = mj_stackAllocInt(d, m->nv);
-  int n = 0;
-  for (int i = 0; i < d->ncon; i++) {
-    const mjContact *con = d->contact + i;
-    yield[i] = con->exclude == 0 && con->efc_address >= 0 && con->geom[0] >= 0 && con->geom[1] >= 0 &&
-               pair_solved(r, con->geom[0], con->geom[1]);
-    n += yield[i];
-  }
   /* a contact whose bodies something else in MuJoCo's solve acts on (a
    * joint limit, an equality, a contact cusp did not see, of any body of
-   * their trees) stays MuJoCo's as well: cusp's solve did not know that */
-  for (int changed = 1; n && changed;) {
-    changed = 0;
-    mark_held_dofs(m, d, yield, held);
-    for (int i = 0; i < d->ncon; i++)
-      if (yield[i] && (tree_held(m, held, d->contact[i].geom[0]) || tree_held(m, held, d->contact[i].geom[1]))) {
-        yield[i] = 0;
-        n--;
-        changed = 1;
-      }
+   * their trees) stays MuJoCo's as well: cusp's solve did not know that.
+   * Held trees only grow, so this ends. */
+  memset(r->held_tree, 0, m->ntree ? m->ntree : 1);
+  while (mark_held_trees(r)) {
   }
-  for (int k = 0; k < d->nefc && n; k++) {
-    if (!is_contact_row(d->efc_type[k]) || !yield[d->efc_id[k]]) continue;
+  for (int k = 0; k < d->nefc; k++) {
+    if (!is_contact_row(d->efc_type[k]) || !contact_yields(r, d->efc_id[k])) continue;
     double *kbip = d->efc_KBIP + 4 * k, ki = kbip[0] * kbip[2];
     kbip[1] = 0; /* aref = -B vel - K I (pos - margin): no velocity term */
     if (ki > 0) d->efc_pos[k] = d->efc_margin[k] + CUSP_OUT_OF_REACH / ki;
   }
-  mj_freeStack(d);
 }

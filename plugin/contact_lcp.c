@@ -33,7 +33,8 @@ int cusp_lcp_impulses(cusp_runtime *r, double h, sb_contact_info *info, int *sol
   char err[256];
   int rc = sb_contact_solve(r->P, h, &opt, info, err, sizeof err);
   *solved = rc == 0 && info->lcp.status == SB_LCP_SOLVED;
-  if (!*solved) sb_errorf(r->message, sizeof r->message, "contact solve: %s", err);
+  /* an earlier stage's words (an arm inside a solid) say more than the solve that follows from them */
+  if (!*solved && !r->message[0]) sb_errorf(r->message, sizeof r->message, "contact solve: %s", err);
   cusp_contact_scatter(r, CUSP_CONTACT_LCP);
   return 1;
 }

@@ -66,8 +66,9 @@ int cusp_ncp_impulses(cusp_runtime *r, double h, sb_contact_info *info, int *sol
     sb_sap_info si;
     sb_sap_solve(r->sap, n, r->cW, b, R, vhat, mu, x, gamma, &so, &si);
     memcpy(lam, gamma, n3 * sizeof(double));
-    sb_errorf(r->message, sizeof r->message, "contact ncp (%d contacts): %.150s; applied SAP's near-rigid answer", n,
-              ni.message);
+    if (!r->message[0])
+      sb_errorf(r->message, sizeof r->message, "contact ncp (%d contacts): %.150s; applied SAP's near-rigid answer",
+                n, ni.message);
   }
   int finite = all_finite(lam, n3); /* never a non-finite impulse */
   for (int a = 0; a < n && finite; a++) memcpy(lambda + 3 * r->cidx[a], lam + 3 * a, 3 * sizeof(double));

@@ -50,7 +50,7 @@ int cusp_sap_impulses(cusp_runtime *r, double h, sb_contact_info *info, int *sol
   int finite = all_finite(gamma, n3);
   for (int a = 0; a < n && finite; a++) memcpy(lambda + 3 * r->cidx[a], gamma + 3 * a, 3 * sizeof(double));
   *solved = rc == 0;
-  if (!*solved) sb_errorf(r->message, sizeof r->message, "contact sap (%d contacts): %s", n, si.message);
+  if (!*solved && !r->message[0]) sb_errorf(r->message, sizeof r->message, "contact sap (%d contacts): %s", n, si.message);
   sb_contact_apply_impulses(r->P, lambda, c->pyramid, *solved);
   cusp_contact_scatter(r, CUSP_CONTACT_SAP);
   info->nkept = n;

@@ -107,6 +107,7 @@ struct cusp_runtime {
   double *rigid_impulse;    /* nv: what an implicit model solved for the MuJoCo system */
   int has_rigid_impulse;
   char *touched;            /* per body */
+  char *held_tree;          /* per kinematic tree: a constraint MuJoCo keeps acts on it (contact_build.c) */
   int *geom_soft;           /* per geom: instance and disk of a soft disk, or -1 -1 */
   int rigid_body;           /* problem body of the MuJoCo system, or -1 */
   int lcp_ran;              /* the last compute solved a coupled contact problem (lcp, sap or ncp;

@@ -444,7 +444,7 @@ void cusp_runtime_free(cusp_runtime *r) {
   sb_sap_work_free(r->sap);
   sb_ncp_work_free(r->ncp);
   void *ptr[] = {r->cW, r->cvec, r->cidx, r->meta, r->cbuf, r->reports, r->vfree, r->force, r->qfrc_cusp, r->jac, r->jac2,
-                 r->sqrt_inv_d, r->rigid_impulse, r->touched, r->geom_soft,
+                 r->sqrt_inv_d, r->rigid_impulse, r->touched, r->held_tree, r->geom_soft,
                  r->mount_jac, r->mount_M_pre, r->mount_M_post};
   for (size_t k = 0; k < sizeof ptr / sizeof ptr[0]; k++) free(ptr[k]);
   free(r);
@@ -624,12 +624,13 @@ cusp_runtime *cusp_runtime_create(const mjModel *m, mjData *d, char *error, int 
   r->sqrt_inv_d = calloc(nvv, sizeof(double));
   r->rigid_impulse = calloc(nvv, sizeof(double));
   r->touched = calloc(m->nbody, 1);
+  r->held_tree = calloc(m->ntree ? m->ntree : 1, 1);
   r->mount_jac = calloc(12 * nvv, sizeof(double));
   r->mount_M_pre = calloc(m->nC ? m->nC : 1, sizeof(double));
   r->mount_M_post = calloc(m->nC ? m->nC : 1, sizeof(double));
   r->geom_soft = malloc(sizeof(int) * 2 * (m->ngeom ? m->ngeom : 1));
   if (!r->meta || !r->reports || !r->cbuf || !r->vfree || !r->force || !r->qfrc_cusp || !r->jac ||
-      !r->jac2 || !r->sqrt_inv_d || !r->rigid_impulse || !r->touched || !r->geom_soft ||
+      !r->jac2 || !r->sqrt_inv_d || !r->rigid_impulse || !r->touched || !r->held_tree || !r->geom_soft ||
       !r->mount_jac || !r->mount_M_pre || !r->mount_M_post)
     goto oom;
   for (int g = 0; g < 2 * m->ngeom; g++) r->geom_soft[g] = -1;
