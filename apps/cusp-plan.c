@@ -16,7 +16,8 @@ static int usage(const char *msg) {
   if (msg) fprintf(stderr, "cusp-plan: %s\n", msg);
   fprintf(stderr,
           "usage: cusp-plan --task rotate --axis x|y|z [--cold] [--N n] [--T seconds] [--angle rad]\n"
-          "                 [--eps e] [--max-iter k] [--tol t] [--out trajectory.csv] [--json] [--quiet]\n"
+          "                 [--eps e] [--max-iter k] [--kin-iter k] [--max-seconds s] [--tol t]\n"
+          "                 [--out trajectory.csv] [--json] [--quiet]\n"
           "defaults: the paper's task, N = 100, T = 4 s, 90 deg, mu = 0.6, d = 10, eps = 1e-7\n"
           "exit code: 0 converged, 1 not converged, 2 bad arguments\n");
   return 2;
@@ -68,8 +69,8 @@ static int write_trajectory(const char *path, plan_mpcc *p, const plan_mpcc_para
 
 int main(int argc, char **argv) {
   const char *task = NULL, *axis = NULL, *out = NULL;
-  int cold = 0, json = 0, quiet = 0, N = 100, max_iter = 3000;
-  double T = 4, angle = -1, eps = 1e-7, tol = 1e-8;
+  int cold = 0, json = 0, quiet = 0, N = 100, max_iter = 3000, kin_iter = 300;
+  double T = 4, angle = -1, eps = 1e-7, tol = 1e-8, max_seconds = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     int more = i + 1 < argc;
@@ -89,6 +90,13 @@ int main(int argc, char **argv) {
       long v = strtol(argv[++i], &end, 10);
       if (*end || v < 1 || v > 1000000) return usage("--max-iter needs an integer in 1..1000000");
       max_iter = (int)v;
+    } else if (!strcmp(a, "--kin-iter") && more) {
+      char *end;
+      long v = strtol(argv[++i], &end, 10);
+      if (*end || v < 1 || v > 1000000) return usage("--kin-iter needs an integer in 1..1000000");
+      kin_iter = (int)v;
+    } else if (!strcmp(a, "--max-seconds") && more) {
+      if (parse_positive(argv[++i], &max_seconds)) return usage("--max-seconds needs a number > 0");
     } else if (!strcmp(a, "--T") && more) {
       if (parse_positive(argv[++i], &T)) return usage("--T needs a number > 0");
     } else if (!strcmp(a, "--angle") && more) {
@@ -111,6 +119,8 @@ int main(int argc, char **argv) {
   P.eps = eps;
   P.tol = tol;
   P.max_iter = max_iter;
+  P.max_iter_kinematic = kin_iter;
+  P.max_seconds = max_seconds;
   P.verbose = !quiet;
   if (angle > 0) P.angle = angle;
   char err[256];

@@ -12,6 +12,13 @@
 
 #define EPS_SDF 1e-12   /* the paper's smoothing of |.| and max(.,.) */
 
+/* What the arm rows take from the step's start (q_k, v_k): M~, the free
+ * terms e = c + K (q + h v) + D v, and the map JW (n x 6) of a world wrench
+ * [force; moment about the disk origin] to generalized forces. */
+typedef struct {
+  double *Mt, *e, *JW;
+} arm_terms;
+
 struct plan_mpcc {
   plan_mpcc_params prm;
   sb_cusp_arm arm;
@@ -28,6 +35,7 @@ struct plan_mpcc {
   int nrow;              /* rows per step in that stage */
   double *Mt, *c, *Q, *tmp;   /* n x n, n, n, n scratch */
   double *zp, *rp, *rm;  /* scratch for differences */
+  arm_terms terms, terms_fixed;  /* arm terms of the current evaluation, and of the Jacobian's base point */
   int iterations;
 };
 
@@ -44,7 +52,7 @@ plan_mpcc_params plan_mpcc_rotate_task(int axis) {
                         .ball_center = {0, 0.1, 0.7}, .ball_radius = 0.05, .ball_mass = 0.1,
                         .ball_damping = 0.002, .disk_radius = 0.03, .disk_half_thickness = 0.005,
                         .q_bound = 0.06, .v_bound = 2, .tau_bound = 100, .force_bound = 100,
-                        .omega_bound = 20, .max_iter = 3000, .tol = 1e-8, .verbose = 0};
+                        .omega_bound = 20, .max_iter = 3000, .max_iter_kinematic = 300, .max_seconds = 0, .tol = 1e-8, .verbose = 0};
   r.axis[axis < 0 || axis > 2 ? 0 : axis] = 1;
   return r;
 }
@@ -163,46 +171,71 @@ static void contact_force(const plan_mpcc *p, const contact_geom *G, const contr
   }
 }
 
-/* The arm rows without tau: M~ (v1 - v0) + h (c + K (q0 + h v0) + D v0) - h J^T W.
- * Leaves the kinematics at q0. */
-static void arm_rows_without_tau(plan_mpcc *p, const state_view *S0, const state_view *S1,
-                                 const contact_geom *G, const double F[3], double *r) {
+/* The arm terms at S_k; JW column by column from sb_add_world_wrench on unit wrenches. */
+static void arm_terms_at(plan_mpcc *p, const state_view *S0, arm_terms *A) {
   int n = p->n;
   double h = p->h;
   const sb_model *m = p->model;
   sb_kinematics(m, p->work, S0->q, S0->v);
-  sb_mass_matrix(m, p->work, p->Mt);
-  sb_bias(m, p->work, p->c);
-  memset(p->Q, 0, sizeof(double) * n);
-  double mo[3];
-  cross3(G->r_disk, F, mo);
-  int last = m->nseg - 1;
-  sb_add_world_wrench(m, p->work, last, m->seg[last].p.length, F, mo, p->Q);
-  for (int i = 0; i < n; i++) {
-    double s = 0, e = 0;
+  sb_mass_matrix(m, p->work, A->Mt);
+  sb_bias(m, p->work, A->e);
+  for (int i = 0; i < n; i++)
     for (int j = 0; j < n; j++) {
-      double mt = p->Mt[i * n + j] + h * m->D[i * n + j] + h * h * m->K[i * n + j];
-      s += mt * (S1->v[j] - S0->v[j]);
-      e += m->K[i * n + j] * (S0->q[j] + h * S0->v[j]) + m->D[i * n + j] * S0->v[j];
+      A->Mt[i * n + j] += h * m->D[i * n + j] + h * h * m->K[i * n + j];
+      A->e[i] += m->K[i * n + j] * (S0->q[j] + h * S0->v[j]) + m->D[i * n + j] * S0->v[j];
     }
-    r[i] = s + h * (p->c[i] + e) - h * p->Q[i];
+  int last = m->nseg - 1;
+  for (int c = 0; c < 6; c++) {
+    double f[3] = {0}, mo[3] = {0};
+    if (c < 3) f[c] = 1; else mo[c - 3] = 1;
+    memset(p->Q, 0, sizeof(double) * n);
+    sb_add_world_wrench(m, p->work, last, m->seg[last].p.length, f, mo, p->Q);
+    for (int i = 0; i < n; i++) A->JW[i * 6 + c] = p->Q[i];
+  }
+}
+
+/* The arm rows without tau: M~ (v1 - v0) + h e - h JW [F; r x F]. */
+static void arm_rows_without_tau(plan_mpcc *p, const arm_terms *A, const state_view *S0,
+                                 const state_view *S1, const contact_geom *G, const double F[3],
+                                 double *r) {
+  int n = p->n;
+  double w[6];
+  memcpy(w, F, sizeof(double) * 3);
+  cross3(G->r_disk, F, w + 3);
+  for (int i = 0; i < n; i++) {
+    double s = 0, q = 0;
+    for (int j = 0; j < n; j++) s += A->Mt[i * n + j] * (S1->v[j] - S0->v[j]);
+    for (int c = 0; c < 6; c++) q += A->JW[i * 6 + c] * w[c];
+    r[i] = s + p->h * (A->e[i] - q);
   }
 }
 
 /* All rows of step k, in the order of mpcc.h. */
-static void step_rows(plan_mpcc *p, const double *z, int k, double *r) {
+/* G (may be NULL: computed) is the contact geometry at S_{k+1}, A (may be
+ * NULL: computed) the arm terms at S_k: the Jacobian passes them when the
+ * perturbed column leaves them unchanged. */
+static void step_rows_with(plan_mpcc *p, const double *z, int k, const contact_geom *Gc,
+                           const arm_terms *Ac, double *r) {
   const plan_mpcc_params *P = &p->prm;
   int n = p->n, d = P->d;
   double h = p->h;
   state_view S0 = state_at(p, z, k), S1 = state_at(p, z, k + 1);
   control_view U = control_at(p, z, k);
-  contact_geom G;
-  contact_geometry(p, S1.q, S1.v, S1.om, &G);
+  contact_geom Gl;
+  if (!Gc) {
+    contact_geometry(p, S1.q, S1.v, S1.om, &Gl);
+    Gc = &Gl;
+  }
+  const contact_geom G = *Gc;
   double F[3];
   contact_force(p, &G, &U, F);
   int o = 0;
   if (p->dynamic) {
-    arm_rows_without_tau(p, &S0, &S1, &G, F, r);
+    if (!Ac) {
+      arm_terms_at(p, &S0, &p->terms);
+      Ac = &p->terms;
+    }
+    arm_rows_without_tau(p, Ac, &S0, &S1, &G, F, r);
     for (int i = 0; i < n; i++) r[i] -= h * U.tau[i];
     o = n;
   }
@@ -210,8 +243,9 @@ static void step_rows(plan_mpcc *p, const double *z, int k, double *r) {
   o += n;
   double mF[3] = {-F[0], -F[1], -F[2]}, tb[3];
   cross3(G.r_ball, mF, tb);
+  /* divided by the ball's inertia (1e-4 kg m^2): rows of order omega, like the others */
   for (int i = 0; i < 3; i++)
-    r[o + i] = p->ball_inertia * (S1.om[i] - S0.om[i]) - h * (tb[i] - P->ball_damping * S1.om[i]);
+    r[o + i] = (S1.om[i] - S0.om[i]) - h / p->ball_inertia * (tb[i] - P->ball_damping * S1.om[i]);
   o += 3;
   double hw[3] = {h * S1.om[0], h * S1.om[1], h * S1.om[2]}, e[4], qn[4];
   quat_exp(hw, e);
@@ -229,6 +263,10 @@ static void step_rows(plan_mpcc *p, const double *z, int k, double *r) {
     r[o + j] = s;
     r[o + d + j] = U.ft[j] * s;
   }
+}
+
+static void step_rows(plan_mpcc *p, const double *z, int k, double *r) {
+  step_rows_with(p, z, k, NULL, NULL, r);
 }
 
 static void row_bounds(const plan_mpcc *p, double *lo, double *hi) {
@@ -349,13 +387,20 @@ static Bool cb_jac(Index nv, Number *x, Bool nx, Index m, Index nele, Index *iro
   }
   memcpy(p->zp, x, sizeof(double) * nv);
   for (int k = 0; k < p->prm.N; k++) {
+    state_view S0 = state_at(p, x, k), S1 = state_at(p, x, k + 1);
+    contact_geom G;
+    contact_geometry(p, S1.q, S1.v, S1.om, &G);
+    if (p->dynamic) arm_terms_at(p, &S0, &p->terms_fixed);
     for (int c = 0; c < C; c++) {
       int col = k * p->B + c;
+      /* S_k's columns leave the geometry at S_{k+1}; the others the arm terms at S_k */
+      const contact_geom *Gc = c < p->B ? &G : NULL;
+      const arm_terms *Ac = c < p->ns ? NULL : &p->terms_fixed;
       double x0 = p->zp[col], dx = 1e-6 * (1 + fabs(x0));
       p->zp[col] = x0 + dx;
-      step_rows(p, p->zp, k, p->rp);
+      step_rows_with(p, p->zp, k, Gc, p->dynamic ? Ac : NULL, p->rp);
       p->zp[col] = x0 - dx;
-      step_rows(p, p->zp, k, p->rm);
+      step_rows_with(p, p->zp, k, Gc, p->dynamic ? Ac : NULL, p->rm);
       p->zp[col] = x0;
       for (int r = 0; r < R; r++) val[(size_t)k * R * C + (size_t)r * C + c] = (p->rp[r] - p->rm[r]) / (2 * dx);
     }
@@ -422,12 +467,18 @@ plan_mpcc *plan_mpcc_create(const plan_mpcc_params *prm, char *error, int error_
   /* tangent reference: the world axis least aligned with the rest normal (the ball's -y side) */
   p->t1_ref[0] = 1;
   int n = p->n, R = rows_per_step(p, 1);
-  p->Mt = malloc(sizeof(double) * (n * n + 3 * n));
+  p->Mt = malloc(sizeof(double) * (n * n + 3 * n + 2 * (n * n + 7 * n)));
   p->zp = malloc(sizeof(double) * (p->nvar + 2 * R));
   if (!p->Mt || !p->zp) { snprintf(error, error_size, "mpcc: out of memory"); plan_mpcc_free(p); return NULL; }
   p->c = p->Mt + n * n;
   p->Q = p->c + n;
   p->tmp = p->Q + n;
+  p->terms.Mt = p->tmp + n;
+  p->terms.e = p->terms.Mt + n * n;
+  p->terms.JW = p->terms.e + n;
+  p->terms_fixed.Mt = p->terms.JW + 6 * n;
+  p->terms_fixed.e = p->terms_fixed.Mt + n * n;
+  p->terms_fixed.JW = p->terms_fixed.e + n;
   p->rp = p->zp + p->nvar;
   p->rm = p->rp + R;
   double zero[64] = {0}, res;
@@ -468,7 +519,8 @@ void plan_mpcc_inverse_dynamics(plan_mpcc *p, double *z) {
     contact_geometry(p, S1.q, S1.v, S1.om, &G);
     double F[3];
     contact_force(p, &G, &U, F);
-    arm_rows_without_tau(p, &S0, &S1, &G, F, p->tmp);
+    arm_terms_at(p, &S0, &p->terms);
+    arm_rows_without_tau(p, &p->terms, &S0, &S1, &G, F, p->tmp);
     double *tau = z + (size_t)k * p->B + p->ns;
     for (int i = 0; i < p->n; i++) tau[i] = p->tmp[i] / p->h;
   }
@@ -498,7 +550,8 @@ int plan_mpcc_solve(plan_mpcc *p, int dynamic, double *z, plan_mpcc_stage *out) 
   AddIpoptStrOption(ip, "sb", "yes");
   AddIpoptStrOption(ip, "hessian_approximation", "limited-memory");
   AddIpoptNumOption(ip, "tol", p->prm.tol);
-  AddIpoptIntOption(ip, "max_iter", p->prm.max_iter);
+  AddIpoptIntOption(ip, "max_iter", dynamic ? p->prm.max_iter : p->prm.max_iter_kinematic);
+  if (p->prm.max_seconds > 0) AddIpoptNumOption(ip, "max_cpu_time", p->prm.max_seconds);
   AddIpoptStrOption(ip, "mu_strategy", "adaptive");
   AddIpoptNumOption(ip, "nlp_upper_bound_inf", 1e19);
   AddIpoptNumOption(ip, "nlp_lower_bound_inf", -1e19);

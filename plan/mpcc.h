@@ -42,7 +42,9 @@ typedef struct {
   double ball_center[3], ball_radius, ball_mass, ball_damping;
   double disk_radius, disk_half_thickness;
   double q_bound, v_bound, tau_bound, force_bound, omega_bound;
-  int max_iter;           /* IPOPT iterations per stage */
+  int max_iter;           /* IPOPT iterations of the dynamic stage */
+  int max_iter_kinematic; /* of the kinematic stage (a warm start: need not converge) */
+  double max_seconds;     /* IPOPT max_cpu_time per stage (0: none) */
   double tol;             /* IPOPT tol */
   int verbose;            /* progress lines (IPOPT iterations) on stderr */
 } plan_mpcc_params;

@@ -17,6 +17,7 @@ static plan_mpcc_params small_task(void) {
   P.eps = 1e-4;
   P.tol = 1e-6;
   P.max_iter = 400;
+  P.max_iter_kinematic = 200;
   return P;
 }
 
