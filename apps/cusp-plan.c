@@ -34,6 +34,8 @@ static void stage_json(const char *name, const plan_mpcc_stage *s, int ran) {
   json_number(s->quaternion_error);
   printf(", \"complementarity\": ");
   json_number(s->complementarity);
+  printf(", \"complementarity_product\": ");
+  json_number(s->complementarity_product);
   printf(", \"constraint_violation\": ");
   json_number(s->constraint_violation);
   printf("}");
@@ -151,6 +153,8 @@ int main(int argc, char **argv) {
     json_number(dyn.quaternion_error);
     printf(", \"complementarity\": ");
     json_number(dyn.complementarity);
+    printf(", \"complementarity_product\": ");
+    json_number(dyn.complementarity_product);
     printf(", \"step_residual\": ");
     json_number(step_residual);
     printf(", \"iterations\": %d, \"solve_s\": {\"kinematic\": ", kin.iterations + dyn.iterations);

@@ -565,7 +565,7 @@ int plan_mpcc_solve(plan_mpcc *p, int dynamic, double *z, plan_mpcc_stage *out) 
   out->iterations = p->iterations;
   out->objective = obj;
   out->quaternion_error = plan_mpcc_quaternion_error(p, z);
-  out->complementarity = plan_mpcc_complementarity(p, z);
+  out->complementarity = plan_mpcc_complementarity_measures(p, z, &out->complementarity_product);
   double viol = 0;
   for (int k = 0; k < p->prm.N; k++) step_rows(p, z, k, g + (size_t)k * p->nrow);
   for (int i = 0; i < m; i++) viol = fmax(viol, fmax(gl[i] - g[i], g[i] - gu[i]));
@@ -591,7 +591,11 @@ void plan_mpcc_contact(plan_mpcc *p, const double *z, int k, double *gap, double
 }
 
 double plan_mpcc_complementarity(plan_mpcc *p, const double *z) {
-  double worst = 0;
+  return plan_mpcc_complementarity_measures(p, z, NULL);
+}
+
+double plan_mpcc_complementarity_measures(plan_mpcc *p, const double *z, double *max_product) {
+  double worst = 0, prod = 0;
   for (int k = 0; k < p->prm.N; k++) {
     state_view S1 = state_at(p, z, k + 1);
     control_view U = control_at(p, z, k);
@@ -601,9 +605,14 @@ double plan_mpcc_complementarity(plan_mpcc *p, const double *z) {
     for (int j = 0; j < p->prm.d; j++) cone -= U.ft[j];
     worst = fmax(worst, fabs(fmin(G.gap, U.fz)));
     worst = fmax(worst, fabs(fmin(cone, U.gamma)));
-    for (int j = 0; j < p->prm.d; j++)
-      worst = fmax(worst, fabs(fmin(U.ft[j], dot3(G.D + 3 * j, G.nu) + U.gamma)));
+    prod = fmax(prod, fmax(G.gap * U.fz, cone * U.gamma));
+    for (int j = 0; j < p->prm.d; j++) {
+      double s = dot3(G.D + 3 * j, G.nu) + U.gamma;
+      worst = fmax(worst, fabs(fmin(U.ft[j], s)));
+      prod = fmax(prod, U.ft[j] * s);
+    }
   }
+  if (max_product) *max_product = prod;
   return worst;
 }
 

@@ -60,6 +60,7 @@ typedef struct {
   double objective;
   double quaternion_error;    /* 1 - (quat_N . target)^2 */
   double complementarity;     /* max over steps and pairs of |min(a, b)| */
+  double complementarity_product; /* max over steps and pairs of a b (Scholtes: <= eps) */
   double constraint_violation;/* max violation of the NLP's constraints and bounds */
 } plan_mpcc_stage;
 
@@ -91,6 +92,8 @@ int plan_mpcc_solve(plan_mpcc *p, int dynamic, double *z, plan_mpcc_stage *out);
  * recomputed from the contact geometry. */
 double plan_mpcc_step_residual(plan_mpcc *p, const double *z);
 double plan_mpcc_complementarity(plan_mpcc *p, const double *z);
+/* The same, and the largest product a b over the pairs (may be NULL). */
+double plan_mpcc_complementarity_measures(plan_mpcc *p, const double *z, double *max_product);
 double plan_mpcc_quaternion_error(const plan_mpcc *p, const double *z);
 /* Contact quantities of step k (after the step): gap, normal force. */
 void plan_mpcc_contact(plan_mpcc *p, const double *z, int k, double *gap, double *fz);

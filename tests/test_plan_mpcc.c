@@ -82,6 +82,9 @@ int main(void) {
   }
   EXPECT(worst_product <= P.eps * (1 + 1e-3), "gap * fz = %g > eps = %g", worst_product, P.eps);
   EXPECT(most_negative > -1e-6, "a gap or normal force is negative: %g", most_negative);
+  double prod;
+  plan_mpcc_complementarity_measures(p, z, &prod);
+  EXPECT(prod <= P.eps * (1 + 1e-3), "largest complementarity product %g > eps %g", prod, P.eps);
   EXPECT(dyn.complementarity < sqrt(P.eps), "complementarity %g above sqrt(eps)", dyn.complementarity);
   EXPECT(max_force > 0.01, "the disk never pushes the ball (max fz %g)", max_force);
   /* the ball turned towards the target: better than not moving at all (error sin^2(angle/2)) */
