@@ -270,6 +270,7 @@ static int enqueue_children(qpcc_search *s, const qp_node *qp, double tol, unsig
   int nc = p->nc, d = p->d, nd = nc * d, np = L->npairs;
   plan_qpcc_conditions(p, qp->x, cond);
   for (int i = 0; i < nc; i++) {
+    /* as Algorithm 2 reads: a contact's friction pivot builds on its normal pivot */
     memcpy(child, qp->spec, np);
     int id = i;
     if (qp->spec[id] && fabs(cond[id]) <= tol) {          /* separating with zero normal speed: touch */
