@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 runtime=(build-essential cmake pkg-config libopenblas-dev liblapacke-dev xvfb ffmpeg
-         python3 python3-venv libgl1 libegl1 libosmesa6)
+         python3 python3-venv libgl1 libegl1 libosmesa6 coinor-libipopt-dev)
 testing=(gnuplot libsiconos-numerics-dev clang libclang-rt-dev libpng-dev libxtst6 libgmp-dev)  # libxtst6: python/tools/viewer_shot.py types keys into the viewer; libclang-rt-dev: libFuzzer; libgmp-dev: exact rational residuals in test_lcp_solvers
 
 want=("${runtime[@]}")

@@ -1,0 +1,181 @@
+/* cusp-plan: planning through contact (CUSP paper, section IV) with the
+ * MPCC of plan/mpcc.h: the soft arm turns the ball by 90 degrees about an
+ * axis. Kinematic stage, then the dynamic stage warm-started from it (or the
+ * dynamic stage alone from rest with --cold). Progress (IPOPT iterations) on
+ * stderr; with --json the last stdout line is one JSON object.
+ * Exit code: 0 the dynamic stage converged (IPOPT success, or "acceptable":
+ * its looser tolerances; the JSON says which), 1 it did not,
+ * 2 bad arguments. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli_util.h"
+#include "mpcc.h"
+
+static int usage(const char *msg) {
+  if (msg) fprintf(stderr, "cusp-plan: %s\n", msg);
+  fprintf(stderr,
+          "usage: cusp-plan --task rotate --axis x|y|z [--cold] [--N n] [--T seconds] [--angle rad]\n"
+          "                 [--eps e] [--max-iter k] [--kin-iter k] [--max-seconds s] [--tol t]\n"
+          "                 [--out trajectory.csv] [--json] [--quiet]\n"
+          "defaults: the paper's task, N = 100, T = 4 s, 90 deg, mu = 0.6, d = 10, eps = 1e-7\n"
+          "exit code: 0 converged (or IPOPT-acceptable), 1 not converged, 2 bad arguments\n");
+  return 2;
+}
+
+static void stage_json(const char *name, const plan_mpcc_stage *s, int ran) {
+  printf("\"%s\": ", name);
+  if (!ran) { printf("null"); return; }
+  printf("{\"status\": %d, \"iterations\": %d, \"solve_s\": ", s->status, s->iterations);
+  json_number(s->solve_s);
+  printf(", \"objective\": ");
+  json_number(s->objective);
+  printf(", \"quaternion_error\": ");
+  json_number(s->quaternion_error);
+  printf(", \"complementarity\": ");
+  json_number(s->complementarity);
+  printf(", \"complementarity_product\": ");
+  json_number(s->complementarity_product);
+  printf(", \"constraint_violation\": ");
+  json_number(s->constraint_violation);
+  printf("}");
+}
+
+/* One row per knot: t, q (n), v (n), omega (3), quat (4), then the step's
+ * tau (n), fz, gap (empty on the last knot). */
+static int write_trajectory(const char *path, plan_mpcc *p, const plan_mpcc_params *P, const double *z) {
+  FILE *f = fopen(path, "w");
+  if (!f) return -1;
+  int n = plan_mpcc_n(p), ns = 2 * n + 7, B = ns + n + P->d + 2;
+  fprintf(f, "t");
+  for (int i = 0; i < n; i++) fprintf(f, ",q%d", i);
+  for (int i = 0; i < n; i++) fprintf(f, ",v%d", i);
+  fprintf(f, ",wx,wy,wz,qw,qx,qy,qz");
+  for (int i = 0; i < n; i++) fprintf(f, ",tau%d", i);
+  fprintf(f, ",fz,gap\n");
+  for (int k = 0; k <= P->N; k++) {
+    fprintf(f, "%.9g", k * P->T / P->N);
+    for (int i = 0; i < ns; i++) fprintf(f, ",%.17g", z[(size_t)k * B + i]);
+    if (k < P->N) {
+      for (int i = 0; i < n; i++) fprintf(f, ",%.17g", z[(size_t)k * B + ns + i]);
+      double gap, fz;
+      plan_mpcc_contact(p, z, k, &gap, &fz);
+      fprintf(f, ",%.17g,%.17g\n", fz, gap);
+    } else {
+      for (int i = 0; i < n + 2; i++) fputc(',', f);
+      fputc('\n', f);
+    }
+  }
+  return fclose(f);
+}
+
+int main(int argc, char **argv) {
+  const char *task = NULL, *axis = NULL, *out = NULL;
+  int cold = 0, json = 0, quiet = 0, N = 100, max_iter = 3000, kin_iter = 300;
+  double T = 4, angle = -1, eps = 1e-7, tol = 1e-8, max_seconds = 0;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    int more = i + 1 < argc;
+    if (!strcmp(a, "--task") && more) task = argv[++i];
+    else if (!strcmp(a, "--axis") && more) axis = argv[++i];
+    else if (!strcmp(a, "--cold")) cold = 1;
+    else if (!strcmp(a, "--json")) json = 1;
+    else if (!strcmp(a, "--quiet")) quiet = 1;
+    else if (!strcmp(a, "--out") && more) out = argv[++i];
+    else if (!strcmp(a, "--N") && more) {
+      char *end;
+      long v = strtol(argv[++i], &end, 10);
+      if (*end || v < 1 || v > 100000) return usage("--N needs an integer in 1..100000");
+      N = (int)v;
+    } else if (!strcmp(a, "--max-iter") && more) {
+      char *end;
+      long v = strtol(argv[++i], &end, 10);
+      if (*end || v < 1 || v > 1000000) return usage("--max-iter needs an integer in 1..1000000");
+      max_iter = (int)v;
+    } else if (!strcmp(a, "--kin-iter") && more) {
+      char *end;
+      long v = strtol(argv[++i], &end, 10);
+      if (*end || v < 1 || v > 1000000) return usage("--kin-iter needs an integer in 1..1000000");
+      kin_iter = (int)v;
+    } else if (!strcmp(a, "--max-seconds") && more) {
+      if (parse_positive(argv[++i], &max_seconds)) return usage("--max-seconds needs a number > 0");
+    } else if (!strcmp(a, "--T") && more) {
+      if (parse_positive(argv[++i], &T)) return usage("--T needs a number > 0");
+    } else if (!strcmp(a, "--angle") && more) {
+      if (parse_positive(argv[++i], &angle)) return usage("--angle needs a number > 0 (rad)");
+    } else if (!strcmp(a, "--eps") && more) {
+      if (parse_positive(argv[++i], &eps)) return usage("--eps needs a number > 0");
+    } else if (!strcmp(a, "--tol") && more) {
+      if (parse_positive(argv[++i], &tol)) return usage("--tol needs a number > 0");
+    } else {
+      char msg[200];
+      snprintf(msg, sizeof msg, "unknown or incomplete option '%s'", a);
+      return usage(msg);
+    }
+  }
+  if (!task || strcmp(task, "rotate")) return usage("--task rotate is required (the only task)");
+  if (!axis || strlen(axis) != 1 || !strchr("xyz", axis[0])) return usage("--axis must be x, y or z");
+  plan_mpcc_params P = plan_mpcc_rotate_task(axis[0] - 'x');
+  P.N = N;
+  P.T = T;
+  P.eps = eps;
+  P.tol = tol;
+  P.max_iter = max_iter;
+  P.max_iter_kinematic = kin_iter;
+  P.max_seconds = max_seconds;
+  P.verbose = !quiet;
+  if (angle > 0) P.angle = angle;
+  char err[256];
+  plan_mpcc *p = plan_mpcc_create(&P, err, sizeof err);
+  if (!p) { fprintf(stderr, "cusp-plan: %s\n", err); return 2; }
+  double *z = malloc(sizeof(double) * plan_mpcc_nvars(p));
+  if (!z) { fprintf(stderr, "cusp-plan: out of memory\n"); plan_mpcc_free(p); return 1; }
+  plan_mpcc_rest_guess(p, z);
+  plan_mpcc_stage kin = {0}, dyn = {0};
+  if (!cold) {
+    plan_mpcc_solve(p, 0, z, &kin);
+    if (!quiet) fprintf(stderr, "kinematic stage: IPOPT status %d after %d iterations, %.2f s\n", kin.status, kin.iterations, kin.solve_s);
+    plan_mpcc_inverse_dynamics(p, z);
+  }
+  int rc = plan_mpcc_solve(p, 1, z, &dyn);
+  double step_residual = plan_mpcc_step_residual(p, z);
+  if (!quiet) fprintf(stderr, "dynamic stage: IPOPT status %d after %d iterations, %.2f s\n", dyn.status, dyn.iterations, dyn.solve_s);
+  if (out && write_trajectory(out, p, &P, z)) {
+    fprintf(stderr, "cusp-plan: cannot write %s\n", out);
+    rc = -1;
+  }
+  /* IPOPT's Solved_To_Acceptable_Level (1) meets its looser acceptable_* tolerances only */
+  const char *status = rc != 0 ? "failed" : dyn.status == 0 ? "converged" : "acceptable";
+  if (json) {
+    printf("{\"task\": \"rotate\", \"axis\": \"%c\", \"start\": \"%s\", \"N\": %d, \"T\": ", axis[0],
+           cold ? "cold" : "kinematic", N);
+    json_number(T);
+    printf(", \"status\": \"%s\", \"ipopt_status\": %d, \"quaternion_error\": ", status, dyn.status);
+    json_number(dyn.quaternion_error);
+    printf(", \"complementarity\": ");
+    json_number(dyn.complementarity);
+    printf(", \"complementarity_product\": ");
+    json_number(dyn.complementarity_product);
+    printf(", \"step_residual\": ");
+    json_number(step_residual);
+    printf(", \"iterations\": %d, \"solve_s\": {\"kinematic\": ", kin.iterations + dyn.iterations);
+    json_number(cold ? 0 : kin.solve_s);
+    printf(", \"dynamic\": ");
+    json_number(dyn.solve_s);
+    printf(", \"total\": ");
+    json_number(kin.solve_s + dyn.solve_s);
+    printf("}, ");
+    stage_json("kinematic", &kin, !cold);
+    printf(", ");
+    stage_json("dynamic", &dyn, 1);
+    printf("}\n");
+  } else {
+    printf("rotate about %c (%s start): %s, quaternion error %.3g, complementarity %.3g, step residual %.3g, "
+           "%.2f s\n", axis[0], cold ? "cold" : "kinematic", status, dyn.quaternion_error,
+           dyn.complementarity, step_residual, kin.solve_s + dyn.solve_s);
+  }
+  free(z);
+  plan_mpcc_free(p);
+  return rc == 0 ? 0 : 1;
+}

@@ -1,0 +1,646 @@
+/* The ball-rotation MPCC (mpcc.h): transcription, derivatives, IPOPT. */
+#include "mpcc.h"
+
+#include <IpStdCInterface.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "presets.h"
+
+#define EPS_SDF 1e-12   /* the paper's smoothing of |.| and max(.,.) */
+
+/* What the arm rows take from the step's start (q_k, v_k): M~, the free
+ * terms e = c + K (q + h v) + D v, and the map JW (n x 6) of a world wrench
+ * [force; moment about the disk origin] to generalized forces. */
+typedef struct {
+  double *Mt, *e, *JW;
+} arm_terms;
+
+struct plan_mpcc {
+  plan_mpcc_params prm;
+  sb_cusp_arm arm;
+  sb_model *model;
+  sb_work *work;
+  int n, ns, nu, B;      /* arm dofs, state and control block sizes, B = ns + nu */
+  int nvar;
+  double h;
+  double q_init[64];
+  double target[4];      /* target quaternion */
+  double t1_ref[3];      /* fixed reference for the tangent basis */
+  double ball_inertia;
+  int dynamic;           /* stage being solved */
+  int nrow;              /* rows per step in that stage */
+  double *Mt, *c, *Q, *tmp;   /* n x n, n, n, n scratch */
+  double *zp, *rp, *rm;  /* scratch for differences */
+  arm_terms terms, terms_fixed;  /* arm terms of the current evaluation, and of the Jacobian's base point */
+  int iterations;
+};
+
+int plan_mpcc_n(const plan_mpcc *p) { return p->n; }
+int plan_mpcc_nvars(const plan_mpcc *p) { return p->nvar; }
+
+static int rows_per_step(const plan_mpcc *p, int dynamic) {
+  return (dynamic ? p->n : 0) + p->n + 3 + 4 + 4 + 2 * p->prm.d;
+}
+int plan_mpcc_nconstraints(const plan_mpcc *p, int dynamic) { return p->prm.N * rows_per_step(p, dynamic); }
+
+plan_mpcc_params plan_mpcc_rotate_task(int axis) {
+  plan_mpcc_params r = {.N = 100, .T = 4.0, .mu = 0.6, .d = 10, .eps = 1e-7, .angle = 0.5 * M_PI,
+                        .ball_center = {0, 0.1, 0.7}, .ball_radius = 0.05, .ball_mass = 0.1,
+                        .ball_damping = 0.002, .disk_radius = 0.03, .disk_half_thickness = 0.005,
+                        .q_bound = 0.06, .v_bound = 2, .tau_bound = 100, .force_bound = 100,
+                        .omega_bound = 20, .max_iter = 3000, .max_iter_kinematic = 300, .max_seconds = 0, .tol = 1e-8, .verbose = 0};
+  r.axis[axis < 0 || axis > 2 ? 0 : axis] = 1;
+  return r;
+}
+
+/* ---- quaternions (w x y z) ---- */
+static void quat_mul(const double a[4], const double b[4], double o[4]) {
+  o[0] = a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3];
+  o[1] = a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2];
+  o[2] = a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1];
+  o[3] = a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0];
+}
+
+/* exp of a rotation vector th: [cos(|th|/2), sin(|th|/2)/|th| th]; Taylor
+ * series below |th| = 1e-3, so it stays smooth at 0 (the paper, IV-B (ii)). */
+static void quat_exp(const double th[3], double o[4]) {
+  double a2 = th[0] * th[0] + th[1] * th[1] + th[2] * th[2], c, s;
+  if (a2 < 1e-6) {
+    c = 1 - a2 / 8 + a2 * a2 / 384;
+    s = 0.5 - a2 / 48 + a2 * a2 / 3840;
+  } else {
+    double a = sqrt(a2);
+    c = cos(0.5 * a);
+    s = sin(0.5 * a) / a;
+  }
+  o[0] = c;
+  for (int i = 0; i < 3; i++) o[i + 1] = s * th[i];
+}
+
+static void cross3(const double a[3], const double b[3], double o[3]) {
+  o[0] = a[1] * b[2] - a[2] * b[1];
+  o[1] = a[2] * b[0] - a[0] * b[2];
+  o[2] = a[0] * b[1] - a[1] * b[0];
+}
+static double dot3(const double a[3], const double b[3]) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
+
+static double smax(double a, double b) { return 0.5 * (a + b + sqrt((a - b) * (a - b) + EPS_SDF)); }
+static double smin(double a, double b) { return 0.5 * (a + b - sqrt((a - b) * (a - b) + EPS_SDF)); }
+
+/* Contact geometry after a step: the end disk at (q, v), the ball rotating
+ * at omega. */
+typedef struct {
+  double gap;
+  double n[3];          /* unit normal, from the ball towards the disk */
+  double x[3];          /* contact point on the disk (world) */
+  double r_disk[3];     /* x - disk origin (world) */
+  double r_ball[3];     /* ball's contact point - ball centre = R n */
+  double nu[3];         /* velocity of x relative to the ball's surface point */
+  double D[3 * 16];     /* friction directions (d <= 16), world */
+} contact_geom;
+
+static void contact_geometry(plan_mpcc *p, const double *q, const double *v, const double *omega,
+                             contact_geom *G) {
+  const plan_mpcc_params *P = &p->prm;
+  sb_kinematics(p->model, p->work, q, v);
+  sb_pose g;
+  double eta[6];
+  int last = p->model->nseg - 1;
+  sb_point_kinematics(p->model, p->work, last, p->model->seg[last].p.length, &g, NULL, eta, NULL);
+  /* the ball centre in the disk frame; closest point of the capped cylinder */
+  double w[3], wl[3];
+  for (int i = 0; i < 3; i++) w[i] = P->ball_center[i] - g.p[i];
+  for (int i = 0; i < 3; i++) wl[i] = g.R[0 * 3 + i] * w[0] + g.R[3 + i] * w[1] + g.R[6 + i] * w[2];
+  double rho = sqrt(wl[0] * wl[0] + wl[1] * wl[1] + EPS_SDF);
+  double rho_c = smin(rho, P->disk_radius);
+  double z_c = smax(-P->disk_half_thickness, smin(wl[2], P->disk_half_thickness));
+  double xl[3] = {wl[0] * rho_c / rho, wl[1] * rho_c / rho, z_c};
+  for (int i = 0; i < 3; i++) {
+    G->r_disk[i] = g.R[i * 3] * xl[0] + g.R[i * 3 + 1] * xl[1] + g.R[i * 3 + 2] * xl[2];
+    G->x[i] = g.p[i] + G->r_disk[i];
+  }
+  double dx[3], dist2 = 0;
+  for (int i = 0; i < 3; i++) { dx[i] = G->x[i] - P->ball_center[i]; dist2 += dx[i] * dx[i]; }
+  double dist = sqrt(dist2 + EPS_SDF);
+  G->gap = dist - P->ball_radius;
+  for (int i = 0; i < 3; i++) { G->n[i] = dx[i] / dist; G->r_ball[i] = P->ball_radius * G->n[i]; }
+  /* velocity of x: the frame's twist [w; v] in its own axes, to world */
+  double wb[3], vb[3], ww[3], vw[3], wxr[3], oxr[3];
+  for (int i = 0; i < 3; i++) { wb[i] = eta[i]; vb[i] = eta[3 + i]; }
+  for (int i = 0; i < 3; i++) {
+    ww[i] = g.R[i * 3] * wb[0] + g.R[i * 3 + 1] * wb[1] + g.R[i * 3 + 2] * wb[2];
+    vw[i] = g.R[i * 3] * vb[0] + g.R[i * 3 + 1] * vb[1] + g.R[i * 3 + 2] * vb[2];
+  }
+  cross3(ww, G->r_disk, wxr);
+  cross3(omega, G->r_ball, oxr);
+  for (int i = 0; i < 3; i++) G->nu[i] = vw[i] + wxr[i] - oxr[i];
+  /* tangent basis from a fixed reference projected on the tangent plane */
+  double t1[3], t2[3], an = dot3(p->t1_ref, G->n), nt = 0;
+  for (int i = 0; i < 3; i++) { t1[i] = p->t1_ref[i] - an * G->n[i]; nt += t1[i] * t1[i]; }
+  nt = sqrt(nt);
+  for (int i = 0; i < 3; i++) t1[i] /= nt;
+  cross3(G->n, t1, t2);
+  for (int j = 0; j < P->d; j++) {
+    double th = 2 * M_PI * j / P->d;
+    for (int i = 0; i < 3; i++) G->D[3 * j + i] = cos(th) * t1[i] + sin(th) * t2[i];
+  }
+}
+
+/* Views of the blocks of z. */
+typedef struct { const double *q, *v, *om, *quat; } state_view;
+typedef struct { const double *tau; double fz; const double *ft; double gamma; } control_view;
+
+static state_view state_at(const plan_mpcc *p, const double *z, int k) {
+  const double *s = z + (size_t)k * p->B;
+  return (state_view){s, s + p->n, s + 2 * p->n, s + 2 * p->n + 3};
+}
+static control_view control_at(const plan_mpcc *p, const double *z, int k) {
+  const double *u = z + (size_t)k * p->B + p->ns;
+  return (control_view){u, u[p->n], u + p->n + 1, u[p->n + 1 + p->prm.d]};
+}
+
+/* World contact force on the arm. */
+static void contact_force(const plan_mpcc *p, const contact_geom *G, const control_view *U, double F[3]) {
+  for (int i = 0; i < 3; i++) {
+    F[i] = U->fz * G->n[i];
+    for (int j = 0; j < p->prm.d; j++) F[i] += U->ft[j] * G->D[3 * j + i];
+  }
+}
+
+/* The arm terms at S_k; JW column by column from sb_add_world_wrench on unit wrenches. */
+static void arm_terms_at(plan_mpcc *p, const state_view *S0, arm_terms *A) {
+  int n = p->n;
+  double h = p->h;
+  const sb_model *m = p->model;
+  sb_kinematics(m, p->work, S0->q, S0->v);
+  sb_mass_matrix(m, p->work, A->Mt);
+  sb_bias(m, p->work, A->e);
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < n; j++) {
+      A->Mt[i * n + j] += h * m->D[i * n + j] + h * h * m->K[i * n + j];
+      A->e[i] += m->K[i * n + j] * (S0->q[j] + h * S0->v[j]) + m->D[i * n + j] * S0->v[j];
+    }
+  int last = m->nseg - 1;
+  for (int c = 0; c < 6; c++) {
+    double f[3] = {0}, mo[3] = {0};
+    if (c < 3) f[c] = 1; else mo[c - 3] = 1;
+    memset(p->Q, 0, sizeof(double) * n);
+    sb_add_world_wrench(m, p->work, last, m->seg[last].p.length, f, mo, p->Q);
+    for (int i = 0; i < n; i++) A->JW[i * 6 + c] = p->Q[i];
+  }
+}
+
+/* The arm rows without tau: M~ (v1 - v0) + h e - h JW [F; r x F]. */
+static void arm_rows_without_tau(plan_mpcc *p, const arm_terms *A, const state_view *S0,
+                                 const state_view *S1, const contact_geom *G, const double F[3],
+                                 double *r) {
+  int n = p->n;
+  double w[6];
+  memcpy(w, F, sizeof(double) * 3);
+  cross3(G->r_disk, F, w + 3);
+  for (int i = 0; i < n; i++) {
+    double s = 0, q = 0;
+    for (int j = 0; j < n; j++) s += A->Mt[i * n + j] * (S1->v[j] - S0->v[j]);
+    for (int c = 0; c < 6; c++) q += A->JW[i * 6 + c] * w[c];
+    r[i] = s + p->h * (A->e[i] - q);
+  }
+}
+
+/* All rows of step k, in the order of mpcc.h. */
+/* G (may be NULL: computed) is the contact geometry at S_{k+1}, A (may be
+ * NULL: computed) the arm terms at S_k: the Jacobian passes them when the
+ * perturbed column leaves them unchanged. */
+static void step_rows_with(plan_mpcc *p, const double *z, int k, const contact_geom *Gc,
+                           const arm_terms *Ac, double *r) {
+  const plan_mpcc_params *P = &p->prm;
+  int n = p->n, d = P->d;
+  double h = p->h;
+  state_view S0 = state_at(p, z, k), S1 = state_at(p, z, k + 1);
+  control_view U = control_at(p, z, k);
+  contact_geom Gl;
+  if (!Gc) {
+    contact_geometry(p, S1.q, S1.v, S1.om, &Gl);
+    Gc = &Gl;
+  }
+  const contact_geom G = *Gc;
+  double F[3];
+  contact_force(p, &G, &U, F);
+  int o = 0;
+  if (p->dynamic) {
+    if (!Ac) {
+      arm_terms_at(p, &S0, &p->terms);
+      Ac = &p->terms;
+    }
+    arm_rows_without_tau(p, Ac, &S0, &S1, &G, F, r);
+    for (int i = 0; i < n; i++) r[i] -= h * U.tau[i];
+    o = n;
+  }
+  for (int i = 0; i < n; i++) r[o + i] = S1.q[i] - S0.q[i] - h * S1.v[i];
+  o += n;
+  double mF[3] = {-F[0], -F[1], -F[2]}, tb[3];
+  cross3(G.r_ball, mF, tb);
+  /* divided by the ball's inertia (1e-4 kg m^2): rows of order omega, like the others */
+  for (int i = 0; i < 3; i++)
+    r[o + i] = (S1.om[i] - S0.om[i]) - h / p->ball_inertia * (tb[i] - P->ball_damping * S1.om[i]);
+  o += 3;
+  double hw[3] = {h * S1.om[0], h * S1.om[1], h * S1.om[2]}, e[4], qn[4];
+  quat_exp(hw, e);
+  quat_mul(e, S0.quat, qn);
+  for (int i = 0; i < 4; i++) r[o + i] = S1.quat[i] - qn[i];
+  o += 4;
+  double cone = P->mu * U.fz;
+  for (int j = 0; j < d; j++) cone -= U.ft[j];
+  r[o++] = G.gap;
+  r[o++] = G.gap * U.fz;
+  r[o++] = cone;
+  r[o++] = cone * U.gamma;
+  for (int j = 0; j < d; j++) {
+    double s = dot3(G.D + 3 * j, G.nu) + U.gamma;
+    r[o + j] = s;
+    r[o + d + j] = U.ft[j] * s;
+  }
+}
+
+static void step_rows(plan_mpcc *p, const double *z, int k, double *r) {
+  step_rows_with(p, z, k, NULL, NULL, r);
+}
+
+static void row_bounds(const plan_mpcc *p, double *lo, double *hi) {
+  int R = p->nrow, n = p->n, d = p->prm.d;
+  for (int k = 0; k < p->prm.N; k++) {
+    double *l = lo + (size_t)k * R, *u = hi + (size_t)k * R;
+    int o = 0;
+    int neq = (p->dynamic ? n : 0) + n + 3 + 4;
+    for (; o < neq; o++) l[o] = u[o] = 0;
+    /* gap, gap fz, cone, cone gamma */
+    l[o] = 0; u[o++] = 2e19;
+    l[o] = -2e19; u[o++] = p->prm.eps;
+    l[o] = 0; u[o++] = 2e19;
+    l[o] = -2e19; u[o++] = p->prm.eps;
+    for (int j = 0; j < d; j++) { l[o + j] = 0; u[o + j] = 2e19; l[o + d + j] = -2e19; u[o + d + j] = p->prm.eps; }
+  }
+}
+
+static void var_bounds(const plan_mpcc *p, double *lo, double *hi) {
+  const plan_mpcc_params *P = &p->prm;
+  int n = p->n, d = P->d;
+  for (int k = 0; k <= P->N; k++) {
+    double *l = lo + (size_t)k * p->B, *u = hi + (size_t)k * p->B;
+    for (int i = 0; i < n; i++) { l[i] = -P->q_bound; u[i] = P->q_bound; }
+    for (int i = 0; i < n; i++) { l[n + i] = -P->v_bound; u[n + i] = P->v_bound; }
+    for (int i = 0; i < 3; i++) { l[2 * n + i] = -P->omega_bound; u[2 * n + i] = P->omega_bound; }
+    for (int i = 0; i < 4; i++) { l[2 * n + 3 + i] = -1.5; u[2 * n + 3 + i] = 1.5; }
+    if (k == 0) {  /* the initial state */
+      for (int i = 0; i < n; i++) l[i] = u[i] = p->q_init[i];
+      for (int i = n; i < p->ns; i++) l[i] = u[i] = 0;
+      l[2 * n + 3] = u[2 * n + 3] = 1;
+    }
+    if (k == P->N) break;
+    l += p->ns;
+    u += p->ns;
+    for (int i = 0; i < n; i++) {
+      l[i] = p->dynamic ? -P->tau_bound : 0;
+      u[i] = p->dynamic ? P->tau_bound : 0;
+    }
+    for (int j = 0; j < d + 1; j++) { l[n + j] = 0; u[n + j] = P->force_bound; }
+    l[n + d + 1] = 0;
+    u[n + d + 1] = 2e19;
+  }
+}
+
+/* ---- objective (eq. 20), J_quat(q, t) = 1 - (q . t)^2 ---- */
+double plan_mpcc_objective(const plan_mpcc *p, const double *z, double *grad) {
+  const plan_mpcc_params *P = &p->prm;
+  int n = p->n, N = P->N;
+  double h = p->h, f = 0;
+  if (grad) memset(grad, 0, sizeof(double) * p->nvar);
+  for (int k = 0; k < N; k++) {
+    const double *s0 = z + (size_t)k * p->B, *u = s0 + p->ns, *s1 = s0 + p->B;
+    double *g0 = grad ? grad + (size_t)k * p->B : NULL, *gu = g0 ? g0 + p->ns : NULL, *g1 = g0 ? g0 + p->B : NULL;
+    const double *quat = s1 + 2 * n + 3;
+    double qt = 0, qq = 0;
+    for (int i = 0; i < 4; i++) { qt += quat[i] * p->target[i]; qq += quat[i] * quat[i]; }
+    double w_quat = 10 * h + (k == N - 1 ? 100 : 0);
+    f += w_quat * (1 - qt * qt) + 10 * h * (qq - 1) * (qq - 1);
+    double fz = u[n];
+    f += -1e-3 * h * fz;
+    if (g1) {
+      for (int i = 0; i < 4; i++)
+        g1[2 * n + 3 + i] += -2 * w_quat * qt * p->target[i] + 40 * h * (qq - 1) * quat[i];
+      gu[n] += -1e-3 * h;
+    }
+    if (k > 0) {
+      double fz_prev = z[(size_t)(k - 1) * p->B + p->ns + n], dfz = fz - fz_prev;
+      f += 0.2 * h * dfz * dfz;
+      if (grad) { gu[n] += 0.4 * h * dfz; grad[(size_t)(k - 1) * p->B + p->ns + n] -= 0.4 * h * dfz; }
+    }
+    for (int i = 0; i < n + 3; i++) {
+      int o = i < n ? n + i : 2 * n + (i - n);  /* v, then omega */
+      double dv = s1[o] - s0[o];
+      f += 1e-3 * h * dv * dv;
+      if (grad) { g1[o] += 2e-3 * h * dv; g0[o] -= 2e-3 * h * dv; }
+    }
+    for (int i = 0; i < n; i++) {
+      f += 1e-2 * h * u[i] * u[i];
+      if (gu) gu[i] += 2e-2 * h * u[i];
+    }
+  }
+  return f;
+}
+
+/* ---- IPOPT callbacks ---- */
+static Bool cb_f(Index nv, Number *x, Bool nx, Number *obj, UserDataPtr ud) {
+  (void)nv; (void)nx;
+  *obj = plan_mpcc_objective(ud, x, NULL);
+  return isfinite(*obj);
+}
+static Bool cb_grad(Index nv, Number *x, Bool nx, Number *g, UserDataPtr ud) {
+  (void)nv; (void)nx;
+  plan_mpcc_objective(ud, x, g);
+  return TRUE;
+}
+static Bool cb_g(Index nv, Number *x, Bool nx, Index m, Number *g, UserDataPtr ud) {
+  (void)nv; (void)nx; (void)m;
+  plan_mpcc *p = ud;
+  for (int k = 0; k < p->prm.N; k++) step_rows(p, x, k, g + (size_t)k * p->nrow);
+  for (int i = 0; i < m; i++)
+    if (!isfinite(g[i])) return FALSE;
+  return TRUE;
+}
+
+/* Central differences over the step's column block [k B, k B + B + ns). */
+static Bool cb_jac(Index nv, Number *x, Bool nx, Index m, Index nele, Index *irow, Index *jcol,
+                   Number *val, UserDataPtr ud) {
+  (void)nx; (void)m; (void)nele;
+  plan_mpcc *p = ud;
+  int R = p->nrow, C = p->B + p->ns;
+  size_t e = 0;
+  if (!val) {
+    for (int k = 0; k < p->prm.N; k++)
+      for (int r = 0; r < R; r++)
+        for (int c = 0; c < C; c++, e++) { irow[e] = k * R + r; jcol[e] = k * p->B + c; }
+    return TRUE;
+  }
+  memcpy(p->zp, x, sizeof(double) * nv);
+  for (int k = 0; k < p->prm.N; k++) {
+    state_view S0 = state_at(p, x, k), S1 = state_at(p, x, k + 1);
+    contact_geom G;
+    contact_geometry(p, S1.q, S1.v, S1.om, &G);
+    if (p->dynamic) arm_terms_at(p, &S0, &p->terms_fixed);
+    for (int c = 0; c < C; c++) {
+      int col = k * p->B + c;
+      /* S_k's columns leave the geometry at S_{k+1}; the others the arm terms at S_k */
+      const contact_geom *Gc = c < p->B ? &G : NULL;
+      const arm_terms *Ac = c < p->ns ? NULL : &p->terms_fixed;
+      double x0 = p->zp[col], dx = 1e-6 * (1 + fabs(x0));
+      p->zp[col] = x0 + dx;
+      step_rows_with(p, p->zp, k, Gc, p->dynamic ? Ac : NULL, p->rp);
+      p->zp[col] = x0 - dx;
+      step_rows_with(p, p->zp, k, Gc, p->dynamic ? Ac : NULL, p->rm);
+      p->zp[col] = x0;
+      for (int r = 0; r < R; r++) val[(size_t)k * R * C + (size_t)r * C + c] = (p->rp[r] - p->rm[r]) / (2 * dx);
+    }
+  }
+  for (size_t i = 0; i < (size_t)p->prm.N * R * C; i++)
+    if (!isfinite(val[i])) return FALSE;
+  return TRUE;
+}
+
+static Bool cb_h(Index nv, Number *x, Bool nx, Number of, Index m, Number *l, Bool nl, Index ne,
+                 Index *ir, Index *jc, Number *v, UserDataPtr ud) {
+  (void)nv; (void)x; (void)nx; (void)of; (void)m; (void)l; (void)nl; (void)ne; (void)ir; (void)jc;
+  (void)v; (void)ud;
+  return FALSE;  /* limited-memory Hessian */
+}
+
+static Bool cb_progress(Index mode, Index iter, Number obj, Number inf_pr, Number inf_du, Number mu,
+                        Number d_norm, Number reg, Number a_du, Number a_pr, Index ls, UserDataPtr ud) {
+  (void)reg; (void)a_du; (void)ls;
+  plan_mpcc *p = ud;
+  p->iterations = iter;
+  if (p->prm.verbose)
+    fprintf(stderr, "%s iter %4d%s  obj %+.6e  inf_pr %.2e  inf_du %.2e  mu %.1e  |d| %.2e  alpha %.2e\n",
+            p->dynamic ? "dynamic" : "kinematic", iter, mode ? "r" : " ", obj, inf_pr, inf_du, mu,
+            d_norm, a_pr);
+  return TRUE;
+}
+
+/* ---- setup ---- */
+plan_mpcc *plan_mpcc_create(const plan_mpcc_params *prm, char *error, int error_size) {
+  const plan_mpcc_params *P = prm;
+  if (P->N < 1 || !(P->T > 0) || !(P->mu >= 0) || P->d < 3 || P->d > 16 || !(P->eps > 0) ||
+      !(P->ball_radius > 0) || !(P->ball_mass > 0) || !(P->disk_radius > 0)) {
+    snprintf(error, error_size,
+             "mpcc: bad parameters (N = %d >= 1, T = %g > 0, mu = %g >= 0, d = %d in 3..16, eps = %g > 0, "
+             "ball radius/mass and disk radius > 0)", P->N, P->T, P->mu, P->d, P->eps);
+    return NULL;
+  }
+  double an = sqrt(dot3(P->axis, P->axis));
+  if (!(an > 0) || !isfinite(P->angle)) {
+    snprintf(error, error_size, "mpcc: rotation axis (%g, %g, %g) or angle %g", P->axis[0], P->axis[1],
+             P->axis[2], P->angle);
+    return NULL;
+  }
+  plan_mpcc *p = calloc(1, sizeof *p);
+  if (!p) { snprintf(error, error_size, "mpcc: out of memory"); return NULL; }
+  p->prm = *P;
+  sb_preset_cusp_arm(&p->arm);
+  p->arm.chain.seg = p->arm.seg;
+  p->arm.chain.base.p[2] = 1.167;   /* mjcf/ball_rotation.xml's mount */
+  p->model = sb_model_create(&p->arm.chain, error, error_size);
+  if (!p->model) { free(p); return NULL; }
+  p->work = sb_work_create(p->model);
+  p->n = p->model->n;
+  if (!p->work || p->n > 64) { snprintf(error, error_size, "mpcc: workspace (n = %d)", p->n); plan_mpcc_free(p); return NULL; }
+  p->ns = 2 * p->n + 7;
+  p->nu = p->n + P->d + 2;
+  p->B = p->ns + p->nu;
+  p->nvar = P->N * p->B + p->ns;
+  p->h = P->T / P->N;
+  p->ball_inertia = 0.4 * P->ball_mass * P->ball_radius * P->ball_radius;
+  for (int i = 0; i < 3; i++) p->target[i + 1] = sin(0.5 * P->angle) * P->axis[i] / an;
+  p->target[0] = cos(0.5 * P->angle);
+  /* tangent reference: the world axis least aligned with the rest normal (the ball's -y side) */
+  p->t1_ref[0] = 1;
+  int n = p->n, R = rows_per_step(p, 1);
+  p->Mt = malloc(sizeof(double) * (n * n + 3 * n + 2 * (n * n + 7 * n)));
+  p->zp = malloc(sizeof(double) * (p->nvar + 2 * R));
+  if (!p->Mt || !p->zp) { snprintf(error, error_size, "mpcc: out of memory"); plan_mpcc_free(p); return NULL; }
+  p->c = p->Mt + n * n;
+  p->Q = p->c + n;
+  p->tmp = p->Q + n;
+  p->terms.Mt = p->tmp + n;
+  p->terms.e = p->terms.Mt + n * n;
+  p->terms.JW = p->terms.e + n;
+  p->terms_fixed.Mt = p->terms.JW + 6 * n;
+  p->terms_fixed.e = p->terms_fixed.Mt + n * n;
+  p->terms_fixed.JW = p->terms_fixed.e + n;
+  p->rp = p->zp + p->nvar;
+  p->rm = p->rp + R;
+  double zero[64] = {0}, res;
+  if (sb_static_solve(p->model, p->work, zero, NULL, 0, p->q_init, 1e-10, 100, &res, error, error_size)) {
+    plan_mpcc_free(p);
+    return NULL;
+  }
+  return p;
+}
+
+void plan_mpcc_free(plan_mpcc *p) {
+  if (!p) return;
+  sb_work_free(p->work);
+  sb_model_free(p->model);
+  free(p->Mt);
+  free(p->zp);
+  free(p);
+}
+
+void plan_mpcc_rest_guess(const plan_mpcc *p, double *z) {
+  memset(z, 0, sizeof(double) * p->nvar);
+  for (int k = 0; k <= p->prm.N; k++) {
+    double *s = z + (size_t)k * p->B;
+    memcpy(s, p->q_init, sizeof(double) * p->n);
+    s[2 * p->n + 3] = 1;
+  }
+}
+
+void plan_mpcc_inverse_dynamics(plan_mpcc *p, double *z) {
+  for (int k = 0; k < p->prm.N; k++) {  /* positions from the velocities, as sb_step_commit does */
+    double *q0 = z + (size_t)k * p->B, *q1 = q0 + p->B, *v1 = q1 + p->n;
+    for (int i = 0; i < p->n; i++) q1[i] = q0[i] + p->h * v1[i];
+  }
+  for (int k = 0; k < p->prm.N; k++) {
+    state_view S0 = state_at(p, z, k), S1 = state_at(p, z, k + 1);
+    control_view U = control_at(p, z, k);
+    contact_geom G;
+    contact_geometry(p, S1.q, S1.v, S1.om, &G);
+    double F[3];
+    contact_force(p, &G, &U, F);
+    arm_terms_at(p, &S0, &p->terms);
+    arm_rows_without_tau(p, &p->terms, &S0, &S1, &G, F, p->tmp);
+    double *tau = z + (size_t)k * p->B + p->ns;
+    for (int i = 0; i < p->n; i++) tau[i] = p->tmp[i] / p->h;
+  }
+}
+
+static double wall_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+int plan_mpcc_solve(plan_mpcc *p, int dynamic, double *z, plan_mpcc_stage *out) {
+  memset(out, 0, sizeof *out);
+  p->dynamic = dynamic;
+  p->nrow = rows_per_step(p, dynamic);
+  int nv = p->nvar, m = p->prm.N * p->nrow;
+  double *xl = malloc(sizeof(double) * (2 * (size_t)nv + 2 * (size_t)m + m));
+  if (!xl) { out->status = Insufficient_Memory; return -1; }
+  double *xu = xl + nv, *gl = xu + nv, *gu = gl + m, *g = gu + m;
+  var_bounds(p, xl, xu);
+  row_bounds(p, gl, gu);
+  for (int i = 0; i < nv; i++) z[i] = fmin(fmax(z[i], xl[i]), xu[i]);
+  int nele = p->prm.N * p->nrow * (p->B + p->ns);
+  IpoptProblem ip = CreateIpoptProblem(nv, xl, xu, m, gl, gu, nele, 0, 0, cb_f, cb_g, cb_grad, cb_jac, cb_h);
+  if (!ip) { free(xl); out->status = Invalid_Problem_Definition; return -1; }
+  AddIpoptIntOption(ip, "print_level", 0);
+  AddIpoptStrOption(ip, "sb", "yes");
+  AddIpoptStrOption(ip, "hessian_approximation", "limited-memory");
+  AddIpoptNumOption(ip, "tol", p->prm.tol);
+  AddIpoptIntOption(ip, "max_iter", dynamic ? p->prm.max_iter : p->prm.max_iter_kinematic);
+  if (p->prm.max_seconds > 0) AddIpoptNumOption(ip, "max_cpu_time", p->prm.max_seconds);
+  AddIpoptStrOption(ip, "mu_strategy", "adaptive");
+  AddIpoptNumOption(ip, "nlp_upper_bound_inf", 1e19);
+  AddIpoptNumOption(ip, "nlp_lower_bound_inf", -1e19);
+  SetIntermediateCallback(ip, cb_progress);
+  p->iterations = 0;
+  double t0 = wall_now(), obj = NAN;
+  enum ApplicationReturnStatus st = IpoptSolve(ip, z, g, &obj, NULL, NULL, NULL, p);
+  out->solve_s = wall_now() - t0;
+  FreeIpoptProblem(ip);
+  out->status = st;
+  out->iterations = p->iterations;
+  out->objective = obj;
+  out->quaternion_error = plan_mpcc_quaternion_error(p, z);
+  out->complementarity = plan_mpcc_complementarity_measures(p, z, &out->complementarity_product);
+  double viol = 0;
+  for (int k = 0; k < p->prm.N; k++) step_rows(p, z, k, g + (size_t)k * p->nrow);
+  for (int i = 0; i < m; i++) viol = fmax(viol, fmax(gl[i] - g[i], g[i] - gu[i]));
+  for (int i = 0; i < nv; i++) viol = fmax(viol, fmax(xl[i] - z[i], z[i] - xu[i]));
+  out->constraint_violation = viol;
+  free(xl);
+  return st == Solve_Succeeded || st == Solved_To_Acceptable_Level ? 0 : -1;
+}
+
+double plan_mpcc_quaternion_error(const plan_mpcc *p, const double *z) {
+  state_view S = state_at(p, z, p->prm.N);
+  double qt = 0;
+  for (int i = 0; i < 4; i++) qt += S.quat[i] * p->target[i];
+  return 1 - qt * qt;
+}
+
+void plan_mpcc_contact(plan_mpcc *p, const double *z, int k, double *gap, double *fz) {
+  state_view S1 = state_at(p, z, k + 1);
+  contact_geom G;
+  contact_geometry(p, S1.q, S1.v, S1.om, &G);
+  *gap = G.gap;
+  *fz = control_at(p, z, k).fz;
+}
+
+double plan_mpcc_complementarity(plan_mpcc *p, const double *z) {
+  return plan_mpcc_complementarity_measures(p, z, NULL);
+}
+
+double plan_mpcc_complementarity_measures(plan_mpcc *p, const double *z, double *max_product) {
+  double worst = 0, prod = 0;
+  for (int k = 0; k < p->prm.N; k++) {
+    state_view S1 = state_at(p, z, k + 1);
+    control_view U = control_at(p, z, k);
+    contact_geom G;
+    contact_geometry(p, S1.q, S1.v, S1.om, &G);
+    double cone = p->prm.mu * U.fz;
+    for (int j = 0; j < p->prm.d; j++) cone -= U.ft[j];
+    worst = fmax(worst, fabs(fmin(G.gap, U.fz)));
+    worst = fmax(worst, fabs(fmin(cone, U.gamma)));
+    prod = fmax(prod, fmax(G.gap * U.fz, cone * U.gamma));
+    for (int j = 0; j < p->prm.d; j++) {
+      double s = dot3(G.D + 3 * j, G.nu) + U.gamma;
+      worst = fmax(worst, fabs(fmin(U.ft[j], s)));
+      prod = fmax(prod, U.ft[j] * s);
+    }
+  }
+  if (max_product) *max_product = prod;
+  return worst;
+}
+
+double plan_mpcc_step_residual(plan_mpcc *p, const double *z) {
+  int n = p->n;
+  sb_state *st = sb_state_create(p->model);
+  if (!st) return INFINITY;
+  double worst = 0, *impulse = p->tmp;
+  char err[160];
+  for (int k = 0; k < p->prm.N; k++) {
+    state_view S0 = state_at(p, z, k), S1 = state_at(p, z, k + 1);
+    control_view U = control_at(p, z, k);
+    contact_geom G;
+    contact_geometry(p, S1.q, S1.v, S1.om, &G);
+    double F[3], mo[3];
+    contact_force(p, &G, &U, F);
+    for (int i = 0; i < 3; i++) F[i] *= p->h;  /* impulse */
+    cross3(G.r_disk, F, mo);
+    memcpy(st->q, S0.q, sizeof(double) * n);
+    memcpy(st->v, S0.v, sizeof(double) * n);
+    if (sb_step_prepare(p->model, st, p->work, U.tau, p->h, err, sizeof err)) { worst = INFINITY; break; }
+    memset(impulse, 0, sizeof(double) * n);
+    int last = p->model->nseg - 1;
+    sb_add_world_wrench(p->model, p->work, last, p->model->seg[last].p.length, F, mo, impulse);
+    if (sb_step_commit(p->model, st, p->work, impulse, err, sizeof err)) { worst = INFINITY; break; }
+    for (int i = 0; i < n; i++)
+      worst = fmax(worst, fmax(fabs(st->v[i] - S1.v[i]), fabs(st->q[i] - S1.q[i])));
+  }
+  sb_state_free(st);
+  return worst;
+}

@@ -1,0 +1,104 @@
+/* Planning through contact (CUSP paper, section IV): the MPCC of a soft arm
+ * turning a ball with its end disk, by direct transcription, solved by IPOPT
+ * with Scholtes relaxation.
+ *
+ * Decision variables, blocks in time order  S_0 U_0 S_1 U_1 ... U_{N-1} S_N:
+ *   S_k = [q_k (n), v_k (n), omega_k (3, world), quat_k (4, w x y z)]
+ *   U_k = [tau_k (n), fz_k, ft_k (d), gamma_k]
+ * S_0 is fixed by bounds to the initial state. Constraints of step k read
+ * S_k, U_k, S_{k+1} only (a contiguous column block):
+ *   arm (dynamic stage only), sb_step's linearly implicit Euler:
+ *     M~(q_k) (v_{k+1} - v_k) = h (tau_k - c(q_k, v_k) - K (q_k + h v_k) - D v_k)
+ *                              + h J(q_k)^T W_k
+ *     q_{k+1} = q_k + h v_{k+1}
+ *   with W_k the wrench of the contact force F_k = fz n + D ft at the disk's
+ *   contact point, M~ = M + h D + h^2 K;
+ *   ball: I (omega_{k+1} - omega_k) = h (r_b x (-F_k) - D_b omega_{k+1}),
+ *         quat_{k+1} = exp(h omega_{k+1}) (x) quat_k
+ *   contact (eq. 19) at q_{k+1}, v_{k+1}, omega_{k+1}, Scholtes a b <= eps:
+ *     phi >= 0, phi fz <= eps; mu fz - e^T ft >= 0, (mu fz - e^T ft) gamma <= eps;
+ *     D^T nu_t + gamma e >= 0, ft_j (D_j^T nu_t + gamma) <= eps
+ *   phi: the smoothed distance between the ball and the end disk (a capped
+ *   cylinder of radius disk_radius and thickness 2 disk_half_thickness);
+ *   nu_t: the disk point's velocity relative to the ball's surface point.
+ * The kinematic stage drops the arm dynamics (tau fixed to 0); the dynamic
+ * stage starts from its solution with tau from inverse dynamics.
+ * First derivatives: central differences inside each step's column block
+ * (the exact sparsity of the transcription; objective gradient analytic);
+ * Hessian: IPOPT's limited-memory quasi-Newton. */
+#ifndef PLAN_MPCC_H
+#define PLAN_MPCC_H
+
+#include "chain.h"
+
+typedef struct {
+  int N;                  /* steps */
+  double T;               /* horizon, s */
+  double mu;              /* friction */
+  int d;                  /* friction directions */
+  double eps;             /* Scholtes relaxation */
+  double axis[3];         /* rotation axis of the task (world) */
+  double angle;           /* rad */
+  double ball_center[3], ball_radius, ball_mass, ball_damping;
+  double disk_radius, disk_half_thickness;
+  double q_bound, v_bound, tau_bound, force_bound, omega_bound;
+  int max_iter;           /* IPOPT iterations of the dynamic stage */
+  int max_iter_kinematic; /* of the kinematic stage (a warm start: need not converge) */
+  double max_seconds;     /* IPOPT max_cpu_time per stage (0: none) */
+  double tol;             /* IPOPT tol */
+  int verbose;            /* progress lines (IPOPT iterations) on stderr */
+} plan_mpcc_params;
+
+/* The paper's task about axis (0, 1, 2 = x, y, z): N = 100, T = 4 s, mu =
+ * 0.6, d = 10, eps = 1e-7, ball r = 0.05 m at (0, 0.1, 0.7) m, 90 deg. */
+plan_mpcc_params plan_mpcc_rotate_task(int axis);
+
+typedef struct {
+  int status;             /* IPOPT ApplicationReturnStatus */
+  int iterations;
+  double solve_s;
+  double objective;
+  double quaternion_error;    /* 1 - (quat_N . target)^2 */
+  double complementarity;     /* max over steps and pairs of |min(a, b)| */
+  double complementarity_product; /* max over steps and pairs of a b (Scholtes: <= eps) */
+  double constraint_violation;/* max violation of the NLP's constraints and bounds */
+} plan_mpcc_stage;
+
+typedef struct plan_mpcc plan_mpcc;
+
+/* The arm: the CUSP preset (sb_preset_cusp_arm) hung at (0, 0, 1.167) with
+ * local z down, as mjcf/ball_rotation.xml. Starts at its static equilibrium
+ * under gravity. NULL and a message on failure. */
+plan_mpcc *plan_mpcc_create(const plan_mpcc_params *prm, char *error, int error_size);
+void plan_mpcc_free(plan_mpcc *p);
+
+int plan_mpcc_nvars(const plan_mpcc *p);
+int plan_mpcc_nconstraints(const plan_mpcc *p, int dynamic);
+
+/* Initial guess: the rest trajectory (cold start). */
+void plan_mpcc_rest_guess(const plan_mpcc *p, double *z);
+/* Re-integrates the positions of z from its velocities (q_{k+1} = q_k + h
+ * v_{k+1}), then overwrites each tau_k with the one that makes the arm rows
+ * of step k hold exactly (inverse dynamics along z's states and forces). */
+void plan_mpcc_inverse_dynamics(plan_mpcc *p, double *z);
+/* Solves one stage (dynamic = 0: kinematic) from z (in/out). Returns 0 when
+ * IPOPT reports success (Solve_Succeeded or Solved_To_Acceptable_Level). */
+int plan_mpcc_solve(plan_mpcc *p, int dynamic, double *z, plan_mpcc_stage *out);
+
+/* Independent checks of a trajectory z:
+ * the largest |v_{k+1} - v+| and |q_{k+1} - q+| where (q+, v+) is sb_step
+ * (sb_step_prepare / sb_add_world_wrench / sb_step_commit) from (q_k, v_k)
+ * with tau_k and the planned contact impulse; and the complementarity
+ * recomputed from the contact geometry. */
+double plan_mpcc_step_residual(plan_mpcc *p, const double *z);
+double plan_mpcc_complementarity(plan_mpcc *p, const double *z);
+/* The same, and the largest product a b over the pairs (may be NULL). */
+double plan_mpcc_complementarity_measures(plan_mpcc *p, const double *z, double *max_product);
+double plan_mpcc_quaternion_error(const plan_mpcc *p, const double *z);
+/* Contact quantities of step k (after the step): gap, normal force. */
+void plan_mpcc_contact(plan_mpcc *p, const double *z, int k, double *gap, double *fz);
+int plan_mpcc_n(const plan_mpcc *p);   /* arm coordinates */
+/* Eq. (20) with J_quat(q, t) = 1 - (q . t)^2 and the analytic gradient (grad may be NULL). */
+double plan_mpcc_objective(const plan_mpcc *p, const double *z, double *grad);
+
+#endif

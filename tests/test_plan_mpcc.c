@@ -1,0 +1,101 @@
+/* The ball-rotation MPCC on a short horizon: IPOPT's optimality status, and
+ * independent checks of the answer: the arm's motion replayed step by step
+ * with the simulator's integrator (sb_step_prepare / commit), the
+ * complementarity and Scholtes products recomputed from the contact
+ * geometry, the unit quaternion; the objective's gradient against
+ * differences; the inverse-dynamics warm start against sb_step. */
+#include <string.h>
+
+#include "mpcc.h"
+#include "testutil.h"
+
+static plan_mpcc_params small_task(void) {
+  plan_mpcc_params P = plan_mpcc_rotate_task(0);
+  P.N = 5;
+  P.T = 0.2;         /* the paper's step, h = 0.04 s */
+  P.angle = 0.2;     /* reachable in 5 steps */
+  P.eps = 1e-4;
+  P.tol = 1e-6;
+  P.max_iter = 400;
+  P.max_iter_kinematic = 200;
+  return P;
+}
+
+static void test_gradient(plan_mpcc *p, const double *z0) {
+  int nv = plan_mpcc_nvars(p);
+  double *z = malloc(sizeof(double) * nv), *g = malloc(sizeof(double) * nv);
+  memcpy(z, z0, sizeof(double) * nv);
+  for (int i = 0; i < nv; i++) z[i] += 0.01 * tu_rand();
+  plan_mpcc_objective(p, z, g);
+  double worst = 0;
+  for (int i = 0; i < nv; i++) {
+    double x0 = z[i], dx = 1e-6;
+    z[i] = x0 + dx;
+    double fp = plan_mpcc_objective(p, z, NULL);
+    z[i] = x0 - dx;
+    double fm = plan_mpcc_objective(p, z, NULL);
+    z[i] = x0;
+    worst = fmax(worst, fabs((fp - fm) / (2 * dx) - g[i]) / fmax(1, fabs(g[i])));
+  }
+  EXPECT(worst < 1e-6, "objective gradient vs central differences: %g", worst);
+  free(z);
+  free(g);
+}
+
+int main(void) {
+  plan_mpcc_params P = small_task();
+  char err[256];
+  plan_mpcc *p = plan_mpcc_create(&P, err, sizeof err);
+  EXPECT(p != NULL, "create: %s", err);
+  if (!p) return test_report("plan_mpcc");
+  int nv = plan_mpcc_nvars(p), n = plan_mpcc_n(p);
+  double *z = malloc(sizeof(double) * nv);
+  plan_mpcc_rest_guess(p, z);
+  test_gradient(p, z);
+  double gap, fz;
+  plan_mpcc_contact(p, z, 0, &gap, &fz);
+  EXPECT(gap > 0.015 && gap < 0.025, "rest gap %g: the disk hangs about 2 cm from the ball", gap);
+
+  plan_mpcc_stage kin, dyn;
+  plan_mpcc_solve(p, 0, z, &kin);
+  printf("kinematic: status %d, %d iterations, %.2f s, quaternion error %.3g\n", kin.status,
+         kin.iterations, kin.solve_s, kin.quaternion_error);
+  /* the warm start's controls make every arm step exact under sb_step */
+  plan_mpcc_inverse_dynamics(p, z);
+  double r0 = plan_mpcc_step_residual(p, z);
+  EXPECT(r0 < 1e-12, "inverse dynamics vs sb_step: residual %g", r0);
+
+  int rc = plan_mpcc_solve(p, 1, z, &dyn);
+  printf("dynamic: status %d, %d iterations, %.2f s, quaternion error %.3g, complementarity %.3g\n",
+         dyn.status, dyn.iterations, dyn.solve_s, dyn.quaternion_error, dyn.complementarity);
+  EXPECT(rc == 0 && (dyn.status == 0 || dyn.status == 1), "dynamic stage: IPOPT status %d", dyn.status);
+  double r = plan_mpcc_step_residual(p, z);
+  EXPECT(r < 1e-7, "planned motion vs sb_step: residual %g", r);
+  EXPECT(dyn.constraint_violation < 1e-6, "constraint violation %g", dyn.constraint_violation);
+  /* complementarity recomputed: every product within eps, no side negative beyond tolerance */
+  double worst_product = 0, most_negative = 0, max_force = 0;
+  for (int k = 0; k < P.N; k++) {
+    plan_mpcc_contact(p, z, k, &gap, &fz);
+    worst_product = fmax(worst_product, gap * fz);
+    most_negative = fmin(most_negative, fmin(gap, fz));
+    max_force = fmax(max_force, fz);
+  }
+  EXPECT(worst_product <= P.eps * (1 + 1e-3), "gap * fz = %g > eps = %g", worst_product, P.eps);
+  EXPECT(most_negative > -1e-6, "a gap or normal force is negative: %g", most_negative);
+  double prod;
+  plan_mpcc_complementarity_measures(p, z, &prod);
+  EXPECT(prod <= P.eps * (1 + 1e-3), "largest complementarity product %g > eps %g", prod, P.eps);
+  EXPECT(dyn.complementarity < sqrt(P.eps), "complementarity %g above sqrt(eps)", dyn.complementarity);
+  EXPECT(max_force > 0.01, "the disk never pushes the ball (max fz %g)", max_force);
+  /* the ball turned towards the target: better than not moving at all (error sin^2(angle/2)) */
+  double still = sin(0.5 * P.angle) * sin(0.5 * P.angle);
+  EXPECT(dyn.quaternion_error < 0.1 * still, "quaternion error %g vs %g without motion", dyn.quaternion_error, still);
+  /* unit quaternion along the plan */
+  int B = 2 * n + 7 + n + P.d + 2;
+  double qn = 0;
+  for (int i = 0; i < 4; i++) qn += z[(size_t)P.N * B + 2 * n + 3 + i] * z[(size_t)P.N * B + 2 * n + 3 + i];
+  EXPECT(fabs(qn - 1) < 1e-8, "|quat_N|^2 = %.12g", qn);
+  free(z);
+  plan_mpcc_free(p);
+  return test_report("plan_mpcc");
+}
