@@ -207,11 +207,13 @@ unset multiplot
 EOF
 
 # Comparison: one cluster per scene, one bar per contact model.
-cmp_col() { # COLUMN -> scene, lcp, penalty, native
+cmp_col() { # COLUMN -> scene, lcp, penalty, native, sap, ncp
   rows "$data/compare.tsv" | awk -F'\t' -v c="$1" '
     { v[$1, $2] = $c; if (!($1 in seen)) { seen[$1] = 1; order[++n] = $1 } }
     function x(a) { return a == "NaN" || a == "" ? -1 : a }
-    END { for (i = 1; i <= n; i++) { s = order[i]; gsub(/_/, " ", s); printf "%s\t%s\t%s\t%s\n", s, x(v[order[i], "lcp"]), x(v[order[i], "penalty"]), x(v[order[i], "native"]) } }'
+    END { for (i = 1; i <= n; i++) { s = order[i]; gsub(/_/, " ", s)
+            printf "%s\t%s\t%s\t%s\t%s\t%s\n", s, x(v[order[i], "lcp"]), x(v[order[i], "penalty"]), x(v[order[i], "native"]),
+                   x(v[order[i], "sap"]), x(v[order[i], "ncp"]) } }'
 }
 # two decades above a table's largest value, as 1eN (gnuplot cannot autoscale
 # a histogram column that sits at the bottom of a log axis)
@@ -233,7 +235,7 @@ set datafile separator "\t"
 v(x) = x > 1e-4 ? x : 1e-4
 w(x) = x > 0.1 ? x : 0.1
 z(x) = x > 0 ? x : 0
-set multiplot layout 2, 2 title "lcp vs penalty vs MuJoCo-native arm ($mode run; no bar: zero, not measured or never stable)" font ",10"
+set multiplot layout 2, 2 title "the contact models and the MuJoCo-native arm ($mode run; no bar: zero, not measured or never stable)" font ",10"
 set style data histograms
 set style histogram clustered gap 1
 set style fill solid 0.8 border rgb "#333333"
@@ -244,19 +246,19 @@ set logscale y
 set format y "10^{%L}"
 set yrange [1e-4:$pen_max]
 set title "max penetration (mm)" font ",9"
-plot '$tmp/cmp_pen.dat' using (v(\$2)):xtic(1) lc rgb "#1f77b4" title "lcp", '' using (v(\$3)) lc rgb "#ff7f0e" title "penalty", '' using (v(\$4)) lc rgb "#2ca02c" title "native"
+plot '$tmp/cmp_pen.dat' using (v(\$2)):xtic(1) lc rgb "#1f77b4" title "lcp", '' using (v(\$3)) lc rgb "#ff7f0e" title "penalty", '' using (v(\$4)) lc rgb "#2ca02c" title "native", '' using (v(\$5)) lc rgb "#d62728" title "sap", '' using (v(\$6)) lc rgb "#9467bd" title "ncp"
 set yrange [1e-4:$creep_max]
 set title "tip creep in the sticking window (mm)" font ",9"
-plot '$tmp/cmp_creep.dat' using (v(\$2)):xtic(1) lc rgb "#1f77b4" title "lcp", '' using (v(\$3)) lc rgb "#ff7f0e" title "penalty", '' using (v(\$4)) lc rgb "#2ca02c" title "native"
+plot '$tmp/cmp_creep.dat' using (v(\$2)):xtic(1) lc rgb "#1f77b4" title "lcp", '' using (v(\$3)) lc rgb "#ff7f0e" title "penalty", '' using (v(\$4)) lc rgb "#2ca02c" title "native", '' using (v(\$5)) lc rgb "#d62728" title "sap", '' using (v(\$6)) lc rgb "#9467bd" title "ncp"
 set title "largest stable time step (ms; 20 = the largest tried)" font ",9"
 set yrange [0.1:1000]
-plot '$tmp/cmp_h.dat' using (w(\$2)):xtic(1) lc rgb "#1f77b4" title "lcp", '' using (w(\$3)) lc rgb "#ff7f0e" title "penalty", '' using (w(\$4)) lc rgb "#2ca02c" title "native"
+plot '$tmp/cmp_h.dat' using (w(\$2)):xtic(1) lc rgb "#1f77b4" title "lcp", '' using (w(\$3)) lc rgb "#ff7f0e" title "penalty", '' using (w(\$4)) lc rgb "#2ca02c" title "native", '' using (w(\$5)) lc rgb "#d62728" title "sap", '' using (w(\$6)) lc rgb "#9467bd" title "ncp"
 set autoscale y
 unset logscale y
 set format y "%g"
 set yrange [0:$wall_max]
 set title "wall time per simulated second (s), h = 1 ms" font ",9"
-plot '$tmp/cmp_wall.dat' using (z(\$2)):xtic(1) lc rgb "#1f77b4" title "lcp", '' using (z(\$3)) lc rgb "#ff7f0e" title "penalty", '' using (z(\$4)) lc rgb "#2ca02c" title "native"
+plot '$tmp/cmp_wall.dat' using (z(\$2)):xtic(1) lc rgb "#1f77b4" title "lcp", '' using (z(\$3)) lc rgb "#ff7f0e" title "penalty", '' using (z(\$4)) lc rgb "#2ca02c" title "native", '' using (z(\$5)) lc rgb "#d62728" title "sap", '' using (z(\$6)) lc rgb "#9467bd" title "ncp"
 unset multiplot
 EOF
 
@@ -625,22 +627,24 @@ awk -F'\t' '{ n++; if (!$7) { f++; why = why sprintf("- %s, %s: %s°, %s disks, 
 
 # ---------- comparison ----------
 cat <<'EOF'
-## lcp vs penalty vs MuJoCo-native arm
+## lcp vs penalty vs sap vs ncp vs MuJoCo-native arm
 
 ![comparison](compare.png)
 
 Main runs at h = 1 ms (the scenes' own step). The native arm is the expansion's MuJoCo
 approximation of the same arm (`--set arm.contact=native`: rigid links on spring joints, MuJoCo's
-own contact solver).
+own contact solver). Iterations per step that solved a contact problem: Lemke pivots after the
+warm-started principal pivoting (lcp), Newton iterations (sap, ncp), MuJoCo's solver iterations
+(native); penalty solves nothing. µs/step: the run's mean wall time per step.
 
 EOF
 rows "$data/compare.tsv" | awk -F'\t' '
   function f(x, fmt) { return x == "NaN" ? "–" : sprintf(fmt, x) }
-  BEGIN { print "| scene | model | completion | max pen. (mm) | mean pen. (mm) | creep (mm) [window, s] | wall s / sim s | LCP conv. | largest stable h (ms) | energy drift (rel.) | energy drift (J) | note |"
-          print "|---|---|---|---|---|---|---|---|---|---|---|---|" }
+  BEGIN { print "| scene | model | completion | max pen. (mm) | mean pen. (mm) | creep (mm) [window, s] | wall s / sim s | µs / step | iterations / step | solve conv. | largest stable h (ms) | energy drift (rel.) | energy drift (J) | note |"
+          print "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|" }
   { if ($15 ~ /^conservative run failed/) $12 = $13 = "NaN"   # no drift of a blow-up
-    printf "| %s | %s | %s | %s | %s | %s [%s] | %s | %s | %s | %s | %s | %s |\n", $1, $2, f(($5 == "NaN" ? "NaN" : 100 * $5), "%.0f %%"), f($6, "%.3g"), f($7, "%.3g"), f($8, "%.3g"), $4,
-           f($9, "%.3f"), f(($10 == "NaN" ? "NaN" : 100 * $10), "%.1f %%"), f($11, "%g"), f($12, "%+.3f"), f($13, "%+.3g"), $15 }'
+    printf "| %s | %s | %s | %s | %s | %s [%s] | %s | %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, f(($5 == "NaN" ? "NaN" : 100 * $5), "%.0f %%"), f($6, "%.3g"), f($7, "%.3g"), f($8, "%.3g"), $4,
+           f($9, "%.3f"), f($17, "%.0f"), f($16, "%.2f"), f(($10 == "NaN" ? "NaN" : 100 * $10), "%.1f %%"), f($11, "%g"), f($12, "%+.3f"), f($13, "%+.3g"), $15 }'
 echo
 echo "Time-step sweep (stability per h):"
 echo

@@ -172,7 +172,7 @@ check "compare: conservative soft runs do not gain energy (dissipative implicit 
   $2 != "native" && $3 == 1 && $12 != "NaN" && !($12 <= 0.01) { bad = bad " " $1 "/" $2 "=" $12 } END { print (bad == "" ? "ok" : "gain:" bad) }'
 check "compare: largest stable h is the swept step (fast: 1 ms only)" "$C" '
   $3 == 1 && !($11 == 1 || $11 == "NaN") { bad = bad " " $1 "/" $2 } END { print (bad == "" ? "ok" : "odd:" bad) }'
-n=$(md_rows "## lcp vs penalty") && [ "$n" -ge 9 ] && ok "report.md: comparison tables have >= 9 rows" || bad "report.md: comparison tables have $n rows"
+n=$(md_rows "## lcp vs penalty") && [ "$n" -ge 15 ] && ok "report.md: comparison tables have >= 15 rows" || bad "report.md: comparison tables have $n rows"
 
 # ---------- perf ----------
 P=$OUT/data/perf.tsv
