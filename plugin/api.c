@@ -136,6 +136,15 @@ int cusp_tip_pose(const mjModel *m, const mjData *d, int instance, double pos[3]
   return 0;
 }
 
+int cusp_end_reaction(const mjModel *m, const mjData *d, int instance, double reaction[6]) {
+  const cusp_instance_config *c;
+  if (reaction) memset(reaction, 0, 6 * sizeof(double));
+  const cusp_runtime *r = arm_of(m, d, instance, &c, NULL);
+  if (!r || c->end == CUSP_END_FREE) return -1;
+  if (reaction) cusp_runtime_end_reaction(r, instance, reaction);
+  return 0;
+}
+
 /* ---------- applied loads ---------- */
 
 int cusp_apply_force(const mjModel *m, mjData *d, int instance, double s_arc, const double force[3],
@@ -243,6 +252,7 @@ int cusp_set(const mjModel *m, mjData *d, int instance, const char *key, const c
   if (!tmp) return -1;
   int was_native = tmp->contact == CUSP_CONTACT_NATIVE;
   int rc = cusp_config_set(tmp, key, value, error, error_size);
+  if (!rc) rc = cusp_config_check_end(tmp, error, error_size); /* contact: a held end needs lcp */
   if (!rc && (tmp->contact == CUSP_CONTACT_NATIVE) != was_native) {
     sb_errorf(error, error_size, "cusp_set: instance \"%s\": contact \"%s\" cannot be switched %s "
               "native while running: native is a different model (MuJoCo bodies and joints made at "

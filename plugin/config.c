@@ -98,6 +98,7 @@ static const char *const w_contact[] = {"lcp", "penalty", "native", "sap", "ncp"
 static const char *const w_native_joints[] = {"section", "free"};
 static const char *const w_solver[] = {"fb", "lemke", "pgs"}; /* sb_lcp_solver's order */
 static const char *const w_conditioning[] = {"qr", "ruiz", "tikhonov"}; /* CUSP_COND_* bits */
+static const char *const w_end[] = {"free", "pin", "clamp"}; /* cusp_end_kind */
 
 /* Every key, once, in declaration order: what the plugin declares to MuJoCo
  * (which refuses any other key) and what cusp_config_set accepts. Ranges
@@ -276,6 +277,13 @@ static const cusp_key key_table[] = {
      .doc = "closed-loop input from a hinge or slide joint, added to the actuator's ctrl: "
             "entries \"COORD JOINT kp kd target "
             "[ramp_start ramp_end]\" separated by ';' (m for a slide)"},
+    {.name = "end", .kind = CUSP_KEY_ENUM, .unit = "", FIELD(end), WORDS(w_end), .def = {"free", "free"},
+     .doc = "the far end (the last section's tip): free; pin = its position held (rotation free); clamp = "
+            "its position and orientation held; where it is in the initial configuration, fixed in "
+            "`end_body`'s frame; solved with the contacts as equality rows of one problem (contact lcp only)"},
+    {.name = "end_body", .kind = CUSP_KEY_BODY, .unit = "", FIELD(end_body), .def = {"world", "world"},
+     .doc = "the MuJoCo body a pinned or clamped end is held to: world, a mocap body (a prescribed "
+            "motion: move its mocap_pos/mocap_quat) or a body with joints (coupled both ways)"},
 };
 
 #define NKEY ((int)(sizeof key_table / sizeof key_table[0]))
@@ -814,6 +822,19 @@ static int set_value(cusp_instance_config *c, const cusp_key *k, const char *val
       return set_schedules(c, value, error, error_size);
     case CUSP_KEY_FEEDBACK:
       return set_feedbacks(c, value, error, error_size);
+    case CUSP_KEY_BODY: {
+      len = token(&p, &t);
+      const char *name = t;
+      int name_len = len;
+      if (len == 0 || token(&p, &t) != 0)
+        return fail(c, k->name, error, error_size, "\"%s\": expected one body name", value);
+      if (name_len >= CUSP_NAME)
+        return fail(c, k->name, error, error_size, "\"%s\": a name of at most %d characters", value,
+                    CUSP_NAME - 1);
+      memcpy(field, name, (size_t)name_len);
+      ((char *)field)[name_len] = 0;
+      return 0;
+    }
   }
   return fail(c, k->name, error, error_size, "no parser for this key");
 }
@@ -826,6 +847,7 @@ void cusp_config_default(cusp_instance_config *c) {
   }
   c->given = 0;
   c->base_body_id = -1;
+  c->end_body_id = -1;
   /* The defaults are consistent, so derive coordinates and disks right away. */
   char unused[8];
   cusp_config_finish(c, unused, sizeof unused);
@@ -907,6 +929,7 @@ int cusp_config_format(const cusp_instance_config *c, const cusp_key *k, char *o
       break;
     case CUSP_KEY_INITIAL:
     case CUSP_KEY_ACTUATED:
+    case CUSP_KEY_BODY:
       put(out, size, &at, "%s", (const char *)f);
       break;
     case CUSP_KEY_SCHEDULE:
@@ -971,6 +994,7 @@ static void value_syntax(const cusp_key *k, char *buf, size_t n) {
     case CUSP_KEY_ACTUATED: snprintf(buf, n, "`all`, `none`, or coordinates"); break;
     case CUSP_KEY_SCHEDULE: snprintf(buf, n, "`;`-separated entries, or `none`"); break;
     case CUSP_KEY_FEEDBACK: snprintf(buf, n, "`;`-separated entries, or `none`"); break;
+    case CUSP_KEY_BODY: snprintf(buf, n, "a body name, or `world`"); break;
   }
 }
 
@@ -999,6 +1023,7 @@ static void range_cells(FILE *out, const cusp_key *k) {
     case CUSP_KEY_INITIAL: fputs(" one per coordinate, or names |", out); break;
     case CUSP_KEY_SCHEDULE: fputs(" times increasing, u within `ctrlrange` |", out); break;
     case CUSP_KEY_FEEDBACK: fputs(" a hinge or slide joint |", out); break;
+    case CUSP_KEY_BODY: fputs(" a body of the scene |", out); break;
     default: fputs(" — |", out); break;
   }
   if (k->kind == CUSP_KEY_REAL || k->kind == CUSP_KEY_SECTIONS || k->kind == CUSP_KEY_RANGE ||
@@ -1117,10 +1142,24 @@ static int check_int_field(cusp_instance_config *c, const char *key, int v, char
   return 0;
 }
 
+int cusp_config_check_end(const cusp_instance_config *c, char *error, int error_size) {
+  if (c->end != CUSP_END_FREE && c->contact != CUSP_CONTACT_LCP)
+    return fail(c, "end", error, error_size,
+                "\"%s\" needs key \"contact\" lcp, not \"%s\": a held end is an equality row of the lcp "
+                "model's problem (the penalty, sap, ncp and native models do not take it)",
+                w_end[c->end], w_contact[c->contact]);
+  if (c->end == CUSP_END_FREE && strcmp(c->end_body, "world"))
+    return fail(c, "end_body", error, error_size,
+                "\"%s\" is given but key \"end\" is free: set end to pin or clamp, or leave end_body out",
+                c->end_body);
+  return 0;
+}
+
 int cusp_config_finish(cusp_instance_config *c, char *error, int error_size) {
   if (c->model != CUSP_MODEL_PCC && c->model != CUSP_MODEL_COSSERAT)
     return fail(c, "model", error, error_size, "%d is not a model", (int)c->model);
   model_defaults(c);
+  if (cusp_config_check_end(c, error, error_size)) return -1;
   /* keep the arithmetic below in range */
   if (check_int_field(c, "sections", c->sections, error, error_size) ||
       check_int_field(c, "disks", c->disks, error, error_size))

@@ -27,6 +27,7 @@
 typedef enum { CUSP_MODEL_PCC, CUSP_MODEL_COSSERAT } cusp_model_kind;
 typedef enum { CUSP_CONTACT_LCP, CUSP_CONTACT_PENALTY, CUSP_CONTACT_NATIVE, CUSP_CONTACT_SAP, CUSP_CONTACT_NCP } cusp_contact_kind;
 typedef enum { CUSP_NATIVE_SECTION, CUSP_NATIVE_FREE } cusp_native_joints;
+typedef enum { CUSP_END_FREE, CUSP_END_PIN, CUSP_END_CLAMP } cusp_end_kind;
 enum { CUSP_COND_QR = 1, CUSP_COND_RUIZ = 2, CUSP_COND_TIKHONOV = 4 };
 
 /* A contact candidate: a disk (cylinder, axis = the section's local z) on
@@ -130,6 +131,8 @@ typedef struct {
   int nfeedback;               /* feedback: "COORD JOINT kp kd target [t0 t1]; ..." (N/rad, N*s/rad,
                                   rad, s); none */
   cusp_feedback feedback[CUSP_MAX_COORDS];
+  cusp_end_kind end;           /* end: free | pin | clamp (free): the last section's tip held (plugin/ends.c) */
+  char end_body[CUSP_NAME];    /* end_body: the MuJoCo body the end is held to (world) */
 
   /* as set; resolved by cusp_config_finish (they depend on sections, model, strains) */
   unsigned long long given;    /* bit i: key i of cusp_keys was set (not its default) */
@@ -146,6 +149,7 @@ typedef struct {
   int actuator_id[CUSP_MAX_COORDS]; /* -1 when the coordinate is not actuated */
   int tendon_id[CUSP_MAX_COORDS];   /* native: fixed tendon INSTANCE/COORD (the coordinate), else -1 */
   int tip_site_id;                  /* native: site INSTANCE/tip, else -1 */
+  int end_body_id;                  /* end_body's id (0: the world), resolved by cusp_instance_read */
 } cusp_instance_config;
 
 /* ---------- the key table ---------- */
@@ -161,7 +165,8 @@ typedef enum {
   CUSP_KEY_INITIAL,  /* one number per coordinate, or NAME=VALUE pairs (resolved by finish) */
   CUSP_KEY_ACTUATED, /* all | none | coordinate names or numbers (resolved by finish) */
   CUSP_KEY_SCHEDULE, /* "COORD t0 u0 t1 u1 ...; ..." */
-  CUSP_KEY_FEEDBACK  /* "COORD JOINT kp kd target [ramp_start ramp_end]; ..." */
+  CUSP_KEY_FEEDBACK, /* "COORD JOINT kp kd target [ramp_start ramp_end]; ..." */
+  CUSP_KEY_BODY      /* the name of a MuJoCo body (resolved after compile) */
 } cusp_key_kind;
 
 enum {
@@ -234,6 +239,9 @@ int cusp_config_set(cusp_instance_config *c, const char *key, const char *value,
  * Returns 0, or -1 with a message. */
 int cusp_config_finish(cusp_instance_config *c, char *error, int error_size);
 
+/* A held end (key end) is solved with the lcp contact model only: 0, or -1
+ * with a message naming both keys when contact is another model. */
+int cusp_config_check_end(const cusp_instance_config *c, char *error, int error_size);
 /* The chain parameters of the instance (segments filled into seg, which must
  * hold `sections` entries), base pose identity, gravity from the caller. */
 void cusp_config_chain(const cusp_instance_config *c, sb_segment_params *seg, sb_chain_params *chain);

@@ -128,7 +128,8 @@ int cusp_contact_build(cusp_runtime *r, cusp_contact_kind model, double h, doubl
   char err[256];
   int nsoft_contacts = r->nmeta, nmodel = 0;
   for (int c = 0; c < nsoft_contacts; c++) nmodel += r->meta[c].model == model;
-  if (nmodel == 0 || !r->P) return 0;
+  /* a held end is solved every step, contact or not */
+  if ((nmodel == 0 && !cusp_ends_active(r, model)) || !r->P) return 0;
   sb_contact_problem *P = r->P;
   sb_contact_clear(P);
   for (int i = 0; i < r->ninst; i++)
@@ -149,6 +150,7 @@ int cusp_contact_build(cusp_runtime *r, cusp_contact_kind model, double h, doubl
   /* arms coupled to moving mounts enter the lcp problem in the coupled
    * coordinates (mount.c); sap and ncp see such an arm's base motion as given */
   if (model == CUSP_CONTACT_LCP && cusp_mount_lcp_prepare(r)) need_rigid = 1;
+  if (cusp_ends_need_rigid(r, model)) need_rigid = 1;
   if (need_rigid && m->nv > 0) {
     rigid_free_velocity(r, h);
     r->rigid_body = sb_contact_add_custom(P, m->nv, rigid_solve, rigid_half_solve, r, r->vfree, err, sizeof err);
@@ -179,7 +181,7 @@ int cusp_contact_build(cusp_runtime *r, cusp_contact_kind model, double h, doubl
   *t_col += now_us() - t_mark;
   int n = 0;
   while (sb_contact_at(P, n)) n++;
-  return n;
+  return n + cusp_ends_add(r, model);
 }
 
 void cusp_contact_scatter(cusp_runtime *r, cusp_contact_kind model) {

@@ -127,6 +127,12 @@ int cusp_soft_state(const mjModel *m, const mjData *d, int instance, const doubl
 int cusp_tip_pose(const mjModel *m, const mjData *d, int instance, double pos[3], double quat[4]);
 int cusp_backbone_point(const mjModel *m, const mjData *d, int instance, double s, double pos[3], double mat[9]);
 double cusp_total_length(const mjModel *m, int instance);
+/* The held end's reaction (keys end, end_body): the [force (3); moment (3)]
+ * its anchor exerted on the tip over the last step, world axes, N and N*m
+ * (the impulse over the step divided by h; moment 0 for a pin; end_body, if
+ * it moves, got the opposite). Returns 0, or -1 for a bad instance or one
+ * whose end is free (then zeros). */
+int cusp_end_reaction(const mjModel *m, const mjData *d, int instance, double reaction[6]);
 /* Mass of an instance's chain (distributed, disks and rigid links), kg; 0 for a bad instance. */
 double cusp_total_mass(const mjModel *m, const mjData *d, int instance);
 /* Mechanical energy of an instance at its current state, J: kinetic,

@@ -372,7 +372,7 @@ static int expand(mjSpec *spec, const cusp_override *ov, int nov, mjModel **firs
                        ov[k].value, msg);
     }
     if (rc || cusp_config_finish(c, error, error_size) ||
-        cusp_resolve_feedback(m, c, error, error_size)) {
+        cusp_resolve_feedback(m, c, error, error_size) || cusp_resolve_end_body(m, c, error, error_size)) {
       rc = -1;
       break;
     }

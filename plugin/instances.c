@@ -219,6 +219,18 @@ int cusp_resolve_feedback(const mjModel *m, cusp_instance_config *c, char *error
   return 0;
 }
 
+int cusp_resolve_end_body(const mjModel *m, cusp_instance_config *c, char *error, int error_size) {
+  c->end_body_id = -1;
+  if (c->end == CUSP_END_FREE) return 0;
+  int b = mj_name2id(m, mjOBJ_BODY, c->end_body);
+  if (b < 0)
+    return sb_errorf(error, error_size, "instance \"%s\": key \"end_body\": no body \"%s\" in the model", c->name,
+                     c->end_body),
+           -1;
+  c->end_body_id = b;
+  return 0;
+}
+
 int cusp_instance_read(const mjModel *m, int i, cusp_instance_config *c, char *error,
                        int error_size) {
   sb_errorf(error, error_size, "%s", "");
@@ -282,6 +294,7 @@ int cusp_instance_read(const mjModel *m, int i, cusp_instance_config *c, char *e
              c->ndisk, c->name);
     return expand_again(c, what, error, error_size);
   }
+  if (cusp_resolve_end_body(m, c, error, error_size)) return -1;
   return cusp_resolve_feedback(m, c, error, error_size);
 }
 

@@ -72,6 +72,10 @@ typedef struct {
   double *impulse;          /* n: generalized contact impulse J^T lambda, N*s */
   double contact_wrench[6]; /* the contacts' world impulse as [moment about the base; impulse] */
   double *native_q, *native_v; /* contact native: the coordinates from MuJoCo's joints */
+  /* a held end (ends.c) */
+  sb_pose end_anchor;       /* the anchor in end_body's frame (from the initial configuration) */
+  int end_index;            /* its constraint in this step's problem, or -1 */
+  double end_reaction[6];   /* the anchor's [force; moment] on the tip over the last step, world (N, N*m) */
 } soft_t;
 
 /* What a contact of this step joins (index-parallel to the problem's contacts). */
@@ -114,6 +118,7 @@ struct cusp_runtime {
                                cusp_lcp shows the LCP's) */
   /* the mass matrix around the mounts' coupling (mount.c) */
   double *mount_jac;        /* 12 x nv scratch */
+  double *end_jac;          /* 6 x nv: a held end's anchor side (ends.c) */
   double *mount_M_pre, *mount_M_post; /* nC: d->M before and after compute added the arms' inertia */
   int mount_augmented;
   /* the sap and ncp models (contact_sap.c, contact_ncp.c): their solvers'
@@ -219,10 +224,11 @@ int cusp_mount_finish(cusp_runtime *r, soft_t *s, double h);
 
 /* The coupled problem of every contact of one implicit model in r->P: the
  * soft bodies, the MuJoCo system as one body when such a contact touches a
- * body with degrees of freedom, those contacts, then the touched bodies'
- * own contacts with the speculative margin (tagged with the model). Returns
- * the contacts in the problem (0: none of that model); t_col gets the time
- * of the touched bodies' collisions. */
+ * body with degrees of freedom (or an end is held to one), those contacts,
+ * then the touched bodies' own contacts with the speculative margin (tagged
+ * with the model), then the arms' held ends (ends.c). Returns the contacts
+ * plus held ends in the problem (0: nothing of that model to solve); t_col
+ * gets the time of the touched bodies' collisions. */
 int cusp_contact_build(cusp_runtime *r, cusp_contact_kind model, double h, double *t_col);
 /* The problem's result (after a solve or sb_contact_apply_impulses) into
  * r->meta (the model's contacts, in the order they were added), the arms
@@ -241,6 +247,23 @@ void cusp_yield_solved_contacts(cusp_runtime *r);
  * a static mount is not), their indices into idx and their W into Wc (3n x
  * 3n); returns n. sap and ncp give the others no impulse. */
 int cusp_movable_contacts(int m, const double *W, double *Wc, int *idx);
+
+/* ---------- ends.c ---------- */
+
+/* The anchor of the arm's held end in end_body's frame, from the initial
+ * configuration at qpos0 (init; after the model and work exist). 0, or -1
+ * with a message. */
+int cusp_end_create(const mjModel *m, soft_t *s, char *error, int error_size);
+/* Does any arm of this contact model hold its end? */
+int cusp_ends_active(const cusp_runtime *r, cusp_contact_kind model);
+/* 1 when an end of this model is held to a body with degrees of freedom
+ * (marked touched: the MuJoCo system then joins the problem). */
+int cusp_ends_need_rigid(cusp_runtime *r, cusp_contact_kind model);
+/* The held ends of this model's arms as bilateral constraints of r->P
+ * (after every body); returns how many. */
+int cusp_ends_add(cusp_runtime *r, cusp_contact_kind model);
+/* After the solve: each such arm's end_reaction. */
+void cusp_ends_scatter(cusp_runtime *r, cusp_contact_kind model);
 
 /* ---------- narrowphase.c ---------- */
 

@@ -445,7 +445,7 @@ void cusp_runtime_free(cusp_runtime *r) {
   sb_ncp_work_free(r->ncp);
   void *ptr[] = {r->cW, r->cvec, r->cidx, r->meta, r->cbuf, r->reports, r->vfree, r->force, r->qfrc_cusp, r->jac, r->jac2,
                  r->sqrt_inv_d, r->rigid_impulse, r->touched, r->held_tree, r->geom_soft,
-                 r->mount_jac, r->mount_M_pre, r->mount_M_post};
+                 r->mount_jac, r->mount_M_pre, r->mount_M_post, r->end_jac};
   for (size_t k = 0; k < sizeof ptr / sizeof ptr[0]; k++) free(ptr[k]);
   free(r);
 }
@@ -565,6 +565,10 @@ cusp_runtime *cusp_runtime_create(const mjModel *m, mjData *d, char *error, int 
       cusp_runtime_free(r);
       return NULL;
     }
+    if (cusp_end_create(m, s, error, error_size)) {
+      cusp_runtime_free(r);
+      return NULL;
+    }
     if (s->moving_base && s->cfg.contact != CUSP_CONTACT_NATIVE && m->nflex > 0) {
       sb_errorf(error, error_size, "instance \"%s\": mounted on body \"%s\", which moves, in a model with flexes: "
                 "MuJoCo's implicit flex metric would not see the arm's inertia; mount the arm on a fixed body or "
@@ -598,6 +602,13 @@ cusp_runtime *cusp_runtime_create(const mjModel *m, mjData *d, char *error, int 
   }
   if (ndisk > 0) {
     r->P = sb_contact_create(r->max_contacts, ninst + 1, ndof, r->max_directions, err, sizeof err);
+    int end_rows = 0;
+    for (int i = 0; i < ninst; i++)
+      if (r->soft[i].cfg.end != CUSP_END_FREE && r->soft[i].cfg.contact != CUSP_CONTACT_NATIVE) end_rows += 6;
+    if (r->P && end_rows > 0 && sb_contact_reserve_bilateral(r->P, end_rows, err, sizeof err)) {
+      sb_contact_free(r->P);
+      r->P = NULL;
+    }
     if (!r->P) {
       sb_errorf(error, error_size, "cusp: %s", err);
       cusp_runtime_free(r);
@@ -626,12 +637,13 @@ cusp_runtime *cusp_runtime_create(const mjModel *m, mjData *d, char *error, int 
   r->touched = calloc(m->nbody, 1);
   r->held_tree = calloc(m->ntree ? m->ntree : 1, 1);
   r->mount_jac = calloc(12 * nvv, sizeof(double));
+  r->end_jac = calloc(6 * nvv, sizeof(double));
   r->mount_M_pre = calloc(m->nC ? m->nC : 1, sizeof(double));
   r->mount_M_post = calloc(m->nC ? m->nC : 1, sizeof(double));
   r->geom_soft = malloc(sizeof(int) * 2 * (m->ngeom ? m->ngeom : 1));
   if (!r->meta || !r->reports || !r->cbuf || !r->vfree || !r->force || !r->qfrc_cusp || !r->jac ||
       !r->jac2 || !r->sqrt_inv_d || !r->rigid_impulse || !r->touched || !r->held_tree || !r->geom_soft ||
-      !r->mount_jac || !r->mount_M_pre || !r->mount_M_post)
+      !r->mount_jac || !r->mount_M_pre || !r->mount_M_post || !r->end_jac)
     goto oom;
   for (int g = 0; g < 2 * m->ngeom; g++) r->geom_soft[g] = -1;
   for (int i = 0; i < ninst; i++) /* native disks are ordinary MuJoCo geoms */
@@ -662,6 +674,10 @@ const cusp_step_report *cusp_runtime_report(const cusp_runtime *r) { return &r->
 int cusp_runtime_contacts(const cusp_runtime *r, const cusp_contact_report **contacts) {
   if (contacts) *contacts = r->reports;
   return r->nreport;
+}
+
+void cusp_runtime_end_reaction(const cusp_runtime *r, int instance, double reaction[6]) {
+  memcpy(reaction, r->soft[instance].end_reaction, 6 * sizeof(double));
 }
 
 int cusp_runtime_lcp(const cusp_runtime *r, const double **M, const double **q) {

@@ -40,6 +40,8 @@ int cusp_runtime_max_directions(const cusp_runtime *r);
 const cusp_instance_config *cusp_runtime_config(const cusp_runtime *r, int instance);
 const cusp_step_report *cusp_runtime_report(const cusp_runtime *r);
 int cusp_runtime_contacts(const cusp_runtime *r, const cusp_contact_report **contacts);
+/* The held end's reaction of an instance (cusp_end_reaction). */
+void cusp_runtime_end_reaction(const cusp_runtime *r, int instance, double reaction[6]);
 int cusp_runtime_lcp(const cusp_runtime *r, const double **M, const double **q);
 /* The soft model and a workspace at the state's coordinates (kinematics of
  * the state q, base pose from d): for queries between steps. */

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "bilateral.h"
 #include "condition.h"
 #include "lcp_internal.h"
 #include "sb_util.h"
@@ -65,6 +66,7 @@ struct sb_contact_problem {
   int directions;          /* r of the last solve */
   int nvar;
   double *stabv;           /* per contact gap term added to the normal row */
+  sb_bilateral_work *bil;  /* bilateral constraints (bilateral.c), when reserved */
 };
 
 sb_contact_options sb_contact_default_options(void) {
@@ -92,6 +94,7 @@ void sb_contact_free(sb_contact_problem *p) {
                  p->pv, p->normal_mask, p->blocks, p->prev_id, p->prev_z, p->stabv, p->order, p->force, p->keep_prev};
   for (size_t k = 0; k < sizeof ptr / sizeof ptr[0]; k++) free(ptr[k]);
   sb_lcp_work_free(p->lcp);
+  sb_bilateral_work_free(p->bil);
   free(p);
 }
 
@@ -185,6 +188,7 @@ void sb_contact_clear(sb_contact_problem *p) {
   p->nb = p->nc = p->ndof = 0;
   p->pool_used = 0;
   p->nvar = 0;
+  sb_bilateral_clear(p->bil);
 }
 
 static int add_body(sb_contact_problem *p, int nv, char *error, int error_size) {
@@ -198,7 +202,7 @@ static int add_body(sb_contact_problem *p, int nv, char *error, int error_size) 
     return -1;
   }
   /* a new body changes the stacked coordinates: contacts must come after */
-  if (p->nc > 0) {
+  if (p->nc > 0 || sb_bilateral_count(p->bil) > 0) {
     sb_errorf(error, error_size, "contact problem: add every body before the first contact");
     return -1;
   }
@@ -334,25 +338,8 @@ static int add_side(sb_contact_problem *p, int i, const sb_contact_side *sd, dou
       return -1;
     }
     const double *r = sd->offset;
-    /* The base's motion moves the point with the coordinates frozen. The
-     * LCP's velocities are those at the end of the step: the point frame's
-     * twist then is Ad(g^-1 base) (eta_b + h a_b), in that frame's axes at
-     * t + h, which turned by h omega since t (the axes J and the contact
-     * frame use): vb = (1 + h omega^) (v + omega x r) to first order. */
-    const sb_model *m = b->m;
-    double hb = b->w->step_ready ? b->w->h : 0, eb[6], et[6], e0[6], Ab[36], vb[3], wv[3];
-    for (int a = 0; a < 6; a++) eb[a] = m->base_twist[a] + hb * m->base_acc[a];
-    sb_pose rel = sb_pose_inv_mul(&g, &m->base);
-    sb_Ad(&rel, Ab);
-    sb_mat6_vec(Ab, eb, et);
-    sb_mat6_vec(Ab, m->base_twist, e0);
-    vb[0] = et[3] + et[1] * r[2] - et[2] * r[1];
-    vb[1] = et[4] + et[2] * r[0] - et[0] * r[2];
-    vb[2] = et[5] + et[0] * r[1] - et[1] * r[0];
-    wv[0] = e0[1] * vb[2] - e0[2] * vb[1];
-    wv[1] = e0[2] * vb[0] - e0[0] * vb[2];
-    wv[2] = e0[0] * vb[1] - e0[1] * vb[0];
-    for (int a = 0; a < 3; a++) vb[a] += hb * wv[a];
+    double vb[3];
+    sb_frame_base_velocity(b->m, b->w, &g, r, vb, NULL);
     double *pt = p->point + 6 * i + (sign > 0 ? 0 : 3);
     sb_pose_apply(&g, r, pt);
     for (int k = 0; k < 3; k++) {
@@ -458,6 +445,8 @@ static void body_apply(sb_contact_problem *p, const body_t *b, int which, double
 static void apply_all(sb_contact_problem *p, int which, double *x, int ncol, int ld) {
   for (int k = 0; k < p->nb; k++) body_apply(p, &p->bodies[k], which, x, ncol, ld);
 }
+
+static void bilateral_apply(void *ctx, int which, double *x, int ncol, int ld) { apply_all(ctx, which, x, ncol, ld); }
 
 /* The sliding-speed bound gamma of a contact that carries no load (fn = 0,
  * beta = 0: a speculative or separating contact) is not determined by the
@@ -653,6 +642,7 @@ static int select_and_solve(sb_contact_problem *p, const sb_contact_options *opt
       memcpy(p->St + (size_t)i * N, p->Jt + (size_t)(3 * i + 2) * ld, N * sizeof(double));
     }
     apply_all(p, 1, p->St, m, N);
+    sb_bilateral_project(p->bil, N, ld, m, p->St);
     if (sb_rank_select_forced(N, m, p->St, p->prio, p->order_active ? p->order : NULL, p->force, opt->rank_tol,
                               p->keep, p->qrwork, p->lqrwork, p->iwork) < 0) {
       sb_errorf(error, error_size, "contact solve: rank-revealing QR failed");
@@ -736,6 +726,7 @@ static int select_and_solve(sb_contact_problem *p, const sb_contact_options *opt
   } else {
     info->lcp.status = SB_LCP_SOLVED;
   }
+  sb_bilateral_recover(p->bil, N, ld, m3, p->lambda, p->p);
   return 0;
 }
 
@@ -779,6 +770,9 @@ int sb_contact_solve(sb_contact_problem *p, double h, const sb_contact_options *
     memcpy(p->vfree + b->off, b->w->vstar, b->nv * sizeof(double));
   }
   if (m == 0) {
+    /* the bilateral constraints alone (if any): lambda_e = -W_ee^-1 u_e */
+    sb_bilateral_eliminate(p->bil, N, ld, p->vfree, h, opt->stabilization, bilateral_apply, p, 0, NULL, NULL, NULL);
+    sb_bilateral_recover(p->bil, N, ld, 0, NULL, p->p);
     info->lcp.status = SB_LCP_SOLVED;
     info->time_us = sb_lcp_now_us() - t0;
     return 0;
@@ -795,6 +789,8 @@ int sb_contact_solve(sb_contact_problem *p, double h, const sb_contact_options *
   for (int c = 0; c < m3; c++) memcpy(p->Y + (size_t)c * ld, p->Jt + (size_t)c * ld, N * sizeof(double));
   apply_all(p, 0, p->Y, m3, ld);
   cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, m3, m3, N, 1.0, p->Jt, ld, p->Y, ld, 0.0, p->W, m3);
+  /* bilateral constraints: the contacts see their Schur complement */
+  sb_bilateral_eliminate(p->bil, N, ld, p->vfree, h, opt->stabilization, bilateral_apply, p, m3, p->Jt, p->W, p->u);
   info->assembly_us = sb_lcp_now_us() - t0;
 
   closing_first(p);
@@ -1010,6 +1006,7 @@ int sb_contact_body_wrench(const sb_contact_problem *p, int body, const double p
       wrench[2] += r[0] * f[1] - r[1] * f[0];
       for (int k = 0; k < 3; k++) wrench[3 + k] += f[k];
     }
+  sb_bilateral_add_wrench(p->bil, body, point, wrench);
   return 0;
 }
 
@@ -1033,6 +1030,11 @@ int sb_contact_assemble(sb_contact_problem *p, double h, const sb_contact_option
   if (!opt) opt = &def;
   int m = p->nc, N = p->ndof, ld = p->max_dof, m3 = 3 * m;
   p->nvar = 0;
+  if (sb_bilateral_count(p->bil) > 0) {
+    sb_errorf(error, error_size, "contact assembly: the problem holds bilateral constraints, which only "
+              "sb_contact_solve solves (the other models do not take them)");
+    return -1;
+  }
   if (!(isfinite(h) && h > 0) || !(opt->stabilization >= 0 && opt->stabilization <= 1)) {
     sb_errorf(error, error_size, "contact assembly: time step %g must be positive and stabilization %g in [0, 1]",
               h, opt->stabilization);
@@ -1118,4 +1120,50 @@ int sb_contact_warm_impulse(const sb_contact_problem *p, long id, double lambda[
   }
   lambda[2] = z[0];
   return 1;
+}
+
+/* ---------- bilateral constraints (bilateral.c) ---------- */
+
+int sb_contact_reserve_bilateral(sb_contact_problem *p, int max_rows, char *error, int error_size) {
+  if (max_rows < 1 || max_rows > 6000) {
+    sb_errorf(error, error_size, "contact problem: %d bilateral rows reserved, must be within 1..6000", max_rows);
+    return -1;
+  }
+  sb_bilateral_work_free(p->bil);
+  p->bil = sb_bilateral_work_create(max_rows, p->max_dof, p->max_c);
+  if (!p->bil) {
+    sb_errorf(error, error_size, "out of memory for %d bilateral rows", max_rows);
+    return -1;
+  }
+  return 0;
+}
+
+int sb_contact_add_bilateral(sb_contact_problem *p, const sb_bilateral *e, char *error, int error_size) {
+  if (!p->bil) {
+    sb_errorf(error, error_size, "bilateral constraint: no rows reserved (sb_contact_reserve_bilateral)");
+    return -1;
+  }
+  if (e->body < 0 || e->body >= p->nb || p->bodies[e->body].kind != BODY_SOFT) {
+    sb_errorf(error, error_size, "bilateral constraint: body %d is not a soft body of the problem", e->body);
+    return -1;
+  }
+  if (e->other < -1 || e->other >= p->nb || e->other == e->body) {
+    sb_errorf(error, error_size, "bilateral constraint: anchor body %d is not another body of the problem (or -1)",
+              e->other);
+    return -1;
+  }
+  const body_t *b = &p->bodies[e->body];
+  const body_t *o = e->other >= 0 ? &p->bodies[e->other] : NULL;
+  return sb_bilateral_add(p->bil, e, b->m, b->w, b->off, o ? o->off : 0, o ? o->nv : 0, error, error_size);
+}
+
+int sb_contact_bilateral_count(const sb_contact_problem *p) { return sb_bilateral_count(p->bil); }
+
+int sb_contact_bilateral_result(const sb_contact_problem *p, int k, double impulse[6], double point[3],
+                                double error[6]) {
+  return sb_bilateral_get(p->bil, k, impulse, point, error);
+}
+
+void sb_contact_bilateral_rank(const sb_contact_problem *p, int *rows, int *rank) {
+  sb_bilateral_rank(p->bil, rows, rank);
 }

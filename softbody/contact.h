@@ -201,4 +201,58 @@ void sb_contact_apply_impulses(sb_contact_problem *p, const double *lambda, int 
  * one, else 0 and zeros. */
 int sb_contact_warm_impulse(const sb_contact_problem *p, long id, double lambda[3]);
 
+/* ---------- Bilateral constraints (bilateral.c) ----------
+ * A soft chain's material frame (segment seg, arc length s: the section's
+ * backbone frame there) held to an anchor frame of the world or of another
+ * body of the problem, solved with the contacts in one problem (a mixed
+ * LCP): pin = 3 rows, the frame's origin held; clamp = 6 rows, origin and
+ * orientation. Rows are velocity level, in the anchor's axes a_k:
+ *   a_k . (v_point - v_anchor) + alpha e_k / h = 0        (k = 0, 1, 2)
+ *   a_k . (w_frame - w_anchor) + alpha r_k / h = 0        (clamp)
+ * e = R_a^T (p_point - p_anchor), r = log(R_a^T R_frame) (rotation vector):
+ * the position (and orientation) error is removed at the contacts'
+ * stabilization rate alpha per step, so a held end does not drift.
+ * The multipliers are eliminated before the LCP by the Schur complement of
+ * the bilateral block W_ee = E M~^-1 E^T: the contacts see
+ *   W' = W - W_ce W_ee^-1 W_ec,   u' = u - W_ce W_ee^-1 u_e
+ * (and stage 1 the whitened normals projected off the constraints), so every
+ * LCP solver and the conditioning are unchanged, and after the solve
+ *   lambda_e = -W_ee^-1 (u_e + W_ec lambda_c).
+ * A rank-deficient W_ee (a clamp on a rod without torsion: that row moves
+ * nothing; two constraints that overdetermine a chain) keeps its largest
+ * independent set of rows by pivoted Cholesky (dpstrf, pivots above 1e-10 of
+ * the largest): the dependent rows get no impulse and are reported
+ * (sb_contact_bilateral_rank). */
+typedef struct {
+  int rows;                /* 3: pin, 6: clamp */
+  int body;                /* the soft body of the problem (side 0) */
+  int seg;                 /* its material frame at arc length s of segment seg */
+  double s;
+  int other;               /* problem body of the anchor's side, or -1: the world */
+  const double *jac;       /* other >= 0: 6 x nv row-major, the anchor point's world linear
+                              velocity (3 rows) then the anchor's world angular velocity (3 rows)
+                              per unit of that body's velocity (not copied: read at the add) */
+  double anchor_pos[3];    /* the anchor frame now: origin, world */
+  double anchor_R[9];      /* and axes (row-major, columns a_0 a_1 a_2) */
+  double anchor_vel[6];    /* other = -1: the anchor's prescribed world [linear; angular] velocity */
+} sb_bilateral;
+
+/* Room for max_rows bilateral rows (allocates; call once, not in a step).
+ * 0, or -1 with a message. */
+int sb_contact_reserve_bilateral(sb_contact_problem *p, int max_rows, char *error, int error_size);
+/* Adds a constraint (after every body; its rows are built now: soft bodies
+ * need sb_step_prepare's kinematics). Returns its index, or -1 with a message. */
+int sb_contact_add_bilateral(sb_contact_problem *p, const sb_bilateral *e, char *error, int error_size);
+/* Constraints in the problem. */
+int sb_contact_bilateral_count(const sb_contact_problem *p);
+/* The last solve's impulse of constraint k on its soft side, world:
+ * [force (3); moment (3)] (N*s, N*m*s; the anchor's side gets the opposite;
+ * moment 0 for a pin), the soft point (world), and the error the rows saw
+ * (position m, then rotation rad, anchor axes). Any output may be NULL.
+ * 0, or -1 for a bad k. */
+int sb_contact_bilateral_result(const sb_contact_problem *p, int k, double impulse[6], double point[3],
+                                double error[6]);
+/* Rows given and rows kept by the pivoted Cholesky of the last solve. */
+void sb_contact_bilateral_rank(const sb_contact_problem *p, int *rows, int *rank);
+
 #endif
