@@ -68,6 +68,12 @@ static void collide_disk(cusp_runtime *r, int i, int k) {
       int ob = m->geom_bodyid[b], base = s->cfg.base_body_id;
       int mount_group = ob == base || (m->body_weldid[base] && m->body_weldid[ob] == m->body_weldid[base]);
       if (mount_group && (k == 0 || !(m->opt.disableflags & mjDSBL_FILTERPARENT))) continue;
+      /* a held end's disk is attached to end_body as the base disk to the
+       * mount: a contact there (a clamp leaves it no motion) is not one */
+      int eb = s->cfg.end_body_id;
+      if (s->cfg.end != CUSP_END_FREE && k == s->cfg.ndisk - 1 && eb >= 0 &&
+          (ob == eb || (m->body_weldid[eb] && m->body_weldid[ob] == m->body_weldid[eb])))
+        continue;
     }
     int n = cusp_collide_pair(m, r->d, a, b, margin, r->cbuf, mjMAXCONPAIR);
     for (int c = 0; c < n; c++) {

@@ -55,6 +55,11 @@ int main(void) {
   cusp_override pen = {"arm", "contact", "penalty"};
   run(SCENE("coupling_fall.xml"), &pen, 1, 1.0, "fall (penalty)");
   run(SCENE("coupling_squeeze.xml"), NULL, 0, 0.5, "squeeze");
+  /* held ends: clamped to the world with a ball on the rod, pinned, clamped to a free block */
+  run(CUSP_SOURCE_DIR "/mjcf/demo_clamped_rod.xml", NULL, 0, 0.6, "end clamp (ball on the rod)");
+  cusp_override pin = {"rod", "end", "pin"};
+  run(CUSP_SOURCE_DIR "/mjcf/demo_clamped_rod.xml", &pin, 1, 0.6, "end pin (ball on the rod)");
+  run(SCENE("ends_block.xml"), NULL, 0, 0.3, "end clamp to a free block");
   cusp_override sap = {"arm", "contact", "sap"}, ncp = {"arm", "contact", "ncp"};
   run(SCENE("coupling_push.xml"), &sap, 1, 1.6, "push (sap, touched body's floor contact)");
   run(SCENE("coupling_push.xml"), &ncp, 1, 1.6, "push (ncp, touched body's floor contact)");
