@@ -28,7 +28,7 @@ import numpy as np
 __all__ = [
     "LIBRARY", "load", "expand", "make_data", "instance_count", "instance_name", "instance_names",
     "instance_find", "last_error", "report", "contacts", "soft_state", "tip_pose",
-    "backbone_point", "total_length", "set", "get", "set_all", "apply_force",
+    "backbone_point", "total_length", "set", "get", "set_all", "apply_force", "end_reaction",
 ]
 
 _REPO = pathlib.Path(__file__).resolve().parents[2]
@@ -150,6 +150,7 @@ _SIGNATURES = {
     "cusp_contacts": (_I, [_P, _P, ctypes.POINTER(ctypes.POINTER(ContactReport))]),
     "cusp_soft_state": (_I, [_P, _P, _I, ctypes.POINTER(_DP), ctypes.POINTER(_DP)]),
     "cusp_tip_pose": (_I, [_P, _P, _I, _DP, _DP]),
+    "cusp_end_reaction": (_I, [_P, _P, _I, _DP]),
     "cusp_backbone_point": (_I, [_P, _P, _I, _D, _DP, _DP]),
     "cusp_total_length": (_D, [_P, _I]),
     "cusp_set": (_I, [_P, _P, _I, _S, _S, ctypes.c_char_p, _I]),
@@ -370,6 +371,17 @@ def tip_pose(m, d, instance=0):
   if _lib.cusp_tip_pose(_ptr(m), _ptr(d), i, pos, quat) != 0:
     raise RuntimeError(f"no tip pose for instance {i} (no cusp data in d?)")
   return np.array(pos[:]), np.array(quat[:])
+
+
+def end_reaction(m, d, instance=0):
+  """The held end's reaction (keys end, end_body): the force (N) and moment
+  (N*m, zero for a pin) its anchor exerted on the tip over the last step,
+  world axes. ValueError when the instance's end is free."""
+  i = _index(m, instance)
+  out = (ctypes.c_double * 6)()
+  if _lib.cusp_end_reaction(_ptr(m), _ptr(d), i, out) != 0:
+    raise ValueError(f"instance {i} has no held end (key end is free)")
+  return np.array(out[:3]), np.array(out[3:])
 
 
 def backbone_point(m, d, instance, s):

@@ -507,3 +507,29 @@ def test_contacts_beyond_capacity_are_reported(tmp_path, capfd):
   d = mujoco.MjData(m)
   mujoco.mj_step(m, d)
   assert cusp.report(m, d)["message"] == ""
+
+
+def test_end_reaction_of_a_clamped_rod():
+  """A rod clamped at both ends (mjcf/demo_clamped_rod.xml; the statics are
+  checked in tests/test_ends.c): the far end holds the tip where it started
+  and reports the force and moment it takes; the rod swings as it sags, so
+  the force averaged over its swing is about half its weight; a live switch
+  to a model without held ends and a free end's reaction are refused."""
+  m = cusp.load(REPO / "mjcf" / "demo_clamped_rod.xml")
+  d = mujoco.MjData(m)
+  forces, worst = [], 0.0
+  for _ in range(150):  # 0.15 s: the ball still falls
+    mujoco.mj_step(m, d)
+    force, moment = cusp.end_reaction(m, d, "rod")
+    forces.append(force[2])
+    pos, _ = cusp.tip_pose(m, d, "rod")
+    worst = max(worst, float(np.max(np.abs(pos - [0.3, 0, 0.8]))))
+  assert worst < 1e-4
+  assert np.all(np.isfinite(forces)) and abs(moment[1]) > 0  # a clamp holds a moment
+  weight = 1000 * np.pi * 0.01**2 * 0.6 * -m.opt.gravity[2]  # density x volume x g
+  assert 0.3 * weight < np.mean(forces) < 0.7 * weight
+  with pytest.raises(ValueError, match="contact"):
+    cusp.set(m, d, "rod", "contact", "sap")
+  free = cusp.load(REPO / "mjcf" / "demo_clamped_rod.xml", {"rod.end": "free"})
+  with pytest.raises(ValueError, match="no held end"):
+    cusp.end_reaction(free, mujoco.MjData(free), "rod")
