@@ -43,6 +43,7 @@ demo_pin_ball 2.0
 demo_pass_ball 1.2
 demo_push_box 2.0
 demo_rod_pegs 0.5
+demo_clamped_rod 1.0
 demo_moving_base 0.1
 compare_penalty 2.0"
 

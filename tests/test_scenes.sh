@@ -188,6 +188,16 @@ if have demo_rod_pegs; then
     "n=$(max_active "$J")" "x=$(comp "$p" 1)" "z=$(comp "$p" 3)"
 fi
 
+# Clamped rod: the far end stays clamped where it started, (0.3, 0, 0.8), and
+# the ball rests on the sagging rod between the posts (not on the floor).
+if have demo_clamped_rod; then
+  J=${J2[demo_clamped_rod]}
+  p=$(tip_pos "$J" rod) b=$(body_pos "$J" ball)
+  check "demo_clamped_rod: end held at its post, ball carried by the rod" \
+    'tx > 0.29999 && tx < 0.30001 && tz > 0.79999 && tz < 0.80001 && bx > -0.25 && bx < 0.25 && bz > 0.78 && bz < 0.86' \
+    "tx=$(comp "$p" 1)" "tz=$(comp "$p" 3)" "bx=$(comp "$b" 1)" "bz=$(comp "$b" 3)"
+fi
+
 # Moving base: the carriage reaches x = 0.25 and the arm follows it. While
 # the carriage accelerates (t = 0.1 s) a hanging arm must lag behind it; a
 # tip exactly under the carriage means the runtime ignores the base's motion
