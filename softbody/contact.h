@@ -218,7 +218,7 @@ int sb_contact_warm_impulse(const sb_contact_problem *p, long id, double lambda[
  * (and stage 1 the whitened normals projected off the constraints), so every
  * LCP solver and the conditioning are unchanged, and after the solve
  *   lambda_e = -W_ee^-1 (u_e + W_ec lambda_c).
- * A rank-deficient W_ee (a clamp on a rod without torsion: that row moves
+ * A rank-deficient W_ee (a clamp on a straight rod without torsion: that row moves
  * nothing; two constraints that overdetermine a chain) keeps its largest
  * independent set of rows by pivoted Cholesky (dpstrf, pivots above 1e-10 of
  * the largest): the dependent rows get no impulse and are reported
