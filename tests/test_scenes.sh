@@ -188,6 +188,16 @@ if have demo_rod_pegs; then
     "n=$(max_active "$J")" "x=$(comp "$p" 1)" "z=$(comp "$p" 3)"
 fi
 
+# The bent cantilever under its 1 N tip load rests on the block (top at
+# z = 0.2, x 0.27 .. 0.41): its tip disk (radius 8 mm) on the top; without
+# the load's J^T f the rod would spring up, without contact fall to z = 0.11.
+if have demo_rod_cantilever; then
+  J=${J2[demo_rod_cantilever]}
+  p=$(tip_pos "$J" rod)
+  check "demo_rod_cantilever: tip resting on the block" 'n >= 1 && x > 0.27 && x < 0.41 && z > 0.2 && z < 0.215' \
+    "n=$(max_active "$J")" "x=$(comp "$p" 1)" "z=$(comp "$p" 3)"
+fi
+
 # Moving base: the carriage reaches x = 0.25 and the arm follows it. While
 # the carriage accelerates (t = 0.1 s) a hanging arm must lag behind it; a
 # tip exactly under the carriage means the runtime ignores the base's motion
