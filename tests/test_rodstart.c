@@ -513,6 +513,18 @@ static void test_errors(void) {
   EXPECT(cusp_config_finish(c, err, sizeof err) == 0 && fabs(c->length[2] - 0.2) < 1e-15,
          "straight centerline with strains kx: %s", err);
   free(c);
+  /* sections of given lengths sit at their own rest arcs: a uniform 20 % stretch is 0.2 in each */
+  c = rod_config();
+  set(c, "sections", "3");
+  set(c, "length", "0.1 0.2 0.3");
+  set(c, "centerline", "0 0 0, 0 0 0.3, 0 0 0.72");
+  set(c, "rest_arc", "0 0.25 0.6");
+  int ok = cusp_config_finish(c, err, sizeof err) == 0;
+  EXPECT(ok, "per-section lengths: %s", err);
+  for (int i = 0; ok && i < 3; i++)
+    EXPECT(fabs(c->initial[coord(c, i, "ez")] - 0.2) < 1e-14 && fabs(c->length[i] - 0.1 * (i + 1)) < 1e-15,
+           "section %d: stretch %.17g (0.2), length %g", i + 1, c->initial[coord(c, i, "ez")], c->length[i]);
+  free(c);
 }
 
 /* ---------- many sections ---------- */
