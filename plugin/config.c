@@ -1406,8 +1406,9 @@ static int finish_centerline(cusp_instance_config *c, const int *comp, int per, 
       double size = a < 3 ? fabs(xi[a]) * c->length[i] : fabs(xi[a]);
       if (!have && size > CENTERLINE_STRAIN_TOL)
         return fail(c, "strains", error, error_size, "\"%s\" lacks %s, which the centerline needs: section %d %s "
-                    "(%s = %.3g); add %s to strains", strain_text(c->strains, why, sizeof why), strain_names[a],
-                    i + 1, a < 3 ? "bends" : "stretches", strain_names[a], xi[a], strain_names[a]);
+                    "(%s = %.3g%s); add %s to strains", strain_text(c->strains, why, sizeof why), strain_names[a],
+                    i + 1, a < 3 ? "bends" : "stretches", strain_names[a], xi[a],
+                    a < 3 ? "" : ": the arc through its nodes is not as long as its rest length", strain_names[a]);
       if (have && !(fabs(xi[a]) <= ki->phi))
         return fail(c, "centerline", error, error_size, "section %d needs %s = %g, outside the plausible range of "
                     "initial strains (%g .. %g: %s)", i + 1, strain_names[a], xi[a], -ki->phi, ki->phi, ki->why);
