@@ -123,7 +123,9 @@ static const cusp_key key_table[] = {
      .doc = "sections from the base to the tip (a cosserat rod's elements)"},
     {.name = "length", .kind = CUSP_KEY_SECTIONS, .unit = "m", FIELD(length),
      .count_offset = offsetof(cusp_instance_config, nlength), GT0, .plo = 1e-3, .phi = 10,
-     .def = {"0.15", "0.15"}, .doc = "length of each section: one value for all, or one per section"},
+     .def = {"0.15", "0.15"},
+     .doc = "rest length of each section: one value for all, or one per section (with a centerline: "
+            "unset, the rod's rest length shared equally)"},
     {.name = "mass", .kind = CUSP_KEY_SECTIONS, .unit = "kg", FIELD(mass),
      .count_offset = offsetof(cusp_instance_config, nmass), GE0, .plo = 1e-4, .phi = 1e3,
      .zero = "cosserat: density x volume", .def = {"1.17 0.54 0.265", "0"},
