@@ -269,6 +269,17 @@ static void test_arc_held_by_moment(void) {
     mjModel *m = rod_scene("0 0 0", "0 0 0", config, err, sizeof err);
     EXPECT(m, "load: %s", err);
     mjData *d = m ? attach(m) : NULL;
+    if (d && held) { /* the disk bodies MuJoCo holds start on the arc's points (one per section end) */
+      double worst = 0;
+      for (int k = 0; k <= N; k++) {
+        char name[32];
+        snprintf(name, sizeof name, "rod/disk%d", k);
+        int b = mj_name2id(m, mjOBJ_BODY, name);
+        EXPECT(b >= 0, "no body %s", name);
+        for (int a = 0; b >= 0 && a < 3; a++) worst = fmax(worst, fabs(d->xpos[3 * b + a] - p[3 * k + a]));
+      }
+      EXPECT(worst < 1e-12, "the disks start %.3g m off the centerline's points", worst);
+    }
     if (d) {
       drift_t dr = run_still(m, d, 300);
       if (held)
