@@ -323,6 +323,52 @@ static void test_stretch_held_by_force(void) {
   }
 }
 
+/* A soft rod hanging under its own weight, started at the exact elastic
+ * hanging shape: each point at z(s) = s + rho g (L s - s^2 / 2) / E below
+ * the mount (tension rho g A (L - s) over E A), given as the centerline with
+ * the rest arcs s. The linear tension makes a section's constant stretch
+ * its midpoint's, which reaches the exact points: the rod stays where it
+ * starts (to 1e-9). Started unstretched at the same rest length, it drops. */
+static void test_hanging_stretched(void) {
+  const double L = 1, E = 1e5, rho = 1000, g = 9.81;
+  enum { N = 10 };
+  double p[3 * (N + 1)], arc[N + 1];
+  for (int j = 0; j <= N; j++) {
+    double s = L * j / N;
+    p[3 * j] = p[3 * j + 1] = 0;
+    p[3 * j + 2] = s + rho * g * (L * s - s * s / 2) / E;
+    arc[j] = s;
+  }
+  char *pt = points_text(p, N + 1), *ra = numbers_text(arc, N + 1);
+  for (int stretched = 1; stretched >= 0; stretched--) {
+    char config[4096], err[1024] = "";
+    snprintf(config, sizeof config,
+             CFG("sections", "10") CFG("radius", "0.01") CFG("young", "1e5") CFG("density", "1000")
+                 CFG("disks", "0") "<config key=\"centerline\" value=\"%s\"/>%s%s%s",
+             stretched ? pt : "0 0 0, 0 0 1", stretched ? "<config key=\"rest_arc\" value=\"" : "",
+             stretched ? ra : "", stretched ? "\"/>" : "");
+    mjModel *m = rod_scene("180 0 0", "0 0 -9.81", config, err, sizeof err);
+    EXPECT(m, "load: %s", err);
+    mjData *d = m ? attach(m) : NULL;
+    if (d) {
+      double tip[3], quat[4];
+      cusp_tip_pose(m, d, 0, tip, quat);
+      if (stretched)
+        EXPECT(fabs(tip[2] + p[3 * N + 2]) < 1e-12, "starts at the hanging tip: z %.17g, want %.17g", tip[2],
+               -p[3 * N + 2]);
+      drift_t dr = run_still(m, d, 300);
+      if (stretched)
+        EXPECT(dr.finite && dr.dq < 1e-9 && dr.dtip < 1e-9,
+               "the rod started in its hanging equilibrium moved: |dq| %.3g, tip %.3g m", dr.dq, dr.dtip);
+      else
+        EXPECT(dr.dtip > 1e-3, "started unstretched the rod should drop (tip moved %.3g m)", dr.dtip);
+    }
+    finish(m, d);
+  }
+  free(pt);
+  free(ra);
+}
+
 /* ---------- the cantilever ---------- */
 
 /* Static tip deflection (world -z) of a cantilever along world +x with a
@@ -568,6 +614,7 @@ int main(void) {
   test_errors();
   test_arc_held_by_moment();
   test_stretch_held_by_force();
+  test_hanging_stretched();
   test_cantilever_small();
   test_cantilever_elastica();
   test_cantilever_plugin();
