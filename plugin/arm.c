@@ -20,9 +20,13 @@ static void apply_point_load(soft_t *s, int section, double s_arc, const double 
   for (int a = 0; a < 3; a++) s->penalty_wrench[a] += mo[a];
 }
 
-/* The loads on the arm: cusp_apply_force's (state) and xfrc_applied on the
- * disk bodies (the viewer's mouse perturbation), at the disk's centre. */
+/* The loads on the arm: the keys tip_force and tip_torque, cusp_apply_force's
+ * (state) and xfrc_applied on the disk bodies (the viewer's mouse
+ * perturbation), at the disk's centre. */
 void cusp_arm_applied_loads(cusp_runtime *r, soft_t *s, const cusp_arm_state *st) {
+  const double *tf = s->cfg.tip_force, *tm = s->cfg.tip_torque;
+  if (tf[0] || tf[1] || tf[2] || tm[0] || tm[1] || tm[2])
+    apply_point_load(s, s->cfg.sections - 1, s->cfg.length[s->cfg.sections - 1], tf, tm);
   const double *ld = st->load;
   if (ld[CUSP_LOAD_ACTIVE] != 0)
     apply_point_load(s, (int)ld[CUSP_LOAD_SECTION], ld[CUSP_LOAD_S], ld + CUSP_LOAD_FORCE, ld + CUSP_LOAD_TORQUE);

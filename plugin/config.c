@@ -14,9 +14,18 @@
 #include <string.h>
 #include <threads.h>
 
+#include "rod_shape.h"
 #include "state.h" /* the live keys' slots (cusp_live_key) */
 
 static const char *const strain_names[6] = {"kx", "ky", "kz", "ex", "ey", "ez"}; /* SB_KX.. bits */
+
+/* A strains mask as its words ("kx ky ez"). */
+static const char *strain_text(int mask, char *buf, size_t n) {
+  buf[0] = 0;
+  for (int j = 0; j < 6; j++)
+    if (mask & (1 << j)) snprintf(buf + strlen(buf), n - strlen(buf), "%s%s", buf[0] ? " " : "", strain_names[j]);
+  return buf;
+}
 
 #define RANGE_MIN_WIDTH 1e-6 /* ctrlrange: hi - lo, the least an actuator can move in */
 
@@ -111,10 +120,13 @@ static const cusp_key key_table[] = {
             "(the CUSP arm); cosserat = a Cosserat rod with piecewise constant strain. "
             "The default is pcc; the other keys' defaults follow the model"},
     {.name = "sections", .kind = CUSP_KEY_INT, .unit = "", FIELD(sections), .lo = 1,
-     .hi = CUSP_MAX_SECTIONS, .def = {"3", "3"}, .doc = "sections from the base to the tip"},
+     .hi = CUSP_MAX_SECTIONS, .def = {"3", "3"},
+     .doc = "sections from the base to the tip (a cosserat rod's elements)"},
     {.name = "length", .kind = CUSP_KEY_SECTIONS, .unit = "m", FIELD(length),
      .count_offset = offsetof(cusp_instance_config, nlength), GT0, .plo = 1e-3, .phi = 10,
-     .def = {"0.15", "0.15"}, .doc = "length of each section: one value for all, or one per section"},
+     .def = {"0.15", "0.15"},
+     .doc = "rest length of each section: one value for all, or one per section (with a centerline: "
+            "unset, the rod's rest length shared equally)"},
     {.name = "mass", .kind = CUSP_KEY_SECTIONS, .unit = "kg", FIELD(mass),
      .count_offset = offsetof(cusp_instance_config, nmass), GE0, .plo = 1e-4, .phi = 1e3,
      .zero = "cosserat: density x volume", .def = {"1.17 0.54 0.265", "0"},
@@ -134,7 +146,8 @@ static const cusp_key key_table[] = {
     {.name = "disks", .kind = CUSP_KEY_INT, .unit = "", FIELD(disks), .lo = 0, .hi = 64,
      .def = {"6", "6"},
      .doc = "contact disks inside each section, besides the plate at its end and the base disk "
-            "(at most 512 disks in all)"},
+            "(at most 1024 disks in all; the contact workspaces grow with their square, "
+            "docs/memory.md)"},
     {.name = "stiffness", .kind = CUSP_KEY_SECTIONS, .unit = "N/m", FIELD(stiffness),
      .count_offset = offsetof(cusp_instance_config, nstiffness), GE0, .plo = 1e-2, .phi = 1e7,
      .zero = "no spring", .def = {"265", NULL},
@@ -251,6 +264,37 @@ static const cusp_key key_table[] = {
             "every section, is no shape of a real arm",
      .doc = "initial coordinates: one number per coordinate or NAME=VALUE pairs (s2c1=0.01); "
             "unset: straight"},
+    {.name = "centerline", .kind = CUSP_KEY_POINTS, .unit = "m", FIELD(centerline),
+     .count_offset = offsetof(cusp_instance_config, ncenterline), ANY, .plo = 0, .phi = 1e3,
+     .flags = CUSP_KEY_MAGNITUDE, .def = {NULL, ""},
+     .doc = "the rod's initial shape (cosserat), a polyline \"x y z, x y z, ...\" of 2 to 1024 points in "
+            "the mount body's frame, the first at the mount's origin. The rod leaves its mount along the "
+            "mount's z axis (its clamped base). The sections sit at equal rest arc length (or at the "
+            "lengths `length` gives), each node on the polyline at its rest arc, and each section's "
+            "initial strain is the circular arc that continues the tangent of the section before to the "
+            "next node, stretched to reach it: the rod passes exactly through the nodes, untwisted "
+            "(kz = 0: parallel transport). Point the mount's z along the polyline's tangent at its start "
+            "(the first piece, for a polyline as fine as the sections or finer): a tangent off it makes "
+            "the arcs' curvature alternate from section to section. Needs the strains the shape uses "
+            "(kx ky to bend, ez to stretch); sets the initial strains, so not together with `initial`; "
+            "the rest shape stays straight. Unset: straight along z"},
+    {.name = "rest_arc", .kind = CUSP_KEY_NUMBERS, .unit = "m", FIELD(rest_arc),
+     .count_offset = offsetof(cusp_instance_config, nrest_arc), GE0, .plo = 0, .phi = 1e3,
+     .def = {NULL, ""},
+     .doc = "the unstretched arc length to each centerline point, from 0, increasing, one per point: "
+            "a rod that starts stretched (a cable hanging in equilibrium). Its last value is the rod's "
+            "rest length (`length` unset, or agreeing with it). Unset: the polyline's own lengths "
+            "(unstretched)"},
+    {.name = "tip_force", .kind = CUSP_KEY_VECTOR, .unit = "N", FIELD(tip_force), ANY, .plo = 0,
+     .phi = 1e6, .flags = CUSP_KEY_MAGNITUDE, .def = {"0 0 0", "0 0 0"},
+     .doc = "a constant force \"fx fy fz\" in world axes at the tip (the end of the last section): "
+            "its generalized force J^T f enters the implicit step's right-hand side. A dead load needs "
+            "no stiffness term in the step matrix: the step's fixed points are the exact static "
+            "equilibria, and its dependence on the shape is explicit like gravity's. A load at the "
+            "base end is the mount body's (xfrc_applied)"},
+    {.name = "tip_torque", .kind = CUSP_KEY_VECTOR, .unit = "N*m", FIELD(tip_torque), ANY, .plo = 0,
+     .phi = 1e6, .flags = CUSP_KEY_MAGNITUDE, .def = {"0 0 0", "0 0 0"},
+     .doc = "a constant moment \"tx ty tz\" in world axes at the tip, as `tip_force`"},
     {.name = "actuated", .kind = CUSP_KEY_ACTUATED, .unit = "", FIELD(actuated_text),
      .def = {"all", "all"},
      .doc = "coordinates driven by an actuator INSTANCE/COORD: all, none, or names/1-based numbers"},
@@ -373,7 +417,9 @@ static void plausible_text(const cusp_key *k, char *buf, size_t n) {
   if (k->zero) snprintf(z, sizeof z, "0 (%s), or ", k->zero);
   if (k->unit[0] && k->kind != CUSP_KEY_INITIAL) snprintf(u, sizeof u, " %s", k->unit);
   char a[32], b[32], c[32], d[32];
-  if (k->flags & CUSP_KEY_MAGNITUDE)
+  if ((k->flags & CUSP_KEY_MAGNITUDE) && k->plo == 0)
+    snprintf(buf, n, "%s%s .. %s%s", z, num(-k->phi, a), num(k->phi, b), u);
+  else if (k->flags & CUSP_KEY_MAGNITUDE)
     snprintf(buf, n, "%s%s .. %s or %s .. %s%s", z, num(-k->phi, a), num(-k->plo, b),
              num(k->plo, c), num(k->phi, d), u);
   else
@@ -632,7 +678,7 @@ static int set_schedules(cusp_instance_config *c, const char *value, char *error
   cusp_instance_config *tmp = malloc(sizeof *tmp);
   if (!tmp) return fail(c, "schedule", error, error_size, "out of memory");
   memcpy(tmp->name, c->name, sizeof tmp->name);
-  int n = for_entries(tmp, "schedule", value, CUSP_MAX_COORDS, parse_schedule, error, error_size);
+  int n = for_entries(tmp, "schedule", value, CUSP_MAX_ENTRIES, parse_schedule, error, error_size);
   if (n >= 0) {
     memcpy(c->schedule, tmp->schedule, (size_t)n * sizeof c->schedule[0]);
     c->nschedule = n;
@@ -651,7 +697,7 @@ static int set_feedbacks(cusp_instance_config *c, const char *value, char *error
   cusp_instance_config *tmp = malloc(sizeof *tmp);
   if (!tmp) return fail(c, "feedback", error, error_size, "out of memory");
   memcpy(tmp->name, c->name, sizeof tmp->name);
-  int n = for_entries(tmp, "feedback", value, CUSP_MAX_COORDS, parse_feedback, error, error_size);
+  int n = for_entries(tmp, "feedback", value, CUSP_MAX_ENTRIES, parse_feedback, error, error_size);
   if (n >= 0) {
     memcpy(c->feedback, tmp->feedback, (size_t)n * sizeof c->feedback[0]);
     c->nfeedback = n;
@@ -713,6 +759,115 @@ static int set_sections(cusp_instance_config *c, const cusp_key *k, const char *
   double *out = field_of(c, k);
   for (int i = 0; i < CUSP_MAX_SECTIONS; i++) out[i] = i < n ? v[i] : 0;
   *(int *)((char *)c + k->count_offset) = n;
+  return 0;
+}
+
+/* "x y z, x y z, ...": at least 2 and at most CUSP_MAX_POINTS points of
+ * three numbers each; "" unsets. Parsed into scratch: a failed set leaves c
+ * unchanged. */
+static int set_points(cusp_instance_config *c, const cusp_key *k, const char *value, char *error,
+                      int error_size) {
+  int *count = (int *)((char *)c + k->count_offset);
+  if (count_tokens(value) == 0) {
+    *count = 0;
+    return 0;
+  }
+  double *pt = malloc(sizeof(double) * 3 * CUSP_MAX_POINTS);
+  if (!pt) return fail(c, k->name, error, error_size, "out of memory");
+  int n = 0, rc = 0;
+  for (const char *e = value; !rc;) {
+    const char *comma = strchr(e, ',');
+    int elen = comma ? (int)(comma - e) : (int)strlen(e);
+    char piece[256];
+    if (n == CUSP_MAX_POINTS) {
+      rc = fail(c, k->name, error, error_size, "more than %d points", CUSP_MAX_POINTS);
+      break;
+    }
+    if (elen >= (int)sizeof piece) {
+      rc = fail(c, k->name, error, error_size, "point %d: \"%.40s...\" is not \"x y z\"", n + 1, e);
+      break;
+    }
+    memcpy(piece, e, (size_t)elen);
+    piece[elen] = 0;
+    if (!comma && n > 0 && count_tokens(piece) == 0) break; /* a trailing comma */
+    const char *p = piece, *t;
+    int len, m = 0;
+    while (!rc && (len = token(&p, &t))) {
+      double v;
+      if (m == 3 || parse_number(t, len, &v))
+        rc = fail(c, k->name, error, error_size, "point %d: \"%s\" is not \"x y z\" (three numbers; points are "
+                  "separated by commas)", n + 1, piece);
+      else if (check_number(c, k, t, len, v, error, error_size))
+        rc = -1;
+      else
+        pt[3 * n + m++] = v;
+    }
+    if (!rc && m != 3)
+      rc = fail(c, k->name, error, error_size, "point %d: \"%s\" is not \"x y z\" (three numbers; points are "
+                "separated by commas)", n + 1, piece);
+    n++;
+    if (!comma) break;
+    e = comma + 1;
+  }
+  if (!rc && n < 2)
+    rc = fail(c, k->name, error, error_size, "\"%s\": %d point, a polyline needs at least 2", value, n);
+  if (!rc) {
+    memcpy(field_of(c, k), pt, sizeof(double) * 3 * n);
+    *count = n;
+  }
+  free(pt);
+  return rc;
+}
+
+/* Numbers from 0, strictly increasing (rest_arc; the count is checked
+ * against the centerline by finish); "" unsets. */
+static int set_numbers(cusp_instance_config *c, const cusp_key *k, const char *value, char *error,
+                       int error_size) {
+  int *count = (int *)((char *)c + k->count_offset);
+  double *pt = malloc(sizeof(double) * CUSP_MAX_POINTS);
+  if (!pt) return fail(c, k->name, error, error_size, "out of memory");
+  const char *p = value, *t;
+  int n = 0, len, rc = 0;
+  while (!rc && (len = token(&p, &t))) {
+    double v;
+    if (n == CUSP_MAX_POINTS)
+      rc = fail(c, k->name, error, error_size, "more than %d values", CUSP_MAX_POINTS);
+    else if (parse_number(t, len, &v))
+      rc = fail(c, k->name, error, error_size, "\"%.*s\" is not a number", len, t);
+    else if (check_number(c, k, t, len, v, error, error_size))
+      rc = -1;
+    else if (n == 0 && v != 0)
+      rc = fail(c, k->name, error, error_size, "starts at %.*s: the arc length to the first point is 0", len, t);
+    else if (n > 0 && !(v > pt[n - 1]))
+      rc = fail(c, k->name, error, error_size, "value %d (%.*s) is not above value %d (%g): rest arc lengths "
+                "increase strictly", n + 1, len, t, n, pt[n - 1]);
+    else
+      pt[n++] = v;
+  }
+  if (!rc && n == 1)
+    rc = fail(c, k->name, error, error_size, "\"%s\": one value, a centerline has at least 2 points", value);
+  if (!rc) {
+    memcpy(field_of(c, k), pt, sizeof(double) * n);
+    *count = n;
+  }
+  free(pt);
+  return rc;
+}
+
+/* Exactly three numbers. */
+static int set_vector(cusp_instance_config *c, const cusp_key *k, const char *value, char *error,
+                      int error_size) {
+  const char *p = value, *t;
+  double v[3];
+  int n = 0, len;
+  while ((len = token(&p, &t))) {
+    if (n == 3 || parse_number(t, len, &v[n]))
+      return fail(c, k->name, error, error_size, "\"%s\": expected three numbers \"x y z\"", value);
+    if (check_number(c, k, t, len, v[n], error, error_size)) return -1;
+    n++;
+  }
+  if (n != 3) return fail(c, k->name, error, error_size, "\"%s\": expected three numbers \"x y z\"", value);
+  memcpy(field_of(c, k), v, sizeof v);
   return 0;
 }
 
@@ -835,6 +990,12 @@ static int set_value(cusp_instance_config *c, const cusp_key *k, const char *val
       ((char *)field)[name_len] = 0;
       return 0;
     }
+    case CUSP_KEY_POINTS:
+      return set_points(c, k, value, error, error_size);
+    case CUSP_KEY_NUMBERS:
+      return set_numbers(c, k, value, error, error_size);
+    case CUSP_KEY_VECTOR:
+      return set_vector(c, k, value, error, error_size);
   }
   return fail(c, k->name, error, error_size, "no parser for this key");
 }
@@ -949,6 +1110,23 @@ int cusp_config_format(const cusp_instance_config *c, const cusp_key *k, char *o
       }
       if (!c->nfeedback) put(out, size, &at, "none");
       break;
+    case CUSP_KEY_POINTS: {
+      int n = *(const int *)((const char *)c + k->count_offset);
+      const double *x = f;
+      for (int i = 0; i < n; i++)
+        put(out, size, &at, "%s%.17g %.17g %.17g", i ? ", " : "", x[3 * i], x[3 * i + 1], x[3 * i + 2]);
+      break;
+    }
+    case CUSP_KEY_NUMBERS: {
+      int n = *(const int *)((const char *)c + k->count_offset);
+      for (int i = 0; i < n; i++) put(out, size, &at, "%s%.17g", i ? " " : "", ((const double *)f)[i]);
+      break;
+    }
+    case CUSP_KEY_VECTOR: {
+      const double *x = f;
+      put(out, size, &at, "%.17g %.17g %.17g", x[0], x[1], x[2]);
+      break;
+    }
   }
   return at < 0 ? -1 : 0;
 }
@@ -995,6 +1173,9 @@ static void value_syntax(const cusp_key *k, char *buf, size_t n) {
     case CUSP_KEY_SCHEDULE: snprintf(buf, n, "`;`-separated entries, or `none`"); break;
     case CUSP_KEY_FEEDBACK: snprintf(buf, n, "`;`-separated entries, or `none`"); break;
     case CUSP_KEY_BODY: snprintf(buf, n, "a body name, or `world`"); break;
+    case CUSP_KEY_POINTS: snprintf(buf, n, "`x y z, x y z, ...`"); break;
+    case CUSP_KEY_NUMBERS: snprintf(buf, n, "numbers"); break;
+    case CUSP_KEY_VECTOR: snprintf(buf, n, "`x y z`"); break;
   }
 }
 
@@ -1024,14 +1205,20 @@ static void range_cells(FILE *out, const cusp_key *k) {
     case CUSP_KEY_SCHEDULE: fputs(" times increasing, u within `ctrlrange` |", out); break;
     case CUSP_KEY_FEEDBACK: fputs(" a hinge or slide joint |", out); break;
     case CUSP_KEY_BODY: fputs(" a body of the scene |", out); break;
+    case CUSP_KEY_POINTS: fputs(" 2..1024 points, the first at the origin |", out); break;
+    case CUSP_KEY_NUMBERS: fputs(" one per centerline point: 0, then increasing |", out); break;
+    case CUSP_KEY_VECTOR: fputs(" finite |", out); break;
     default: fputs(" — |", out); break;
   }
   if (k->kind == CUSP_KEY_REAL || k->kind == CUSP_KEY_SECTIONS || k->kind == CUSP_KEY_RANGE ||
-      k->kind == CUSP_KEY_INITIAL) {
+      k->kind == CUSP_KEY_INITIAL || k->kind == CUSP_KEY_POINTS || k->kind == CUSP_KEY_NUMBERS ||
+      k->kind == CUSP_KEY_VECTOR) {
     plausible_text(k, buf, sizeof buf);
     fputc(' ', out);
     cell(out, buf);
-    if (k->kind == CUSP_KEY_RANGE) fputs(" each", out);
+    if (k->kind == CUSP_KEY_RANGE || k->kind == CUSP_KEY_POINTS || k->kind == CUSP_KEY_NUMBERS ||
+        k->kind == CUSP_KEY_VECTOR)
+      fputs(" each", out);
     fputs(" |", out);
   } else if (k->kind == CUSP_KEY_FEEDBACK) {
     fputc(' ', out);
@@ -1155,6 +1342,122 @@ int cusp_config_check_end(const cusp_instance_config *c, char *error, int error_
   return 0;
 }
 
+static int is_given(const cusp_instance_config *c, const char *key) {
+  const cusp_key *k = cusp_key_find(key);
+  return k && (c->given >> (k - key_table) & 1);
+}
+
+/* How far the centerline's first point may be from the mount's origin,
+ * relative to the polyline's length: round-off of a coordinate change is
+ * some 1e-15, anything above 1e-8 is a centerline in another frame. */
+#define CENTERLINE_BASE_TOL 1e-8
+/* A strain the shape needs below this (bending: radians per section; stretch:
+ * relative) may be missing from strains: the rod then misses the nodes by
+ * about this fraction of its length. */
+#define CENTERLINE_STRAIN_TOL 1e-9
+
+/* The keys centerline and rest_arc (config.h): checks, the section lengths
+ * (unless length gives them) and the initial strains into q0 (in the
+ * coordinates' order: comp[0..per-1] of each section). Returns 1 when the
+ * centerline set q0, 0 when there is none, -1 with a message. */
+static int finish_centerline(cusp_instance_config *c, const int *comp, int per, double *q0, char *error,
+                             int error_size) {
+  int np = c->ncenterline;
+  if (np == 0) {
+    if (c->nrest_arc > 0)
+      return fail(c, "rest_arc", error, error_size, "given without a centerline: it holds one rest arc length per "
+                  "centerline point (set centerline too, or unset rest_arc)");
+    return 0;
+  }
+  if (c->model != CUSP_MODEL_COSSERAT)
+    return fail(c, "centerline", error, error_size, "is for model cosserat (this instance is pcc): a pcc arm starts "
+                "from `initial` chamber elongations");
+  if (is_given(c, "initial"))
+    return fail(c, "centerline", error, error_size, "given together with initial (\"%s\"): the centerline sets the "
+                "initial strains; keep one of the two", c->initial_text);
+  if (np < 2 || np > CUSP_MAX_POINTS)
+    return fail(c, "centerline", error, error_size, "%d points, expected 2..%d", np, CUSP_MAX_POINTS);
+  const double *pt = c->centerline;
+  double arc[CUSP_MAX_POINTS];
+  arc[0] = 0;
+  for (int j = 1; j < np; j++) {
+    double dx = pt[3 * j] - pt[3 * j - 3], dy = pt[3 * j + 1] - pt[3 * j - 2], dz = pt[3 * j + 2] - pt[3 * j - 1];
+    double seg = sqrt(dx * dx + dy * dy + dz * dz);
+    if (c->nrest_arc == 0 && !(seg > 0))
+      return fail(c, "centerline", error, error_size, "points %d and %d coincide (%g %g %g): without rest_arc the "
+                  "rest arc is the polyline's own length, which must grow from point to point", j, j + 1,
+                  pt[3 * j], pt[3 * j + 1], pt[3 * j + 2]);
+    arc[j] = arc[j - 1] + seg;
+  }
+  double span = arc[np - 1]; /* the polyline's own length */
+  if (c->nrest_arc > 0) {
+    if (c->nrest_arc != np)
+      return fail(c, "rest_arc", error, error_size, "%d values but the centerline has %d points: give one rest arc "
+                  "length per point", c->nrest_arc, np);
+    memcpy(arc, c->rest_arc, sizeof(double) * np);
+  }
+  double length = arc[np - 1]; /* the rod's rest length */
+  const char *whence = c->nrest_arc ? "the last value of rest_arc" : "the polyline's length (rest_arc is unset)";
+  /* the base: the mount's origin (the tangent there is the mount's z axis:
+   * the first section is the arc from it to the first node) */
+  double r0 = sqrt(pt[0] * pt[0] + pt[1] * pt[1] + pt[2] * pt[2]);
+  if (r0 > CENTERLINE_BASE_TOL * span)
+    return fail(c, "centerline", error, error_size, "the first point (%.17g %.17g %.17g) is not the mount's origin: "
+                "the rod starts at its mount; give the centerline in the mount body's frame, from 0 0 0",
+                pt[0], pt[1], pt[2]);
+  /* the sections' rest lengths */
+  int ns = c->sections;
+  if (is_given(c, "length")) {
+    double total = 0;
+    for (int i = 0; i < ns; i++) total += c->length[i];
+    if (fabs(total - length) > 1e-9 * length)
+      return fail(c, "length", error, error_size, "the sections add up to %.17g m, but the centerline's rest length "
+                  "is %.17g m (%s): unset length (the sections then share the rest length equally), or make them "
+                  "agree", total, length, whence);
+  } else {
+    double each = length / ns;
+    const cusp_key *kl = cusp_key_find("length");
+    if (!(each >= kl->plo && each <= kl->phi))
+      return fail(c, "centerline", error, error_size, "a rest length of %g m (%s) in %d sections makes sections of "
+                  "%g m, outside the plausible range of length (%g .. %g m): change sections or the centerline",
+                  length, whence, ns, each, kl->plo, kl->phi);
+    for (int i = 0; i < CUSP_MAX_SECTIONS; i++) c->length[i] = each;
+    c->nlength = 1;
+  }
+  /* the nodes on the polyline at the sections' rest arcs, and the strains through them */
+  double node[3 * (CUSP_MAX_SECTIONS + 1)] = {0}, strain[6 * CUSP_MAX_SECTIONS];
+  double s = 0;
+  for (int i = 0; i < ns; i++) {
+    s += c->length[i];
+    sb_polyline_point(np, pt, arc, i + 1 == ns ? length : s, node + 3 * (i + 1));
+  }
+  char why[256];
+  if (sb_rod_shape_strains(ns, c->length, node, strain, NULL, why, sizeof why))
+    return fail(c, "centerline", error, error_size, "%s (the nodes are the polyline's points at the sections' rest "
+                "arc lengths)", why);
+  static const double rest[6] = {0, 0, 0, 0, 0, 1};
+  const cusp_key *ki = cusp_key_find("initial");
+  for (int i = 0; i < ns; i++) {
+    double *xi = strain + 6 * i;
+    for (int a = 0; a < 6; a++) xi[a] -= rest[a];
+    for (int a = 0; a < 6; a++) {
+      int have = 0;
+      for (int j = 0; j < per; j++) have |= comp[j] == a;
+      double size = a < 3 ? fabs(xi[a]) * c->length[i] : fabs(xi[a]);
+      if (!have && size > CENTERLINE_STRAIN_TOL)
+        return fail(c, "strains", error, error_size, "\"%s\" lacks %s, which the centerline needs: section %d %s "
+                    "(%s = %.3g%s); add %s to strains", strain_text(c->strains, why, sizeof why), strain_names[a],
+                    i + 1, a < 3 ? "bends" : "stretches", strain_names[a], xi[a],
+                    a < 3 ? "" : ": the arc through its nodes is not as long as its rest length", strain_names[a]);
+      if (have && !(fabs(xi[a]) <= ki->phi))
+        return fail(c, "centerline", error, error_size, "section %d needs %s = %g, outside the plausible range of "
+                    "initial strains (%g .. %g: %s)", i + 1, strain_names[a], xi[a], -ki->phi, ki->phi, ki->why);
+    }
+    for (int j = 0; j < per; j++) q0[i * per + j] = xi[comp[j]];
+  }
+  return 1;
+}
+
 int cusp_config_finish(cusp_instance_config *c, char *error, int error_size) {
   if (c->model != CUSP_MODEL_PCC && c->model != CUSP_MODEL_COSSERAT)
     return fail(c, "model", error, error_size, "%d is not a model", (int)c->model);
@@ -1164,12 +1467,12 @@ int cusp_config_finish(cusp_instance_config *c, char *error, int error_size) {
   if (check_int_field(c, "sections", c->sections, error, error_size) ||
       check_int_field(c, "disks", c->disks, error, error_size))
     return -1;
-  if (c->nschedule < 0 || c->nschedule > CUSP_MAX_COORDS)
+  if (c->nschedule < 0 || c->nschedule > CUSP_MAX_ENTRIES)
     return fail(c, NULL, error, error_size, "%d schedules, at most %d", c->nschedule,
-                CUSP_MAX_COORDS);
-  if (c->nfeedback < 0 || c->nfeedback > CUSP_MAX_COORDS)
+                CUSP_MAX_ENTRIES);
+  if (c->nfeedback < 0 || c->nfeedback > CUSP_MAX_ENTRIES)
     return fail(c, NULL, error, error_size, "%d feedbacks, at most %d", c->nfeedback,
-                CUSP_MAX_COORDS);
+                CUSP_MAX_ENTRIES);
   if (finish_list(c, "length", c->length, c->nlength, error, error_size) ||
       finish_list(c, "mass", c->mass, c->nmass, error, error_size) ||
       finish_list(c, "stiffness", c->stiffness, c->nstiffness, error, error_size) ||
@@ -1207,11 +1510,15 @@ int cusp_config_finish(cusp_instance_config *c, char *error, int error_size) {
         snprintf(name, sizeof c->coord[0], "s%u%s", si, strain_names[comp[j]]);
     }
 
-  /* initial */
+  /* initial: from the centerline, or as written */
   const char *p = c->initial_text, *t;
   int len, n = 0;
   double q0[CUSP_MAX_COORDS] = {0};
-  if (strchr(c->initial_text, '=')) {
+  int shaped = finish_centerline(c, comp, per, q0, error, error_size);
+  if (shaped < 0) return -1;
+  if (shaped) {
+    /* q0 holds the centerline's strains */
+  } else if (strchr(c->initial_text, '=')) {
     while ((len = token(&p, &t))) {
       const char *eq = memchr(t, '=', (size_t)len);
       if (!eq || eq == t)
@@ -1301,6 +1608,15 @@ int cusp_config_finish(cusp_instance_config *c, char *error, int error_size) {
     f->schedule = -1;
     for (int j = 0; j < c->nschedule; j++)
       if (c->schedule[j].coord == k) f->schedule = j;
+  }
+
+  /* tip loads: the soft step applies them (a native arm is MuJoCo's to step) */
+  for (int j = 0; j < 2 && c->contact == CUSP_CONTACT_NATIVE; j++) {
+    const double *v = j ? c->tip_torque : c->tip_force;
+    if (v[0] || v[1] || v[2])
+      return fail(c, j ? "tip_torque" : "tip_force", error, error_size, "%g %g %g on a contact native arm, whose "
+                  "links MuJoCo steps: apply it to its tip link with xfrc_applied, or use another contact model",
+                  v[0], v[1], v[2]);
   }
 
   /* disks: the base, then per section `disks` inside it and a plate at its end */

@@ -18,9 +18,14 @@
 #include "chain.h"
 #include "lcp.h"
 
-#define CUSP_MAX_SECTIONS 16
-#define CUSP_MAX_DISKS 512
+/* A Cosserat rod of up to 128 sections (cosseratbench runs 20-100 elements);
+ * the contact workspaces, sized from the disks, refuse what would not fit in
+ * memory (docs/memory.md). */
+#define CUSP_MAX_SECTIONS 128
+#define CUSP_MAX_DISKS 1024
 #define CUSP_MAX_COORDS (6 * CUSP_MAX_SECTIONS)
+#define CUSP_MAX_ENTRIES 96    /* entries of the list keys schedule and feedback */
+#define CUSP_MAX_POINTS 1024   /* points of the key centerline */
 #define CUSP_NAME 64
 #define CUSP_MAX_KNOTS 64
 
@@ -127,12 +132,18 @@ typedef struct {
   double ctrlrange[2];         /* ctrlrange: N (-100 100); lo < hi */
   int self_contact;            /* self_contact: 0 | 1 (0) */
   int nschedule;               /* schedule: "COORD t0 u0 t1 u1 ...; COORD ..." (s, N); none */
-  cusp_schedule schedule[CUSP_MAX_COORDS];
+  cusp_schedule schedule[CUSP_MAX_ENTRIES];
   int nfeedback;               /* feedback: "COORD JOINT kp kd target [t0 t1]; ..." (N/rad, N*s/rad,
                                   rad, s); none */
-  cusp_feedback feedback[CUSP_MAX_COORDS];
   cusp_end_kind end;           /* end: free | pin | clamp (free): the last section's tip held (plugin/ends.c) */
   char end_body[CUSP_NAME];    /* end_body: the MuJoCo body the end is held to (world) */
+  cusp_feedback feedback[CUSP_MAX_ENTRIES];
+  int ncenterline;             /* centerline: "x y z, x y z, ..." (m, the mount's frame); unset: 0 */
+  double centerline[3 * CUSP_MAX_POINTS];
+  int nrest_arc;               /* rest_arc: one per centerline point, from 0 (m); unset: 0 */
+  double rest_arc[CUSP_MAX_POINTS];
+  double tip_force[3];         /* tip_force: N, world, constant (0 0 0) */
+  double tip_torque[3];        /* tip_torque: N*m, world, constant (0 0 0) */
 
   /* as set; resolved by cusp_config_finish (they depend on sections, model, strains) */
   unsigned long long given;    /* bit i: key i of cusp_keys was set (not its default) */
@@ -166,7 +177,10 @@ typedef enum {
   CUSP_KEY_ACTUATED, /* all | none | coordinate names or numbers (resolved by finish) */
   CUSP_KEY_SCHEDULE, /* "COORD t0 u0 t1 u1 ...; ..." */
   CUSP_KEY_FEEDBACK, /* "COORD JOINT kp kd target [ramp_start ramp_end]; ..." */
-  CUSP_KEY_BODY      /* the name of a MuJoCo body (resolved after compile) */
+  CUSP_KEY_BODY,     /* the name of a MuJoCo body (resolved after compile) */
+  CUSP_KEY_POINTS,   /* "x y z, x y z, ..." (count in count_offset), each coordinate plausible */
+  CUSP_KEY_NUMBERS,  /* numbers (count in count_offset), each plausible (resolved by finish) */
+  CUSP_KEY_VECTOR    /* three numbers, each plausible */
 } cusp_key_kind;
 
 enum {
@@ -185,7 +199,7 @@ typedef struct {
   cusp_key_kind kind;
   const char *unit;            /* "" when dimensionless */
   size_t offset;               /* the field in cusp_instance_config */
-  size_t count_offset;         /* CUSP_KEY_SECTIONS: its count of values given */
+  size_t count_offset;         /* SECTIONS, POINTS, NUMBERS: the field counting the values given */
   const char *def[2];          /* default text per model (pcc, cosserat); NULL: the model does
                                   not use the key (the other model's text is stored) */
   const char *const *words;    /* ENUM and MASK: the words */

@@ -45,6 +45,7 @@ demo_push_box 2.0
 demo_rod_pegs 0.5
 demo_clamped_rod 1.0
 demo_moving_base 0.1
+demo_rod_cantilever 1.0
 compare_penalty 2.0"
 
 fail=0

@@ -191,12 +191,14 @@ static void test_set_errors(void) {
   SET_ERROR("length", "0.1 x", "\"x\" is not a number", NULL);
   SET_ERROR("length", "", "is not a number", NULL);
   SET_ERROR("mass", "-1", "out of range", NULL);
-  SET_ERROR("mass", "1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1", "more than 16", NULL);
+  char masses[2 * CUSP_MAX_SECTIONS + 8] = "";
+  for (int i = 0; i <= CUSP_MAX_SECTIONS; i++) strcat(masses, "1 ");
+  SET_ERROR("mass", masses, "more than 128", NULL);
   SET_ERROR("pyramid", "2", "out of range", "3..16");
   SET_ERROR("pyramid", "17", "out of range", "3..16");
   SET_ERROR("pyramid", "4.5", "not an integer", NULL);
-  SET_ERROR("sections", "0", "1..16", NULL);
-  SET_ERROR("sections", "17", "1..16", NULL);
+  SET_ERROR("sections", "0", "1..128", NULL);
+  SET_ERROR("sections", "129", "1..128", NULL);
   SET_ERROR("sections", "99999999999999999999", "not an integer", NULL);
   SET_ERROR("disks", "65", "0..64", NULL);
   SET_ERROR("disks", "-1", "0..64", NULL);
@@ -264,7 +266,7 @@ static void test_set_errors(void) {
   snprintf(longjoint + 75, sizeof longjoint - 75, " 1 0 1");
   SET_ERROR("feedback", longjoint, "longer than 63", NULL);
   char entries[4096] = "";
-  for (int i = 0; i <= CUSP_MAX_COORDS; i++) snprintf(entries + strlen(entries), 32, "%d 0 0;", i + 1);
+  for (int i = 0; i <= CUSP_MAX_ENTRIES; i++) snprintf(entries + strlen(entries), 32, "%d 0 0;", i + 1);
   SET_ERROR("schedule", entries, "more than 96 entries", NULL);
 
   SET_OK("ruiz_iterations", "0");
@@ -345,7 +347,7 @@ static void test_lists(void) {
   EXPECT(cusp_config_finish(c, err, sizeof err) == 0 && c->ndisk == 1 + 16 * 31 && c->ncoord == 48,
          "16 sections 30 disks: %s", err);
   set(c, "disks", "64", err);
-  EXPECT(cusp_config_finish(c, err, sizeof err) == -1 && has(err, "disks") && has(err, "512"),
+  EXPECT(cusp_config_finish(c, err, sizeof err) == -1 && has(err, "disks") && has(err, "1024"),
          "too many disks: %s", err);
   free(c);
 }
@@ -517,7 +519,7 @@ static void test_key_table(void) {
   int n = 0, nn = 0;
   const cusp_key *k = cusp_keys(&n);
   const char *const *names = cusp_config_keys(&nn);
-  EXPECT(n == 47 && nn == n, "%d keys, %d declared", n, nn);
+  EXPECT(n == 51 && nn == n, "%d keys, %d declared", n, nn);
   int same = 1, found = 1;
   for (int i = 0; i < n && i < nn; i++) {
     same &= !strcmp(names[i], k[i].name);
@@ -786,7 +788,7 @@ static void test_plausible(void) {
              "%s = %s: %s", ints[i], bad[j], err);
       free(c);
     }
-  SET_ERROR("sections", "2147483648", "must be an integer in 1..16", NULL);
+  SET_ERROR("sections", "2147483648", "must be an integer in 1..128", NULL);
   SET_ERROR("disks", "-1", "must be an integer in 0..64", NULL);
 
   /* at load: the file, instance, key, value and range */

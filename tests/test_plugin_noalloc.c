@@ -65,5 +65,8 @@ int main(void) {
   run(SCENE("coupling_push.xml"), &ncp, 1, 1.6, "push (ncp, touched body's floor contact)");
   run(SCENE("coupling_fall.xml"), &sap, 1, 1.0, "fall (sap)");
   run(SCENE("coupling_fall.xml"), &ncp, 1, 1.0, "fall (ncp)");
+  /* a rod started from a centerline, with a tip load and a tip moment (issue 16) */
+  cusp_override moment = {"rod", "tip_torque", "0 0.01 0.002"};
+  run(CUSP_SOURCE_DIR "/mjcf/demo_rod_cantilever.xml", &moment, 1, 0.3, "bent cantilever (tip_force, tip_torque)");
   return test_report("plugin_noalloc");
 }

@@ -196,6 +196,14 @@ if have demo_clamped_rod; then
   check "demo_clamped_rod: end held at its post, ball carried by the rod" \
     'tx > 0.29999 && tx < 0.30001 && tz > 0.79999 && tz < 0.80001 && bx > -0.25 && bx < 0.25 && bz > 0.78 && bz < 0.86' \
     "tx=$(comp "$p" 1)" "tz=$(comp "$p" 3)" "bx=$(comp "$b" 1)" "bz=$(comp "$b" 3)"
+# The bent cantilever under its 1 N tip load rests on the block (top at
+# z = 0.2, x 0.27 .. 0.41): its tip disk (radius 8 mm) on the top; without
+# the load's J^T f the rod would spring up, without contact fall to z = 0.11.
+if have demo_rod_cantilever; then
+  J=${J2[demo_rod_cantilever]}
+  p=$(tip_pos "$J" rod)
+  check "demo_rod_cantilever: tip resting on the block" 'n >= 1 && x > 0.27 && x < 0.41 && z > 0.2 && z < 0.215' \
+    "n=$(max_active "$J")" "x=$(comp "$p" 1)" "z=$(comp "$p" 3)"
 fi
 
 # Moving base: the carriage reaches x = 0.25 and the arm follows it. While
