@@ -196,6 +196,8 @@ if have demo_clamped_rod; then
   check "demo_clamped_rod: end held at its post, ball carried by the rod" \
     'tx > 0.29999 && tx < 0.30001 && tz > 0.79999 && tz < 0.80001 && bx > -0.25 && bx < 0.25 && bz > 0.78 && bz < 0.86' \
     "tx=$(comp "$p" 1)" "tz=$(comp "$p" 3)" "bx=$(comp "$b" 1)" "bz=$(comp "$b" 3)"
+fi
+
 # The bent cantilever under its 1 N tip load rests on the block (top at
 # z = 0.2, x 0.27 .. 0.41): its tip disk (radius 8 mm) on the top; without
 # the load's J^T f the rod would spring up, without contact fall to z = 0.11.
