@@ -59,6 +59,7 @@ CONTACT = "lcp"                 # the plugin's complementarity contact, exact Co
 PYRAMID = 8                     # friction directions: within cos(pi/8) = 92 % of the exact cone
 BASE_STEP = 1e-3                # s: the step at time_step_scale 1 (see CuspSolver._steps)
 STEPS_PER_SLOWEST_PERIOD = 500  # and at least this many steps per period of the slowest mode
+STEPS_PER_SLOWEST_PERIOD_AT_REST = 50  # quasi-static without contact: equilibrium is the answer
 MOUNT_MASS_FRACTION = 1e-2      # a pinned or free mount weighs this share of one element
 
 
@@ -177,11 +178,18 @@ class CuspSolver:
 
   def _steps(self, scenario: Scenario, n_frames: int) -> tuple[float, int]:
     """The time step and the steps per frame. The soft step is implicit Euler, stable
-    at any step: the step is chosen for accuracy (1 ms, and 500 steps per period of
-    the slowest mode), then scaled by time_step_scale and fitted to the frames."""
+    at any step, so the step is chosen for accuracy: where the motion is the result
+    or contact is made, 1 ms and 500 steps per period of the slowest mode; in a
+    quasi-static scenario without obstacles, where only the equilibrium counts (and
+    implicit Euler's dissipation is as allowed as the viscosity), 50 steps per
+    slowest period. Then scaled by time_step_scale; at most one frame."""
     frame = scenario.duration / (n_frames - 1)
     slowest_period = 2.0 * math.pi / scenario.slowest_frequency()
-    limit = self.time_step_scale * min(BASE_STEP, slowest_period / STEPS_PER_SLOWEST_PERIOD)
+    if scenario.quasi_static and not scenario.obstacles:
+      base = slowest_period / STEPS_PER_SLOWEST_PERIOD_AT_REST
+    else:
+      base = min(BASE_STEP, slowest_period / STEPS_PER_SLOWEST_PERIOD)
+    limit = self.time_step_scale * base
     per_frame = max(1, math.ceil(frame / limit - 1e-9))
     return frame / per_frame, per_frame
 
