@@ -198,6 +198,15 @@ def _fmt(v, digits=3):
   return str(v)
 
 
+def library_line() -> str:
+  """Which libcusp.so the cusp runs used (the adapter's backend_version names its digest)."""
+  import cusp
+  from cusp.cosseratbench_adapter import CuspSolver
+  path = pathlib.Path(cusp.LIBRARY)
+  shown = path.relative_to(REPO) if path.is_relative_to(REPO) else path
+  return f"`{shown}`, {CuspSolver().backend_version}"
+
+
 def write_report(runner: Runner, docs: pathlib.Path, experiments, supported, sweeps, command, elapsed):
   import matplotlib
   matplotlib.use("Agg")
@@ -221,6 +230,8 @@ def write_report(runner: Runner, docs: pathlib.Path, experiments, supported, swe
       "",
       f"in {elapsed / 60:.1f} min on this machine (2 cores shared with other jobs: wall times are",
       "indicative; each solver's runs were timed one at a time, after a warm-up run).",
+      "",
+      f"cusp: {library_line()}.",
       "",
       "## Which experiments cusp runs",
       "",

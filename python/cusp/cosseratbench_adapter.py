@@ -9,8 +9,9 @@ mounted on a MuJoCo body, obstacles become MuJoCo geoms, and the scene runs in a
 ordinary mujoco.mj_step loop. The physics is the plugin's.
 
 How a scenario maps onto a scene:
-- a rod: ``sections`` = the elements asked for (at most the plugin's maximum; beyond
-  it the rod keeps that many sections and carries one disk per element), every strain
+- a rod: ``sections`` = the elements asked for (at most the plugin's maximum, read
+  from this libcusp.so; beyond it the rod keeps that many sections and carries about
+  one disk per element), every strain
   (curvatures kx ky kz, shears ex ey, stretch ez), Young's and shear moduli, density
   and radius as given; one contact disk of the rod's radius at every node. The
   trajectory's nodes are the backbone at evenly spaced rest arc lengths
@@ -43,6 +44,7 @@ import functools
 import hashlib
 import math
 import os
+import re
 import tempfile
 
 import mujoco
@@ -54,7 +56,6 @@ from cosseratbench.solver import Capability, Diverged
 from cosseratbench.trajectory import Trajectory
 
 STRAINS = "kx ky kz ex ey ez"   # every strain of a Cosserat rod: bending, torsion, shear, stretch
-MAX_SECTIONS = 16               # plugin/config.h CUSP_MAX_SECTIONS (the key `sections` refuses more)
 CONTACT = "lcp"                 # the plugin's complementarity contact, exact Coulomb friction
 PYRAMID = 8                     # friction directions: within cos(pi/8) = 92 % of the exact cone
 BASE_STEP = 1e-3                # s: the step at time_step_scale 1 (see CuspSolver._steps)
@@ -104,6 +105,21 @@ def _load_text(xml: str) -> mujoco.MjModel:
     with open(path, "w") as f:
       f.write(xml)
     return cusp.load(path)
+
+
+@functools.cache
+def max_sections() -> int:
+  """The most sections this libcusp.so gives a rod (plugin/config.h CUSP_MAX_SECTIONS),
+  read from the range its loader names when refusing more."""
+  probe = _PROBE.replace('value="2"', 'value="1000000"').format(extra="")
+  try:
+    _load_text(probe)
+  except ValueError as e:
+    found = re.search(r"\b1\.\.(\d+)", str(e))
+    if found:
+      return int(found.group(1))
+    raise
+  raise RuntimeError("libcusp.so accepted a rod of a million sections")
 
 
 def _require(feature: str, what: str) -> None:
@@ -195,7 +211,7 @@ class CuspSolver:
 
   @staticmethod
   def _sections(n_elements: int) -> int:
-    return min(n_elements, MAX_SECTIONS)
+    return min(n_elements, max_sections())
 
   @staticmethod
   def _viscosity(scenario: Scenario, rod: Rod) -> float:
@@ -261,7 +277,7 @@ class CuspSolver:
     keys = {
         "model": "cosserat",
         "sections": sections,
-        "length": repr(rod.length / sections),
+        "length": repr(rod.length / sections),   # dropped below when a centerline sets it
         "mass": "0",
         "density": repr(m.density),
         "radius": repr(rod.radius),
@@ -281,6 +297,7 @@ class CuspSolver:
       _require("centerline", "a rod that starts curved or stretched")
       local = (np.asarray(rod.centerline, dtype=float) - origin) @ frame
       keys["centerline"] = ", ".join(_numbers(p) for p in local)
+      del keys["length"]   # the rest length is the centerline's (rest_arc's last value)
       rest = rod.rest_arc_length
       if rest is None:
         rest = np.concatenate(([0.0], np.cumsum(np.linalg.norm(np.diff(local, axis=0), axis=1))))
