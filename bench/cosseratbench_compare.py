@@ -211,6 +211,7 @@ def write_report(runner: Runner, docs: pathlib.Path, experiments, supported, swe
   import matplotlib
   matplotlib.use("Agg")
   import matplotlib.pyplot as plt
+  import matplotlib.ticker
   from cosseratbench import registry
 
   (docs / "img").mkdir(parents=True, exist_ok=True)
@@ -313,6 +314,8 @@ def write_report(runner: Runner, docs: pathlib.Path, experiments, supported, swe
     ax1.set(xlabel="elements", ylabel="tip deflection error", title="cantilever: error")
     ax2.set(xlabel="elements", ylabel="wall time (s)", title="cantilever: wall time")
     for ax in (ax1, ax2):
+      ax.set_xticks(RESOLUTIONS, [str(n) for n in RESOLUTIONS])
+      ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
       ax.grid(True, which="both", alpha=0.3)
       ax.legend()
     fig.tight_layout()
