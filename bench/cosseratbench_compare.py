@@ -11,8 +11,9 @@ solver's largest stable time step, and the cantilever over resolutions. Runs, sc
 and divergence checks are cosseratbench's own (runs.execute, experiment.run): a run is
 saved under OUT/EXPERIMENT/VARIANT/SOLVER/result.json as ``cosseratbench run`` saves
 it, and a saved run still valid (same scenario, library, adapter) is reused unless
---force. Writes DOCS/cosseratbench.md (the table), DOCS/img/cosseratbench_*.png (the
-plots) and DOCS/data/cosseratbench.json (every run's summary). Progress on stderr.
+--force. Writes DOCS/NAME.md (the table), DOCS/img/NAME_*.png (the plots) and
+DOCS/data/NAME.json (every run's summary), NAME cosseratbench unless --name. Progress
+on stderr.
 
 MuJoCo 4 removed the cable plugin and the <composite> element (its changelog: superseded
 by 1D flexcomp), so cosseratbench 0.3.0's own MuJoCo adapter cannot build its cable
@@ -207,7 +208,7 @@ def library_line() -> str:
   return f"`{shown}`, {CuspSolver().backend_version}"
 
 
-def write_report(runner: Runner, docs: pathlib.Path, experiments, supported, sweeps, command, elapsed):
+def write_report(runner: Runner, docs: pathlib.Path, report_name: str, note: str | None, experiments, supported, sweeps, command, elapsed):
   import matplotlib
   matplotlib.use("Agg")
   import matplotlib.pyplot as plt
@@ -234,6 +235,7 @@ def write_report(runner: Runner, docs: pathlib.Path, experiments, supported, swe
       "",
       f"cusp: {library_line()}.",
       "",
+      *([note, ""] if note else []),
       "## Which experiments cusp runs",
       "",
       "| experiment | cusp | why |",
@@ -319,9 +321,9 @@ def write_report(runner: Runner, docs: pathlib.Path, experiments, supported, swe
       ax.grid(True, which="both", alpha=0.3)
       ax.legend()
     fig.tight_layout()
-    fig.savefig(docs / "img" / "cosseratbench_cantilever.png", dpi=110)
+    fig.savefig(docs / "img" / f"{report_name}_cantilever.png", dpi=110)
     plt.close(fig)
-    lines += ["", "![the cantilever over resolutions](img/cosseratbench_cantilever.png)", ""]
+    lines += ["", f"![the cantilever over resolutions](img/{report_name}_cantilever.png)", ""]
 
   # error against the time step, per experiment
   if supported:
@@ -349,18 +351,18 @@ def write_report(runner: Runner, docs: pathlib.Path, experiments, supported, swe
       ax.grid(True, which="both", alpha=0.3)
       ax.legend()
     fig.tight_layout()
-    fig.savefig(docs / "img" / "cosseratbench_timestep.png", dpi=110)
+    fig.savefig(docs / "img" / f"{report_name}_timestep.png", dpi=110)
     plt.close(fig)
     lines += ["## Error and stability against the time step", "",
               "Each solver's run at `time_step_scale` 1, 2, 4, ... (halved instead when 1 diverges); "
               "an x and a dotted line mark a step that diverged.", "",
-              "![error against the time step](img/cosseratbench_timestep.png)", ""]
+              f"![error against the time step](img/{report_name}_timestep.png)", ""]
 
   for path in sorted(runner.out.glob("*/*/*/result.json")):
     everything[str(path.relative_to(runner.out).parent)] = json.loads(path.read_text())
-  (docs / "data" / "cosseratbench.json").write_text(json.dumps(everything, indent=1, sort_keys=True) + "\n")
-  lines += ["Every run's summary (metrics, settings, provenance): [data/cosseratbench.json](data/cosseratbench.json).", ""]
-  (docs / "cosseratbench.md").write_text("\n".join(lines))
+  (docs / "data" / f"{report_name}.json").write_text(json.dumps(everything, indent=1, sort_keys=True) + "\n")
+  lines += [f"Every run's summary (metrics, settings, provenance): [data/{report_name}.json](data/{report_name}.json).", ""]
+  (docs / f"{report_name}.md").write_text("\n".join(lines))
 
 
 def main() -> int:
@@ -376,6 +378,8 @@ def main() -> int:
   parser.add_argument("--experiments", nargs="*", help="default: every registered one")
   parser.add_argument("--quick", action="store_true", help="defaults only: no time step or resolution sweep")
   parser.add_argument("--force", action="store_true", help="rerun saved runs")
+  parser.add_argument("--note", help="a paragraph for the top of the report (where its library came from)")
+  parser.add_argument("--name", default="cosseratbench", help="of the report: DOCS/NAME.md, DOCS/img/NAME_*.png, DOCS/data/NAME.json")
   args = parser.parse_args()
 
   from cosseratbench import registry
@@ -402,8 +406,8 @@ def main() -> int:
     sweeps = stable_scales(runner, supported, list(SOLVERS))
   command = " ".join(shlex.quote(a) for a in
                      [".venv/bin/python", "bench/cosseratbench_compare.py", *sys.argv[1:]])
-  write_report(runner, args.docs, experiments, supported, sweeps, command, time.perf_counter() - started)
-  _log(f"-- wrote {args.docs / 'cosseratbench.md'}")
+  write_report(runner, args.docs, args.name, args.note, experiments, supported, sweeps, command, time.perf_counter() - started)
+  _log(f"-- wrote {args.docs / (args.name + '.md')}")
   return 0
 
 
