@@ -68,6 +68,7 @@ def _numbers(values) -> str:
   return " ".join(repr(float(v)) for v in np.ravel(values))
 
 
+@functools.cache
 def _library_digest() -> str:
   with open(cusp.LIBRARY, "rb") as f:
     return hashlib.sha256(f.read()).hexdigest()[:12]
@@ -125,8 +126,8 @@ def max_sections() -> int:
 def _require(feature: str, what: str) -> None:
   if not has_feature(feature):
     raise NotImplementedError(
-        f"{what} needs the cusp.softbody key '{feature}', which this build of libcusp.so "
-        f"({cusp.LIBRARY}) does not have yet (issue 16 item 1)")
+        f"{what} needs the cusp.softbody key '{feature}', which the loaded libcusp.so "
+        f"does not have yet (issue 16 item 1)")
 
 
 # ---------- geometry of a rod ----------
