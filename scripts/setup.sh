@@ -42,7 +42,7 @@ fi
 site=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 rm -f "$site/cusp-worktree.pth"   # what setup.sh wrote before the package had a pyproject
 if ! grep -qxF "$PWD/python" "$site"/__editable__.cusp-*.pth 2>/dev/null; then
-  .venv/bin/pip install -q --disable-pip-version-check --no-deps --no-build-isolation \
+  .venv/bin/pip install -q --disable-pip-version-check --no-deps \
     --config-settings editable_mode=compat -e python
 fi
 echo "setup: MuJoCo $(.venv/bin/python -c 'import mujoco; print(mujoco.__version__)') in .venv"

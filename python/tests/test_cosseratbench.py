@@ -14,7 +14,7 @@ import pytest
 import cosseratbench
 from cosseratbench import registry
 from cosseratbench.experiments import cantilever
-from cosseratbench.scenario import Cylinder, EndCondition, Material, PointLoad, Rod, Scenario
+from cosseratbench.scenario import Cylinder, EndCondition, Material, Motion, PointLoad, Rod, Scenario
 
 from cusp.cosseratbench_adapter import CuspSolver
 
@@ -101,6 +101,21 @@ def test_free_start_moves_with_momentum():
   expected = force * duration**2 / (2 * mass)
   assert abs(com[0] / expected - 1) < 2e-2, (com, expected)
   assert abs(com[1]) < 1e-9 and abs(com[2]) < 1e-9
+
+
+def test_driven_start_follows_its_motion():
+  """A driven clamped start (a mocap mount moved every step) is where the Motion puts
+  it, position and orientation (the first element's director turned by the motion's
+  rotation), at every frame."""
+  motion = Motion(times=(0.0, 0.5, 1.0), displacement=((0, 0, 0), (0.05, 0, 0.02), (0.1, 0, 0)),
+                  rotation=((0, 0, 0), (0, 0, 0.2), (0, 0, 0.4)))
+  rod = _rod(start=EndCondition.CLAMPED, start_motion=motion)
+  traj = CuspSolver().run(Scenario(rods=(rod,), duration=1.2), n_elements=4, n_frames=13)
+  d1 = rod.directors(4)[0]
+  for k, t in enumerate(traj.times):
+    displacement, rotation = motion.pose(t)
+    np.testing.assert_allclose(traj.positions[0][k, 0], rod.nodes(4)[0] + displacement, atol=1e-9)
+    np.testing.assert_allclose(traj.directors[0][k, 0], rotation @ d1, atol=1e-3)
 
 
 def test_a_blown_up_rod_raises_diverged_with_the_time():
