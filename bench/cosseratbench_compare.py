@@ -33,7 +33,6 @@ import pathlib
 import shlex
 import subprocess
 import sys
-import time
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 PEERS = ("mujoco", "pyelastica")
@@ -208,7 +207,7 @@ def library_line() -> str:
   return f"`{shown}`, {CuspSolver().backend_version}"
 
 
-def write_report(runner: Runner, docs: pathlib.Path, report_name: str, note: str | None, experiments, supported, sweeps, command, elapsed):
+def write_report(runner: Runner, docs: pathlib.Path, report_name: str, note: str | None, experiments, supported, sweeps, command):
   import matplotlib
   matplotlib.use("Agg")
   import matplotlib.pyplot as plt
@@ -230,8 +229,9 @@ def write_report(runner: Runner, docs: pathlib.Path, report_name: str, note: str
       "",
       f"    {command}",
       "",
-      f"in {elapsed / 60:.1f} min on this machine (2 cores shared with other jobs: wall times are",
-      "indicative; each solver's runs were timed one at a time, after a warm-up run).",
+      "on this machine (2 cores shared with other jobs: wall times are indicative; each",
+      "solver's runs were timed one at a time, after a warm-up run; a run saved by an earlier",
+      "invocation with the same scenario, library and adapter is reused, not rerun).",
       "",
       f"cusp: {library_line()}.",
       "",
@@ -383,7 +383,6 @@ def main() -> int:
   args = parser.parse_args()
 
   from cosseratbench import registry
-  started = time.perf_counter()
   args.out.mkdir(parents=True, exist_ok=True)
   runner = Runner(args.out, args.mujoco_python, args.force)
   if args.mujoco_python is None:
@@ -406,7 +405,7 @@ def main() -> int:
     sweeps = stable_scales(runner, supported, list(SOLVERS))
   command = " ".join(shlex.quote(a) for a in
                      [".venv/bin/python", "bench/cosseratbench_compare.py", *sys.argv[1:]])
-  write_report(runner, args.docs, args.name, args.note, experiments, supported, sweeps, command, time.perf_counter() - started)
+  write_report(runner, args.docs, args.name, args.note, experiments, supported, sweeps, command)
   _log(f"-- wrote {args.docs / (args.name + '.md')}")
   return 0
 

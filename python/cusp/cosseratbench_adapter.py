@@ -29,7 +29,12 @@ How a scenario maps onto a scene:
 - gravity: MuJoCo's option.
 - quasi-static scenarios: Kelvin-Voigt viscosity critical for the slowest mode
   (the peers' adapters add mass-proportional damping at the same rate); dynamic ones:
-  none (implicit Euler's own dissipation remains, and shows in the metrics).
+  none (implicit Euler's own dissipation remains, and shows in the metrics). The
+  plugin has no mass-proportional damping, and viscosity relaxes every strain with the
+  same time constant, viscosity / modulus: 2/omega for bending and stretch, 6/omega for
+  torsion and shear (G = E/3). A driven end (twist) therefore lags its clamp by
+  seconds where the peers' stiff modes follow at once; a cantilever or a catenary
+  settles no slower for it.
 
 What it cannot model raises NotImplementedError naming it (cosseratbench records the
 run as unsupported): a build of the plugin without the ``end``/``centerline`` keys,
