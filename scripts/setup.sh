@@ -2,7 +2,7 @@
 # Installs what cusp needs: the Debian packages that are missing (with apt),
 # then a project-local virtual environment .venv with the pinned PyPI
 # packages of python/requirements.txt (MuJoCo's C library and headers come
-# from its wheel), with the `cusp` Python package of python/ on its path.
+# from its wheel), with the `cusp` Python package of python/ installed editable.
 # Usage: scripts/setup.sh [--test]   (--test adds what tests and benchmarks need)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -37,7 +37,12 @@ if [ ! -x .venv/bin/python ] || ! cmp -s python/requirements.txt "$stamp"; then
   .venv/bin/pip install -q --disable-pip-version-check -r python/requirements.txt
   cp python/requirements.txt "$stamp"
 fi
-# the cusp package from the work tree (what an editable install does)
+# the cusp package of this work tree, installed editable (python/pyproject.toml:
+# its cosseratbench solver entry point); only when missing or another tree's
 site=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
-echo "$PWD/python" > "$site/cusp-worktree.pth"
+rm -f "$site/cusp-worktree.pth"   # what setup.sh wrote before the package had a pyproject
+if ! grep -qxF "$PWD/python" "$site"/__editable__.cusp-*.pth 2>/dev/null; then
+  .venv/bin/pip install -q --disable-pip-version-check --no-deps \
+    --config-settings editable_mode=compat -e python
+fi
 echo "setup: MuJoCo $(.venv/bin/python -c 'import mujoco; print(mujoco.__version__)') in .venv"

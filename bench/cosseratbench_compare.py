@@ -1,0 +1,414 @@
+#!/usr/bin/env python3
+"""cusp against MuJoCo's cable and PyElastica on cosseratbench, in one run.
+
+    .venv/bin/python bench/cosseratbench_compare.py [--out out/cosseratbench] [--docs docs]
+        [--mujoco-python .venv-mujoco-cable/bin/python] [--quick] [--force]
+
+Every experiment cosseratbench registers is first run with cusp (its entry point
+``cusp``, python/cusp/cosseratbench_adapter.py); those cusp supports are then run
+with the peers at their defaults, at halved/doubled ``time_step_scale`` to find each
+solver's largest stable time step, and the cantilever over resolutions. Runs, scoring
+and divergence checks are cosseratbench's own (runs.execute, experiment.run): a run is
+saved under OUT/EXPERIMENT/VARIANT/SOLVER/result.json as ``cosseratbench run`` saves
+it, and a saved run still valid (same scenario, library, adapter) is reused unless
+--force. Writes DOCS/NAME.md (the table), DOCS/img/NAME_*.png (the plots) and
+DOCS/data/NAME.json (every run's summary), NAME cosseratbench unless --name. Progress
+on stderr.
+
+MuJoCo 4 removed the cable plugin and the <composite> element (its changelog: superseded
+by 1D flexcomp), so cosseratbench 0.3.0's own MuJoCo adapter cannot build its cable
+with the project's mujoco-core 4.0.1. MuJoCo's cable runs in a second environment with
+MuJoCo 3.17.0, the last release that has it (scripts/setup_mujoco_cable.sh makes
+.venv-mujoco-cable); this file is also the worker that environment runs (--worker), and
+imports nothing of cusp's for that reason.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import pathlib
+import shlex
+import subprocess
+import sys
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+PEERS = ("mujoco", "pyelastica")
+SOLVERS = ("cusp",) + PEERS
+SCALE = "time_step_scale"
+MAX_DOUBLINGS = 7          # time_step_scale up to 128
+MAX_HALVINGS = 3           # down to 1/8 when the default step diverges
+RESOLUTIONS = (5, 10, 20, 40, 80)   # the cantilever's elements
+
+
+def _log(line: str) -> None:
+  print(line, file=sys.stderr, flush=True)
+
+
+# ---------- the worker: runs tasks through cosseratbench's runner ----------
+
+def worker(spec_path: str) -> int:
+  from cosseratbench import registry, runs, variations
+
+  spec = json.loads(pathlib.Path(spec_path).read_text())
+  tasks = []
+  for t in spec["tasks"]:
+    experiment = registry.load_experiment(t["experiment"])
+    variant = variations.Variant(n_elements=t.get("n_elements"), options=t.get("options", {}))
+    directory = pathlib.Path(t["directory"])
+    experiment.save(directory.parent, variant.parameters, variant.varied, variations.defaults(experiment))
+    label = f"{experiment.name:12s} {variant.key:24s} {t['solver']:12s}"
+    task = runs.Task(experiment=experiment.name, variant=variant, solver=t["solver"],
+                     n_elements=variant.n_elements, directory=directory, label=label)
+    try:
+      solver = registry.load_solver(t["solver"], **variant.options)
+    except ImportError as e:
+      _log(f"{label} not installed ({e})")
+      continue
+    if not spec.get("force") and (summary := runs.saved(task, experiment, solver)) is not None:
+      _log(f"{label} {runs.describe(summary)}  [saved]")
+      continue
+    tasks.append(task)
+  try:
+    runs.execute(tasks, jobs=1, report=_log)
+  except RuntimeError as e:   # an adapter raised: reported above, its run has no result
+    _log(str(e))
+  return 0
+
+
+# ---------- planning and running ----------
+
+class Runner:
+  def __init__(self, out: pathlib.Path, mujoco_python: str | None, force: bool):
+    self.out, self.mujoco_python, self.force = out, mujoco_python, force
+    self.notes: dict[str, str] = {}
+
+  def directory(self, experiment: str, solver: str, n_elements=None, scale=None) -> pathlib.Path:
+    varied = {}
+    if n_elements == self.default_elements(experiment):
+      n_elements = None   # the experiment's own resolution: the default run
+    if n_elements is not None:
+      varied["resolution"] = n_elements
+    if scale is not None and scale != 1.0:
+      varied[SCALE] = scale
+    key = ",".join(f"{k}={v:g}" for k, v in sorted(varied.items())) or "default"
+    return self.out / experiment / key / solver
+
+  @staticmethod
+  def default_elements(experiment: str) -> int:
+    from cosseratbench import registry
+    return registry.load_experiment(experiment).n_elements
+
+  def run(self, requests: list[tuple[str, str, int | None, float | None]]) -> None:
+    """Runs (experiment, solver, n_elements, scale) requests, the MuJoCo ones in
+    the MuJoCo 3 environment."""
+    by_python: dict[str, list[dict]] = {}
+    for experiment, solver, n, scale in requests:
+      if n == self.default_elements(experiment):
+        n = None
+      task = {"experiment": experiment, "solver": solver, "n_elements": n,
+              "options": {SCALE: scale} if scale not in (None, 1.0) else {},
+              "directory": str(self.directory(experiment, solver, n, scale))}
+      python = self.mujoco_python if solver == "mujoco" else sys.executable
+      if python is None:
+        continue
+      by_python.setdefault(python, []).append(task)
+    for python, tasks in by_python.items():
+      spec = self.out / f".tasks-{os.getpid()}.json"
+      spec.write_text(json.dumps({"tasks": tasks, "force": self.force}))
+      if python == sys.executable:
+        worker(str(spec))
+      else:
+        env = dict(os.environ, PYTHONPATH="")
+        subprocess.run([python, __file__, "--worker", str(spec)], check=True, env=env)
+      spec.unlink()
+
+  def result(self, experiment, solver, n=None, scale=None) -> dict | None:
+    path = self.directory(experiment, solver, n, scale) / "result.json"
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def stable_scales(runner: Runner, experiments: list[str], solvers: list[str]) -> dict:
+  """For each (experiment, solver): the time_step_scale values tried, doubling from 1
+  until a run diverges (or cusp's step reaches a whole frame and stops growing), or
+  halving from 1 while it diverges; all experiments and solvers in rounds."""
+  tried = {(e, s): [1.0] for e in experiments for s in solvers}
+  state = {}
+  for key in tried:
+    r = runner.result(*key)
+    state[key] = "up" if r and r["outcome"] == "completed" else ("down" if r and r["outcome"] == "diverged" else "done")
+  for round_ in range(max(MAX_DOUBLINGS, MAX_HALVINGS)):
+    requests = []
+    for key, direction in state.items():
+      if direction == "done":
+        continue
+      last = tried[key][-1]
+      if (direction == "up" and round_ >= MAX_DOUBLINGS) or (direction == "down" and round_ >= MAX_HALVINGS):
+        state[key] = "done"
+        continue
+      nxt = last * 2 if direction == "up" else last / 2
+      tried[key].append(nxt)
+      requests.append((key[0], key[1], None, nxt))
+    if not requests:
+      break
+    _log(f"-- time step sweep, round {round_ + 1}: {len(requests)} runs")
+    runner.run(requests)
+    for key, direction in state.items():
+      if direction == "done" or len(tried[key]) < round_ + 2:
+        continue
+      r = runner.result(key[0], key[1], None, tried[key][-1])
+      previous = runner.result(key[0], key[1], None, tried[key][-2])
+      if r is None:
+        state[key] = "done"
+      elif direction == "up":
+        same_step = (previous and r.get("settings", {}).get("time_step") ==
+                     previous.get("settings", {}).get("time_step"))
+        if r["outcome"] != "completed" or same_step:
+          state[key] = "done"
+      elif r["outcome"] == "completed":
+        state[key] = "done"
+  return tried
+
+
+def largest_stable(runner: Runner, experiment: str, solver: str, scales: list[float]):
+  """The largest scale whose run completed with every smaller scale tried completing
+  too, and its time step; None when none did."""
+  best = None
+  for scale in sorted(scales):
+    r = runner.result(experiment, solver, None, scale)
+    if r is None or r["outcome"] != "completed":
+      if best is not None:
+        break
+      continue
+    best = (scale, r["settings"].get("time_step"))
+  return best
+
+
+# ---------- the report ----------
+
+def _fmt(v, digits=3):
+  if v is None:
+    return "—"
+  if isinstance(v, float):
+    if v == 0:
+      return "0"
+    return f"{v:.{digits}g}" if 1e-3 <= abs(v) < 1e4 else f"{v:.{digits - 1}e}"
+  return str(v)
+
+
+def library_line() -> str:
+  """Which libcusp.so the cusp runs used (the adapter's backend_version names its digest)."""
+  import cusp
+  from cusp.cosseratbench_adapter import CuspSolver
+  path = pathlib.Path(cusp.LIBRARY)
+  shown = path.relative_to(REPO) if path.is_relative_to(REPO) else path
+  return f"`{shown}`, {CuspSolver().backend_version}"
+
+
+def write_report(runner: Runner, docs: pathlib.Path, report_name: str, note: str | None, experiments, supported, sweeps, command):
+  import matplotlib
+  matplotlib.use("Agg")
+  import matplotlib.pyplot as plt
+  import matplotlib.ticker
+  from cosseratbench import registry
+
+  (docs / "img").mkdir(parents=True, exist_ok=True)
+  (docs / "data").mkdir(parents=True, exist_ok=True)
+  everything = {}
+  lines = [
+      "# cusp on cosseratbench",
+      "",
+      "<!-- Generated by bench/cosseratbench_compare.py: do not edit; rerun it. -->",
+      "",
+      "[cosseratbench](https://pypi.org/project/cosseratbench) 0.3.0's experiments, scored by its own",
+      "metrics against its own references, for cusp (`cusp.cosseratbench_adapter.CuspSolver`, the",
+      "`cusp` entry point), MuJoCo's cable (cosseratbench's adapter, MuJoCo 3.17.0: MuJoCo 4 removed",
+      "the cable) and PyElastica 1.0.0 (cosseratbench's adapter). Made with",
+      "",
+      f"    {command}",
+      "",
+      "on this machine (2 cores shared with other jobs: wall times are indicative; each",
+      "solver's runs were timed one at a time, after a warm-up run; a run saved by an earlier",
+      "invocation with the same scenario, library and adapter is reused, not rerun).",
+      "",
+      f"cusp: {library_line()}.",
+      "",
+      *([note, ""] if note else []),
+      "## Which experiments cusp runs",
+      "",
+      "| experiment | cusp | why |",
+      "|---|---|---|",
+  ]
+  for name in experiments:
+    r = runner.result(name, "cusp")
+    why = "; ".join(r["missing"]) if r and r["missing"] else (r["failure"] or "") if r else "no result"
+    lines.append(f"| {name} | {r['outcome'] if r else 'crashed'} | {why} |")
+  lines += ["", "## Results at each experiment's default resolution", "",
+            "Metrics are cosseratbench's (relative errors unless named otherwise). "
+            "Largest stable step: the largest `time_step_scale` (doubling from 1; the adapters' "
+            "own step at 1) whose run completed with every smaller one completing too, and its "
+            "time step; cusp's step stops growing at one frame interval, so its sweep stops there "
+            "without having diverged.", ""]
+  for name in supported:
+    experiment = registry.load_experiment(name)
+    metrics = list(experiment.metrics)
+    lines += [f"### {name}", "", experiment.description, "",
+              "| solver | elements | outcome | " + " | ".join(metrics) +
+              " | wall time (s) | time step (s) | largest stable step (scale: step) | diverged at (s) |",
+              "|---" * (7 + len(metrics)) + "|"]
+    for solver in SOLVERS:
+      r = runner.result(name, solver)
+      if r is None:
+        note = runner.notes.get(solver, "not run")
+        lines.append(f"| {solver} | — | {note} |" + " |" * (len(metrics) + 4))
+        continue
+      stable = largest_stable(runner, name, solver, sweeps.get((name, solver), [1.0]))
+      tried = max(sweeps.get((name, solver), [1.0]))
+      stable_text = "none" if stable is None else f"{_fmt(stable[0])}: {_fmt(stable[1])}"
+      if stable is not None and stable[0] == tried:
+        stable_text += f" (largest tried)"
+      lines.append(
+          f"| {solver} | {r['n_elements']} | {r['outcome']}"
+          f"{': ' + r['failure'] if r['failure'] else ''} | "
+          + " | ".join(_fmt(r["metrics"].get(k)) for k in metrics)
+          + f" | {_fmt(r['wall_time'])} | {_fmt(r['settings'].get('time_step'))} | {stable_text} | "
+          f"{_fmt(r['diverged_at'])} |")
+    lines.append("")
+    cusp = runner.result(name, "cusp")
+    if cusp and cusp.get("settings"):
+      lines += ["cusp's settings: `" + json.dumps(cusp["settings"]) + "`", ""]
+
+  # the cantilever over resolutions
+  if "cantilever" in supported:
+    lines += ["## The cantilever over resolutions", "",
+              "Tip deflection error against Euler-Bernoulli, and wall time, per element count. cusp "
+              "rods have at most 16 sections (the plugin's `sections` limit): above 16 elements "
+              "cusp keeps 16 sections of constant strain and samples the nodes on them, so its "
+              "error stops falling there.", "",
+              "| elements | " + " | ".join(f"{s} error | {s} wall (s)" for s in SOLVERS) + " |",
+              "|---" * (1 + 2 * len(SOLVERS)) + "|"]
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
+    for solver in SOLVERS:
+      xs, errs, walls = [], [], []
+      for n in RESOLUTIONS:
+        r = runner.result("cantilever", solver, n)
+        if r and r["outcome"] == "completed":
+          xs.append(n)
+          errs.append(r["metrics"]["tip_deflection_error"])
+          walls.append(r["wall_time"])
+      if xs:
+        ax1.loglog(xs, errs, "o-", label=solver)
+        ax2.loglog(xs, walls, "o-", label=solver)
+    for n in RESOLUTIONS:
+      cells = []
+      for solver in SOLVERS:
+        r = runner.result("cantilever", solver, n)
+        if r is None:
+          cells += ["not run", "—"]
+        elif r["outcome"] != "completed":
+          cells += [r["outcome"], "—"]
+        else:
+          cells += [_fmt(r["metrics"]["tip_deflection_error"]), _fmt(r["wall_time"])]
+      lines.append(f"| {n} | " + " | ".join(cells) + " |")
+    ax1.axhline(0.01, color="grey", lw=0.8, ls="--")
+    ax1.set(xlabel="elements", ylabel="tip deflection error", title="cantilever: error")
+    ax2.set(xlabel="elements", ylabel="wall time (s)", title="cantilever: wall time")
+    for ax in (ax1, ax2):
+      ax.set_xticks(RESOLUTIONS, [str(n) for n in RESOLUTIONS])
+      ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
+      ax.grid(True, which="both", alpha=0.3)
+      ax.legend()
+    fig.tight_layout()
+    fig.savefig(docs / "img" / f"{report_name}_cantilever.png", dpi=110)
+    plt.close(fig)
+    lines += ["", f"![the cantilever over resolutions](img/{report_name}_cantilever.png)", ""]
+
+  # error against the time step, per experiment
+  if supported:
+    fig, axes = plt.subplots(1, len(supported), figsize=(5 * len(supported), 4), squeeze=False)
+    for ax, name in zip(axes[0], supported):
+      experiment = registry.load_experiment(name)
+      metric = next(iter(experiment.metrics))
+      for solver in SOLVERS:
+        done, broken = [], []
+        for scale in sorted(sweeps.get((name, solver), [])):
+          r = runner.result(name, solver, None, scale)
+          if r is None:
+            continue
+          dt = r["settings"].get("time_step")
+          if r["outcome"] == "completed":
+            done.append((dt, r["metrics"].get(metric)))
+          elif r["outcome"] == "diverged":
+            broken.append(dt)
+        if done:
+          line, = ax.loglog(*zip(*done), "o-", label=solver)
+          for dt in broken:
+            ax.axvline(dt, color=line.get_color(), ls=":", lw=1)
+            ax.plot([dt], [done[-1][1]], "x", color=line.get_color(), ms=9)
+      ax.set(xlabel="time step (s)", ylabel=metric, title=f"{name}: {metric} vs step (x: diverged)")
+      ax.grid(True, which="both", alpha=0.3)
+      ax.legend()
+    fig.tight_layout()
+    fig.savefig(docs / "img" / f"{report_name}_timestep.png", dpi=110)
+    plt.close(fig)
+    lines += ["## Error and stability against the time step", "",
+              "Each solver's run at `time_step_scale` 1, 2, 4, ... (halved instead when 1 diverges); "
+              "an x and a dotted line mark a step that diverged.", "",
+              f"![error against the time step](img/{report_name}_timestep.png)", ""]
+
+  for path in sorted(runner.out.glob("*/*/*/result.json")):
+    everything[str(path.relative_to(runner.out).parent)] = json.loads(path.read_text())
+  (docs / "data" / f"{report_name}.json").write_text(json.dumps(everything, indent=1, sort_keys=True) + "\n")
+  lines += [f"Every run's summary (metrics, settings, provenance): [data/{report_name}.json](data/{report_name}.json).", ""]
+  (docs / f"{report_name}.md").write_text("\n".join(lines))
+
+
+def main() -> int:
+  if len(sys.argv) == 3 and sys.argv[1] == "--worker":
+    return worker(sys.argv[2])
+  parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+  parser.add_argument("--out", type=pathlib.Path, default=REPO / "out" / "cosseratbench")
+  parser.add_argument("--docs", type=pathlib.Path, default=REPO / "docs")
+  default_mujoco = REPO / ".venv-mujoco-cable" / "bin" / "python"
+  parser.add_argument("--mujoco-python", default=str(default_mujoco) if default_mujoco.exists() else None,
+                      help="a Python with MuJoCo 3.x (the cable plugin) and cosseratbench "
+                           "(scripts/setup_mujoco_cable.sh); default .venv-mujoco-cable if present")
+  parser.add_argument("--experiments", nargs="*", help="default: every registered one")
+  parser.add_argument("--quick", action="store_true", help="defaults only: no time step or resolution sweep")
+  parser.add_argument("--force", action="store_true", help="rerun saved runs")
+  parser.add_argument("--note", help="a paragraph for the top of the report (where its library came from)")
+  parser.add_argument("--name", default="cosseratbench", help="of the report: DOCS/NAME.md, DOCS/img/NAME_*.png, DOCS/data/NAME.json")
+  args = parser.parse_args()
+
+  from cosseratbench import registry
+  args.out.mkdir(parents=True, exist_ok=True)
+  runner = Runner(args.out, args.mujoco_python, args.force)
+  if args.mujoco_python is None:
+    runner.notes["mujoco"] = ("not run: MuJoCo 4 has no cable plugin; give --mujoco-python "
+                              "(scripts/setup_mujoco_cable.sh)")
+  experiments = args.experiments or registry.names(registry.EXPERIMENTS)
+
+  _log(f"-- cusp on {len(experiments)} experiments")
+  runner.run([(e, "cusp", None, None) for e in experiments])
+  supported = [e for e in experiments
+               if (r := runner.result(e, "cusp")) is not None and r["outcome"] != "unsupported"]
+  _log(f"-- cusp supports {supported}; the peers on them")
+  runner.run([(e, s, None, None) for e in supported for s in PEERS])
+  sweeps = {(e, s): [1.0] for e in supported for s in SOLVERS}
+  if not args.quick:
+    if "cantilever" in supported:
+      _log("-- the cantilever over resolutions")
+      runner.run([("cantilever", s, n, None) for n in RESOLUTIONS for s in SOLVERS])
+    _log("-- time step sweep")
+    sweeps = stable_scales(runner, supported, list(SOLVERS))
+  command = " ".join(shlex.quote(a) for a in
+                     [".venv/bin/python", "bench/cosseratbench_compare.py", *sys.argv[1:]])
+  write_report(runner, args.docs, args.name, args.note, experiments, supported, sweeps, command)
+  _log(f"-- wrote {args.docs / (args.name + '.md')}")
+  return 0
+
+
+if __name__ == "__main__":
+  sys.exit(main())

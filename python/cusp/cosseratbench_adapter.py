@@ -1,0 +1,431 @@
+"""cusp as a solver of cosseratbench (https://pypi.org/project/cosseratbench).
+
+cosseratbench finds this class through the ``cosseratbench.solvers`` entry point
+that python/pyproject.toml declares (``cusp = cusp.cosseratbench_adapter:CuspSolver``),
+so ``cosseratbench run -s cusp`` and ``cosseratbench.run(experiment, CuspSolver())``
+both drive it. The adapter only translates: each rod of a scenario becomes a
+cusp.softbody instance (model cosserat: a Cosserat rod of piecewise constant strain)
+mounted on a MuJoCo body, obstacles become MuJoCo geoms, and the scene runs in an
+ordinary mujoco.mj_step loop. The physics is the plugin's.
+
+How a scenario maps onto a scene:
+- a rod: ``sections`` = the elements asked for (at most the plugin's maximum, read
+  from this libcusp.so; beyond it the rod keeps that many sections and carries about
+  one disk per element), every strain
+  (curvatures kx ky kz, shears ex ey, stretch ez), Young's and shear moduli, density
+  and radius as given; one contact disk of the rod's radius at every node. The
+  trajectory's nodes are the backbone at evenly spaced rest arc lengths
+  (cusp.backbone_point), its directors the section frames' x axis there.
+- the start: clamped = the mount itself (a static body), pinned = a mount on a ball
+  joint, free = a mount on a free joint (a light body the plugin couples implicitly),
+  driven = a mocap mount moved every step. The mount's z axis is the rod's first
+  tangent and its x axis the scenario's director, so d1 starts where it should.
+- the far end (keys ``end``, ``end_body``): pinned or clamped to the world, to a mocap
+  body for a driven end, or to a carriage sliding along ``slides_along``.
+- a curved or pre-stretched start (keys ``centerline``, ``rest_arc``): the scenario's
+  polyline in the mount's frame.
+- point loads: at the tip a force held by cusp.apply_force; at the start on the
+  mount body (xfrc_applied).
+- gravity: MuJoCo's option.
+- quasi-static scenarios: Kelvin-Voigt viscosity critical for the slowest mode
+  (the peers' adapters add mass-proportional damping at the same rate); dynamic ones:
+  none (implicit Euler's own dissipation remains, and shows in the metrics). The
+  plugin has no mass-proportional damping, and viscosity relaxes every strain with the
+  same time constant, viscosity / modulus: 2/omega for bending and stretch, 6/omega for
+  torsion and shear (G = E/3). A driven end (twist) therefore lags its clamp by
+  seconds where the peers' stiff modes follow at once; a cantilever or a catenary
+  settles no slower for it.
+
+What it cannot model raises NotImplementedError naming it (cosseratbench records the
+run as unsupported): a build of the plugin without the ``end``/``centerline`` keys,
+rods of different friction against different obstacles, and contact between rods
+(disks sit only at the nodes: segments between them pass through each other, so
+ROD_CONTACT is not declared).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import math
+import os
+import re
+import tempfile
+
+import mujoco
+import numpy as np
+
+import cusp
+from cosseratbench.scenario import Cylinder, End, EndCondition, Plane, Rod, Scenario
+from cosseratbench.solver import Capability, Diverged
+from cosseratbench.trajectory import Trajectory
+
+STRAINS = "kx ky kz ex ey ez"   # every strain of a Cosserat rod: bending, torsion, shear, stretch
+CONTACT = "lcp"                 # the plugin's complementarity contact, exact Coulomb friction
+PYRAMID = 8                     # friction directions: within cos(pi/8) = 92 % of the exact cone
+BASE_STEP = 1e-3                # s: the step at time_step_scale 1 (see CuspSolver._steps)
+STEPS_PER_SLOWEST_PERIOD = 500  # and at least this many steps per period of the slowest mode
+STEPS_PER_SLOWEST_PERIOD_AT_REST = 50  # quasi-static without contact: equilibrium is the answer
+MOUNT_MASS_FRACTION = 1e-2      # a pinned or free mount weighs this share of one element
+
+
+def _numbers(values) -> str:
+  return " ".join(repr(float(v)) for v in np.ravel(values))
+
+
+@functools.cache
+def _library_digest() -> str:
+  with open(cusp.LIBRARY, "rb") as f:
+    return hashlib.sha256(f.read()).hexdigest()[:12]
+
+
+# ---------- what this build of the plugin offers ----------
+
+_PROBE = """<mujoco><extension><plugin plugin="cusp.softbody"><instance name="probe">
+  <config key="model" value="cosserat"/><config key="sections" value="2"/>
+  <config key="actuated" value="none"/>{extra}</instance></plugin></extension>
+  <worldbody><body name="mount"><plugin instance="probe"/></body></worldbody></mujoco>"""
+
+_FEATURES = {  # feature: the keys that bring it (another branch adds them: issue 16 item 1)
+    "end": '<config key="end" value="pin"/>',
+    "centerline": '<config key="centerline" value="0 0 0, 0 0 0.15, 0 0 0.3"/>',
+}
+
+
+@functools.cache
+def has_feature(name: str) -> bool:
+  """Whether this libcusp.so knows the keys of a feature: a tiny scene with them loads."""
+  try:
+    _load_text(_PROBE.format(extra=_FEATURES[name]))
+  except ValueError as e:
+    if "unknown key" in str(e):
+      return False
+    raise
+  return True
+
+
+def _load_text(xml: str) -> mujoco.MjModel:
+  """cusp.load of MJCF text (through a file: cusp.load parses with MjSpec.from_file)."""
+  with tempfile.TemporaryDirectory(prefix="cusp-cb-") as tmp:
+    path = os.path.join(tmp, "scene.xml")
+    with open(path, "w") as f:
+      f.write(xml)
+    return cusp.load(path)
+
+
+@functools.cache
+def max_sections() -> int:
+  """The most sections this libcusp.so gives a rod (plugin/config.h CUSP_MAX_SECTIONS),
+  read from the range its loader names when refusing more."""
+  probe = _PROBE.replace('value="2"', 'value="1000000"').format(extra="")
+  try:
+    _load_text(probe)
+  except ValueError as e:
+    found = re.search(r"\b1\.\.(\d+)", str(e))
+    if found:
+      return int(found.group(1))
+    raise
+  raise RuntimeError("libcusp.so accepted a rod of a million sections")
+
+
+def _require(feature: str, what: str) -> None:
+  if not has_feature(feature):
+    raise NotImplementedError(
+        f"{what} needs the cusp.softbody key '{feature}', which the loaded libcusp.so "
+        f"does not have yet (issue 16 item 1)")
+
+
+# ---------- geometry of a rod ----------
+
+def _frame(rod: Rod) -> np.ndarray:
+  """Rotation (columns x, y, z in the world) of the mount: z along the first
+  segment, x the scenario's reference director there."""
+  points = np.asarray(rod.centerline, dtype=float)
+  z = points[1] - points[0]
+  z /= np.linalg.norm(z)
+  n = np.asarray(rod.normal, dtype=float)
+  x = n - (n @ z) * z
+  if np.linalg.norm(x) < 1e-12:
+    raise ValueError("the rod's normal is parallel to its first segment")
+  x /= np.linalg.norm(x)
+  return np.stack([x, np.cross(z, x), z], axis=1)
+
+
+def _straight_unstretched(rod: Rod) -> bool:
+  """Whether the rod starts straight along its first segment and at rest length:
+  what a cusp rod is without the centerline keys."""
+  points = np.asarray(rod.centerline, dtype=float)
+  offsets = points - points[0]
+  axis = offsets[1] / np.linalg.norm(offsets[1])
+  along = offsets @ axis
+  across = np.linalg.norm(offsets - np.outer(along, axis), axis=1)
+  if np.any(across > 1e-9 * rod.length) or np.any(np.diff(along) <= 0):
+    return False
+  return rod.rest_arc_length is None or bool(
+      np.allclose(rod.rest_arc_length, along, rtol=0, atol=1e-12 * rod.length))
+
+
+def _quat(rotation: np.ndarray) -> np.ndarray:
+  q = np.zeros(4)
+  mujoco.mju_mat2Quat(q, np.ascontiguousarray(rotation).ravel())
+  return q
+
+
+class CuspSolver:
+  """cosseratbench's solver protocol over cusp.softbody (model cosserat)."""
+
+  name = "cusp"
+  # Every strain is a coordinate; disks touch MuJoCo geoms (cylinders, planes) through
+  # the plugin's contact LCP with Coulomb friction. Rod-rod contact is not declared:
+  # the disks sit at the nodes only, so two rods' segments pass through each other.
+  capabilities = frozenset({
+      Capability.STRETCH,
+      Capability.SHEAR,
+      Capability.CYLINDER_CONTACT,
+      Capability.PLANE_CONTACT,
+  })
+
+  def __init__(self, time_step_scale: float = 1.0) -> None:
+    if not time_step_scale > 0:
+      raise ValueError(f"time_step_scale must be > 0, got {time_step_scale}")
+    self.time_step_scale = float(time_step_scale)
+
+  @property
+  def backend_version(self) -> str:
+    """MuJoCo's version and a digest of the libcusp.so driven: saved runs are reused
+    only with the same library."""
+    return f"cusp libcusp.so sha256:{_library_digest()} on MuJoCo {mujoco.__version__}"
+
+  # ---------- numerical choices ----------
+
+  def _steps(self, scenario: Scenario, n_frames: int) -> tuple[float, int]:
+    """The time step and the steps per frame. The soft step is implicit Euler, stable
+    at any step, so the step is chosen for accuracy: where the motion is the result
+    or contact is made, 1 ms and 500 steps per period of the slowest mode; in a
+    quasi-static scenario without obstacles, where only the equilibrium counts (and
+    implicit Euler's dissipation is as allowed as the viscosity), 50 steps per
+    slowest period. Then scaled by time_step_scale; at most one frame."""
+    frame = scenario.duration / (n_frames - 1)
+    slowest_period = 2.0 * math.pi / scenario.slowest_frequency()
+    if scenario.quasi_static and not scenario.obstacles:
+      base = slowest_period / STEPS_PER_SLOWEST_PERIOD_AT_REST
+    else:
+      base = min(BASE_STEP, slowest_period / STEPS_PER_SLOWEST_PERIOD)
+    limit = self.time_step_scale * base
+    per_frame = max(1, math.ceil(frame / limit - 1e-9))
+    return frame / per_frame, per_frame
+
+  @staticmethod
+  def _sections(n_elements: int) -> int:
+    return min(n_elements, max_sections())
+
+  @staticmethod
+  def _viscosity(scenario: Scenario, rod: Rod) -> float:
+    """Kelvin-Voigt viscosity (Pa s) critical for the slowest mode in a quasi-static
+    scenario (damping ratio eta omega / 2E = 1), else none."""
+    if not scenario.quasi_static:
+      return 0.0
+    return 2.0 * rod.material.youngs_modulus / scenario.slowest_frequency()
+
+  @staticmethod
+  def _friction(scenario: Scenario, rod: Rod) -> float:
+    """One Coulomb coefficient per rod: the larger of the rod's and the obstacles'."""
+    values = {o.friction for o in scenario.obstacles}
+    if len(values) > 1:
+      raise NotImplementedError(
+          "obstacles of different friction: cusp gives a rod one Coulomb coefficient "
+          f"against every geom (here {sorted(values)})")
+    return max([rod.friction, *values])
+
+  def settings(self, scenario: Scenario, *, n_elements: int, n_frames: int) -> dict:
+    dt, _ = self._steps(scenario, n_frames)
+    sections = self._sections(n_elements)
+    return {
+        "integrator": "implicit Euler (soft step, linearly implicit in stiffness and damping)",
+        "model": "cosserat, piecewise constant strain",
+        "strains": STRAINS,
+        "time_step": dt,
+        "elements": n_elements,
+        "sections": sections,
+        "disks": [self._disks(sections, n_elements)[1] for _ in scenario.rods],
+        "viscosity": [self._viscosity(scenario, rod) for rod in scenario.rods],
+        "contact": {
+            "model": CONTACT,
+            "solver": "lemke, falling back to fb and pgs",
+            "conditioning": "qr ruiz tikhonov",
+            "friction": "Coulomb (exact at the pyramid's directions)",
+            "pyramid": PYRAMID,
+            "stabilization": 0.2,
+            "friction_coefficient": [max([r.friction, *(o.friction for o in scenario.obstacles)])
+                                     for r in scenario.rods],
+        } if scenario.obstacles else None,
+        "self_contact": False,
+    }
+
+  @staticmethod
+  def _disks(sections: int, n_elements: int) -> tuple[int, int]:
+    """Disks inside each section (besides its end plate), and disks in all (with the
+    base disk): one per node when the sections divide the elements."""
+    inside = max(0, math.ceil(n_elements / sections) - 1)
+    return inside, 1 + sections * (inside + 1)
+
+  # ---------- the scene ----------
+
+  def _rod_xml(self, i: int, scenario: Scenario, rod: Rod, n_elements: int, dt: float):
+    """The instance, the mount body and anything the far end holds on to; and what
+    run() needs to drive them."""
+    sections = self._sections(n_elements)
+    inside, _ = self._disks(sections, n_elements)
+    m = rod.material
+    frame = _frame(rod)
+    origin = np.asarray(rod.centerline[0], dtype=float)
+    name = f"rod{i}"
+    keys = {
+        "model": "cosserat",
+        "sections": sections,
+        "length": repr(rod.length / sections),   # dropped below when a centerline sets it
+        "mass": "0",
+        "density": repr(m.density),
+        "radius": repr(rod.radius),
+        "young": repr(m.youngs_modulus),
+        "shear": repr(m.shear_modulus),
+        "viscosity": repr(self._viscosity(scenario, rod)),
+        "strains": STRAINS,
+        "disks": inside,
+        "disk_radius": repr(rod.radius),
+        "disk_thickness": repr(max(rod.radius, 1e-4)),
+        "friction": repr(self._friction(scenario, rod)),
+        "pyramid": PYRAMID,
+        "contact": CONTACT,
+        "actuated": "none",
+    }
+    if not _straight_unstretched(rod):
+      _require("centerline", "a rod that starts curved or stretched")
+      local = (np.asarray(rod.centerline, dtype=float) - origin) @ frame
+      keys["centerline"] = ", ".join(_numbers(p) for p in local)
+      del keys["length"]   # the rest length is the centerline's (rest_arc's last value)
+      rest = rod.rest_arc_length
+      if rest is None:
+        rest = np.concatenate(([0.0], np.cumsum(np.linalg.norm(np.diff(local, axis=0), axis=1))))
+      keys["rest_arc"] = _numbers(rest)
+
+    element_mass = m.density * rod.area * rod.length / n_elements
+    light = MOUNT_MASS_FRACTION * element_mass
+    inertia = f'<inertial pos="0 0 0" mass="{light!r}" diaginertia="{_numbers([light * rod.radius ** 2] * 3)}"/>'
+    start = f'name="{name}_mount" pos="{_numbers(origin)}" quat="{_numbers(_quat(frame))}"'
+    drive = []
+    if rod.start_motion is not None:
+      mount = f'<body {start} mocap="true"><plugin instance="{name}"/></body>'
+      drive.append((f"{name}_mount", origin, frame, rod.start_motion))
+    elif rod.start is EndCondition.CLAMPED:
+      mount = f'<body {start}><plugin instance="{name}"/></body>'
+    else:
+      joint = '<joint type="ball"/>' if rod.start is EndCondition.PINNED else '<freejoint/>'
+      mount = f'<body {start}>{joint}{inertia}<plugin instance="{name}"/></body>'
+
+    held = ""
+    if rod.end is not EndCondition.FREE:
+      _require("end", f"a {rod.end.value} far end")
+      keys["end"] = "pin" if rod.end is EndCondition.PINNED else "clamp"
+      motion = rod.end_motion
+      if motion is not None:
+        tip = np.asarray(rod.nodes(n_elements)[-1])
+        clamp = f"{name}_end_clamp"
+        if motion.slides_along is not None:
+          carriage = f"{clamp}_carriage"
+          held = (f'<body name="{clamp}" mocap="true" pos="{_numbers(tip)}">'
+                  f'<body name="{carriage}"><joint type="slide" axis="{_numbers(motion.axis)}"/>'
+                  f'<inertial pos="0 0 0" mass="{element_mass!r}" '
+                  f'diaginertia="{_numbers([element_mass * rod.radius ** 2] * 3)}"/></body></body>')
+          keys["end_body"] = carriage
+        else:
+          held = f'<body name="{clamp}" mocap="true" pos="{_numbers(tip)}"/>'
+          keys["end_body"] = clamp
+        drive.append((clamp, tip, np.eye(3), motion))
+
+    config = "".join(f'<config key="{k}" value="{v}"/>' for k, v in keys.items())
+    instance = f'<instance name="{name}">{config}</instance>'
+    return instance, mount + held, drive
+
+  @staticmethod
+  def _obstacle_xml(obstacle) -> str:
+    if isinstance(obstacle, Plane):
+      return (f'<geom type="plane" pos="{_numbers(obstacle.point)}" '
+              f'zaxis="{_numbers(obstacle.unit_normal)}" size="0 0 1"/>')
+    if isinstance(obstacle, Cylinder):
+      half = obstacle.unit_axis * obstacle.length / 2
+      ends = np.concatenate([np.asarray(obstacle.center) - half, np.asarray(obstacle.center) + half])
+      return f'<geom type="cylinder" fromto="{_numbers(ends)}" size="{obstacle.radius!r}"/>'
+    raise NotImplementedError(f"an obstacle of kind {type(obstacle).__name__}")
+
+  def scene(self, scenario: Scenario, *, n_elements: int, n_frames: int):
+    """The MJCF text of the scenario, and the bodies moved every step."""
+    dt, _ = self._steps(scenario, n_frames)
+    parts = [self._rod_xml(i, scenario, rod, n_elements, dt) for i, rod in enumerate(scenario.rods)]
+    obstacles = "".join(self._obstacle_xml(o) for o in scenario.obstacles)
+    xml = f"""<mujoco model="cosseratbench">
+  <option timestep="{dt!r}" gravity="{_numbers(scenario.gravity)}"/>
+  <extension><plugin plugin="cusp.softbody">{"".join(p[0] for p in parts)}</plugin></extension>
+  <worldbody>{obstacles}{"".join(p[1] for p in parts)}</worldbody>
+</mujoco>"""
+    return xml, [d for p in parts for d in p[2]]
+
+  # ---------- running ----------
+
+  def run(self, scenario: Scenario, *, n_elements: int, n_frames: int) -> Trajectory:
+    dt, per_frame = self._steps(scenario, n_frames)
+    xml, drive = self.scene(scenario, n_elements=n_elements, n_frames=n_frames)
+    model = _load_text(xml)
+    data = cusp.make_data(model)
+    nrod = len(scenario.rods)
+    lengths = [cusp.total_length(model, i) for i in range(nrod)]
+    mocap = [(model.body(body).mocapid[0], origin, frame, motion)
+             for body, origin, frame, motion in drive]
+    for i, rod in enumerate(scenario.rods):
+      for load in rod.loads:
+        if load.at is End.END:
+          cusp.apply_force(model, data, i, lengths[i], np.asarray(load.force, dtype=float))
+        else:
+          data.xfrc_applied[model.body(f"rod{i}_mount").id, :3] += load.force
+    mujoco.mj_forward(model, data)
+
+    nodes = [np.linspace(0.0, lengths[i], n_elements + 1) for i in range(nrod)]
+    middles = [(s[1:] + s[:-1]) / 2 for s in nodes]
+
+    def sample():
+      positions, directors = [], []
+      for i in range(nrod):
+        positions.append(np.array([cusp.backbone_point(model, data, i, s)[0] for s in nodes[i]]))
+        directors.append(np.array([cusp.backbone_point(model, data, i, s)[1][:, 0] for s in middles[i]]))
+      return positions, directors
+
+    def check(time):
+      report = cusp.report(model, data)   # one for every instance of the model
+      if report is not None and report["nan_events"]:
+        raise Diverged(f"cusp: {report['message'] or 'a soft step failed'}", time=time)
+      if data.warning[mujoco.mjtWarning.mjWARN_BADQACC].number:
+        raise Diverged("MuJoCo: bad acceleration (mjWARN_BADQACC)", time=time)
+      if not (np.isfinite(data.qpos).all() and np.isfinite(data.qvel).all()):
+        raise Diverged("non-finite MuJoCo state", time=time)
+
+    positions, directors = sample()
+    frames = [[p] for p in positions]
+    turned = [[d] for d in directors]
+    step = 0
+    for _ in range(n_frames - 1):
+      for _ in range(per_frame):
+        t_next = (step + 1) * dt
+        for body, origin, frame, motion in mocap:
+          displacement, rotation = motion.pose(t_next)
+          data.mocap_pos[body] = origin + displacement
+          data.mocap_quat[body] = _quat(rotation @ frame)
+        mujoco.mj_step(model, data)
+        step += 1
+        check(step * dt)
+      positions, directors = sample()
+      for history, p in zip(frames, positions):
+        history.append(p)
+      for history, d in zip(turned, directors):
+        history.append(d)
+    times = np.linspace(0.0, scenario.duration, n_frames)
+    return Trajectory(times, tuple(np.stack(h) for h in frames), tuple(np.stack(h) for h in turned))

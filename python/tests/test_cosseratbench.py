@@ -1,0 +1,163 @@
+"""cusp as a cosseratbench solver (python/cusp/cosseratbench_adapter.py), judged by
+cosseratbench's own experiments and references: the entry point, a short cantilever
+against Euler-Bernoulli (through cosseratbench.run, its metric), the start
+conditions against rigid-body mechanics, Diverged and NotImplementedError.
+
+cosseratbench and its dependencies are pinned in python/requirements.txt; without
+them (an environment not rebuilt by scripts/setup.sh) these tests fail on import."""
+import importlib.metadata
+import math
+
+import numpy as np
+import pytest
+
+import cosseratbench
+from cosseratbench import registry
+from cosseratbench.experiments import cantilever
+from cosseratbench.scenario import Cylinder, EndCondition, Material, Motion, PointLoad, Rod, Scenario
+
+from cusp.cosseratbench_adapter import CuspSolver
+
+
+def test_entry_point_resolves_to_the_adapter():
+  found = importlib.metadata.entry_points(group="cosseratbench.solvers", name="cusp")
+  assert found, "no cosseratbench.solvers entry point 'cusp': run scripts/setup.sh (pip install -e python)"
+  assert next(iter(found)).load() is CuspSolver
+  solver = registry.load_solver("cusp", time_step_scale=2.0)   # how cosseratbench makes it
+  assert isinstance(solver, cosseratbench.Solver)
+  assert solver.time_step_scale == 2.0
+  assert "MuJoCo" in solver.backend_version
+
+
+def _cantilever_error(n_elements):
+  result = cosseratbench.run(cantilever.cantilever, CuspSolver(), n_elements=n_elements)
+  assert result.outcome == "completed", result.failure or result.missing
+  assert result.settings["sections"] == n_elements and result.settings["time_step"] > 0
+  assert result.metrics["settling_residual"] < 1e-3   # at rest: the answer is the equilibrium
+  return result.metrics["tip_deflection_error"]
+
+
+def test_cantilever_against_euler_bernoulli():
+  """The tip deflection F L^3 / 3EI, scored by cosseratbench. A rod of n sections of
+  constant curvature, each its section's mean of the exact linear curvature, misses
+  the tip deflection by exactly 1/(4 n^2) of it (the curvature's linear part
+  integrated against the lever arm): 1.56 % at 4 sections, 0.39 % at 8. A wrong
+  stiffness (EI), load point or clamp breaks both the bound and the order."""
+  e4, e8 = _cantilever_error(4), _cantilever_error(8)
+  assert abs(e4 - 1 / 64) < 0.1 / 64, e4
+  assert abs(e8 - 1 / 256) < 0.1 / 256, e8
+  assert 3.6 < e4 / e8 < 4.4   # second order in the element length
+
+
+def _rod(**changes):
+  base = dict(centerline=((0.0, 0.0, 0.0), (0.5, 0.0, 0.0)), radius=0.01,
+              material=Material(1e8, 1e8 / 3, 1000.0), normal=(0.0, 0.0, 1.0))
+  base.update(changes)
+  return Rod(**base)
+
+
+def test_first_frame_is_the_scenarios_nodes_and_directors():
+  """Trajectory contract: at t = 0 the nodes are Rod.nodes and the directors Rod.directors."""
+  d = np.array([1.0, -2.0, 0.5])
+  rod = _rod(centerline=((0.1, 0.2, 0.3), tuple(np.array([0.1, 0.2, 0.3]) + 0.5 * d / np.linalg.norm(d))),
+             normal=(0.3, 0.4, 1.0), start=EndCondition.CLAMPED)
+  traj = CuspSolver().run(Scenario(rods=(rod,), duration=0.002), n_elements=5, n_frames=2)
+  np.testing.assert_allclose(traj.positions[0][0], rod.nodes(5), atol=1e-12)
+  np.testing.assert_allclose(traj.directors[0][0], rod.directors(5), atol=1e-12)
+
+
+def _swing_period(x, t):
+  """Mean period from the upward zero crossings of x(t)."""
+  up = np.flatnonzero((x[:-1] < 0) & (x[1:] >= 0))
+  crossings = t[up] - x[up] * (t[up + 1] - t[up]) / (x[up + 1] - x[up])
+  assert len(crossings) >= 2, "fewer than two swings"
+  return float(np.mean(np.diff(crossings)))
+
+
+def test_pinned_start_swings_as_a_rigid_rod_pendulum():
+  """A stiff rod on a pinned start (a ball-joint mount) is a compound pendulum:
+  T = 2 pi sqrt(2L / 3g) (1 + theta0^2 / 16) for a uniform rod pinned at its end."""
+  length, theta0, g = 0.5, math.radians(8.0), 9.81
+  tip = (length * math.sin(theta0), 0.0, -length * math.cos(theta0))
+  rod = _rod(centerline=((0.0, 0.0, 0.0), tip), normal=(0.0, 1.0, 0.0), start=EndCondition.PINNED)
+  scenario = Scenario(rods=(rod,), duration=2.5, gravity=(0.0, 0.0, -g))
+  traj = CuspSolver().run(scenario, n_elements=4, n_frames=501)
+  expected = 2 * math.pi * math.sqrt(2 * length / (3 * g)) * (1 + theta0**2 / 16)
+  period = _swing_period(traj.positions[0][:, -1, 0], traj.times)
+  assert abs(period / expected - 1) < 5e-3, (period, expected)
+  np.testing.assert_allclose(traj.positions[0][:, 0], 0.0, atol=1e-6)   # the pin holds
+
+
+def test_free_start_moves_with_momentum():
+  """A free rod (free-joint mount) pushed at its tip along its axis in zero gravity:
+  its centre of mass moves as F t^2 / 2M, M the rod's mass plus the light mount's."""
+  force, duration = 0.05, 0.2
+  rod = _rod(start=EndCondition.FREE, loads=(PointLoad(force=(force, 0.0, 0.0)),))
+  traj = CuspSolver().run(Scenario(rods=(rod,), duration=duration), n_elements=4, n_frames=3)
+  mass = rod.material.density * rod.area * rod.length * (1 + 1e-2 / 4)
+  nodes = traj.positions[0][-1]
+  weights = np.r_[0.5, np.ones(len(nodes) - 2), 0.5] / (len(nodes) - 1)   # the uniform rod's mean
+  com = weights @ nodes - weights @ traj.positions[0][0]
+  expected = force * duration**2 / (2 * mass)
+  assert abs(com[0] / expected - 1) < 2e-2, (com, expected)
+  assert abs(com[1]) < 1e-9 and abs(com[2]) < 1e-9
+
+
+def test_driven_start_follows_its_motion():
+  """A driven clamped start (a mocap mount moved every step) is where the Motion puts
+  it, position and orientation (the first element's director turned by the motion's
+  rotation), at every frame."""
+  motion = Motion(times=(0.0, 0.5, 1.0), displacement=((0, 0, 0), (0.05, 0, 0.02), (0.1, 0, 0)),
+                  rotation=((0, 0, 0), (0, 0, 0.2), (0, 0, 0.4)))
+  rod = _rod(start=EndCondition.CLAMPED, start_motion=motion)
+  traj = CuspSolver().run(Scenario(rods=(rod,), duration=1.2), n_elements=4, n_frames=13)
+  d1 = rod.directors(4)[0]
+  for k, t in enumerate(traj.times):
+    displacement, rotation = motion.pose(t)
+    np.testing.assert_allclose(traj.positions[0][k, 0], rod.nodes(4)[0] + displacement, atol=1e-9)
+    np.testing.assert_allclose(traj.directors[0][k, 0], rotation @ d1, atol=1e-3)
+
+
+def test_a_blown_up_rod_raises_diverged_with_the_time():
+  """A load no rod survives (1e200 N) makes the soft step non-finite: the plugin keeps
+  its last state and says so; the adapter raises cosseratbench's Diverged."""
+  rod = _rod(start=EndCondition.CLAMPED, loads=(PointLoad(force=(0.0, 0.0, -1e200)),))
+  with pytest.raises(cosseratbench.Diverged) as caught:
+    CuspSolver().run(Scenario(rods=(rod,), duration=0.01), n_elements=3, n_frames=3)
+  assert caught.value.time is not None and 0 < caught.value.time <= 0.01
+  assert "non-finite" in str(caught.value)
+  result = cosseratbench.run(cosseratbench.Experiment(
+      "blowup", "", lambda: Scenario(rods=(rod,), duration=1.0), metrics={}), CuspSolver(), n_elements=3)
+  assert result.outcome == "diverged" and result.diverged_at is not None
+
+
+def test_what_cusp_cannot_model_is_unsupported():
+  """One Coulomb coefficient per rod: obstacles of different friction are refused
+  (NotImplementedError, recorded by cosseratbench as unsupported, not failed); rods
+  touching rods are not declared (disks sit at the nodes only)."""
+  rod = _rod(start=EndCondition.CLAMPED)
+  scenario = Scenario(rods=(rod,), duration=0.01, obstacles=(
+      Cylinder((0.2, 0.0, -0.1), (0.0, 1.0, 0.0), 0.05, 0.2, friction=0.2),
+      Cylinder((0.4, 0.0, -0.1), (0.0, 1.0, 0.0), 0.05, 0.2, friction=0.6)))
+  with pytest.raises(NotImplementedError, match="different friction"):
+    CuspSolver().run(scenario, n_elements=3, n_frames=2)
+  result = cosseratbench.run(cosseratbench.Experiment("two_frictions", "", lambda: scenario, metrics={}),
+                             CuspSolver(), n_elements=3)
+  assert result.outcome == "unsupported" and "different friction" in result.missing[0]
+  assert registry.load_experiment("crossing").requires - CuspSolver.capabilities
+
+
+def test_scene_follows_the_scenario():
+  """The generated scene: every strain, the material, one disk per node, gravity,
+  a cylinder geom; a pinned start on a ball joint."""
+  rod = _rod(start=EndCondition.PINNED, friction=0.3)
+  scenario = Scenario(rods=(rod,), duration=1.0, gravity=(0.0, 0.0, -9.81),
+                      obstacles=(Cylinder((0.2, 0.0, -0.1), (0.0, 1.0, 0.0), 0.05, 0.2, friction=0.1),))
+  xml, drive = CuspSolver().scene(scenario, n_elements=6, n_frames=11)
+  for key, value in (("strains", "kx ky kz ex ey ez"), ("sections", "6"), ("disks", "0"),
+                     ("young", "100000000.0"), ("radius", "0.01"), ("friction", "0.3")):
+    assert f'<config key="{key}" value="{value}"/>' in xml, key
+  assert '<joint type="ball"/>' in xml and 'type="cylinder"' in xml and "-9.81" in xml
+  assert drive == []
+  settings = CuspSolver().settings(scenario, n_elements=6, n_frames=11)
+  assert settings["disks"] == [7] and settings["contact"]["model"] == "lcp"
