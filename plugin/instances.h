@@ -56,7 +56,7 @@ int cusp_check_model_options(const mjModel *m, char *error, int error_size);
 /* The plausible <option timestep> for soft arms, s (refused outside by
  * cusp_check_model_options, docs/keys.md). */
 #define CUSP_TIMESTEP_MIN 1e-6
-#define CUSP_TIMESTEP_MAX 0.01
+#define CUSP_TIMESTEP_MAX 0.05
 
 /* While nonzero on this thread, the plugin's init and nstate do nothing: the
  * expansion compiles the raw scene once to read its keys. */
