@@ -350,6 +350,22 @@ static void test_lists(void) {
   free(c);
 }
 
+/* An "initial" value accepted (ok), or refused with a message holding `says`. */
+typedef struct {
+  const char *value;
+  int ok;
+  const char *says;
+} initial_case;
+
+static void expect_initial(cusp_instance_config *c, const char *model, const initial_case *cases, size_t n) {
+  char err[512];
+  for (size_t k = 0; k < n; k++) {
+    int rc = set(c, "initial", cases[k].value, err) ? -1 : cusp_config_finish(c, err, sizeof err);
+    EXPECT(cases[k].ok ? rc == 0 : rc == -1 && has(err, "key \"initial\"") && has(err, cases[k].says),
+           "%s initial %s: %s", model, cases[k].value, rc ? err : "accepted");
+  }
+}
+
 static void test_coordinates(void) {
   char err[512];
   cusp_instance_config *c = new_config();
@@ -508,11 +524,7 @@ static void test_coordinates(void) {
   /* initial: each coordinate within its own plausible range (radius 0.02 m:
    * curvature within +-50 1/m; shear +-1; stretch ez -0.5 .. 1) */
   set(c, "radius", "0.02", err);
-  const struct {
-    const char *value;
-    int ok;
-    const char *says;
-  } cosserat_initial[] = {
+  const initial_case cosserat_initial[] = {
       {"s1kx=50 s2kz=-50 s1ex=1 s2ey=-1 s1ez=-0.5 s2ez=1", 1, NULL},
       {"s1kx=51", 0, "s1kx = 51 is out of range: outside the plausible range -50 .. 50 1/m"},
       {"s2kz=-50.5", 0, "radius 0.02 m"},
@@ -520,33 +532,19 @@ static void test_coordinates(void) {
       {"s2ez=-0.51", 0, "a stretch 1 + ez of 0.5 .. 2"},
       {"s2ez=1.1", 0, "-0.5 .. 1"},
   };
-  for (size_t k = 0; k < sizeof cosserat_initial / sizeof cosserat_initial[0]; k++) {
-    int rc = set(c, "initial", cosserat_initial[k].value, err) ? -1 : cusp_config_finish(c, err, sizeof err);
-    EXPECT(cosserat_initial[k].ok ? rc == 0
-                                  : rc == -1 && has(err, "key \"initial\"") && has(err, cosserat_initial[k].says),
-           "cosserat initial %s: %s", cosserat_initial[k].value, rc ? err : "accepted");
-  }
+  expect_initial(c, "cosserat", cosserat_initial, sizeof cosserat_initial / sizeof cosserat_initial[0]);
   free(c);
 
   /* pcc: a chamber elongation within -0.5 .. 1 times its section's length */
   c = new_config();
   set(c, "length", "0.1 0.2 0.3", err);
-  const struct {
-    const char *value;
-    int ok;
-    const char *says;
-  } pcc_initial[] = {
+  const initial_case pcc_initial[] = {
       {"s1c1=0.1 s1c2=-0.05 s2c3=0.2 s3c1=-0.15", 1, NULL},
       {"s1c1=0.1001", 0, "s1c1 = 0.1001 is out of range: outside the plausible range -0.05 .. 0.1 m"},
       {"s3c2=-0.16", 0, "-0.5 .. 1 times section 3's length 0.3 m"},
       {"0 0 0 0 0 0 0 0 100", 0, "s3c3 = 100"},
   };
-  for (size_t k = 0; k < sizeof pcc_initial / sizeof pcc_initial[0]; k++) {
-    int rc = set(c, "initial", pcc_initial[k].value, err) ? -1 : cusp_config_finish(c, err, sizeof err);
-    EXPECT(pcc_initial[k].ok ? rc == 0
-                             : rc == -1 && has(err, "key \"initial\"") && has(err, pcc_initial[k].says),
-           "pcc initial %s: %s", pcc_initial[k].value, rc ? err : "accepted");
-  }
+  expect_initial(c, "pcc", pcc_initial, sizeof pcc_initial / sizeof pcc_initial[0]);
   free(c);
 }
 
