@@ -45,6 +45,7 @@
 
 #include "../apps/mj_state.h"
 #include "bench_util.h"
+#include "cut_arm.h"
 #include "cusp.h"
 
 #if defined(__has_include)
@@ -64,8 +65,6 @@
 #endif
 
 #define MAX_CASES 16
-#define MAX_OV 16
-#define OV_LEN 640
 
 typedef struct {
   char label[48];
@@ -84,54 +83,14 @@ typedef struct {
   char error[1800];
 } bench_case;
 
-typedef struct {
-  char key[32], value[OV_LEN];
-} override_t;
-
-/* The cut arm's keys (bench/eval.c set_sections). */
-static int arm_overrides(int n, override_t *ov) {
-  int k = 0;
-  snprintf(ov[k].key, 32, "sections");
-  snprintf(ov[k++].value, OV_LEN, "%d", n);
-  snprintf(ov[k].key, 32, "length");
-  snprintf(ov[k++].value, OV_LEN, "%.10g", 0.45 / n);
-  snprintf(ov[k].key, 32, "mass");
-  snprintf(ov[k++].value, OV_LEN, "%.10g", 1.975 / n);
-  snprintf(ov[k].key, 32, "stiffness");
-  snprintf(ov[k++].value, OV_LEN, "%.10g", 265.0 * n / 3);
-  snprintf(ov[k].key, 32, "damping");
-  snprintf(ov[k++].value, OV_LEN, "%.10g", 125.0 * n / 3);
-  char init[OV_LEN] = "", act[OV_LEN] = "", sched[OV_LEN] = "";
-  for (int i = 0; i < 3 * n; i++) {
-    size_t l = strlen(init);
-    snprintf(init + l, sizeof init - l, "%s%.10g", i ? " " : "", 0.06 / n);
-  }
-  for (int s = 1; s <= n; s++) {
-    if (3 * s <= n) continue; /* proximal third unactuated */
-    for (int c = 1; c <= 3; c++) {
-      size_t l = strlen(act);
-      snprintf(act + l, sizeof act - l, "%ss%dc%d", act[0] ? " " : "", s, c);
-      l = strlen(sched);
-      snprintf(sched + l, sizeof sched - l, "%ss%dc%d 1 0 2 40", sched[0] ? "; " : "", s, c);
-    }
-  }
-  snprintf(ov[k].key, 32, "initial");
-  snprintf(ov[k++].value, OV_LEN, "%s", init);
-  snprintf(ov[k].key, 32, "schedule");
-  snprintf(ov[k++].value, OV_LEN, "%s", sched);
-  snprintf(ov[k].key, 32, "actuated");
-  snprintf(ov[k++].value, OV_LEN, "%s", act);
-  return k;
-}
-
 static int load_case(bench_case *c, const char *src) {
-  override_t ov[MAX_OV];
-  int nov = c->sections > 0 ? arm_overrides(c->sections, ov) : 0;
+  cut_arm_key ov[CUT_ARM_NKEYS + 1];
+  int nov = c->sections > 0 ? cut_arm_keys(c->sections, 1, ov) : 0;
   if (c->contact) {
     snprintf(ov[nov].key, 32, "contact");
-    snprintf(ov[nov++].value, OV_LEN, "%s", c->contact);
+    snprintf(ov[nov++].value, CUT_ARM_VALUE_LEN, "%s", c->contact);
   }
-  cusp_override co[MAX_OV];
+  cusp_override co[CUT_ARM_NKEYS + 1];
   for (int i = 0; i < nov; i++) co[i] = (cusp_override){"arm", ov[i].key, ov[i].value};
   char path[1200];
   snprintf(path, sizeof path, "%s/%s", src, c->scene);

@@ -23,6 +23,15 @@ int cusp_contacts(const mjModel *m, const mjData *d, const cusp_contact_report *
   return cusp_runtime_contacts(r, contacts);
 }
 
+int cusp_contact_force(const mjModel *m, const mjData *d, int contact, double force[3]) {
+  cusp_runtime *r = m && d ? cusp_runtime_of(m, d) : NULL;
+  const cusp_contact_report *c = NULL;
+  int n = r ? cusp_runtime_contacts(r, &c) : 0;
+  if (!force || !c || contact < 0 || contact >= n) return -1;
+  for (int q = 0; q < 3; q++) force[q] = c[contact].impulse[q] / m->opt.timestep;
+  return 0;
+}
+
 int cusp_lcp(const mjModel *m, const mjData *d, const double **M, const double **q) {
   cusp_runtime *r = m && d ? cusp_runtime_of(m, d) : NULL;
   if (M) *M = NULL;

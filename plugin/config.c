@@ -260,8 +260,8 @@ static const cusp_key key_table[] = {
      .def = {"50", "50"}, .doc = "contact ncp: Newton iterations at most"},
     {.name = "initial", .kind = CUSP_KEY_INITIAL, .unit = "m (pcc); 1/m, 1 (cosserat)",
      FIELD(initial_text), ANY, .plo = -100, .phi = 100, .def = {"", ""},
-     .why = "a chamber 100 m longer, or a curvature of 100 1/m (a 1 cm bend radius) held by "
-            "every section, is no shape of a real arm",
+     .why = "no number beyond 100 is a coordinate of a real arm; each coordinate's own range "
+            "(below) is checked once the model is known",
      .doc = "initial coordinates: one number per coordinate or NAME=VALUE pairs (s2c1=0.01); "
             "unset: straight"},
     {.name = "centerline", .kind = CUSP_KEY_POINTS, .unit = "m", FIELD(centerline),
@@ -443,6 +443,44 @@ static int check_number(cusp_instance_config *c, const cusp_key *k, const char *
                 k->why ? " (" : "", k->why ? k->why : "", k->why ? ")" : "");
   }
   return 0;
+}
+
+/* The plausible initial coordinates, per coordinate (docs/keys.md). */
+#define INITIAL_RANGE_TEXT                                                                        \
+  "pcc: a chamber elongation of -0.5 .. 1 times its section's length; cosserat: curvature and "   \
+  "twist (kx, ky, kz) within +-1/radius, shear (ex, ey) within +-1, stretch ez within -0.5 .. 1 " \
+  "(a stretch of 0.5 .. 2)"
+
+/* The plausible range of coordinate k of c (section k / per, component
+ * comp), and why in words: a chamber cannot shorten by more than half of
+ * its section nor more than double it; a rod bent or twisted tighter than
+ * its own radius, sheared beyond 45 degrees or stretched outside 0.5 .. 2
+ * is no shape of a real rod. */
+static void initial_range(const cusp_instance_config *c, int k, int per, const int *comp, double *lo,
+                          double *hi, char *why, size_t n) {
+  int section = k / per;
+  if (c->model == CUSP_MODEL_PCC) {
+    double L = c->length[section];
+    *lo = -0.5 * L;
+    *hi = L;
+    snprintf(why, n, "a chamber elongation of -0.5 .. 1 times section %d's length %g m", section + 1, L);
+    return;
+  }
+  int j = comp[k % per];
+  if (j < 3) {
+    *hi = 1 / c->radius;
+    *lo = -*hi;
+    snprintf(why, n, "a curvature or twist within +-1/radius, radius %g m: bent tighter, the rod would wrap "
+             "inside its own radius", c->radius);
+  } else if (j < 5) {
+    *lo = -1;
+    *hi = 1;
+    snprintf(why, n, "a shear within +-1, 45 degrees");
+  } else {
+    *lo = -0.5;
+    *hi = 1;
+    snprintf(why, n, "a stretch 1 + ez of 0.5 .. 2");
+  }
 }
 
 /* Syntax of "initial" (names are resolved by finish): numbers, or NAME=VALUE. */
@@ -1210,9 +1248,12 @@ static void range_cells(FILE *out, const cusp_key *k) {
     case CUSP_KEY_VECTOR: fputs(" finite |", out); break;
     default: fputs(" — |", out); break;
   }
-  if (k->kind == CUSP_KEY_REAL || k->kind == CUSP_KEY_SECTIONS || k->kind == CUSP_KEY_RANGE ||
-      k->kind == CUSP_KEY_INITIAL || k->kind == CUSP_KEY_POINTS || k->kind == CUSP_KEY_NUMBERS ||
-      k->kind == CUSP_KEY_VECTOR) {
+  if (k->kind == CUSP_KEY_INITIAL) {
+    fputc(' ', out);
+    cell(out, INITIAL_RANGE_TEXT);
+    fputs(" |", out);
+  } else if (k->kind == CUSP_KEY_REAL || k->kind == CUSP_KEY_SECTIONS || k->kind == CUSP_KEY_RANGE ||
+             k->kind == CUSP_KEY_POINTS || k->kind == CUSP_KEY_NUMBERS || k->kind == CUSP_KEY_VECTOR) {
     plausible_text(k, buf, sizeof buf);
     fputc(' ', out);
     cell(out, buf);
@@ -1436,7 +1477,6 @@ static int finish_centerline(cusp_instance_config *c, const int *comp, int per, 
     return fail(c, "centerline", error, error_size, "%s (the nodes are the polyline's points at the sections' rest "
                 "arc lengths)", why);
   static const double rest[6] = {0, 0, 0, 0, 0, 1};
-  const cusp_key *ki = cusp_key_find("initial");
   for (int i = 0; i < ns; i++) {
     double *xi = strain + 6 * i;
     for (int a = 0; a < 6; a++) xi[a] -= rest[a];
@@ -1449,9 +1489,15 @@ static int finish_centerline(cusp_instance_config *c, const int *comp, int per, 
                     "(%s = %.3g%s); add %s to strains", strain_text(c->strains, why, sizeof why), strain_names[a],
                     i + 1, a < 3 ? "bends" : "stretches", strain_names[a], xi[a],
                     a < 3 ? "" : ": the arc through its nodes is not as long as its rest length", strain_names[a]);
-      if (have && !(fabs(xi[a]) <= ki->phi))
+      if (!have) continue;
+      int j = 0;
+      while (comp[j] != a) j++;
+      double lo, hi;
+      char range_why[160];
+      initial_range(c, i * per + j, per, comp, &lo, &hi, range_why, sizeof range_why);
+      if (!(xi[a] >= lo && xi[a] <= hi))
         return fail(c, "centerline", error, error_size, "section %d needs %s = %g, outside the plausible range of "
-                    "initial strains (%g .. %g: %s)", i + 1, strain_names[a], xi[a], -ki->phi, ki->phi, ki->why);
+                    "initial strains %g .. %g (%s)", i + 1, strain_names[a], xi[a], lo, hi, range_why);
     }
     for (int j = 0; j < per; j++) q0[i * per + j] = xi[comp[j]];
   }
@@ -1487,7 +1533,7 @@ int cusp_config_finish(cusp_instance_config *c, char *error, int error_size) {
                     i + 1, c->mass[i]);
 
   /* coordinates, in the chain's order */
-  int per = 0, comp[6];
+  int per = 0, comp[6] = {0};
   if (c->model == CUSP_MODEL_PCC) {
     per = 3;
   } else {
@@ -1503,7 +1549,7 @@ int cusp_config_finish(cusp_instance_config *c, char *error, int error_size) {
   for (int i = 0; i < c->sections; i++)
     for (int j = 0; j < per; j++) {
       char *name = c->coord[i * per + j];
-      unsigned char si = (unsigned char)(i + 1); /* <= 16: lets the compiler see the fit */
+      unsigned char si = (unsigned char)(i + 1); /* <= CUSP_MAX_SECTIONS: lets the compiler see the fit */
       if (c->model == CUSP_MODEL_PCC)
         snprintf(name, sizeof c->coord[0], "s%uc%d", si, j + 1);
       else
@@ -1542,6 +1588,15 @@ int cusp_config_finish(cusp_instance_config *c, char *error, int error_size) {
                   "%d values but the instance has %d coordinates (%s .. %s); "
                   "or use NAME=VALUE pairs",
                   n, c->ncoord, c->coord[0], c->coord[c->ncoord - 1]);
+  }
+  for (int k = 0; k < c->ncoord; k++) {
+    double lo, hi;
+    char why[160];
+    initial_range(c, k, per, comp, &lo, &hi, why, sizeof why);
+    if (!(q0[k] >= lo && q0[k] <= hi))
+      return fail(c, "initial", error, error_size,
+                  "%s = %g is out of range: outside the plausible range %g .. %g %s (%s)", c->coord[k], q0[k], lo,
+                  hi, c->model == CUSP_MODEL_PCC ? "m" : comp[k % per] < 3 ? "1/m" : "", why);
   }
   memcpy(c->initial, q0, sizeof q0);
 

@@ -310,3 +310,5 @@ void cusp_yield_solved_contacts(cusp_runtime *r) {
     if (ki > 0) d->efc_pos[k] = d->efc_margin[k] + CUSP_OUT_OF_REACH / ki;
   }
 }
+
+int cusp_contact_yielded(const cusp_runtime *r, int i) { return r->yielded && contact_yields(r, i); }

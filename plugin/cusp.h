@@ -109,6 +109,14 @@ typedef struct {
 /* NULL when m has no soft instance or d has no cusp data. */
 const cusp_step_report *cusp_report(const mjModel *m, const mjData *d);
 int cusp_contacts(const mjModel *m, const mjData *d, const cusp_contact_report **contacts);
+/* World force (N) on the soft side of cusp_contacts' contact `contact`: its
+ * impulse over the time step. These contacts have no entry in d->contact
+ * (soft disks are contype 0); touch sensors on the body they touch count
+ * their normal force. Contacts between MuJoCo geoms that cusp solved (a body
+ * touching a disk, with its own other contacts) are MuJoCo's: mj_contactForce
+ * and touch sensors report cusp's force for them. 0, or -1 when there is no
+ * such contact. */
+int cusp_contact_force(const mjModel *m, const mjData *d, int contact, double force[3]);
 
 /* The last compute's contact LCP w = M z + q (impulses), as solved after rank
  * selection and before scaling: column-major n x n, valid until the next

@@ -12,6 +12,7 @@
 #include "cusp.h"
 #include "expand.h"
 #include "native.h"
+#include "pipeline.h"
 #include "sb_util.h"
 
 static _Thread_local int expanding;
@@ -299,6 +300,16 @@ int cusp_instance_read(const mjModel *m, int i, cusp_instance_config *c, char *e
 }
 
 int cusp_check_model_options(const mjModel *m, char *error, int error_size) {
+  double h = m->opt.timestep;
+  if (!(h >= CUSP_TIMESTEP_MIN && h <= CUSP_TIMESTEP_MAX)) {
+    sb_errorf(error, error_size, "cusp.softbody: <option timestep=\"%g\"> is out of range: outside the plausible "
+              "range %g .. %g s of soft arms (above it gravity alone moves a body by g h^2 = %.2g m in one step, "
+              "close to a disk's size, and a contact approaching at %.2g m/s crosses cusp's %g m speculative "
+              "margin within it; below it a simulated second takes millions of steps)",
+              h, CUSP_TIMESTEP_MIN, CUSP_TIMESTEP_MAX, 9.81 * CUSP_TIMESTEP_MAX * CUSP_TIMESTEP_MAX,
+              CUSP_MARGIN / CUSP_TIMESTEP_MAX, CUSP_MARGIN);
+    return -1;
+  }
   if (m->opt.integrator == mjINT_RK4) {
     sb_errorf(error, error_size, "cusp.softbody: the RK4 integrator is not supported (the soft "
               "step advances once per mj_step); use Euler, implicit or implicitfast in <option integrator=...>");

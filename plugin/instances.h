@@ -45,13 +45,18 @@ int cusp_instance_read(const mjModel *m, int i, cusp_instance_config *c, char *e
 const double *cusp_instance_arcs(const mjModel *m, int i, int *ndisk);
 
 /* What a model holding soft instances must not have: the RK4 integrator
- * (the soft step advances once per mj_step) and springs and dampers both
- * disabled (MuJoCo then skips the passive stage, where the arms step).
+ * (the soft step advances once per mj_step), springs and dampers both
+ * disabled (MuJoCo then skips the passive stage, where the arms step) and a
+ * timestep outside CUSP_TIMESTEP_MIN .. CUSP_TIMESTEP_MAX.
  * Returns 0, or -1 with a message that says why and what to change. The
  * plugin's init refuses them for any host; the expansion refuses them first,
  * so that cusp_load does not go through a failed init inside mj_compile
  * (MuJoCo 4.0.1 then leaks the data it made for the init, about 14 MB). */
 int cusp_check_model_options(const mjModel *m, char *error, int error_size);
+/* The plausible <option timestep> for soft arms, s (refused outside by
+ * cusp_check_model_options, docs/keys.md). */
+#define CUSP_TIMESTEP_MIN 1e-6
+#define CUSP_TIMESTEP_MAX 0.05
 
 /* While nonzero on this thread, the plugin's init and nstate do nothing: the
  * expansion compiles the raw scene once to read its keys. */

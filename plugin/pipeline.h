@@ -136,6 +136,8 @@ struct cusp_runtime {
   int deep_warned;           /* a disk was found inside a solid and mju_warning said so (until it leaves) */
   int ndropped;              /* contacts this compute found beyond max_contacts (not solved) */
   int dropped_warned;        /* mju_warning said so (until a step drops none) */
+  int yielded;               /* this compute left MuJoCo's rows of pairs it solved inactive */
+  int forces_pending;        /* its contact forces are not yet in efc_force and touch sensors */
 };
 
 /* ---------- small helpers ---------- */
@@ -241,6 +243,18 @@ void cusp_contact_scatter(cusp_runtime *r, cusp_contact_kind model);
  * item 3). Run from the passive stage, after mj_makeConstraint and before
  * mj_referenceConstraint computes efc_aref from efc_pos and efc_KBIP. */
 void cusp_yield_solved_contacts(cusp_runtime *r);
+
+/* Did MuJoCo's contact i leave its rows to cusp's solve in the last compute? */
+int cusp_contact_yielded(const cusp_runtime *r, int i);
+
+/* ---------- contact_forces.c ---------- */
+
+/* After MuJoCo's constraint solver (the sensor stage; advance when that did
+ * not run): cusp's forces of the pairs whose rows yielded into those rows'
+ * d->efc_force in MuJoCo's convention (mj_contactForce reads them), and the
+ * normal forces of those and of the soft disks' contacts into the touch
+ * sensors of the bodies they touch. Once per compute. */
+void cusp_publish_contact_forces(cusp_runtime *r);
 
 /* The contacts of an assembled problem (m, W column-major 3m x 3m) that
  * some impulse can move (trace of W_ii above 1e-12 of the largest; a disk at

@@ -86,7 +86,10 @@ static void plugin_copy(mjData *dest, const mjModel *m, const mjData *src, int i
 
 static void plugin_compute(const mjModel *m, mjData *d, int instance, int capability) {
   cusp_runtime *r = (cusp_runtime *)d->plugin_data[instance];
-  if (r && capability == mjPLUGIN_PASSIVE) cusp_runtime_compute(r, m, d);
+  if (!r) return;
+  if (capability == mjPLUGIN_PASSIVE) cusp_runtime_compute(r, m, d);
+  /* after MuJoCo's constraint solver: what cusp solved where MuJoCo's readers look */
+  if (capability == mjPLUGIN_SENSOR) cusp_runtime_publish(r, m, d);
 }
 
 static void plugin_advance(const mjModel *m, mjData *d, int instance) {
@@ -99,7 +102,10 @@ mjPLUGIN_LIB_INIT(cusp_softbody) {
   mjp_defaultPlugin(&p);
   p.name = CUSP_PLUGIN_NAME;
   p.attributes = cusp_config_keys(&p.nattribute);
-  p.capabilityflags = mjPLUGIN_PASSIVE;
+  /* the sensor capability (with no sensors of its own) is the plugin's only
+   * call after MuJoCo's constraint solver and before mj_step integrates */
+  p.capabilityflags = mjPLUGIN_PASSIVE | mjPLUGIN_SENSOR;
+  p.needstage = mjSTAGE_ACC;
   p.nstate = plugin_nstate;
   p.init = plugin_init;
   p.destroy = plugin_destroy;

@@ -61,7 +61,9 @@ static void stage_commit(cusp_runtime *r, int failed, double h) {
   }
   for (int j = 0; j < nv; j++) r->d->qfrc_passive[j] += r->qfrc_cusp[j];
   /* the touched bodies' own contacts cusp's solve pushed are not MuJoCo's to push again */
+  r->yielded = rigid_applied;
   if (rigid_applied) cusp_yield_solved_contacts(r);
+  r->forces_pending = 1;
 }
 
 /* A disk deeper inside a geom (or another disk) than its own radius has its
@@ -329,6 +331,7 @@ void cusp_runtime_advance(cusp_runtime *r, const mjModel *m, mjData *d) {
     report_counters(r, count);
     return;
   }
+  cusp_publish_contact_forces(r); /* when the sensor stage did not run (sensors disabled or skipped) */
   r->pending = 0;
   r->pending_count[CUSP_COUNT_STEPS]++;
   memcpy(count, r->pending_count, sizeof r->pending_count);
@@ -384,9 +387,17 @@ void cusp_runtime_advance(cusp_runtime *r, const mjModel *m, mjData *d) {
   report_counters(r, count);
 }
 
+void cusp_runtime_publish(cusp_runtime *r, const mjModel *m, mjData *d) {
+  if (!r->pending || d->time != r->pending_time) return; /* no compute of this state before it */
+  r->m = m;
+  r->d = d;
+  cusp_publish_contact_forces(r);
+}
+
 void cusp_runtime_reset(cusp_runtime *r, double *state) {
   for (int i = 0; i < r->ninst; i++) r->soft[i].disks_placed = r->soft[i].mount_coupled = 0;
   r->pending = 0;
+  r->yielded = r->forces_pending = 0;
   r->lcp_ran = 0;
   r->nreport = 0;
   r->deep_warned = 0;
@@ -423,6 +434,7 @@ void cusp_runtime_copy(cusp_runtime *dst, const cusp_runtime *src) {
   }
   dst->pending = 0;
   dst->lcp_ran = 0;
+  dst->yielded = dst->forces_pending = 0;
 }
 
 /* ---------- create / free ---------- */

@@ -27,6 +27,9 @@ double *cusp_state_of(const mjModel *m, const mjData *d);
 /* Plugin callbacks of the lead instance. */
 void cusp_runtime_compute(cusp_runtime *r, const mjModel *m, mjData *d);
 void cusp_runtime_advance(cusp_runtime *r, const mjModel *m, mjData *d);
+/* After MuJoCo's constraint solver (the plugin's sensor stage): the last
+ * compute's contact forces into efc_force and touch sensors (contact_forces.c). */
+void cusp_runtime_publish(cusp_runtime *r, const mjModel *m, mjData *d);
 void cusp_runtime_reset(cusp_runtime *r, double *state);
 /* dst takes src's reports (what visualize and cusp_report show); the state
  * itself came with mj_copyData. dst has no pending compute. */

@@ -4,19 +4,25 @@
 # "cusp_default" camera or a free camera framing the arms) at the moment
 # that shows what the scene is about, as DIR/SCENE.png (640 x 400).
 # Writes out/img unless asked otherwise: --docs replaces the committed
-# pictures in docs/img.
-# Usage: scripts/pictures.sh [--out DIR | --docs] [--build DIR]   (defaults: out/img, build)
+# pictures in docs/img. --scene NAME (repeatable) renders only those scenes
+# (mjcf/NAME.xml), e.g. one whose scene changed.
+# Usage: scripts/pictures.sh [--out DIR | --docs] [--build DIR] [--scene NAME]...   (defaults: out/img, build, every scene)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 usage() { sed -n 's/^# Usage: //p' "$0"; }
 out=out/img
 build=build
+only=()
 while [ $# -gt 0 ]; do
   case $1 in
     --out) out=${2:?--out needs a directory}; shift 2 ;;
     --docs) out=docs/img; shift ;;
     --build) build=${2:?--build needs a directory}; shift 2 ;;
+    --scene)
+      only+=("${2:?--scene needs a scene name}")
+      [ -f "mjcf/$2.xml" ] || { echo "pictures: no scene mjcf/$2.xml" >&2; exit 2; }
+      shift 2 ;;
     -h | --help) usage; exit 0 ;;
     *) echo "pictures: unknown option '$1'" >&2; usage >&2; exit 2 ;;
   esac
@@ -49,7 +55,9 @@ demo_rod_cantilever 1.0
 compare_penalty 2.0"
 
 fail=0
-for scene in mjcf/*.xml; do
+scenes=(mjcf/*.xml)
+[ ${#only[@]} -gt 0 ] && scenes=("${only[@]/#/mjcf/}") && scenes=("${scenes[@]/%/.xml}")
+for scene in "${scenes[@]}"; do
   name=$(basename "$scene" .xml)
   t=$(echo "$moments" | awk -v n="$name" '$1 == n { print $2 }')
   if [ -z "$t" ]; then

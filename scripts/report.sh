@@ -442,7 +442,7 @@ echo
 rows "$data/perf.tsv" >"$tmp/perf.rows"
 rows "$data/ablation.tsv" >"$tmp/abl.rows"
 awk -F'\t' '
-  FILENAME ~ /perf/ { med[$1] = $4; lo[$1] = $5; hi[$1] = $6; av[$1] = $2; note[$1] = $31; done[$1] = $23
+  FILENAME ~ /perf/ { med[$1] = $4; lo[$1] = $5; hi[$1] = $6; av[$1] = $2; note[$1] = $33; done[$1] = $23
                       fbs[$1] = $26; tsteps[$1] = $27; fbmean[$1] = $28; othmean[$1] = $29; fbshare[$1] = $30
                       mean[$1] = $20; fbk[$1] = $25; runs[$1] = $3
                       for (j = 7; j <= 11; j++) st[$1, j] = $j; rest[$1] = $13; next }

@@ -3,6 +3,8 @@
 #ifndef CUSP_PLUGIN_TESTUTIL_H
 #define CUSP_PLUGIN_TESTUTIL_H
 
+#include <math.h>
+
 #include "../apps/mj_state.h"
 #include "cusp.h"
 #include "testutil.h"
@@ -22,6 +24,36 @@ static inline mjData *attach(const mjModel *m) {
   EXPECT(d != NULL && (cusp_instance_count(m) == 0 || cusp_report(m, d) != NULL), "mj_makeData: %s",
          cusp_last_error());
   return d;
+}
+
+/* What run_until saw: the deepest penetration (from a time on), the most
+ * soft contacts in a step, the report's totals at the end, and whether the
+ * state stayed finite (it stops at the first step that is not). */
+typedef struct {
+  double max_pen;
+  long solves, converged, nan_events;
+  int max_contacts;
+  int finite;
+} run_stats;
+
+/* Steps until time T, tracking penetration from `from` on. */
+static inline run_stats run_until(const mjModel *m, mjData *d, double T, double from) {
+  run_stats st = {.finite = 1};
+  while (d->time < T - 0.5 * m->opt.timestep) {
+    mj_step(m, d);
+    const cusp_step_report *r = cusp_report(m, d);
+    if (d->time >= from) st.max_pen = fmax(st.max_pen, r->max_penetration);
+    if (r->ncontact > st.max_contacts) st.max_contacts = r->ncontact;
+    if (!state_finite(m, d)) {
+      st.finite = 0;
+      break;
+    }
+  }
+  const cusp_step_report *r = cusp_report(m, d);
+  st.solves = r->solves;
+  st.converged = r->converged;
+  st.nan_events = r->nan_events;
+  return st;
 }
 
 static inline void finish(mjModel *m, mjData *d) {

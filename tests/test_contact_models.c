@@ -18,30 +18,6 @@
 
 static const char *const implicit_models[2] = {"sap", "ncp"};
 
-typedef struct {
-  double max_pen;
-  long solves, converged, nan_events;
-  int finite;
-} run_stats;
-
-static run_stats run(const mjModel *m, mjData *d, double T, double from) {
-  run_stats st = {0, 0, 0, 0, 1};
-  while (d->time < T - 0.5 * m->opt.timestep) {
-    mj_step(m, d);
-    const cusp_step_report *r = cusp_report(m, d);
-    if (d->time >= from) st.max_pen = fmax(st.max_pen, r->max_penetration);
-    if (!state_finite(m, d)) {
-      st.finite = 0;
-      break;
-    }
-  }
-  const cusp_step_report *r = cusp_report(m, d);
-  st.solves = r->solves;
-  st.converged = r->converged;
-  st.nan_events = r->nan_events;
-  return st;
-}
-
 /* A free box on the arm: at rest the normal impulses on it sum to its
  * weight times h, and MuJoCo's qfrc_passive holds exactly that. */
 static void test_box_on_arm(const char *model) {
@@ -50,7 +26,7 @@ static void test_box_on_arm(const char *model) {
   if (!m) return;
   mjData *d = attach(m);
   int box = mj_name2id(m, mjOBJ_BODY, "box"), box_geom = mj_name2id(m, mjOBJ_GEOM, "box");
-  run_stats st = run(m, d, 2.0, 0.2);
+  run_stats st = run_until(m, d, 2.0, 0.2);
   double weight = m->body_mass[box] * fabs(m->opt.gravity[2]), weight_h = weight * m->opt.timestep;
   double worst = 0, speed = 0, mismatch = 0, deepest = 0;
   int zdof = m->jnt_dofadr[m->body_jntadr[box]] + 2;
@@ -94,7 +70,7 @@ static void test_fall(const char *model) {
   mjModel *m = load(SCENE("coupling_fall.xml"), &ov, 1);
   if (!m) return;
   mjData *d = attach(m);
-  run_stats st = run(m, d, 2.0, 0);
+  run_stats st = run_until(m, d, 2.0, 0);
   double tip[3];
   cusp_tip_pose(m, d, 0, tip, NULL);
   printf("fall (%s): %ld/%ld converged, max penetration %.3g mm, tip z %.4f\n", model, st.converged, st.solves,
@@ -115,10 +91,10 @@ static void test_slope(const char *model) {
     mjModel *m = load(SCENE("coupling_incline.xml"), ov, 2);
     if (!m) return;
     mjData *d = attach(m);
-    run(m, d, 0.3, 0);
+    run_until(m, d, 0.3, 0);
     double a[3], b[3];
     cusp_tip_pose(m, d, 0, a, NULL);
-    run_stats st = run(m, d, 1.3, 0);
+    run_stats st = run_until(m, d, 1.3, 0);
     cusp_tip_pose(m, d, 0, b, NULL);
     moved[k] = b[0] - a[0];
     printf("slope (%s), mu %s: tip moved %.3g mm downhill in 1 s, %ld/%ld converged\n", model, ov[0].value,
@@ -171,7 +147,7 @@ static void test_squeeze(const char *model) {
   double lowest = HUGE_VAL;
   run_stats st = {0};
   while (d->time < 1.0) {
-    st = run(m, d, d->time + m->opt.timestep, 0);
+    st = run_until(m, d, d->time + m->opt.timestep, 0);
     if (ball >= 0) lowest = fmin(lowest, d->xpos[3 * ball + 2]);
     if (!st.finite) break;
   }
@@ -237,7 +213,7 @@ static void test_box_on_two_models(const char *ma, const char *mb) {
   if (!m) return;
   mjData *d = attach(m);
   int box = mj_name2id(m, mjOBJ_BODY, "box"), box_geom = mj_name2id(m, mjOBJ_GEOM, "box");
-  run(m, d, 2.0, 0);
+  run_until(m, d, 2.0, 0);
   double weight_h = m->body_mass[box] * fabs(m->opt.gravity[2]) * m->opt.timestep, worst = 0, speed = 0;
   double share[2] = {0, 0};
   for (int k = 0; k < 200; k++) {
@@ -273,7 +249,7 @@ static void test_live_switch(void) {
   for (int k = 0; k < 6; k++) {
     EXPECT(cusp_set(m, d, 0, "contact", seq[k], err, sizeof err) == 0, "set contact %s: %s", seq[k], err);
     long before = cusp_report(m, d)->solves;
-    run_stats st = run(m, d, d->time + 0.3, 0);
+    run_stats st = run_until(m, d, d->time + 0.3, 0);
     const cusp_step_report *r = cusp_report(m, d);
     EXPECT(st.finite && st.nan_events == 0 && st.solves > before, "after switching to %s: finite, solving (%ld)",
            seq[k], st.solves - before);

@@ -1,5 +1,5 @@
 /* The contact pipeline on long arms (issue 15): Scenario A's 0.45 m arm cut
- * into 6 and 12 sections (bench/bench_contact.c's arm), lying still and
+ * into 6 and 12 sections (bench/cut_arm.h, as bench-contact and bench-eval cut it), lying still and
  * sliding down the incline.
  *   sliding: no contact that stage 1 dropped is pushed through its surface
  *     (a dropped contact whose normal is a combination of kept ones with
@@ -13,53 +13,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../bench/cut_arm.h"
 #include "plugin_testutil.h"
 
 #ifndef CUSP_SOURCE_DIR
 #define CUSP_SOURCE_DIR "."
 #endif
-
-#define OV_LEN 640
-
-typedef struct {
-  char key[32], value[OV_LEN];
-} kv;
-
-/* bench/bench_contact.c's cut arm: n sections of the same arm. */
-static int arm_keys(int n, int actuated, kv *o) {
-  int k = 0;
-  snprintf(o[k].key, 32, "sections");
-  snprintf(o[k++].value, OV_LEN, "%d", n);
-  snprintf(o[k].key, 32, "length");
-  snprintf(o[k++].value, OV_LEN, "%.10g", 0.45 / n);
-  snprintf(o[k].key, 32, "mass");
-  snprintf(o[k++].value, OV_LEN, "%.10g", 1.975 / n);
-  snprintf(o[k].key, 32, "stiffness");
-  snprintf(o[k++].value, OV_LEN, "%.10g", 265.0 * n / 3);
-  snprintf(o[k].key, 32, "damping");
-  snprintf(o[k++].value, OV_LEN, "%.10g", 125.0 * n / 3);
-  char init[OV_LEN] = "", act[OV_LEN] = "", sched[OV_LEN] = "";
-  for (int i = 0; i < 3 * n; i++) {
-    size_t l = strlen(init);
-    snprintf(init + l, sizeof init - l, "%s%.10g", i ? " " : "", 0.06 / n);
-  }
-  for (int s = 1; s <= n; s++) {
-    if (3 * s <= n) continue;
-    for (int c = 1; c <= 3; c++) {
-      size_t l = strlen(act);
-      snprintf(act + l, sizeof act - l, "%ss%dc%d", act[0] ? " " : "", s, c);
-      l = strlen(sched);
-      snprintf(sched + l, sizeof sched - l, "%ss%dc%d 1 0 2 40", sched[0] ? "; " : "", s, c);
-    }
-  }
-  snprintf(o[k].key, 32, "initial");
-  snprintf(o[k++].value, OV_LEN, "%s", init);
-  snprintf(o[k].key, 32, "schedule");
-  snprintf(o[k++].value, OV_LEN, "%s", actuated ? sched : "none");
-  snprintf(o[k].key, 32, "actuated");
-  snprintf(o[k++].value, OV_LEN, "%s", act);
-  return k;
-}
 
 typedef struct {
   int steps, unsolved, fallbacks, multipass, solves, cold;
@@ -69,9 +28,9 @@ typedef struct {
 static window_stats run_window(int sections, int actuated, double t0, double t1) {
   window_stats w;
   memset(&w, 0, sizeof w);
-  kv keys[16];
-  int nk = arm_keys(sections, actuated, keys);
-  cusp_override ov[16];
+  cut_arm_key keys[CUT_ARM_NKEYS];
+  int nk = cut_arm_keys(sections, actuated, keys);
+  cusp_override ov[CUT_ARM_NKEYS];
   for (int i = 0; i < nk; i++) ov[i] = (cusp_override){"arm", keys[i].key, keys[i].value};
   mjModel *m = load(CUSP_SOURCE_DIR "/mjcf/scenario_a.xml", ov, nk);
   mjData *d = m ? attach(m) : NULL;

@@ -16,38 +16,12 @@
 
 #define SCENE(name) CUSP_SOURCE_DIR "/tests/data/scenes/" name
 
-typedef struct {
-  double max_pen;
-  long solves, converged, nan_events;
-  int max_contacts;
-  int finite;
-} run_stats;
-
-/* Steps until time T, tracking penetration from `from` on. */
-static run_stats run(const mjModel *m, mjData *d, double T, double from) {
-  run_stats st = {0, 0, 0, 0, 0, 1};
-  while (d->time < T - 0.5 * m->opt.timestep) {
-    mj_step(m, d);
-    const cusp_step_report *r = cusp_report(m, d);
-    if (d->time >= from) st.max_pen = fmax(st.max_pen, r->max_penetration);
-    if (r->ncontact > st.max_contacts) st.max_contacts = r->ncontact;
-    if (!state_finite(m, d)) {
-      st.finite = 0;
-      break;
-    }
-  }
-  const cusp_step_report *r = cusp_report(m, d);
-  st.solves = r->solves;
-  st.converged = r->converged;
-  st.nan_events = r->nan_events;
-  return st;
-}
-
 /* MuJoCo's warnings while a test runs (mju_user_warning). */
-static int nwarning;
+static int nwarning, nthrough; /* all of them; those saying disks pass through each other */
 static char last_warning[1024];
 static void record_warning(const char *msg) {
   nwarning++;
+  nthrough += strstr(msg, "pass through each other") != NULL;
   snprintf(last_warning, sizeof last_warning, "%s", msg);
 }
 
@@ -109,12 +83,17 @@ static void test_inside_solid(void) {
   }
   finish(m, d);
 
-  /* an arm curled through itself from its initial state (chamber
-   * elongations of metres; found by fuzz_keys): disks deep inside disks */
-  nwarning = 0;
-  const cusp_override curl[] = {{"arm", "self_contact", "1"}, {"arm", "disks", "3"},
-                                {"arm", "initial", "1 4 0 0.02 0 2 62.03 0 0"}};
-  m = load(SCENE("arm.xml"), curl, 3);
+  /* an arm curled through itself from its initial state (found by
+   * fuzz_keys with chamber elongations of metres, now refused; within the
+   * plausible range the tightest curl, every chamber 1 at +L and two at
+   * -L/2, with 10 disks a section): disks deep inside disks. So many
+   * overlapping disks also overflow the contact capacity, which warns too. */
+  nwarning = nthrough = 0;
+  const cusp_override curl[] = {{"arm", "self_contact", "1"},
+                                {"arm", "disks", "10"},
+                                {"arm", "disk_radius", "0.03"},
+                                {"arm", "initial", "0.15 -0.075 -0.075 0.15 -0.075 -0.075 0.15 -0.075 -0.075"}};
+  m = load(SCENE("arm.xml"), curl, 4);
   d = m ? attach(m) : NULL;
   if (d) {
     const char *msg = cusp_report(m, d)->message;
@@ -124,9 +103,9 @@ static void test_inside_solid(void) {
     for (int k = 0; k < nc; k++) deepest = fmax(deepest, -c[k].gap);
     char depth[32];
     snprintf(depth, sizeof depth, "is %.3g m inside disk ", deepest);
-    EXPECT(nwarning == 1 && strstr(msg, "pass through each other") && strstr(msg, depth) &&
+    EXPECT(nthrough == 1 && strstr(msg, "pass through each other") && strstr(msg, depth) &&
                strstr(msg, "of instance \"arm\"") && deepest > 0.035,
-           "arm curled through itself: %d warnings, deepest %.4g m, message \"%s\"", nwarning, deepest, msg);
+           "arm curled through itself: %d warnings of it, deepest %.4g m, message \"%s\"", nthrough, deepest, msg);
   }
   finish(m, d);
 
@@ -152,7 +131,7 @@ static void test_fall(void) {
   mjModel *m = load(SCENE("coupling_fall.xml"), NULL, 0);
   if (!m) return;
   mjData *d = attach(m);
-  run_stats st = run(m, d, 2.0, 0);
+  run_stats st = run_until(m, d, 2.0, 0);
   const double *q;
   int n = cusp_soft_state(m, d, 0, &q, NULL);
   double tip[3];
@@ -172,10 +151,10 @@ static void test_stick(void) {
   mjModel *m = load(SCENE("coupling_lying.xml"), NULL, 0);
   if (!m) return;
   mjData *d = attach(m);
-  run(m, d, 0.5, 0); /* settle */
+  run_until(m, d, 0.5, 0); /* settle */
   double t0[3], t1[3];
   cusp_tip_pose(m, d, 0, t0, NULL);
-  run_stats st = run(m, d, 5.5, 0);
+  run_stats st = run_until(m, d, 5.5, 0);
   cusp_tip_pose(m, d, 0, t1, NULL);
   double drift = hypot(t1[0] - t0[0], t1[1] - t0[1]);
   printf("stick: tip drift %.3g mm over 5 s (tip z %.4f), max penetration %.3g mm, %ld/%ld converged\n",
@@ -196,10 +175,10 @@ static void test_slide(void) {
     mjModel *m = load(SCENE("coupling_incline.xml"), &ov, 1);
     if (!m) return;
     mjData *d = attach(m);
-    run(m, d, 0.3, 0);
+    run_until(m, d, 0.3, 0);
     double a[3], b[3];
     cusp_tip_pose(m, d, 0, a, NULL);
-    run_stats st = run(m, d, 1.3, 0);
+    run_stats st = run_until(m, d, 1.3, 0);
     cusp_tip_pose(m, d, 0, b, NULL);
     moved[k] = b[0] - a[0];
     printf("slope, mu %s: tip moved %.3g mm along +x (downhill) in 1 s, %ld contact solves, max penetration %.3g mm\n",
@@ -219,7 +198,7 @@ static void test_box_on_arm(void) {
   if (!m) return;
   mjData *d = attach(m);
   int box = mj_name2id(m, mjOBJ_BODY, "box"), box_geom = mj_name2id(m, mjOBJ_GEOM, "box");
-  run_stats st = run(m, d, 2.0, 0.2);
+  run_stats st = run_until(m, d, 2.0, 0.2);
   double weight_h = m->body_mass[box] * fabs(m->opt.gravity[2]) * m->opt.timestep;
   double worst = 0, speed = 0, mismatch = 0;
   int zdof = m->jnt_dofadr[m->body_jntadr[box]] + 2; /* free joint: world translation first */
@@ -258,7 +237,7 @@ static void test_push(void) {
   int ball = mj_name2id(m, mjOBJ_BODY, "ball"), ball_geom = mj_name2id(m, mjOBJ_GEOM, "ball");
   double ball0[3], tip0[3], tip_hit[3] = {0, 0, 0}, hit_time = -1, pen = 0, push[3] = {0, 0, 0};
   mju_copy3(ball0, d->xpos + 3 * ball);
-  run(m, d, 0.3, 0); /* settled, before the ramp */
+  run_until(m, d, 0.3, 0); /* settled, before the ramp */
   cusp_tip_pose(m, d, 0, tip0, NULL);
   long solves0 = cusp_report(m, d)->solves, conv0 = cusp_report(m, d)->converged;
   while (d->time < 2.5) {
@@ -304,7 +283,7 @@ static void test_mount_load(void) {
   mjModel *m = load(SCENE("coupling_mount_spring.xml"), NULL, 0);
   if (!m) return;
   mjData *d = attach(m);
-  run_stats st = run(m, d, 4.0, 0);
+  run_stats st = run_until(m, d, 4.0, 0);
   int carriage = mj_name2id(m, mjOBJ_BODY, "carriage");
   double k = m->jnt_stiffness[0], g = -m->opt.gravity[2];
   double arm_mass = 1.17 + 0.54 + 0.265; /* the instance's default masses */
@@ -325,7 +304,7 @@ static void test_squeeze(void) {
   if (!m) return;
   mjData *d = attach(m);
   int ball = mj_name2id(m, mjOBJ_BODY, "ball"), ball_geom = mj_name2id(m, mjOBJ_GEOM, "ball");
-  run(m, d, 1.0, 0);
+  run_until(m, d, 1.0, 0);
   double speed = 0, floor_pen = 0, start[3], drift = 0, squeeze = 0, balance = 0;
   mju_copy3(start, d->xpos + 3 * ball);
   double weight = -m->body_mass[ball] * m->opt.gravity[2];
@@ -375,7 +354,7 @@ static void test_penalty_rest(void) {
   mjModel *m = load(SCENE("coupling_lying.xml"), ov, 1);
   if (!m) return;
   mjData *d = attach(m);
-  run(m, d, 1.0, 0); /* settle */
+  run_until(m, d, 1.0, 0); /* settle */
   double start[3], prev[3], tip[3], vprev[3] = {0, 0, 0}, speed = 0;
   int flips = 0;
   cusp_tip_pose(m, d, 0, start, NULL);
@@ -413,7 +392,7 @@ static void test_penalty_press(void) {
   mjModel *m = load(SCENE("penalty_press.xml"), NULL, 0);
   if (!m) return;
   mjData *d = attach(m);
-  run_stats st = run(m, d, 3.0, 0);
+  run_stats st = run_until(m, d, 3.0, 0);
   cusp_instance_config cfg;
   char err[256] = "";
   double K = 0, k = 0, F = 6; /* the scene's schedule */
@@ -489,7 +468,7 @@ static void test_many(void) {
   mjModel *m = load(SCENE("two_arms.xml"), NULL, 0);
   if (m) {
     mjData *d = attach(m);
-    run_stats st = run(m, d, 0.5, 0);
+    run_stats st = run_until(m, d, 0.5, 0);
     int ok = cusp_instance_count(m) == 2;
     for (int i = 0; i < 2 && ok; i++) {
       const double *q;
@@ -568,12 +547,12 @@ static void test_live_keys(void) {
   EXPECT(cusp_get(m, d, 0, "nope", got, sizeof got) < 0 && strstr(got, "nope"), "unknown key: %s", got);
   EXPECT(cusp_get(m, d, 5, "contact", got, sizeof got) < 0 && strstr(got, "5"), "bad instance: %s", got);
   cusp_set(m, d, 0, "contact", "penalty", err, sizeof err);
-  run(m, d, 1.0, 0);
+  run_until(m, d, 1.0, 0);
   long solves = cusp_report(m, d)->solves;
   EXPECT(solves == 0 && cusp_report(m, d)->ncontact > 0, "penalty: contacts (%d) without LCP solves (%ld)",
          cusp_report(m, d)->ncontact, solves);
   cusp_set(m, d, 0, "contact", "lcp", err, sizeof err);
-  run(m, d, 1.1, 0);
+  run_until(m, d, 1.1, 0);
   EXPECT(cusp_report(m, d)->solves > 0, "back to lcp: solves again");
   finish(m, d);
 }

@@ -126,6 +126,11 @@ expect_exit 0 "$TMP/box.xml" --seconds 0.1 --dump-lcp "$TMP/rigid_lcp"   # no so
 expect_exit 2 "$TMP/box.xml" --seconds 0.1 --dump-lcp "$TMP/box.xml"     # a file, not a directory
 grep -q "box.xml" "$TMP/err" && ok "--dump-lcp onto a file names it" || bad "--dump-lcp message: $(cat "$TMP/err")"
 
+# a soft scene with --timestep beyond the soft step's plausible range: the
+# plugin's init refuses it (the expansion saw the scene's own 2 ms), naming the option
+expect_exit 2 "$SRC/tests/data/scenes/arm.xml" --seconds 0.01 --timestep 0.06
+grep -q 'timestep="0.06"> is out of range' "$TMP/err" && ok "--timestep 0.06 named" || bad "--timestep 0.06: $(cat "$TMP/err")"
+
 # --- an unstable scene fails with exit 1 and completed=false -----------------
 expect_exit 1 "$SRC/tests/data/scenes/unstable_rigid.xml" --seconds 10 --json
 if tail -n 1 "$TMP/out" | grep -q '"completed": false'; then ok "unstable: completed false"

@@ -352,6 +352,22 @@ static void test_lists(void) {
   free(c);
 }
 
+/* An "initial" value accepted (ok), or refused with a message holding `says`. */
+typedef struct {
+  const char *value;
+  int ok;
+  const char *says;
+} initial_case;
+
+static void expect_initial(cusp_instance_config *c, const char *model, const initial_case *cases, size_t n) {
+  char err[512];
+  for (size_t k = 0; k < n; k++) {
+    int rc = set(c, "initial", cases[k].value, err) ? -1 : cusp_config_finish(c, err, sizeof err);
+    EXPECT(cases[k].ok ? rc == 0 : rc == -1 && has(err, "key \"initial\"") && has(err, cases[k].says),
+           "%s initial %s: %s", model, cases[k].value, rc ? err : "accepted");
+  }
+}
+
 static void test_coordinates(void) {
   char err[512];
   cusp_instance_config *c = new_config();
@@ -507,6 +523,30 @@ static void test_coordinates(void) {
              !strcmp(c->coord[11], "s2ez"),
          "all strains: %s", err);
   EXPECT(builds(c, &n, &mass) && n == 12, "6-strain chain builds");
+  /* initial: each coordinate within its own plausible range (radius 0.02 m:
+   * curvature within +-50 1/m; shear +-1; stretch ez -0.5 .. 1) */
+  set(c, "radius", "0.02", err);
+  const initial_case cosserat_initial[] = {
+      {"s1kx=50 s2kz=-50 s1ex=1 s2ey=-1 s1ez=-0.5 s2ez=1", 1, NULL},
+      {"s1kx=51", 0, "s1kx = 51 is out of range: outside the plausible range -50 .. 50 1/m"},
+      {"s2kz=-50.5", 0, "radius 0.02 m"},
+      {"s1ex=1.01", 0, "shear within +-1"},
+      {"s2ez=-0.51", 0, "a stretch 1 + ez of 0.5 .. 2"},
+      {"s2ez=1.1", 0, "-0.5 .. 1"},
+  };
+  expect_initial(c, "cosserat", cosserat_initial, sizeof cosserat_initial / sizeof cosserat_initial[0]);
+  free(c);
+
+  /* pcc: a chamber elongation within -0.5 .. 1 times its section's length */
+  c = new_config();
+  set(c, "length", "0.1 0.2 0.3", err);
+  const initial_case pcc_initial[] = {
+      {"s1c1=0.1 s1c2=-0.05 s2c3=0.2 s3c1=-0.15", 1, NULL},
+      {"s1c1=0.1001", 0, "s1c1 = 0.1001 is out of range: outside the plausible range -0.05 .. 0.1 m"},
+      {"s3c2=-0.16", 0, "-0.5 .. 1 times section 3's length 0.3 m"},
+      {"0 0 0 0 0 0 0 0 100", 0, "s3c3 = 100"},
+  };
+  expect_initial(c, "pcc", pcc_initial, sizeof pcc_initial / sizeof pcc_initial[0]);
   free(c);
 }
 
@@ -1213,6 +1253,21 @@ static void test_errors(void) {
   p = arm_scene("sched.xml", "<config key=\"schedule\" value=\"s1c1 0 0 1 5; s9c1 0 1\"/>");
   LOAD_ERROR(p, "sched.xml: instance \"arm\": key \"schedule\", entry 2 (\"s9c1 0 1\"): no coordinate s9c1",
              NULL);
+  /* the soft step's plausible timestep (issue 19's spirit: a scene at h = 3 s loaded and ran) */
+  const char *timesteps[] = {"3.001", "0.0501", "1e-07"};
+  for (int k = 0; k < 3; k++) {
+    char name[64], body[512];
+    snprintf(name, sizeof name, "timestep%d.xml", k);
+    snprintf(body, sizeof body,
+             "<mujoco><option timestep=\"%s\"/><extension><plugin plugin=\"cusp.softbody\"><instance "
+             "name=\"arm\"/></plugin></extension>\n<worldbody><body name=\"mount\" pos=\"0 0 1\"><plugin "
+             "instance=\"arm\"/></body></worldbody></mujoco>",
+             timesteps[k]);
+    p = write_tmp(name, body);
+    char says[64];
+    snprintf(says, sizeof says, "<option timestep=\"%s\"> is out of range", timesteps[k]);
+    LOAD_ERROR(p, says, "1e-06 .. 0.05 s");
+  }
   p = arm_scene("nokey.xml", "<config value=\"1\"/>");
   LOAD_ERROR(p, "nokey.xml", "key");
   p = arm_scene("novalue.xml", "<config key=\"mass\"/>");

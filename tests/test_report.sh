@@ -177,9 +177,17 @@ n=$(md_rows "## lcp vs penalty") && [ "$n" -ge 15 ] && ok "report.md: comparison
 # ---------- perf ----------
 P=$OUT/data/perf.tsv
 check "perf: lcp measured, median step time > 0" "$P" '$1 == "lcp" { f = $2 == 1 && $4 > 0 } END { print (f ? "ok" : "not measured") }'
-check "perf: stages + MuJoCo rest add up to the step (means, 15 %)" "$P" '
-  $2 == 1 { s = $14 + $15 + $16 + $17 + $18 + $19; if (!(s > 0.85 * $20 && s < 1.15 * $20)) bad = bad " " $1 ": " s " vs " $20 }
-  END { print (bad == "" ? "ok" : bad) }'
+# The stage timings, step by step and so free of the machine's load (a mean
+# over steps takes in whatever the scheduler did in the gaps between the
+# stage clocks): the five named stages are disjoint parts of cusp's compute,
+# so in no step do they sum to more than its total (col 32, us; a stage
+# counted twice would), and in the median step they name most of it (col
+# 31; a stage left untimed would not). A native arm's compute is its
+# controls only, a few us of fixed overhead: only the excess is checked there.
+check "perf: in every step the stages sum to at most cusp's total (excess <= 1 us)" "$P" '
+  $2 == 1 && !($32 <= 1) { bad = bad " " $1 ": " $32 " us" } END { print (bad == "" ? "ok" : bad) }'
+check "perf: in the median step the stages name >= 80 % of cusp's compute (lcp, penalty)" "$P" '
+  $2 == 1 && ($1 == "lcp" || $1 == "penalty") && !($31 >= 0.8) { bad = bad " " $1 ": " $31 } END { print (bad == "" ? "ok" : bad) }'
 check "perf: fallback steps within the timed steps, time share in [0,1]" "$P" '
   $2 == 1 && !($26 <= $27 && $27 > 0 && ($30 == "NaN" || ($30 >= 0 && $30 <= 1))) { bad = bad " " $1 }
   END { print (bad == "" ? "ok" : bad) }'

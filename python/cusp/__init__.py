@@ -348,10 +348,15 @@ def report(m, d):
 
 
 def contacts(m, d):
-  """The soft contacts of the last compute: a list of dicts (cusp_contact_report)."""
+  """The soft contacts of the last compute: a list of dicts (cusp_contact_report),
+  each also with "force", the world force on the soft side in N (impulse over
+  the time step; the contacts have no entry in d.contact, see the README)."""
   p = ctypes.POINTER(ContactReport)()
   n = _lib.cusp_contacts(_ptr(m), _ptr(d), ctypes.byref(p))
-  return [_struct_dict(p[i]) for i in range(max(n, 0))] if p else []
+  out = [_struct_dict(p[i]) for i in range(max(n, 0))] if p else []
+  for c in out:
+    c["force"] = c["impulse"] / m.opt.timestep
+  return out
 
 
 def soft_state(m, d, instance=0):

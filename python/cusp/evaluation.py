@@ -36,7 +36,8 @@ COMMANDS = ("ablation", "compare", "perf", "scaling")
 # the totals of a command's JSON line that count over its cases (summed when joining)
 _TOTALS = ("full_pipeline_success", "full_pipeline_runs", "fb_only_success", "fb_only_runs")
 _REPO = pathlib.Path(__file__).resolve().parents[2]
-_TIMING = {"wall_s", "wall_per_sim_s", "us_per_step", "realtime_factor", "fallback_time_share", "cpu"}
+_TIMING = {"wall_s", "wall_per_sim_s", "us_per_step", "realtime_factor", "fallback_time_share", "stage_share_median",
+           "cpu"}
 
 
 def is_timing(name):

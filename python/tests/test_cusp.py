@@ -151,6 +151,7 @@ def test_contacts_and_switches(model):
   assert len(cs) == r["ncontact"] > 0
   c = cs[0]
   assert c["instance"] == 0 and np.isfinite(c["pos"]).all() and abs(np.linalg.norm(c["normal"]) - 1) < 1e-6
+  assert np.array_equal(c["force"], c["impulse"] / model.opt.timestep)
   assert cusp.get(model, d, 0, "contact") == "lcp"
   cusp.set(model, d, "arm", "contact", "penalty")
   assert cusp.get(model, d, 0, "contact") == "penalty"
