@@ -128,8 +128,8 @@ grep -q "box.xml" "$TMP/err" && ok "--dump-lcp onto a file names it" || bad "--d
 
 # a soft scene with --timestep beyond the soft step's plausible range: the
 # plugin's init refuses it (the expansion saw the scene's own 2 ms), naming the option
-expect_exit 2 "$SRC/tests/data/scenes/arm.xml" --seconds 0.01 --timestep 0.06
-grep -q 'timestep="0.06"> is out of range' "$TMP/err" && ok "--timestep 0.06 named" || bad "--timestep 0.06: $(cat "$TMP/err")"
+expect_exit 2 "$SRC/tests/data/scenes/arm.xml" --seconds 0.01 --timestep 1.5
+grep -q 'timestep="1.5"> is out of range' "$TMP/err" && ok "--timestep 1.5 named" || bad "--timestep 1.5: $(cat "$TMP/err")"
 
 # --- an unstable scene fails with exit 1 and completed=false -----------------
 expect_exit 1 "$SRC/tests/data/scenes/unstable_rigid.xml" --seconds 10 --json
