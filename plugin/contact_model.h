@@ -63,9 +63,9 @@ int cusp_contact_space_begin(cusp_runtime *r, cusp_contact_kind model, const cha
 /* The 3 x 3 diagonal block of movable contact a (column-major). */
 void cusp_contact_space_block(const cusp_runtime *r, const cusp_contact_space *cs, int a, double Wii[9]);
 /* Applies impulse (3n, the movable contacts'; none at all when one is not
- * finite), keeps it as the warm start when solved, scatters the result and
- * fills info's counts and total time. */
-void cusp_contact_space_end(cusp_runtime *r, const cusp_contact_space *cs, const double *impulse, int solved,
+ * finite), keeps it as the warm start when keep_warm (a converged answer),
+ * scatters the result and fills info's counts and total time. */
+void cusp_contact_space_end(cusp_runtime *r, const cusp_contact_space *cs, const double *impulse, int keep_warm,
                             sb_contact_info *info);
 
 #endif

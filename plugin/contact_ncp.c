@@ -10,8 +10,8 @@
  * Scenario A one threw the arm away). The step applies SAP's answer on the
  * same problem instead, at its near-rigid limit: Newton on a convex cost,
  * bounded by the velocity change the step asked for. b: SAP's free
- * velocities on return; lam: its impulses. */
-static void sap_near_rigid(cusp_runtime *r, const cusp_contact_space *cs, double h, double *b, const double *mu,
+ * velocities on return; lam: its impulses. Returns 1 when SAP converged. */
+static int sap_near_rigid(cusp_runtime *r, const cusp_contact_space *cs, double h, double *b, const double *mu,
                            double *lam) {
   int n = cs->n, n3 = 3 * n;
   double *R = lam + n3, *vhat = R + n3, *x = vhat + n3, *gamma = x + n3;
@@ -24,8 +24,9 @@ static void sap_near_rigid(cusp_runtime *r, const cusp_contact_space *cs, double
   sb_sap_options so = sb_sap_default_options();
   so.warm_start = 0;
   sb_sap_info si;
-  sb_sap_solve(r->sap, n, r->cW, b, R, vhat, mu, x, gamma, &so, &si);
+  int rc = sb_sap_solve(r->sap, n, r->cW, b, R, vhat, mu, x, gamma, &so, &si);
   memcpy(lam, gamma, n3 * sizeof(double));
+  return rc == 0;
 }
 
 int cusp_ncp_impulses(cusp_runtime *r, double h, sb_contact_info *info, int *solved, double *t_col) {
@@ -51,13 +52,17 @@ int cusp_ncp_impulses(cusp_runtime *r, double h, sb_contact_info *info, int *sol
   sb_ncp_info ni;
   int rc = sb_ncp_solve(r->ncp, n, r->cW, b, mu, lam, &o, &ni);
   *solved = rc == 0;
+  /* SAP's converged answer is the next step's warm start too: a cold start
+   * is what the NCP failed from (in the bridging scene, dropping it after
+   * one transient failure left 2481 of 2501 steps to the fallback) */
+  int warm = *solved;
   if (!*solved) {
-    sap_near_rigid(r, &cs, h, b, mu, lam);
+    warm = sap_near_rigid(r, &cs, h, b, mu, lam);
     if (!r->message[0])
       sb_errorf(r->message, sizeof r->message, "contact ncp (%d contacts): %.150s; applied SAP's near-rigid answer",
                 n, ni.message);
   }
-  cusp_contact_space_end(r, &cs, lam, *solved, info);
+  cusp_contact_space_end(r, &cs, lam, warm, info);
   info->residual = ni.natural_residual;
   info->lcp.status = *solved ? SB_LCP_SOLVED : SB_LCP_MAX_ITER;
   info->lcp.attempts = *solved ? 1 : 2; /* the SAP fallback counts as a fallback */

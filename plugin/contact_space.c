@@ -45,13 +45,13 @@ void cusp_contact_space_block(const cusp_runtime *r, const cusp_contact_space *c
     for (int p = 0; p < 3; p++) Wii[3 * q + p] = r->cW[(size_t)(3 * a + q) * n3 + 3 * a + p];
 }
 
-void cusp_contact_space_end(cusp_runtime *r, const cusp_contact_space *cs, const double *impulse, int solved,
+void cusp_contact_space_end(cusp_runtime *r, const cusp_contact_space *cs, const double *impulse, int keep_warm,
                             sb_contact_info *info) {
   int n = cs->n;
   /* never a non-finite impulse: a solve that produced one applies none */
   if (all_finite(impulse, 3 * n))
     for (int a = 0; a < n; a++) memcpy(cs->lambda + 3 * r->cidx[a], impulse + 3 * a, 3 * sizeof(double));
-  sb_contact_apply_impulses(r->P, cs->lambda, cs->cfg->pyramid, solved);
+  sb_contact_apply_impulses(r->P, cs->lambda, cs->cfg->pyramid, keep_warm);
   cusp_contact_scatter(r, cs->model);
   info->nkept = n;
   info->nvar = 3 * n;

@@ -50,6 +50,7 @@ static void test_box_bridging(const char *model) {
   const double rest_pen = sap ? m->body_mass[box] * fabs(m->opt.gravity[2]) / SAP_STIFFNESS : 1e-6;
   double speed = 0, max_pen = 0, prev_vz = 0, ledge_pen = 0, ledge_rest = 0;
   int flips = 0, nwin = 0, finite = 1;
+  long fallbacks0 = 0;
   while (d->time < T - 0.5 * m->opt.timestep) {
     mj_step(m, d);
     if (!state_finite(m, d)) {
@@ -60,7 +61,10 @@ static void test_box_bridging(const char *model) {
     for (int i = 0; i < d->ncon; i++)
       if (d->contact[i].geom[0] == ledge || d->contact[i].geom[1] == ledge)
         ledge_pen = fmax(ledge_pen, -d->contact[i].dist);
-    if (d->time < T - window) continue;
+    if (d->time < T - window) {
+      fallbacks0 = cusp_report(m, d)->fallbacks;
+      continue;
+    }
     for (int i = 0; i < d->ncon; i++)
       if (d->contact[i].geom[0] == ledge || d->contact[i].geom[1] == ledge)
         ledge_rest = fmax(ledge_rest, -d->contact[i].dist);
@@ -72,9 +76,15 @@ static void test_box_bridging(const char *model) {
     if (nwin++ > 0 && vz * prev_vz < 0 && fmax(fabs(vz), fabs(prev_vz)) > bound) flips++;
     prev_vz = vz;
   }
+  long fallbacks = cusp_report(m, d)->fallbacks - fallbacks0;
   printf("contact=%s, box bridging arm and ledge: speed over the last %.1f s < %.3g mm/s (bound %.3g), %d sign flips, "
-         "max penetration %.3g mm (ledge, as MuJoCo measures it: %.3g um, at rest %.3g um)\n",
-         model, window, 1e3 * speed, 1e3 * bound, flips, 1e3 * max_pen, 1e6 * ledge_pen, 1e6 * ledge_rest);
+         "max penetration %.3g mm (ledge, as MuJoCo measures it: %.3g um, at rest %.3g um), %ld fallbacks in it\n",
+         model, window, 1e3 * speed, 1e3 * bound, flips, 1e3 * max_pen, 1e6 * ledge_pen, 1e6 * ledge_rest, fallbacks);
+  /* at rest every sap and ncp solve is the model's own answer (ncp used to
+   * fall back to SAP for good once a transient failure dropped its warm
+   * start: 2481 of 2501 steps); lcp's solver chain is counted, not judged here */
+  if (strcmp(model, "lcp"))
+    EXPECT(fallbacks == 0, "box bridging: %ld %s solves at rest needed a fallback", fallbacks, model);
   EXPECT(finite, "box bridging: finite");
   EXPECT(speed < bound, "box bridging: at rest (%.3g mm/s, bound %.3g mm/s)", 1e3 * speed, 1e3 * bound);
   EXPECT(flips == 0, "box bridging: no sign-alternating cycle (%d flips)", flips);
