@@ -133,6 +133,134 @@ int cusp_cylinder_box_face(const mjModel *m, const mjData *d, int cyl, int box, 
   return n;
 }
 
+/* Axis j of a geom's frame (a column of its row-major xmat). */
+static void frame_axis(const mjtNum *R, int j, double u[3]) {
+  u[0] = R[j];
+  u[1] = R[3 + j];
+  u[2] = R[6 + j];
+}
+
+static double dot3(const double a[3], const double b[3]) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
+
+/* Separation of two boxes along unit axis u (> 0: apart by that much along
+ * u; < 0: overlapping by that much): |(c_b - c_a).u| minus both boxes'
+ * half extents along u. */
+static double box_separation(const double d[3], const double ua[3][3], const mjtNum *ea, const double ub[3][3],
+                             const mjtNum *eb, const double u[3]) {
+  double reach = 0;
+  for (int j = 0; j < 3; j++) reach += ea[j] * fabs(dot3(ua[j], u)) + eb[j] * fabs(dot3(ub[j], u));
+  return fabs(dot3(d, u)) - reach;
+}
+
+/* One Sutherland-Hodgman pass: keeps the part of polygon (x, y, z per vertex)
+ * where sign * coordinate axis <= limit, z interpolated linearly. */
+static int clip_polygon(const double in[][3], int n, int axis, double sign, double limit, double out[][3]) {
+  int k = 0;
+  for (int i = 0; i < n; i++) {
+    const double *p = in[i], *q = in[(i + 1) % n];
+    double fp = sign * p[axis] - limit, fq = sign * q[axis] - limit;
+    if (fp <= 0) memcpy(out[k++], p, 3 * sizeof(double));
+    if ((fp < 0 && fq > 0) || (fp > 0 && fq < 0)) {
+      double t = fp / (fp - fq);
+      for (int c = 0; c < 3; c++) out[k][c] = p[c] + t * (q[c] - p[c]);
+      out[k][axis] = sign * limit; /* exactly on the edge */
+      k++;
+    }
+  }
+  return k;
+}
+
+int cusp_box_box_face(const mjModel *m, const mjData *d, int g1, int g2, double margin, mjPreContact *out) {
+  const int g[2] = {g1, g2};
+  const mjtNum *e[2] = {m->geom_size + 3 * g1, m->geom_size + 3 * g2};
+  double u[2][3][3], dc[3];
+  for (int b = 0; b < 2; b++)
+    for (int j = 0; j < 3; j++) frame_axis(d->geom_xmat + 9 * g[b], j, u[b][j]);
+  for (int k = 0; k < 3; k++) dc[k] = d->geom_xpos[3 * g2 + k] - d->geom_xpos[3 * g1 + k];
+  /* the face axis along which the boxes are farthest apart (least overlap) */
+  int ref = 0, k = 0;
+  double best = -INFINITY;
+  for (int b = 0; b < 2; b++)
+    for (int j = 0; j < 3; j++) {
+      double s = box_separation(dc, u[0], e[0], u[1], e[1], u[b][j]);
+      if (s > best) {
+        best = s, ref = b, k = j;
+      }
+    }
+  if (best >= margin) return 0;
+  /* normal of the reference face, from the reference box towards the other */
+  double n[3];
+  double towards = (ref == 0 ? 1 : -1) * dot3(dc, u[ref][k]) >= 0 ? 1 : -1;
+  for (int c = 0; c < 3; c++) n[c] = towards * u[ref][k][c];
+  /* an edge-edge axis separating them farther, away from that normal, makes
+   * the contact an edge's: not a face's */
+  for (int a = 0; a < 3; a++)
+    for (int b = 0; b < 3; b++) {
+      const double *p = u[0][a], *q = u[1][b];
+      double x[3] = {p[1] * q[2] - p[2] * q[1], p[2] * q[0] - p[0] * q[2], p[0] * q[1] - p[1] * q[0]};
+      double len = sqrt(dot3(x, x));
+      if (len < 1e-6) continue; /* parallel edges: their plane is a face's */
+      for (int c = 0; c < 3; c++) x[c] /= len;
+      if (fabs(dot3(x, n)) >= FLAT_COS) continue; /* the same contact plane */
+      if (box_separation(dc, u[0], e[0], u[1], e[1], x) > best) return -1;
+    }
+  /* the incident face: the other box's face most nearly against n, which
+   * must lie flat on it (within MuJoCo's flat tolerance) */
+  int inc = 1 - ref, f = 0;
+  for (int j = 1; j < 3; j++)
+    if (fabs(dot3(u[inc][j], n)) > fabs(dot3(u[inc][f], n))) f = j;
+  double cosf = dot3(u[inc][f], n);
+  if (fabs(cosf) < FLAT_COS) return -1;
+  const double *cr = d->geom_xpos + 3 * g[ref], *ci = d->geom_xpos + 3 * g[inc];
+  double face_r[3], face_i[3]; /* centres of the two faces */
+  for (int c = 0; c < 3; c++) {
+    face_r[c] = cr[c] + e[ref][k] * n[c];
+    face_i[c] = ci[c] - (cosf > 0 ? 1 : -1) * e[inc][f] * u[inc][f][c];
+  }
+  /* the incident face's corners in the reference face's coordinates (two
+   * in-plane axes and the height along n), clipped to the reference face */
+  int ra = (k + 1) % 3, rb = (k + 2) % 3, ia = (f + 1) % 3, ib = (f + 2) % 3;
+  double poly[2][8][3];
+  const double corner[4][2] = {{1, 1}, {-1, 1}, {-1, -1}, {1, -1}};
+  for (int v = 0; v < 4; v++) {
+    double p[3];
+    for (int c = 0; c < 3; c++)
+      p[c] = face_i[c] + corner[v][0] * e[inc][ia] * u[inc][ia][c] + corner[v][1] * e[inc][ib] * u[inc][ib][c] -
+             face_r[c];
+    poly[0][v][0] = dot3(p, u[ref][ra]);
+    poly[0][v][1] = dot3(p, u[ref][rb]);
+    poly[0][v][2] = dot3(p, n);
+  }
+  int np = 4, cur = 0;
+  const double lim[2] = {e[ref][ra], e[ref][rb]};
+  for (int axis = 0; axis < 2 && np > 0; axis++)
+    for (int sgn = -1; sgn <= 1 && np > 0; sgn += 2) {
+      np = clip_polygon((const double(*)[3])poly[cur], np, axis, sgn, lim[axis], poly[1 - cur]);
+      cur = 1 - cur;
+    }
+  /* the faces' shadows miss each other: the boxes are nearest elsewhere (an
+   * edge past the face's rim), which MuJoCo's function finds */
+  if (np == 0) return -1;
+  /* the polygon's corners, each with its own height: drop repeated ones
+   * (a corner on an edge of the reference face) */
+  double tiny = 1e-9 * (e[ref][ra] + e[ref][rb]);
+  int nout = 0;
+  for (int v = 0; v < np; v++) {
+    const double *p = poly[cur][v], *q = poly[cur][(v + 1) % np];
+    if (np > 1 && fabs(p[0] - q[0]) <= tiny && fabs(p[1] - q[1]) <= tiny && fabs(p[2] - q[2]) <= tiny) continue;
+    if (p[2] >= margin) continue;
+    mjPreContact *o = &out[nout++];
+    o->dist = p[2];
+    for (int c = 0; c < 3; c++) {
+      /* midway between the incident point and the reference face */
+      o->pos[c] = face_r[c] + p[0] * u[ref][ra][c] + p[1] * u[ref][rb][c] + 0.5 * p[2] * n[c];
+      o->normal[c] = ref == 0 ? n[c] : -n[c]; /* from g1 to g2 */
+      o->tangent[c] = 0;
+    }
+  }
+  return nout;
+}
+
 int cusp_collide_pair(const mjModel *m, mjData *d, int a, int b, double margin, mjPreContact *out, int max) {
   if (!cusp_may_touch(m, d, a, b, margin)) return 0;
   int swap = m->geom_type[a] > m->geom_type[b];
@@ -141,6 +269,8 @@ int cusp_collide_pair(const mjModel *m, mjData *d, int a, int b, double margin, 
   int n = -1;
   if (m->geom_type[g1] == mjGEOM_CYLINDER && m->geom_type[g2] == mjGEOM_BOX)
     n = cusp_cylinder_box_face(m, d, g1, g2, margin, buf);
+  if (m->geom_type[g1] == mjGEOM_BOX && m->geom_type[g2] == mjGEOM_BOX)
+    n = cusp_box_box_face(m, d, g1, g2, margin, buf);
   if (n < 0) {
     mjfCollision fn = mjCOLLISIONFUNC[m->geom_type[g1]][m->geom_type[g2]];
     if (!fn) return 0;

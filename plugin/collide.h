@@ -23,6 +23,20 @@ int cusp_may_touch(const mjModel *m, const mjData *d, int a, int b, double margi
  * apply (the caller then uses MuJoCo's general function). */
 int cusp_cylinder_box_face(const mjModel *m, const mjData *d, int cyl, int box, double margin, mjPreContact *out);
 
+/* Two boxes touching face to face, in closed form: the reference face is the
+ * face axis along which the boxes overlap least, the other box's face
+ * nearest against it must lie flat on it (within MuJoCo's 5.1 degree flat
+ * tolerance), no edge-edge axis off that plane may separate them farther,
+ * and the two faces' shadows along its normal must overlap. Then the contacts are the corners of the incident face clipped to the
+ * reference face (at most 8), each with its own distance along the
+ * reference normal, those below margin. The point set changes continuously
+ * with the pose: MuJoCo's box-box function gives one corner instead of four
+ * for a box resting on another tilted by 1e-4 rad (its edge-edge test wins by
+ * a second-order margin), and a compliant contact model sees its support
+ * jump. MuJoCo's convention (normal from g1 to g2, pos midway). Returns the
+ * count, or -1 where the closed form does not apply. */
+int cusp_box_box_face(const mjModel *m, const mjData *d, int g1, int g2, double margin, mjPreContact *out);
+
 /* Contacts between geom a and geom b with MuJoCo's mjCOLLISIONFUNC, in the
  * order (a, b): normal from a to b, dist < 0 penetrating, whatever order the
  * table needs. Reads d->geom_xpos/xmat of both. Returns the count (<= max)

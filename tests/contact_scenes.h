@@ -26,9 +26,11 @@ typedef struct {
   double downhill[3], normal[3];
 } scene_block;
 
-/* Adds the block (body index returned) and its m contacts to a cleared problem. */
-static inline int scene_block_fill(sb_contact_problem *P, scene_block *s, double theta, double mu, int m,
-                            double h, char *err, int errsize) {
+/* Adds the block (body index returned) and its m contacts to a cleared
+ * problem: moving with v (6: world linear, angular; NULL: at rest), its
+ * contacts at gaps gap (m; NULL: touching), identities 0..m-1. */
+static inline int scene_block_fill_moving(sb_contact_problem *P, scene_block *s, double theta, double mu, int m,
+                                          double h, const double *v, const double *gap, char *err, int errsize) {
   s->mass = 2.0;
   s->half[0] = 0.2;
   s->half[1] = 0.15;
@@ -56,6 +58,7 @@ static inline int scene_block_fill(sb_contact_problem *P, scene_block *s, double
       M[(3 + i) * 6 + 3 + j] = v;
     }
   double vfree[6] = {0, 0, -SCENE_G * h, 0, 0, 0};
+  for (int k = 0; v && k < 6; k++) vfree[k] += v[k];
   int body = sb_contact_add_dense(P, 6, M, vfree, err, errsize);
   if (body < 0) return -1;
   int cols = (int)ceil(sqrt((double)m)), rows = (m + cols - 1) / cols;
@@ -77,10 +80,17 @@ static inline int scene_block_fill(sb_contact_problem *P, scene_block *s, double
     memcpy(c.normal, s->normal, sizeof c.normal);
     memcpy(c.tangent, s->downhill, sizeof c.tangent);
     c.friction = mu;
+    c.gap = gap ? gap[i] : 0;
     c.id = i;
     if (sb_contact_add(P, &c, err, errsize) < 0) return -1;
   }
   return body;
+}
+
+/* The block at rest, touching (the first step of a solve from rest). */
+static inline int scene_block_fill(sb_contact_problem *P, scene_block *s, double theta, double mu, int m,
+                                   double h, char *err, int errsize) {
+  return scene_block_fill_moving(P, s, theta, mu, m, h, NULL, NULL, err, errsize);
 }
 
 typedef struct {

@@ -17,9 +17,10 @@
 #include "contact.h"
 #include "lcp.h"
 #include "ncp.h"
+#include "point_mass_incline.h"
 #include "testutil.h"
 
-#define G_ACC 9.81
+#define G_ACC PM_G
 
 /* W = J J^T + 0.1 I (3nc x 3nc, SPD) for random J. */
 static void random_spd(int m3, double *W) {
@@ -98,29 +99,17 @@ static void test_frictionless_limit(void) {
 static void run_incline(double theta, double mu, int nsteps, double *accel, double *max_diff, double *iters_mean,
                         double *natural) {
   char err[256];
-  double h = 1e-3, m = 2.0, M[9] = {m, 0, 0, 0, m, 0, 0, 0, m}, nrm[3] = {-sin(theta), 0, cos(theta)};
-  double down[3] = {-cos(theta), 0, -sin(theta)}, jac[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+  double h = 1e-3, m = 2.0;
   sb_contact_problem *P = sb_contact_create(1, 1, 3, 16, err, sizeof err);
   sb_ncp_work *w = sb_ncp_work_create(1);
-  double v[3] = {0, 0, 0}, gap = 0, lam[3] = {0, 0, 0}, v0 = 0;
+  double lam[3] = {0, 0, 0}, v0 = 0, vd = 0;
+  pm_incline s;
+  pm_incline_init(&s, theta, mu, m, h, 0, 3);
   int iters = 0;
   *max_diff = 0;
   *natural = 0;
   for (int step = 0; step < nsteps; step++) {
-    double vfree[3] = {v[0], v[1], v[2] - G_ACC * h};
-    sb_contact_clear(P);
-    int body = sb_contact_add_dense(P, 3, M, vfree, err, sizeof err);
-    sb_contact c;
-    memset(&c, 0, sizeof c);
-    c.side[0].body = body;
-    c.side[0].jac = jac;
-    c.side[1].body = -1;
-    memcpy(c.normal, nrm, sizeof nrm);
-    memcpy(c.tangent, down, sizeof down);
-    c.gap = gap;
-    c.friction = mu;
-    c.id = 3;
-    sb_contact_add(P, &c, err, sizeof err);
+    EXPECT(pm_incline_problem(&s, P, err, sizeof err) == 0, "incline problem: %s", err);
     /* the LCP's answer on this problem (16 directions; the slip is along t1 = D_0) */
     sb_contact_options lo = sb_contact_default_options();
     lo.directions = 16;
@@ -142,13 +131,10 @@ static void run_incline(double theta, double mu, int nsteps, double *accel, doub
     double d = 0;
     for (int a = 0; a < 3; a++) d = fmax(d, fabs(imp[a] - lcp_imp[a]));
     *max_diff = fmax(*max_diff, d / (m * G_ACC * h));
-    sb_contact_body_velocity(P, body, v);
-    double vr[3];
-    sb_contact_relative_velocity(P, 0, vr);
-    gap += h * (vr[0] * nrm[0] + vr[1] * nrm[1] + vr[2] * nrm[2]);
-    if (step == 0) v0 = v[0] * down[0] + v[2] * down[2];
+    vd = pm_incline_advance(&s, P);
+    if (step == 0) v0 = vd;
   }
-  *accel = (v[0] * down[0] + v[2] * down[2] - v0) / (h * (nsteps - 1));
+  *accel = (vd - v0) / (h * (nsteps - 1));
   *iters_mean = (double)iters / (nsteps - 1);
   sb_ncp_work_free(w);
   sb_contact_free(P);

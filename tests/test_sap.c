@@ -17,10 +17,11 @@
 #include <string.h>
 
 #include "contact.h"
+#include "point_mass_incline.h"
 #include "sap.h"
 #include "testutil.h"
 
-#define G_ACC 9.81
+#define G_ACC PM_G
 
 /* y = -R^-1 (vc - vhat); u = R (gamma - y) must lie in the dual cone
  * {mu |u_t| <= u_n}, gamma in the cone, gamma . u = 0. */
@@ -193,43 +194,25 @@ static incline_result run_incline(double theta, double mu, double k, double sigm
   char err[256];
   sb_contact_problem *P = sb_contact_create(1, 1, 3, 4, err, sizeof err);
   sb_sap_work *w = sb_sap_work_create(1);
-  double m = 2.0, M[9] = {m, 0, 0, 0, m, 0, 0, 0, m}, nrm[3] = {-sin(theta), 0, cos(theta)};
-  double down[3] = {-cos(theta), 0, -sin(theta)}; /* downhill along the plane */
-  double v[3] = {0, 0, 0}, gap = -m * G_ACC * cos(theta) / k; /* start at the static deflection */
-  double jac[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, x[3] = {0, 0, 0}, gamma[3];
+  double m = 2.0, x[3] = {0, 0, 0}, gamma[3];
+  pm_incline s;
+  pm_incline_init(&s, theta, mu, m, h, -m * G_ACC * cos(theta) / k, 7); /* starts at the static deflection */
   double s0 = 0, s_half = 0, v_half = 0;
   int iters = 0;
   for (int step = 0; step < n; step++) {
-    double vfree[3] = {v[0], v[1], v[2] - G_ACC * h};
-    sb_contact_clear(P);
-    int body = sb_contact_add_dense(P, 3, M, vfree, err, sizeof err);
-    sb_contact c;
-    memset(&c, 0, sizeof c);
-    c.side[0].body = body;
-    c.side[0].jac = jac;
-    c.side[1].body = -1;
-    memcpy(c.normal, nrm, sizeof nrm);
-    memcpy(c.tangent, down, sizeof down);
-    c.gap = gap;
-    c.friction = mu;
-    c.id = 7;
-    EXPECT(sb_contact_add(P, &c, err, sizeof err) == 0, "add: %s", err);
+    EXPECT(pm_incline_problem(&s, P, err, sizeof err) == 0, "incline problem: %s", err);
     const double *W, *u;
     EXPECT(sb_contact_assemble(P, h, NULL, &W, &u, NULL, err, sizeof err) == 1, "assemble: %s", err);
     double R[3], vhat[3];
-    sb_sap_contact_params(h, k, 0, sigma, gap, W, R, vhat);
-    sb_contact_warm_impulse(P, 7, x);
+    sb_sap_contact_params(h, k, 0, sigma, s.gap, W, R, vhat);
+    sb_contact_warm_impulse(P, s.id, x);
     sb_sap_info info;
     EXPECT(sb_sap_solve(w, 1, W, u, R, vhat, &mu, x, gamma, NULL, &info) == 0, "incline step %d: %s", step,
            info.message);
     iters += info.iterations;
     res.max_iterations = info.iterations > res.max_iterations ? info.iterations : res.max_iterations;
     sb_contact_apply_impulses(P, gamma, 4, 1);
-    sb_contact_body_velocity(P, body, v);
-    double vr[3];
-    sb_contact_relative_velocity(P, 0, vr);
-    gap += h * (vr[0] * nrm[0] + vr[1] * nrm[1] + vr[2] * nrm[2]);
-    double sd = v[0] * down[0] + v[1] * down[1] + v[2] * down[2];
+    double sd = pm_incline_advance(&s, P);
     s0 += h * sd;
     if (step == n / 2 - 1) {
       s_half = s0;
@@ -239,7 +222,7 @@ static incline_result run_incline(double theta, double mu, double k, double sigm
   }
   res.creep = (s0 - s_half) / (h * (n - n / 2));
   res.accel = (res.speed - v_half) / (h * (n - n / 2));
-  res.gap = gap;
+  res.gap = s.gap;
   res.iterations_mean = (double)iters / n;
   sb_sap_work_free(w);
   sb_contact_free(P);
