@@ -47,6 +47,11 @@ static int qr_keep(int N, int r0, int ncol, double *cols, const int *colid, doub
     }
     return kept;
   }
+  /* A kept column's reflector is applied at once to every later column
+   * (one dormqr over them all): each column then meets the same reflectors
+   * in the same order as under a dormqr of its own, at one LAPACK call per
+   * kept column instead of one per column (those calls' overhead dominated
+   * stage 1 along a lying arm, about a hundred contacts). */
   int kept = 0;
   for (int j = 0; j < ncol; j++) {
     double *c = cols + (size_t)j * N + r0;
@@ -54,14 +59,15 @@ static int qr_keep(int N, int r0, int ncol, double *cols, const int *colid, doub
       if (force && force[colid[j]]) keep[colid[j]] = 1;
       continue;
     }
-    if (kept > 0 &&
-        LAPACKE_dormqr_work(LAPACK_COL_MAJOR, 'L', 'T', rows, 1, kept, cols + r0, N, tau, c, rows, work, lwork))
-      return -1;
     if (!(cblas_dnrm2(rows - kept, c + kept, 1) > tol)) {
       if (force && force[colid[j]]) keep[colid[j]] = 1; /* kept, but adds nothing to the span */
       continue;
     }
     LAPACKE_dlarfg_work(rows - kept, c + kept, c + kept + 1, 1, tau + kept);
+    if (j + 1 < ncol &&
+        LAPACKE_dormqr_work(LAPACK_COL_MAJOR, 'L', 'T', rows - kept, ncol - j - 1, 1, c + kept, N, tau + kept,
+                            c + N + kept, N, work, lwork))
+      return -1;
     if (j != kept) memcpy(cols + (size_t)kept * N + r0, c, (size_t)rows * sizeof(double));
     keep[colid[j]] = 1;
     kept++;
