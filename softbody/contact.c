@@ -565,6 +565,7 @@ static void solve_assembled(sb_contact_problem *p, int n, int nk, int bs, const 
     memcpy(p->z, p->zs, n * sizeof(double)); /* kept if the correction fails */
     sb_lcp_info pinfo;
     lo.warm_start = 1;
+    lo.same_matrix = 1; /* As as the solve above: its active set's factorization is reused */
     sb_lcp_solve(p->lcp, n, p->As, p->wv, p->zs, NULL, &lo, &pinfo);
     count_solve(info, &pinfo);
     info->lcp.iterations += pinfo.iterations;
