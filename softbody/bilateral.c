@@ -236,12 +236,14 @@ void sb_bilateral_eliminate(sb_bilateral_work *b, int N, int ld, const double *v
   if (m3 == 0) return;
   /* W_ce = J M~^-1 E^T; W -= W_ce W_ee^-1 W_ec, u -= W_ce W_ee^-1 u_e */
   cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, m3, rank, N, 1.0, Jt, ld, b->Yk, ld, 0.0, b->Wce, m3);
-  for (int c = 0; c < m3; c++)
-    for (int i = 0; i < rank; i++) b->X[(size_t)c * rank + i] = b->Wce[(size_t)i * m3 + c];
-  LAPACKE_dpotrs_work(LAPACK_COL_MAJOR, 'L', rank, m3, b->L, ne, b->X, rank);
-  cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, m3, m3, rank, -1.0, b->Wce, m3, b->X, rank, 1.0, W, m3);
+  if (W) {
+    for (int c = 0; c < m3; c++)
+      for (int i = 0; i < rank; i++) b->X[(size_t)c * rank + i] = b->Wce[(size_t)i * m3 + c];
+    LAPACKE_dpotrs_work(LAPACK_COL_MAJOR, 'L', rank, m3, b->L, ne, b->X, rank);
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, m3, m3, rank, -1.0, b->Wce, m3, b->X, rank, 1.0, W, m3);
+  }
   /* W - W_ce X is symmetric in exact arithmetic: keep it so for the solvers */
-  for (int j = 0; j < m3; j++)
+  for (int j = 0; W && j < m3; j++)
     for (int i = j + 1; i < m3; i++) {
       double s = 0.5 * (W[(size_t)j * m3 + i] + W[(size_t)i * m3 + j]);
       W[(size_t)j * m3 + i] = W[(size_t)i * m3 + j] = s;
@@ -249,6 +251,31 @@ void sb_bilateral_eliminate(sb_bilateral_work *b, int N, int ld, const double *v
   for (int i = 0; i < rank; i++) b->work[i] = b->ue[i];
   LAPACKE_dpotrs_work(LAPACK_COL_MAJOR, 'L', rank, 1, b->L, ne, b->work, rank);
   cblas_dgemv(CblasColMajor, CblasNoTrans, m3, rank, -1.0, b->Wce, m3, b->work, 1, 1.0, u, 1);
+}
+
+void sb_bilateral_schur_kept(sb_bilateral_work *b, int m3, int nk, const int *kept, double *W) {
+  if (!b || b->rank == 0 || nk == 0) return;
+  int rank = b->rank, m3k = 3 * nk;
+  /* X = W_ee^-1 W_ek over the kept contacts' rows of W_ce */
+  for (int a = 0; a < nk; a++)
+    for (int k = 0; k < 3; k++)
+      for (int i = 0; i < rank; i++)
+        b->X[(size_t)(3 * a + k) * rank + i] = b->Wce[(size_t)i * m3 + 3 * kept[a] + k];
+  LAPACKE_dpotrs_work(LAPACK_COL_MAJOR, 'L', rank, m3k, b->L, b->ne, b->X, rank);
+  /* W_kk -= W_ke X (W_ke: the same rows of W_ce, a few columns: rank <= 6 per held end) */
+  for (int j = 0; j < m3k; j++)
+    for (int a = 0; a < nk; a++)
+      for (int k = 0; k < 3; k++) {
+        const double *wce = b->Wce + 3 * kept[a] + k;
+        double s = 0;
+        for (int i = 0; i < rank; i++) s += wce[(size_t)i * m3] * b->X[(size_t)j * rank + i];
+        W[(size_t)j * m3k + 3 * a + k] -= s;
+      }
+  for (int j = 0; j < m3k; j++)
+    for (int i = j + 1; i < m3k; i++) {
+      double s = 0.5 * (W[(size_t)j * m3k + i] + W[(size_t)i * m3k + j]);
+      W[(size_t)j * m3k + i] = W[(size_t)i * m3k + j] = s;
+    }
 }
 
 void sb_bilateral_project(sb_bilateral_work *b, int N, int ld, int m, double *St) {

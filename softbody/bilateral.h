@@ -34,11 +34,15 @@ int sb_bilateral_add(sb_bilateral_work *b, const sb_bilateral *e, const sb_model
                      int other_off, int other_nv, char *error, int error_size);
 
 /* Before the LCP: the bilateral block W_ee and its pivoted Cholesky, then
- * the contacts' Delassus W (m3 x m3) and free velocity u (m3) replaced by
- * their Schur complements. Jt: N x m3 (columns of leading dimension ld),
+ * the contacts' Delassus W (m3 x m3; NULL: left to sb_bilateral_schur_kept)
+ * and free velocity u (m3) replaced by their Schur complements. Jt: N x m3 (columns of leading dimension ld),
  * vfree: N. */
 void sb_bilateral_eliminate(sb_bilateral_work *b, int N, int ld, const double *vfree, double h, double alpha,
                             sb_bilateral_apply_fn apply, void *ctx, int m3, const double *Jt, double *W, double *u);
+/* Before the LCP, after stage 1: the kept contacts' Delassus W (3 nk x 3
+ * nk, in the order of kept) replaced by its Schur complement, with the
+ * W_ce that sb_bilateral_eliminate computed over all m3 contact rows. */
+void sb_bilateral_schur_kept(sb_bilateral_work *b, int m3, int nk, const int *kept, double *W);
 /* Stage 1: the whitened normals St (N x m, leading dimension N) projected
  * off the whitened constraint rows (what the contacts can still move). */
 void sb_bilateral_project(sb_bilateral_work *b, int N, int ld, int m, double *St);

@@ -4,6 +4,7 @@
 #include <cblas.h>
 #include <lapacke.h>
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "lcp_internal.h"
@@ -47,6 +48,11 @@ static int qr_keep(int N, int r0, int ncol, double *cols, const int *colid, doub
     }
     return kept;
   }
+  /* A kept column's reflector is applied at once to every later column
+   * (one dormqr over them all): each column then meets the same reflectors
+   * in the same order as under a dormqr of its own, at one LAPACK call per
+   * kept column instead of one per column (those calls' overhead dominated
+   * stage 1 along a lying arm, about a hundred contacts). */
   int kept = 0;
   for (int j = 0; j < ncol; j++) {
     double *c = cols + (size_t)j * N + r0;
@@ -54,14 +60,15 @@ static int qr_keep(int N, int r0, int ncol, double *cols, const int *colid, doub
       if (force && force[colid[j]]) keep[colid[j]] = 1;
       continue;
     }
-    if (kept > 0 &&
-        LAPACKE_dormqr_work(LAPACK_COL_MAJOR, 'L', 'T', rows, 1, kept, cols + r0, N, tau, c, rows, work, lwork))
-      return -1;
     if (!(cblas_dnrm2(rows - kept, c + kept, 1) > tol)) {
       if (force && force[colid[j]]) keep[colid[j]] = 1; /* kept, but adds nothing to the span */
       continue;
     }
     LAPACKE_dlarfg_work(rows - kept, c + kept, c + kept + 1, 1, tau + kept);
+    if (j + 1 < ncol &&
+        LAPACKE_dormqr_work(LAPACK_COL_MAJOR, 'L', 'T', rows - kept, ncol - j - 1, 1, c + kept, N, tau + kept,
+                            c + N + kept, N, work, lwork))
+      return -1;
     if (j != kept) memcpy(cols + (size_t)kept * N + r0, c, (size_t)rows * sizeof(double));
     keep[colid[j]] = 1;
     kept++;
@@ -128,9 +135,22 @@ int sb_rank_select_forced(int N, int m, double *St, const int *priority, const d
  * about 2 us at n = 48 where 3 or 4 now do). */
 static double pow2_inv_fourth_root(double s) {
   if (!(s > 0) || !isfinite(s)) return 1;
-  int e;
-  frexp(s, &e); /* s in [2^(e-1), 2^e) */
-  return ldexp(1.0, -(int)floor((e - 1) / 4.0 + 0.5));
+  /* the exponent from the bits (frexp and ldexp were a fifth of Ruiz's
+   * cost, called twice per row and column per sweep) */
+  uint64_t bits;
+  memcpy(&bits, &s, sizeof bits);
+  int e, biased = (int)(bits >> 52); /* s > 0: no sign bit */
+  if (biased == 0)
+    frexp(s, &e); /* subnormal */
+  else
+    e = biased - 1022; /* s in [2^(e-1), 2^e) */
+  /* round((e - 1) / 4) half up = floor((e + 1) / 4), e in -1073..1024 */
+  int k = e + 1 >= 0 ? (e + 1) / 4 : -((-(e + 1) + 3) / 4);
+  /* 2^-k, k in -256..256: a normal number */
+  uint64_t out = (uint64_t)(1023 - k) << 52;
+  double r;
+  memcpy(&r, &out, sizeof r);
+  return r;
 }
 
 void sb_ruiz(int n, double *A, double *b, double *dr, double *dc, int iterations, double *work) {

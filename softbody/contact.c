@@ -554,6 +554,7 @@ static void solve_assembled(sb_contact_problem *p, int n, int nk, int bs, const 
     memcpy(p->z, p->zs, n * sizeof(double)); /* kept if the correction fails */
     sb_lcp_info pinfo;
     lo.warm_start = 1;
+    lo.same_matrix = 1; /* As as the solve above: its active set's factorization is reused */
     sb_lcp_solve(p->lcp, n, p->As, p->wv, p->zs, NULL, &lo, &pinfo);
     count_solve(info, &pinfo);
     info->lcp.iterations += pinfo.iterations;
@@ -629,6 +630,56 @@ static int previous_index(const sb_contact_problem *p, long id) {
   return -1;
 }
 
+/* The Delassus blocks of the kept contacts, W_k = J_k M~^-1 J_k^T (3 nk x
+ * 3 nk, column-major, in the order of p->kept), into p->W. Only the kept
+ * contacts: stage 1 keeps at most about the rank of the normals (the
+ * bodies' dofs), so this is O(dofs^2 nk) where the product over every
+ * contact was O(dofs m^2), and m runs to hundreds along a lying rod. The
+ * formula is the full product's restricted to the kept columns (J_k^T
+ * times M~^-1 J_k), not G_k^T G_k with G = L^-1 J^T: the same arithmetic
+ * gives the same matrix, and on degenerate problems (a block on a plane
+ * with dozens of dependent contacts) Lemke's ties follow its last bits. Y
+ * and scratch are overwritten. */
+static void kept_delassus(sb_contact_problem *p, int nk) {
+  int N = p->ndof, ld = p->max_dof, m3k = 3 * nk;
+  for (int a = 0; a < nk; a++)
+    for (int k = 0; k < 3; k++)
+      memcpy(p->Y + (size_t)(3 * a + k) * ld, p->Jt + (size_t)(3 * p->kept[a] + k) * ld, N * sizeof(double));
+  apply_all(p, 0, p->Y, m3k, ld);
+  /* body_apply used scratch for custom bodies: free again */
+  for (int a = 0; a < nk; a++)
+    for (int k = 0; k < 3; k++)
+      memcpy(p->scratch + (size_t)(3 * a + k) * ld, p->Jt + (size_t)(3 * p->kept[a] + k) * ld, N * sizeof(double));
+  cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, m3k, m3k, N, 1.0, p->scratch, ld, p->Y, ld, 0.0, p->W, m3k);
+  /* held ends: the kept contacts see the Schur complement of the bilateral block */
+  sb_bilateral_schur_kept(p->bil, 3 * p->nc, nk, p->kept, p->W);
+}
+
+/* Relative velocities after the impulses, every contact: u + J M~^-1 p
+ * with p = J^T lambda (already in p->p), O(dofs m) instead of W lambda over
+ * all contacts. pv is overwritten. */
+static void final_velocities(sb_contact_problem *p) {
+  int N = p->ndof, ld = p->max_dof, m3 = 3 * p->nc;
+  int rows = 0, held = 0;
+  sb_bilateral_rank(p->bil, &rows, &held);
+  /* with held ends u is the Schur complement's and p carries E^T lambda_e
+   * too: start from the unconstrained free velocity instead */
+  if (held > 0) {
+    memcpy(p->uf, p->vstatic, m3 * sizeof(double));
+    if (N == 0 || m3 == 0) return;
+    memcpy(p->pv, p->p, N * sizeof(double));
+    apply_all(p, 0, p->pv, 1, ld);
+    cblas_daxpy(N, 1.0, p->vfree, 1, p->pv, 1);
+    cblas_dgemv(CblasColMajor, CblasTrans, N, m3, 1.0, p->Jt, ld, p->pv, 1, 1.0, p->uf, 1);
+    return;
+  }
+  memcpy(p->uf, p->u, m3 * sizeof(double));
+  if (N == 0 || m3 == 0) return;
+  memcpy(p->pv, p->p, N * sizeof(double));
+  apply_all(p, 0, p->pv, 1, ld);
+  cblas_dgemv(CblasColMajor, CblasTrans, N, m3, 1.0, p->Jt, ld, p->pv, 1, 1.0, p->uf, 1);
+}
+
 /* Stage 1 with the current priorities, then assembly of eq. (11)-(13) over
  * the kept contacts, stages 2 and 3, and the solve; fills lambda and p. */
 static int select_and_solve(sb_contact_problem *p, const sb_contact_options *opt,
@@ -664,16 +715,18 @@ static int select_and_solve(sb_contact_problem *p, const sb_contact_options *opt
     Dy[k] = sin(2 * M_PI * k / r);
   }
   if (n > 0) {
+    kept_delassus(p, nk);
     /* Assemble eq. (11)-(13) over the kept contacts */
     double *A = p->A, *b = p->b;
+    int m3k = 3 * nk;
     memset(A, 0, (size_t)n * n * sizeof(double));
-#define W_(a, b) p->W[(size_t)(b) * m3 + (a)]
+#define W_(a, b) p->W[(size_t)(b) * m3k + (a)]
 #define A_(i, j) A[(size_t)(j) * n + (i)]
     for (int a = 0; a < nk; a++) {
       int ia = p->kept[a], oa = a * bs;
       for (int c = 0; c < nk; c++) {
-        int ic = p->kept[c], oc = c * bs;
-        int na = 3 * ia + 2, nc = 3 * ic + 2, ta = 3 * ia, tc = 3 * ic;
+        int oc = c * bs;
+        int na = 3 * a + 2, nc = 3 * c + 2, ta = 3 * a, tc = 3 * c;
         A_(oa, oc) = W_(na, nc);
         for (int l = 0; l < r; l++) {
           A_(oa, oc + 1 + l) = W_(na, tc) * Dx[l] + W_(na, tc + 1) * Dy[l];
@@ -785,12 +838,10 @@ int sb_contact_solve(sb_contact_problem *p, double h, const sb_contact_options *
     double g = p->c[i].gap;
     p->stabv[i] = g >= 0 ? (opt->speculative ? g / h : 0) : opt->stabilization * g / h;
   }
-  /* Delassus W = J M^-1 J^T over all contacts */
-  for (int c = 0; c < m3; c++) memcpy(p->Y + (size_t)c * ld, p->Jt + (size_t)c * ld, N * sizeof(double));
-  apply_all(p, 0, p->Y, m3, ld);
-  cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, m3, m3, N, 1.0, p->Jt, ld, p->Y, ld, 0.0, p->W, m3);
-  /* bilateral constraints: the contacts see their Schur complement */
-  sb_bilateral_eliminate(p->bil, N, ld, p->vfree, h, opt->stabilization, bilateral_apply, p, m3, p->Jt, p->W, p->u);
+  /* bilateral constraints: the contacts' free velocities become their
+   * Schur complement's (the Delassus blocks follow over the kept contacts,
+   * kept_delassus) */
+  sb_bilateral_eliminate(p->bil, N, ld, p->vfree, h, opt->stabilization, bilateral_apply, p, m3, p->Jt, NULL, p->u);
   info->assembly_us = sb_lcp_now_us() - t0;
 
   closing_first(p);
@@ -848,9 +899,7 @@ int sb_contact_solve(sb_contact_problem *p, double h, const sb_contact_options *
       lcp_us += info->lcp.time_us;
       info->lcp.time_us = lcp_us;
     }
-    /* final relative velocities u = u_free + W lambda (contact frame) */
-    memcpy(p->uf, p->u, m3 * sizeof(double));
-    cblas_dgemv(CblasColMajor, CblasNoTrans, m3, m3, 1.0, p->W, m3, p->lambda, 1, 1.0, p->uf, 1);
+    final_velocities(p);
     /* Stage 1 is blind to forces: a dependent contact dropped in favour of
      * one that then separates may penetrate. Give priority to the contacts
      * that carry load or would penetrate, and select again. */

@@ -54,6 +54,8 @@ sb_lcp_work *sb_lcp_work_create(int nmax) {
   ok &= (w->ties = calloc(n, sizeof(int))) != NULL;
   ok &= (w->ipiv = calloc(n, sizeof(int))) != NULL;
   ok &= (w->idx = calloc(n, sizeof(int))) != NULL;
+  ok &= (w->fc_set = calloc(n, sizeof(int))) != NULL;
+  ok &= (w->fc_piv = calloc(n, sizeof(int))) != NULL;
   if (!ok) {
     sb_lcp_work_free(w);
     return NULL;
@@ -63,15 +65,15 @@ sb_lcp_work *sb_lcp_work_create(int nmax) {
 
 size_t sb_lcp_work_bytes(int nmax) {
   size_t n = nmax > 0 ? (size_t)nmax : 0;
-  /* H, HtH, LU, Ms, T; 17 vectors; 5 int vectors */
-  return sizeof(sb_lcp_work) + sizeof(double) * (4 * n * n + n * (n + 2) + 17 * n + 2) + sizeof(int) * (5 * n + 1);
+  /* H, HtH, LU, Ms, T; 17 vectors; 7 int vectors */
+  return sizeof(sb_lcp_work) + sizeof(double) * (4 * n * n + n * (n + 2) + 17 * n + 2) + sizeof(int) * (7 * n + 1);
 }
 
 void sb_lcp_work_free(sb_lcp_work *w) {
   if (!w) return;
   void *p[] = {w->w, w->zbest, w->ztry, w->phi, w->phitry, w->g, w->d, w->da, w->db, w->colbuf,
                w->zloc, w->qloc, w->qs, w->zs, w->dr, w->dc, w->rowbuf, w->H, w->HtH, w->LU,
-               w->Ms, w->T, w->basis, w->nonbasis, w->ties, w->ipiv, w->idx};
+               w->Ms, w->T, w->basis, w->nonbasis, w->ties, w->ipiv, w->idx, w->fc_set, w->fc_piv};
   for (size_t k = 0; k < sizeof p / sizeof p[0]; k++) free(p[k]);
   free(w);
 }
@@ -324,13 +326,15 @@ static int within_tol(int n, const double *M, const double *q, const double *z, 
  * one of huge norm and mixed signs), by the least-norm solution instead:
  * x = A^T y, (A A^T + eps I) y = b, Cholesky, refined twice, which removes
  * the eps bias from every direction well above sqrt(eps) (several times
- * cheaper than dgelsy, 3-5 us at n = 6-9). Returns 0 on failure, 1 after
- * LU, 2 after least norm (then A x = b only if the system is consistent). */
-static int fb_subsystem(sb_lcp_work *wk, int na, double *x) {
+ * cheaper than dgelsy, 3-5 us at n = 6-9). fb_factor factors (into wk->LU,
+ * pivots in wk->fc_piv) and returns 0 on failure, 1 for LU, 2 for least
+ * norm; fb_solve then solves, returning 0 on a non-finite x, else how (2:
+ * A x = b only if the system is consistent). */
+static int fb_factor(sb_lcp_work *wk, int na) {
   const double *A = wk->HtH;
   double *F = wk->LU;
   memcpy(F, A, (size_t)na * na * sizeof(double));
-  int info = LAPACKE_dgetrf_work(LAPACK_COL_MAJOR, na, na, F, na, wk->basis);
+  int info = LAPACKE_dgetrf_work(LAPACK_COL_MAJOR, na, na, F, na, wk->fc_piv);
   if (info < 0) return 0;
   double umin = INFINITY, umax = 0;
   for (int k = 0; k < na; k++) {
@@ -338,19 +342,25 @@ static int fb_subsystem(sb_lcp_work *wk, int na, double *x) {
     umin = u < umin ? u : umin;
     umax = u > umax ? u : umax;
   }
-  if (info == 0 && umin > 1e-11 * umax) {
-    LAPACKE_dgetrs_work(LAPACK_COL_MAJOR, 'N', na, 1, F, na, wk->basis, x, na);
-    return all_finite(na, x);
-  }
+  if (info == 0 && umin > 1e-11 * umax) return 1;
   /* singular */
-  double *b = wk->qloc, *y = wk->db;
-  memcpy(b, x, (size_t)na * sizeof(double));
   cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, na, na, 1.0, A, na, 0.0, F, na);
   double dmax = 0;
   for (int k = 0; k < na; k++) dmax = F[(size_t)k * na + k] > dmax ? F[(size_t)k * na + k] : dmax;
   if (!(dmax > 0)) return 0;
   for (int k = 0; k < na; k++) F[(size_t)k * na + k] += 1e-13 * dmax;
   if (LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'L', na, F, na)) return 0;
+  return 2;
+}
+
+static int fb_solve(sb_lcp_work *wk, int na, int how, double *x) {
+  const double *A = wk->HtH, *F = wk->LU;
+  if (how == 1) {
+    LAPACKE_dgetrs_work(LAPACK_COL_MAJOR, 'N', na, 1, F, na, wk->fc_piv, x, na);
+    return all_finite(na, x);
+  }
+  double *b = wk->qloc, *y = wk->db;
+  memcpy(b, x, (size_t)na * sizeof(double));
   memset(x, 0, (size_t)na * sizeof(double));
   for (int pass = 0; pass < 3; pass++) {
     memcpy(y, b, (size_t)na * sizeof(double));
@@ -382,7 +392,8 @@ static int fb_subsystem(sb_lcp_work *wk, int na, double *x) {
  * the final test). A start set already tried is not tried again. Returns 1 with z, w
  * replaced when it solved the LCP to tolerance. */
 static int fb_pivot_step(sb_lcp_work *wk, int n, const double *M, const double *q, double *z,
-                         double *w, int *last_set, int *last_count, double tol, double qs, int max_passes) {
+                         double *w, int *last_set, int *last_count, double tol, double qs, int max_passes,
+                         int reuse) {
   int *set = wk->ties, *in = wk->nonbasis, na = 0;
   double eps = tol * qs, *x = wk->zloc, *zt = wk->ztry, *wt = wk->colbuf, *A = wk->HtH;
   for (int i = 0; i < n; i++)
@@ -398,17 +409,32 @@ static int fb_pivot_step(sb_lcp_work *wk, int n, const double *M, const double *
         if (in[i]) set[na++] = i;
     }
     /* x = z_A + dx, M_AA dx = -(q + M z)_A over the set: the least-norm
-     * correction keeps nearest the iterate */
-    for (int b = 0; b < na; b++) {
-      const double *c = M + (size_t)set[b] * n;
-      for (int a = 0; a < na; a++) A[(size_t)b * na + a] = c[set[a]];
+     * correction keeps nearest the iterate. With reuse, the factorization
+     * of this set from the last solve of the same M (wk->fc_*) answers. */
+    int cached = reuse && wk->fc_valid && wk->fc_n == n && wk->fc_na == na && !memcmp(wk->fc_set, set, (size_t)na * sizeof(int));
+    if (!cached) {
+      for (int b = 0; b < na; b++) {
+        const double *c = M + (size_t)set[b] * n;
+        for (int a = 0; a < na; a++) A[(size_t)b * na + a] = c[set[a]];
+      }
     }
     for (int a = 0; a < na; a++) {
       double r = -q[set[a]];
       for (int b = 0; b < na; b++) r -= A[(size_t)b * na + a] * z[set[b]];
       x[a] = r;
     }
-    int how = na > 0 ? fb_subsystem(wk, na, x) : 1;
+    int how = 1;
+    if (na > 0) {
+      how = cached ? wk->fc_how : fb_factor(wk, na);
+      wk->fc_valid = reuse && how != 0;
+      if (wk->fc_valid && !cached) {
+        memcpy(wk->fc_set, set, (size_t)na * sizeof(int));
+        wk->fc_n = n;
+        wk->fc_na = na;
+        wk->fc_how = how;
+      }
+      how = how ? fb_solve(wk, na, how, x) : 0;
+    }
     if (!how) return 0;
     memset(zt, 0, (size_t)n * sizeof(double));
     for (int b = 0; b < na; b++) zt[set[b]] = x[b] + z[set[b]];
@@ -483,7 +509,7 @@ static sb_lcp_status solve_fb(sb_lcp_work *wk, int n, const double *M, const dou
       ref_it = it;
       if (stagnant) break;
     }
-    if (fb_pivot_step(wk, n, M, q, z, w, last_set, &last_count, tol, qs, FB_PIVOT_PASSES)) {
+    if (fb_pivot_step(wk, n, M, q, z, w, last_set, &last_count, tol, qs, FB_PIVOT_PASSES, 0)) {
       *iters = it;
       return SB_LCP_SOLVED; /* z >= 0 exactly, w = Mz + q: nothing to polish */
     }
@@ -885,6 +911,7 @@ static sb_lcp_status solve_chain(sb_lcp_work *wk, int nchain, const sb_lcp_solve
   memset(info, 0, sizeof *info);
   info->status = check_input(wk, n, M, q, z, opt, info->message, sizeof info->message);
   if (info->status != SB_LCP_SOLVED) {
+    if (wk) wk->fc_valid = 0;
     if (z && n > 0) memset(z, 0, n * sizeof(double));
     if (wout && n > 0) memset(wout, 0, n * sizeof(double));
     info->residual = INFINITY;
@@ -897,6 +924,7 @@ static sb_lcp_status solve_chain(sb_lcp_work *wk, int nchain, const sb_lcp_solve
   sb_lcp_status best_status = SB_LCP_STALLED;
   sb_lcp_solver best_solver = nchain > 0 ? chain[0] : SB_LCP_FB;
   char best_msg[sizeof info->message] = "", first_msg[sizeof info->message] = "";
+  if (!opt->same_matrix) wk->fc_valid = 0;
   int warm = opt->warm_start && all_finite(n, z);
   if (warm) memcpy(zbest, z, n * sizeof(double)); /* kept apart from the attempts */
   else memset(zbest, 0, n * sizeof(double));
@@ -912,7 +940,7 @@ static sb_lcp_status solve_chain(sb_lcp_work *wk, int nchain, const sb_lcp_solve
     memcpy(wg, q, n * sizeof(double));
     cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, 1.0, M, n, zg, 1, 1.0, wg, 1);
     double rg;
-    if (fb_pivot_step(wk, n, M, q, zg, wg, wk->idx, &last_count, tol, qs, WARM_PIVOT_PASSES) &&
+    if (fb_pivot_step(wk, n, M, q, zg, wg, wk->idx, &last_count, tol, qs, WARM_PIVOT_PASSES, 1) &&
         sb_lcp_check(n, M, q, zg, wk->w, tol * qs, tol, &rg, NULL, wk->da)) {
       memcpy(z, zg, n * sizeof(double));
       if (wout) memcpy(wout, wk->w, n * sizeof(double));
@@ -927,6 +955,7 @@ static sb_lcp_status solve_chain(sb_lcp_work *wk, int nchain, const sb_lcp_solve
       return SB_LCP_SOLVED;
     }
   }
+  wk->fc_valid = 0; /* the solvers below write LU and HtH */
   for (int k = 0; k < nchain; k++) {
     char msg[sizeof info->message] = "";
     int iters;

@@ -49,6 +49,10 @@ typedef struct {
   int nchain;            /* solvers tried in order until one solves (FB from a guess that
                             fails is retried from zero before the next) */
   sb_lcp_solver chain[SB_LCP_MAX_CHAIN];
+  int same_matrix;       /* M is the matrix of the last solve with this workspace (a re-solve with
+                            another q, e.g. a proximal step): the warm pivot reuses that solve's
+                            factorization of its active set when the set is the same (same answer,
+                            bit for bit) */
   int nblock;            /* PGS blocks (0: scalar) */
   const int *block;      /* their sizes, summing to n */
 } sb_lcp_options;

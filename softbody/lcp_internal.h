@@ -14,6 +14,10 @@ struct sb_lcp_work {
   double *LU;               /* Lemke polish and PGS local blocks */
   int *ipiv, *idx;
   double *zloc, *qloc;
+  /* The warm pivot's last factorization of M_AA (in LU, M_AA itself in HtH):
+   * its set, LU pivots and kind (fb_factor's return); valid while nothing
+   * else wrote LU or HtH, reused by a solve with opt->same_matrix. */
+  int *fc_set, *fc_piv, fc_n, fc_na, fc_how, fc_valid;
   /* conditioning (condition.c) */
   double *Ms, *qs, *zs, *dr, *dc;
 };

@@ -226,6 +226,62 @@ int main(void) {
            sb_lcp_status_name(st), sb_lcp_solver_name(info.solver), dz);
   }
 
+  /* same_matrix: a re-solve of the same M with another q (the contact
+   * pipeline's proximal step) reuses the warm pivot's factorization of its
+   * active set; the answer must be the one a solve without that knowledge
+   * gives, bit for bit, whether the set's block is regular (LU) or singular
+   * (least norm: M = B B^T of rank 4 in 12). The reference runs in a
+   * workspace of its own that has seen only the same first solve. */
+  for (int singular = 0; singular < 2; singular++) {
+    int n = 12;
+    double y_singular[12];
+    if (singular) {
+      /* B > 0, and the solution y = B c (c = 1) on the set i % 3 != 0:
+       * in the range of M_AA, so the least-norm solve finds it */
+      double B[12 * 4];
+      for (int i = 0; i < n * 4; i++) B[i] = 1.5 + tu_rand();
+      for (int j = 0; j < n; j++)
+        for (int i = 0; i < n; i++) {
+          double s = 0;
+          for (int l = 0; l < 4; l++) s += B[l * n + i] * B[l * n + j];
+          M[j * n + i] = s;
+        }
+      for (int i = 0; i < n; i++) {
+        y_singular[i] = 0;
+        for (int l = 0; l < 4 && i % 3; l++) y_singular[i] += B[l * n + i];
+      }
+      for (int i = 0; i < n; i++) {
+        q[i] = i % 3 ? 0 : 0.5;
+        for (int j = 0; j < n; j++) q[i] -= M[j * n + i] * y_singular[j];
+      }
+    } else {
+      make(SPD, n, M, q);
+    }
+    sb_lcp_work *wref = sb_lcp_work_create(NMAX);
+    sb_lcp_options o = opt;
+    o.warm_start = 1;
+    sb_lcp_info ia, ib;
+    double za[NMAX], zb[NMAX], q3[NMAX];
+    for (int i = 0; i < n; i++) za[i] = zb[i] = singular ? y_singular[i] : q[i] < 0 ? 1 : 0;
+    sb_lcp_status sa = sb_lcp_solve(wk, n, M, q, za, w, &o, &ia);
+    sb_lcp_status sb = sb_lcp_solve(wref, n, M, q, zb, w, &o, &ib);
+    EXPECT(sa == sb && !memcmp(za, zb, n * sizeof(double)), "same_matrix premise: two workspaces agree");
+    for (int i = 0; i < n; i++) q3[i] = q[i] - (za[i] > 0 ? 1e-8 * za[i] : 0); /* a proximal shift */
+    o.same_matrix = 1;
+    sa = sb_lcp_solve(wk, n, M, q3, za, w, &o, &ia);
+    o.same_matrix = 0;
+    sb = sb_lcp_solve(wref, n, M, q3, zb, w, &o, &ib);
+    EXPECT(sa == sb && ia.warm_pivot == ib.warm_pivot && !memcmp(za, zb, n * sizeof(double)),
+           "re-solve with same_matrix (%s block): %s (warm pivot %d) vs %s (warm pivot %d), bitwise %s",
+           singular ? "singular" : "regular", sb_lcp_status_name(sa), ia.warm_pivot, sb_lcp_status_name(sb),
+           ib.warm_pivot, memcmp(za, zb, n * sizeof(double)) ? "different" : "equal");
+    EXPECT(sa == SB_LCP_SOLVED && ia.warm_pivot, "%s block: the re-solve is a warm pivot (%s)",
+           singular ? "singular" : "regular", ia.message);
+    printf("same_matrix re-solve, %s block: %s, warm pivot %d, equal to the uncached solve bit for bit\n",
+           singular ? "singular" : "regular", sb_lcp_status_name(sa), ia.warm_pivot);
+    sb_lcp_work_free(wref);
+  }
+
   /* A ray of solutions must not loosen the tolerance of the other rows.
    * w0 = z0 - 1, w1 = z1 + z2 - 1/2, w2 = -z1: z0 = 1, z1 = 0, and any
    * z2 >= 1/2 (the sliding-speed bound of an unloaded contact has such a
