@@ -24,10 +24,6 @@ import math
 import os
 import sys
 
-# headless video: MuJoCo picks its GL backend when it is imported
-if __name__ == "__main__" and "--video" in sys.argv and not os.environ.get("DISPLAY"):
-  os.environ.setdefault("MUJOCO_GL", "egl")
-
 import mujoco  # noqa: E402
 import numpy as np  # noqa: E402
 
@@ -190,6 +186,10 @@ def main(argv=None):
   ap.add_argument("--view", action="store_true", help="play it in MuJoCo's viewer (needs a display)")
   ap.add_argument("--json", action="store_true")
   a = ap.parse_args(argv)
+  if a.video and not os.environ.get("DISPLAY") and not os.environ.get("MUJOCO_GL"):
+    # MuJoCo picks its GL backend when imported (by `import cusp`): run again with EGL
+    os.environ["MUJOCO_GL"] = "egl"
+    os.execv(sys.executable, [sys.executable, "-m", "cusp.replay", *(sys.argv[1:] if argv is None else argv)])
   try:
     if a.timestep == "plan":
       t = read_plan(a.plan)[0]
