@@ -555,6 +555,10 @@ static int solve_at_eps(plan_mpcc *p, double eps, double tol, int max_iter, doub
     AddIpoptNumOption(ip, "derivative_test_tol", 1e-4);
   }
   AddIpoptNumOption(ip, "tol", tol);
+  /* IPOPT's default constraint tolerance (1e-4, acceptable 1e-2) would pass a product a b of
+     many times eps: hold the rows to a tenth of the relaxation (eps for "acceptable") */
+  AddIpoptNumOption(ip, "constr_viol_tol", fmin(1e-4, 0.1 * eps));
+  AddIpoptNumOption(ip, "acceptable_constr_viol_tol", fmin(1e-2, eps));
   AddIpoptIntOption(ip, "max_iter", max_iter);
   if (max_seconds > 0) AddIpoptNumOption(ip, "max_cpu_time", max_seconds);
   AddIpoptStrOption(ip, "mu_strategy", "adaptive");

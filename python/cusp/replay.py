@@ -168,6 +168,7 @@ def replay(plan_path, scene="mjcf/ball_plan.xml", contact="lcp", video=None, tim
       "final_angle_error": err[-1], "max_angle_error": max(err),
       "mean_angle_error": float(np.mean(err)),
       "max_arm_error": max(r[4] for r in rows),
+      "arm_motion": float(np.max(np.abs(q - q[0]))),
       "first_contact_knot": first_contact,
       "arm_error_before_contact": max([r[4] for r in rows[:first_contact + 1]], default=0.0),
   }
