@@ -56,11 +56,13 @@ static int run(double f_cmd, double seconds, double window, double *mean, double
 int main(void) {
   double mean, lo, hi, pen, rest;
   int failures;
-  /* the arm's weight alone: it falls about 25 mm onto the ball and rests */
-  if (run(0, 1.2, 0.2, &rest, &lo, &hi, &failures, &pen)) return test_report("plan_press");
+  /* the arm's weight alone: it falls about 25 mm onto the ball and rests (settled by 2.5 s) */
+  if (run(0, 3.0, 0.5, &rest, &lo, &hi, &failures, &pen)) return test_report("plan_press");
   printf("ctrl = 0: resting normal force %.4f N (%.4f .. %.4f)\n", rest, lo, hi);
   EXPECT(rest > 0.05, "the falling arm does not reach the ball (force %g)", rest);
-  const double commands[2] = {1.0, 3.0};
+  const double commands[2] = {0.25, 2.0};
+  EXPECT(rest > 1.2 * commands[0] && rest < commands[1] / 1.2,
+         "the commands %g and %g N should lie on either side of the resting force %g N", commands[0], commands[1], rest);
   for (int i = 0; i < 2; i++) {
     double f = commands[i];
     if (run(f, 1.2, 0.2, &mean, &lo, &hi, &failures, &pen)) break;
