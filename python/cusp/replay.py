@@ -187,6 +187,10 @@ def main(argv=None):
   ap.add_argument("--view", action="store_true", help="play it in MuJoCo's viewer (needs a display)")
   ap.add_argument("--json", action="store_true")
   a = ap.parse_args(argv)
+  if a.view and not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
+    print("cusp.replay: --view needs a display (use --video OUT.mp4 without one)", file=sys.stderr)
+    print(json.dumps({"plan": a.plan, "status": "error", "message": "--view needs a display"}))
+    return 2
   if a.video and not os.environ.get("DISPLAY") and not os.environ.get("MUJOCO_GL"):
     # MuJoCo picks its GL backend when imported (by `import cusp`): run again with EGL
     os.environ["MUJOCO_GL"] = "egl"
