@@ -17,8 +17,8 @@ static int usage(const char *msg) {
   if (msg) fprintf(stderr, "cusp-plan: %s\n", msg);
   fprintf(stderr,
           "usage: cusp-plan --task rotate --axis x|y|z [--cold] [--N n] [--T seconds] [--angle rad]\n"
-          "                 [--eps e] [--max-iter k] [--kin-iter k] [--max-seconds s] [--tol t]\n"
-          "                 [--out trajectory.csv] [--json] [--quiet]\n"
+          "                 [--eps e] [--eps-start e0] [--eps-factor f] [--relaxed-iter k] [--max-iter k] [--kin-iter k] [--max-seconds s] [--tol t]\n"
+          "                 [--out trajectory.csv] [--json] [--quiet] [--derivative-test]\n"
           "defaults: the paper's task, N = 100, T = 4 s, 90 deg, mu = 0.6, d = 10, eps = 1e-7\n"
           "exit code: 0 converged (or IPOPT-acceptable), 1 not converged, 2 bad arguments\n");
   return 2;
@@ -27,7 +27,8 @@ static int usage(const char *msg) {
 static void stage_json(const char *name, const plan_mpcc_stage *s, int ran) {
   printf("\"%s\": ", name);
   if (!ran) { printf("null"); return; }
-  printf("{\"status\": %d, \"iterations\": %d, \"solve_s\": ", s->status, s->iterations);
+  printf("{\"status\": %d, \"iterations\": %d, \"relaxations\": %d, \"solve_s\": ", s->status, s->iterations,
+         s->homotopy_steps);
   json_number(s->solve_s);
   printf(", \"objective\": ");
   json_number(s->objective);
@@ -73,7 +74,8 @@ static int write_trajectory(const char *path, plan_mpcc *p, const plan_mpcc_para
 int main(int argc, char **argv) {
   const char *task = NULL, *axis = NULL, *out = NULL;
   int cold = 0, json = 0, quiet = 0, N = 100, max_iter = 3000, kin_iter = 300;
-  double T = 4, angle = -1, eps = 1e-7, tol = 1e-8, max_seconds = 0;
+  double T = 4, angle = -1, eps = 1e-7, tol = 1e-8, max_seconds = 0, eps_start = -1, eps_factor = -1;
+  int relaxed_iter = -1, derivative_test = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     int more = i + 1 < argc;
@@ -82,6 +84,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--cold")) cold = 1;
     else if (!strcmp(a, "--json")) json = 1;
     else if (!strcmp(a, "--quiet")) quiet = 1;
+    else if (!strcmp(a, "--derivative-test")) derivative_test = 1;
     else if (!strcmp(a, "--out") && more) out = argv[++i];
     else if (!strcmp(a, "--N") && more) {
       char *end;
@@ -106,6 +109,15 @@ int main(int argc, char **argv) {
       if (parse_positive(argv[++i], &angle)) return usage("--angle needs a number > 0 (rad)");
     } else if (!strcmp(a, "--eps") && more) {
       if (parse_positive(argv[++i], &eps)) return usage("--eps needs a number > 0");
+    } else if (!strcmp(a, "--eps-start") && more) {
+      if (parse_positive(argv[++i], &eps_start)) return usage("--eps-start needs a number > 0");
+    } else if (!strcmp(a, "--eps-factor") && more) {
+      if (parse_positive(argv[++i], &eps_factor) || eps_factor >= 1) return usage("--eps-factor needs a number in (0, 1)");
+    } else if (!strcmp(a, "--relaxed-iter") && more) {
+      char *end;
+      long v = strtol(argv[++i], &end, 10);
+      if (*end || v < 1 || v > 1000000) return usage("--relaxed-iter needs an integer in 1..1000000");
+      relaxed_iter = (int)v;
     } else if (!strcmp(a, "--tol") && more) {
       if (parse_positive(argv[++i], &tol)) return usage("--tol needs a number > 0");
     } else {
@@ -120,11 +132,15 @@ int main(int argc, char **argv) {
   P.N = N;
   P.T = T;
   P.eps = eps;
+  if (eps_start > 0) P.eps_start = eps_start;
+  if (eps_factor > 0) P.eps_factor = eps_factor;
+  if (relaxed_iter > 0) P.max_iter_relaxed = relaxed_iter;
   P.tol = tol;
   P.max_iter = max_iter;
   P.max_iter_kinematic = kin_iter;
   P.max_seconds = max_seconds;
   P.verbose = !quiet;
+  P.derivative_test = derivative_test;
   if (angle > 0) P.angle = angle;
   char err[256];
   plan_mpcc *p = plan_mpcc_create(&P, err, sizeof err);

@@ -48,7 +48,8 @@ static int rows_per_step(const plan_mpcc *p, int dynamic) {
 int plan_mpcc_nconstraints(const plan_mpcc *p, int dynamic) { return p->prm.N * rows_per_step(p, dynamic); }
 
 plan_mpcc_params plan_mpcc_rotate_task(int axis) {
-  plan_mpcc_params r = {.N = 100, .T = 4.0, .mu = 0.6, .d = 10, .eps = 1e-7, .angle = 0.5 * M_PI,
+  plan_mpcc_params r = {.N = 100, .T = 4.0, .mu = 0.6, .d = 10, .eps = 1e-7, .eps_start = 1e-3, .eps_factor = 0.1, .max_iter_relaxed = 300,
+                        .angle = 0.5 * M_PI,
                         .ball_center = {0, 0.1, 0.7}, .ball_radius = 0.05, .ball_mass = 0.1,
                         .ball_damping = 0.002, .disk_radius = 0.03, .disk_half_thickness = 0.005,
                         .q_bound = 0.06, .v_bound = 2, .tau_bound = 100, .force_bound = 100,
@@ -532,37 +533,93 @@ static double wall_now(void) {
   return ts.tv_sec + 1e-9 * ts.tv_nsec;
 }
 
+/* One IPOPT solve at relaxation eps from z (and the multipliers in mult when
+ * warm, which it updates). Returns IPOPT's status; adds its iterations. */
+static int solve_at_eps(plan_mpcc *p, double eps, double tol, int max_iter, double max_seconds, int warm,
+                        double *z, double *xl, double *xu, double *gl, double *gu, double *g,
+                        double *mult, int *iterations, double *obj) {
+  int nv = p->nvar, m = p->prm.N * p->nrow;
+  double eps_saved = p->prm.eps;
+  p->prm.eps = eps;
+  row_bounds(p, gl, gu);
+  p->prm.eps = eps_saved;
+  int nele = p->prm.N * p->nrow * (p->B + p->ns);
+  IpoptProblem ip = CreateIpoptProblem(nv, xl, xu, m, gl, gu, nele, 0, 0, cb_f, cb_g, cb_grad, cb_jac, cb_h);
+  if (!ip) return Invalid_Problem_Definition;
+  AddIpoptIntOption(ip, "print_level", p->prm.derivative_test ? 4 : 0);
+  AddIpoptStrOption(ip, "sb", "yes");
+  AddIpoptStrOption(ip, "hessian_approximation", "limited-memory");
+  if (p->prm.derivative_test && !warm) {
+    AddIpoptStrOption(ip, "derivative_test", "first-order");
+    AddIpoptNumOption(ip, "derivative_test_perturbation", 1e-9);
+    AddIpoptNumOption(ip, "derivative_test_tol", 1e-4);
+  }
+  AddIpoptNumOption(ip, "tol", tol);
+  /* IPOPT's default constraint tolerance (1e-4, acceptable 1e-2) would pass a product a b of
+     many times eps: hold the rows to a tenth of the relaxation (eps for "acceptable") */
+  AddIpoptNumOption(ip, "constr_viol_tol", fmin(1e-4, 0.1 * eps));
+  AddIpoptNumOption(ip, "acceptable_constr_viol_tol", fmin(1e-2, eps));
+  AddIpoptIntOption(ip, "max_iter", max_iter);
+  if (max_seconds > 0) AddIpoptNumOption(ip, "max_cpu_time", max_seconds);
+  AddIpoptStrOption(ip, "mu_strategy", "adaptive");
+  AddIpoptNumOption(ip, "nlp_upper_bound_inf", 1e19);
+  AddIpoptNumOption(ip, "nlp_lower_bound_inf", -1e19);
+  if (warm) {
+    /* the previous relaxation's primal-dual point, barely pushed off the bounds */
+    AddIpoptStrOption(ip, "warm_start_init_point", "yes");
+    AddIpoptNumOption(ip, "warm_start_bound_push", 1e-9);
+    AddIpoptNumOption(ip, "warm_start_bound_frac", 1e-9);
+    AddIpoptNumOption(ip, "warm_start_slack_bound_push", 1e-9);
+    AddIpoptNumOption(ip, "warm_start_slack_bound_frac", 1e-9);
+    AddIpoptNumOption(ip, "warm_start_mult_bound_push", 1e-9);
+    AddIpoptNumOption(ip, "mu_init", 1e-6);
+  }
+  SetIntermediateCallback(ip, cb_progress);
+  p->iterations = 0;
+  enum ApplicationReturnStatus st = IpoptSolve(ip, z, g, obj, mult, mult + m, mult + m + nv, p);
+  FreeIpoptProblem(ip);
+  *iterations += p->iterations;
+  return st;
+}
+
 int plan_mpcc_solve(plan_mpcc *p, int dynamic, double *z, plan_mpcc_stage *out) {
   memset(out, 0, sizeof *out);
   p->dynamic = dynamic;
   p->nrow = rows_per_step(p, dynamic);
   int nv = p->nvar, m = p->prm.N * p->nrow;
-  double *xl = malloc(sizeof(double) * (2 * (size_t)nv + 2 * (size_t)m + m));
+  double *xl = malloc(sizeof(double) * (2 * (size_t)nv + 3 * (size_t)m + (size_t)m + 2 * (size_t)nv));
   if (!xl) { out->status = Insufficient_Memory; return -1; }
-  double *xu = xl + nv, *gl = xu + nv, *gu = gl + m, *g = gu + m;
+  double *xu = xl + nv, *gl = xu + nv, *gu = gl + m, *g = gu + m, *mult = g + m;
+  memset(mult, 0, sizeof(double) * ((size_t)m + 2 * (size_t)nv));
   var_bounds(p, xl, xu);
-  row_bounds(p, gl, gu);
   for (int i = 0; i < nv; i++) z[i] = fmin(fmax(z[i], xl[i]), xu[i]);
-  int nele = p->prm.N * p->nrow * (p->B + p->ns);
-  IpoptProblem ip = CreateIpoptProblem(nv, xl, xu, m, gl, gu, nele, 0, 0, cb_f, cb_g, cb_grad, cb_jac, cb_h);
-  if (!ip) { free(xl); out->status = Invalid_Problem_Definition; return -1; }
-  AddIpoptIntOption(ip, "print_level", 0);
-  AddIpoptStrOption(ip, "sb", "yes");
-  AddIpoptStrOption(ip, "hessian_approximation", "limited-memory");
-  AddIpoptNumOption(ip, "tol", p->prm.tol);
-  AddIpoptIntOption(ip, "max_iter", dynamic ? p->prm.max_iter : p->prm.max_iter_kinematic);
-  if (p->prm.max_seconds > 0) AddIpoptNumOption(ip, "max_cpu_time", p->prm.max_seconds);
-  AddIpoptStrOption(ip, "mu_strategy", "adaptive");
-  AddIpoptNumOption(ip, "nlp_upper_bound_inf", 1e19);
-  AddIpoptNumOption(ip, "nlp_lower_bound_inf", -1e19);
-  SetIntermediateCallback(ip, cb_progress);
-  p->iterations = 0;
+  /* Scholtes homotopy: eps_start, eps_start * eps_factor, ... down to eps,
+   * each solve warm-started from the previous one's primal-dual point; the
+   * intermediate relaxations need only be roughly solved */
+  const plan_mpcc_params *P = &p->prm;
+  double eps_end = P->eps, eps = P->eps_start > eps_end ? P->eps_start : eps_end;
+  double factor = P->eps_factor > 0 && P->eps_factor < 1 ? P->eps_factor : 0.1;
+  int max_iter = dynamic ? P->max_iter : P->max_iter_kinematic, used = 0, st = 0, warm = 0;
   double t0 = wall_now(), obj = NAN;
-  enum ApplicationReturnStatus st = IpoptSolve(ip, z, g, &obj, NULL, NULL, NULL, p);
+  for (;;) {
+    int last = eps <= eps_end * (1 + 1e-12);
+    double left = P->max_seconds > 0 ? P->max_seconds - (wall_now() - t0) : 0;
+    if (P->max_seconds > 0 && left <= 0) { st = Maximum_CpuTime_Exceeded; break; }
+    int cap = max_iter - used;
+    if (cap < 1) { st = Maximum_Iterations_Exceeded; break; }
+    if (!last && P->max_iter_relaxed > 0 && cap > P->max_iter_relaxed) cap = P->max_iter_relaxed;
+    if (P->verbose) fprintf(stderr, "%s stage: eps %.1e\n", dynamic ? "dynamic" : "kinematic", eps);
+    st = solve_at_eps(p, eps, last ? P->tol : fmax(P->tol, 1e-6), cap, left, warm, z, xl, xu, gl, gu, g, mult,
+                      &used, &obj);
+    out->homotopy_steps++;
+    if (last) break;
+    warm = st == Solve_Succeeded || st == Solved_To_Acceptable_Level || st == Maximum_Iterations_Exceeded;
+    eps = fmax(eps * factor, eps_end);
+  }
   out->solve_s = wall_now() - t0;
-  FreeIpoptProblem(ip);
+  row_bounds(p, gl, gu);
   out->status = st;
-  out->iterations = p->iterations;
+  out->iterations = used;
   out->objective = obj;
   out->quaternion_error = plan_mpcc_quaternion_error(p, z);
   out->complementarity = plan_mpcc_complementarity_measures(p, z, &out->complementarity_product);

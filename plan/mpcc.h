@@ -37,6 +37,9 @@ typedef struct {
   double mu;              /* friction */
   int d;                  /* friction directions */
   double eps;             /* Scholtes relaxation */
+  double eps_start;       /* homotopy: solve at eps_start, eps_start * eps_factor, ..., eps (<= eps: none) */
+  double eps_factor;      /* in (0, 1) */
+  int max_iter_relaxed;   /* iteration cap of each relaxation above eps (0: the stage's cap) */
   double axis[3];         /* rotation axis of the task (world) */
   double angle;           /* rad */
   double ball_center[3], ball_radius, ball_mass, ball_damping;
@@ -47,6 +50,7 @@ typedef struct {
   double max_seconds;     /* IPOPT max_cpu_time per stage (0: none) */
   double tol;             /* IPOPT tol */
   int verbose;            /* progress lines (IPOPT iterations) on stderr */
+  int derivative_test;    /* IPOPT's first-order derivative checker at the start point (prints to stdout) */
 } plan_mpcc_params;
 
 /* The paper's task about axis (0, 1, 2 = x, y, z): N = 100, T = 4 s, mu =
@@ -55,7 +59,8 @@ plan_mpcc_params plan_mpcc_rotate_task(int axis);
 
 typedef struct {
   int status;             /* IPOPT ApplicationReturnStatus */
-  int iterations;
+  int iterations;         /* over all relaxations of the stage */
+  int homotopy_steps;     /* IPOPT solves (relaxations) of the stage */
   double solve_s;
   double objective;
   double quaternion_error;    /* 1 - (quat_N . target)^2 */

@@ -167,6 +167,10 @@ plan_qp_status plan_qp_solve(const plan_qp *qp, double *x, plan_qp_info *info) {
   AddIpoptStrOption(p, "jac_c_constant", "yes");
   AddIpoptStrOption(p, "jac_d_constant", "yes");
   AddIpoptStrOption(p, "mu_strategy", "adaptive");
+  /* a friction pyramid's opposite directions make dependent equality rows (t.v = 0 and -t.v = 0
+     when a contact sticks): IPOPT removes them before it starts */
+  AddIpoptStrOption(p, "dependency_detector", "mumps");
+  AddIpoptStrOption(p, "dependency_detection_with_rhs", "yes");
   /* exact bounds: the default relaxation (1e-8 relative) lets a control exceed its bound */
   AddIpoptNumOption(p, "bound_relax_factor", 0);
   SetIntermediateCallback(p, qp_progress);

@@ -66,6 +66,11 @@ static void condition_row(const plan_qpcc *p, const qpcc_layout *L, int k, doubl
   }
 }
 
+/* The constant of pair k's condition: bn for the normal pairs. */
+static double condition_offset(const plan_qpcc *p, int k) {
+  return k < p->nc && p->bn ? p->bn[k] : 0;
+}
+
 void plan_qpcc_conditions(const plan_qpcc *p, const double *x, double *cond) {
   qpcc_layout L = layout_of(p);
   double *row = malloc(sizeof(double) * L.nx);
@@ -74,7 +79,7 @@ void plan_qpcc_conditions(const plan_qpcc *p, const double *x, double *cond) {
     condition_row(p, &L, k, row);
     double s = 0;
     for (int j = 0; j < L.nx; j++) s += row[j] * x[j];
-    cond[k] = s;
+    cond[k] = s + condition_offset(p, k);
   }
   free(row);
 }
@@ -116,8 +121,12 @@ static int builder_init(qp_builder *b, const plan_qpcc *p) {
     for (int j = 0; j < nvu && p->H; j++) b->H[i * nx + j] = p->H[i * nvu + j];
     b->c[i] = p->g ? p->g[i] : 0;
   }
-  /* dynamics rows: M v - A u - h N fn - h D ft = f */
   const qpcc_layout *L = &b->L;
+  for (int i = 0; i < p->nc; i++) {
+    if (p->Hfn) b->H[(size_t)(L->fn + i) * nx + L->fn + i] = p->Hfn[i];
+    if (p->gfn) b->c[L->fn + i] = p->gfn[i];
+  }
+  /* dynamics rows: M v - A u - h N fn - h D ft = f */
   int n = p->n, nc = p->nc, nd = p->nc * p->d;
   for (int r = 0; r < n; r++) {
     double *row = b->A + (size_t)r * nx;
@@ -141,8 +150,9 @@ static void builder_apply(qp_builder *b, const plan_qpcc *p, const unsigned char
     int var = pair_variable(p, &b->L, k), row = p->n + k;
     b->x_lo[var] = 0;
     b->x_hi[var] = spec[k] ? 0 : PLAN_INF;
-    b->a_lo[row] = 0;
-    b->a_hi[row] = spec[k] ? PLAN_INF : 0;
+    double off = condition_offset(p, k);
+    b->a_lo[row] = -off;
+    b->a_hi[row] = spec[k] ? PLAN_INF : -off;
   }
 }
 
@@ -182,7 +192,7 @@ static int mlcp_spec(const plan_qpcc *p, unsigned char *spec, char *msg, size_t 
     condition_row(p, &L, k, row);
     double qk = 0;
     for (int j = 0; j < n; j++) qk += row[j] * rhs[j * nr];
-    q[k] = qk;
+    q[k] = qk + condition_offset(p, k);
     for (int c = 0; c < nz; c++) {
       double wkc = row[L.fn + c];  /* direct dependence on (fn, ft, lambda) */
       if (c < nc + nd)

@@ -1,9 +1,9 @@
 /* Contact-aware control as a QP with complementarity constraints (seed 002,
  * Tan, Turk & Liu's QPCC solver):
- *   min  G(v, u) = 1/2 [v;u]^T H [v;u] + g^T [v;u]
+ *   min  G(v, u) = 1/2 [v;u]^T H [v;u] + g^T [v;u]  (+ a separable term on fn)
  *   s.t. u_lb <= u <= u_ub
  *        M v = f + A u + h (N fn + D ft)                      (dynamics)
- *        0 <= fn     _|_  N^T v                  >= 0         (per contact)
+ *        0 <= fn     _|_  N^T v + bn             >= 0         (per contact)
  *        0 <= ft     _|_  D^T v + E lambda       >= 0         (d directions)
  *        0 <= lambda _|_  mu fn - E^T ft         >= 0
  * v: n velocities after the step, u: nu controls, fn: nc normal forces, ft:
@@ -33,6 +33,13 @@ typedef struct {
   const double *u_lb, *u_ub;  /* nu */
   const double *H;       /* (n+nu) x (n+nu) row-major, symmetric (NULL: zero) */
   const double *g;       /* n+nu (NULL: zero) */
+  /* An objective on the normal forces as well, for force control (NULL: none):
+   * + sum_i 1/2 Hfn[i] fn_i^2 + gfn[i] fn_i */
+  const double *Hfn, *gfn; /* nc */
+  /* Offsets of the normal conditions (NULL: zero): N^T v + bn >= 0. bn = gap / h
+   * is the simulator's gap stabilization: a contact at a distance acts only
+   * if it would close within the step. */
+  const double *bn;        /* nc */
 } plan_qpcc;
 
 /* Variable layout of x: v | u | fn | ft | lambda. */
@@ -71,7 +78,7 @@ typedef struct {
 plan_qpcc_status plan_qpcc_solve(const plan_qpcc *p, const plan_qpcc_options *opt, double *x,
                                  double *first_x, unsigned char *spec, plan_qpcc_info *info);
 
-/* The conditions (right-hand sides of the pairs) at x: npairs entries. */
+/* The conditions (right-hand sides of the pairs, bn included) at x: npairs entries. */
 void plan_qpcc_conditions(const plan_qpcc *p, const double *x, double *cond);
 
 const char *plan_qpcc_status_name(plan_qpcc_status s);

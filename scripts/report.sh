@@ -6,7 +6,7 @@
 # loop) and written as DIR/report.md with PNG plots (tables in DIR/data/).
 #
 #   scripts/report.sh [--fast] [--docs | --out DIR] [--build DIR] [--bench PATH]
-#                     [--workers N | --address A | --serial] [--redraw]
+#                     [--workers N | --address A | --serial] [--redraw] [--planning N]
 #
 # --fast      a few configurations, short runs (the test suite; < 1 min)
 # --out DIR   where report.md, the PNGs and data/ go (default BUILD/report)
@@ -17,24 +17,27 @@
 # --address A run the cases on the Ray cluster at A
 # --serial    bench-eval's own serial loop, without Ray (the reference)
 # --redraw    run nothing: redraw the plots and report.md from DIR/data
+# --planning N  also the planning tasks (bench/plan_eval.sh --N N: x, y, z, warm and
+#             cold, replayed in MuJoCo); N = 100 is the paper's task (hours on a shared
+#             machine). Without it a planning table already in DIR/data is kept.
 # Needs bash, awk, gnuplot (pngcairo, else png), the Python environment
 # (.venv, or $CUSP_PYTHON) with Ray and, to build, cmake.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-fast=0 redraw=0 out="" docs=0 build=$root/build bench="" workers=2 address="" serial=0
+fast=0 redraw=0 out="" docs=0 build=$root/build bench="" workers=2 address="" serial=0 planning=""
 while [[ $# -gt 0 ]]; do
   case $1 in
     --fast) fast=1 ;;
     --docs) docs=1 ;;
     --redraw) redraw=1 ;;
     --serial) serial=1 ;;
-    --out | --build | --bench | --workers | --address)
+    --out | --build | --bench | --workers | --address | --planning)
       [[ $# -ge 2 ]] || { echo "report.sh: $1 needs a value" >&2; exit 2; }
       case $1 in --out) out=$2 ;; --build) build=$2 ;; --bench) bench=$2 ;; --workers) workers=$2 ;;
-        --address) address=$2 ;; esac
+        --address) address=$2 ;; --planning) planning=$2 ;; esac
       shift ;;
-    -h | --help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "report.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -48,6 +51,7 @@ if [[ $docs == 1 ]]; then
 fi
 [[ -n $out ]] || out=$build/report
 [[ $workers =~ ^[1-9][0-9]*$ ]] || { echo "report.sh: --workers needs a positive integer, not '$workers'" >&2; exit 2; }
+[[ -z $planning || $planning =~ ^[1-9][0-9]*$ ]] || { echo "report.sh: --planning needs a positive integer, not '$planning'" >&2; exit 2; }
 command -v gnuplot >/dev/null || { echo "report.sh: gnuplot not found (apt-get install gnuplot)" >&2; exit 1; }
 
 mkdir -p "$out/data"
@@ -113,6 +117,12 @@ else
   run_date=$(date -u '+%Y-%m-%d %H:%M UTC')
   { for cmd in ablation compare perf scaling; do echo "$cmd ${took[$cmd]}"; done
     echo "bench $t_bench"; echo "date $run_date"; echo "ran $ran_on"; } >"$data/timing"
+  if [[ -n $planning ]]; then
+    "$root/bench/plan_eval.sh" --N "$planning" --out "$data/planning" --build "$(dirname "$bench")" >&2 || {
+      echo "report.sh: the planning tasks failed" >&2; exit 1; }
+    cp "$data/planning/planning.md" "$data/planning.md"
+    [[ -s $data/planning/plan_replay.png ]] && cp "$data/planning/plan_replay.png" "$out/plan_replay.png"
+  fi
 fi
 flag=()
 [[ $fast == 1 ]] && flag=(--fast)
@@ -724,6 +734,15 @@ rows "$data/scaling.tsv" | awk -F'\t' '
     }
   }'
 echo
+if [[ -s $data/planning.md ]]; then
+  echo "## Planning through contact"
+  echo
+  cat "$data/planning.md"
+  echo
+  [[ -s $out/plan_replay.png ]] && echo "![planned vs replayed ball angle](plan_replay.png)" && echo
+  echo "What the columns mean, and the paper's tasks at N = 100: docs/planning.md."
+  echo
+fi
 } >"$md"
 
 t_total=$(awk -v a="$t_start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.0f", b - a }')

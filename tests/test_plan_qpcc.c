@@ -135,6 +135,56 @@ static void test_sliding_guess(void) {
   EXPECT(comp < 1e-7 && neg > -1e-7, "complementarity %g, most negative side %g", comp, neg);
 }
 
+/* The normal offset bn = gap / h (the simulator's gap stabilization): a
+ * particle 1 mm above the ground falling at 5 cm/s, no control. Its free
+ * velocity after the step, v* = -0.05 - h g, would cover more than the gap:
+ * the contact acts and stops it exactly at the ground (v_y = -gap / h,
+ * fn = m (v_y - v*) / h); from 2 mm it does not reach the ground and falls
+ * freely. */
+static void test_gap_offset(void) {
+  const double v0 = -0.05, vstar = v0 - h * grav;
+  for (int k = 0; k < 2; k++) {
+    double gap = k == 0 ? 1e-3 : 2e-3, bn = gap / h;
+    particle s;
+    particle_init(&s, 0, 0);
+    s.H[3 * 4 + 3] = 0;
+    s.f[1] = m * v0 - h * m * grav;
+    s.p.bn = &bn;
+    double x[10], cond[6];
+    plan_qpcc_info info;
+    plan_qpcc_status st = plan_qpcc_solve(&s.p, NULL, x, NULL, NULL, &info);
+    EXPECT(st == PLAN_QPCC_SOLVED || st == PLAN_QPCC_MAX_QPS, "gap %g: status %s: %s", gap,
+           plan_qpcc_status_name(st), info.message);
+    double vy = k == 0 ? -bn : vstar, fn = k == 0 ? m * (vy - vstar) / h : 0;
+    EXPECT(fabs(x[1] - vy) < 1e-8, "gap %g: vy = %.12g, expected %.12g", gap, x[1], vy);
+    EXPECT(fabs(x[4] - fn) < 1e-6, "gap %g: fn = %.12g, expected %.12g", gap, x[4], fn);
+    plan_qpcc_conditions(&s.p, x, cond);
+    EXPECT(fabs(cond[0] - (x[1] + bn)) < 1e-12, "gap %g: the normal condition %g is not v_y + bn", gap, cond[0]);
+    EXPECT(cond[0] > -1e-8 && fabs(fmin(cond[0], x[4])) < 1e-7, "gap %g: normal pair (%g, %g)", gap, x[4], cond[0]);
+    EXPECT(dynamics_residual(&s, x) < 1e-9, "gap %g: dynamics residual %g", gap, dynamics_residual(&s, x));
+  }
+}
+
+/* The objective on the normal force (force control): the particle at rest
+ * on the ground, a control along +y in [-100, 100] N and the objective
+ * 1/2 (fn - F)^2 with F = 2 m g: the control pushes down with m g - F. */
+static void test_force_objective(void) {
+  particle s;
+  particle_init(&s, 100, 0);
+  s.H[3 * 4 + 3] = 0;
+  s.u_lb[0] = -100;
+  double F = 2 * m * grav, Hfn = 1, gfn = -F, x[10];
+  s.p.Hfn = &Hfn;
+  s.p.gfn = &gfn;
+  plan_qpcc_info info;
+  plan_qpcc_status st = plan_qpcc_solve(&s.p, NULL, x, NULL, NULL, &info);
+  EXPECT(st == PLAN_QPCC_SOLVED || st == PLAN_QPCC_MAX_QPS, "status %s: %s", plan_qpcc_status_name(st), info.message);
+  EXPECT(fabs(x[4] - F) < 1e-6, "fn = %.12g, expected F = %.12g", x[4], F);
+  EXPECT(fabs(x[3] - (m * grav - F)) < 1e-6, "u = %.12g, expected m g - F = %.12g", x[3], m * grav - F);
+  EXPECT(tu_maxabs(x, 3) < 1e-9, "the particle moved: v = (%g, %g, %g)", x[0], x[1], x[2]);
+  EXPECT(fabs(info.fval - (0.5 * F * F - F * F)) < 1e-6 * F * F, "G = %.12g, expected -F^2/2", info.fval);
+}
+
 static void test_bad_input(void) {
   particle s;
   particle_init(&s, 1, 0);
@@ -153,6 +203,8 @@ int main(void) {
   test_jump();
   test_cannot_jump();
   test_sliding_guess();
+  test_gap_offset();
+  test_force_objective();
   test_bad_input();
   return test_report("plan_qpcc");
 }

@@ -1,0 +1,230 @@
+"""Replay a plan of `cusp-plan --out FILE` in MuJoCo, open loop.
+
+    python -m cusp.replay PLAN.csv [--scene mjcf/ball_plan.xml] [--contact lcp]
+                          [--timestep S|plan] [--tsv OUT.tsv] [--video OUT.mp4] [--view] [--json]
+
+The plan (a CSV, one row per knot k = 0..N: t, q (n), v (n), omega (3,
+world), quat (4, w x y z), then the step's tau (n), fz and gap, empty on the
+last knot) is played in the scene: the arm starts at the plan's first
+coordinates (key `initial`), the ball at the plan's first quaternion, and
+each MuJoCo step writes the plan's tau_k of the knot interval it lies in
+into d->ctrl (zero-order hold: the plan's own discretization holds tau over
+its step of h = T / N, so a linear interpolation would play another input).
+At every knot the ball's orientation is compared with the plan's: the angle
+of the relative rotation 2 acos |q_plan . q_sim|, and each one's rotation
+angle from the start; and the arm's coordinates with the plan's (largest
+|q_sim - q_plan|; before the first planned contact the two run the same
+integrator, sb_step, so with --timestep plan they agree to round-off). The last stdout line is one JSON object; exit code 0
+when the replay ran (whatever its error), 1 when the simulation failed, 2 for
+bad arguments or an unreadable plan.
+"""
+import argparse
+import json
+import math
+import os
+import sys
+
+import mujoco  # noqa: E402
+import numpy as np  # noqa: E402
+
+import cusp  # noqa: E402
+
+
+def read_plan(path):
+  """(t, q, v, omega, quat, tau) arrays of a cusp-plan trajectory CSV."""
+  with open(path) as f:
+    header = f.readline().strip().split(",")
+    rows = [line.rstrip("\n").split(",") for line in f if line.strip()]
+  if not rows or header[0] != "t":
+    raise ValueError(f"{path}: not a cusp-plan trajectory (header {header[:3]}...)")
+  n = sum(1 for h in header if h.startswith("q") and h[1:].isdigit())
+  need = ["t"] + [f"q{i}" for i in range(n)] + [f"v{i}" for i in range(n)] + \
+      ["wx", "wy", "wz", "qw", "qx", "qy", "qz"] + [f"tau{i}" for i in range(n)]
+  col = {h: i for i, h in enumerate(header)}
+  missing = [h for h in need if h not in col]
+  if n == 0 or missing:
+    raise ValueError(f"{path}: missing columns {missing or ['q0']}")
+
+  def block(names, last_empty=False):
+    out = []
+    for r, row in enumerate(rows):
+      if last_empty and r == len(rows) - 1:
+        continue
+      try:
+        out.append([float(row[col[h]]) for h in names])
+      except (ValueError, IndexError) as e:
+        raise ValueError(f"{path}: row {r + 2}: {e}") from e
+    return np.array(out)
+
+  t = block(["t"])[:, 0]
+  q = block([f"q{i}" for i in range(n)])
+  v = block([f"v{i}" for i in range(n)])
+  om = block(["wx", "wy", "wz"])
+  quat = block(["qw", "qx", "qy", "qz"])
+  tau = block([f"tau{i}" for i in range(n)], last_empty=True)
+  if len(t) < 2 or not np.all(np.diff(t) > 0):
+    raise ValueError(f"{path}: needs two or more knots at increasing times")
+  return t, q, v, om, quat, tau
+
+
+def read_fz(path):
+  """The planned normal force of each step (column fz)."""
+  with open(path) as f:
+    header = f.readline().strip().split(",")
+    i = header.index("fz")
+    return [float(r.split(",")[i]) for r in f if r.strip() and r.split(",")[i]]
+
+
+def rotation_angle(quat):
+  """Angle (rad) of the rotation of a unit quaternion."""
+  return 2 * math.acos(min(1.0, abs(quat[0]) / max(np.linalg.norm(quat), 1e-300)))
+
+
+def relative_angle(a, b):
+  """Angle (rad) of the rotation between two orientations."""
+  c = abs(float(np.dot(a, b))) / max(np.linalg.norm(a) * np.linalg.norm(b), 1e-300)
+  return 2 * math.acos(min(1.0, c))
+
+
+def replay(plan_path, scene="mjcf/ball_plan.xml", contact="lcp", video=None, timestep=None, show=False):
+  """Plays the plan; returns (rows, summary): rows of (t, planned angle,
+  replayed angle, angle between them) at the knots."""
+  t, q, v, om, quat, tau = read_plan(plan_path)
+  n = q.shape[1]
+  overrides = {"arm.initial": " ".join(f"{x:.17g}" for x in q[0]), "arm.contact": contact}
+  m = cusp.load(scene, overrides)
+  if timestep:
+    m.opt.timestep = timestep
+  d = cusp.make_data(m)
+  if m.nu != n:
+    raise ValueError(f"{scene}: {m.nu} actuators, the plan has {n} controls")
+  jid = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, "ball")
+  if jid < 0 or m.jnt_type[jid] != mujoco.mjtJoint.mjJNT_BALL:
+    raise ValueError(f"{scene}: no ball joint named 'ball'")
+  qadr, vadr = m.jnt_qposadr[jid], m.jnt_dofadr[jid]
+  d.qpos[qadr:qadr + 4] = quat[0] / np.linalg.norm(quat[0])
+  d.qvel[vadr:vadr + 3] = om[0]  # world = the ball body's frame at the start (identity)
+  mujoco.mj_forward(m, d)
+  h = m.opt.timestep
+  steps = int(round(t[-1] / h))
+  rows, knot = [], 0
+  renderer = frames = cam = None
+  if video:
+    from cusp import view
+    renderer = view.make_renderer(m, 640, 480)
+    frames = view.Video(video, 640, 480, 30)
+    cam = view.free_camera(m, d, 640 / 480)
+
+  def record():
+    qs = np.array(d.qpos[qadr:qadr + 4])
+    arm = float(np.max(np.abs(cusp.soft_state(m, d)[0] - q[knot])))
+    rows.append((t[knot], rotation_angle(quat[knot]), rotation_angle(qs), relative_angle(quat[knot], qs), arm))
+
+  viewer = None
+  if show:  # MuJoCo's own viewer, paced to real time
+    import time as _time
+    from mujoco import viewer as mj_viewer
+    viewer = mj_viewer.launch_passive(m, d)
+    wall0 = _time.perf_counter()
+  record()
+  knot = 1
+  for s in range(steps):
+    time = s * h
+    k = min(int(np.searchsorted(t, time + 1e-12, side="right")) - 1, len(tau) - 1)
+    d.ctrl[:] = tau[k]
+    try:
+      mujoco.mj_step(m, d)
+    except Exception as e:
+      raise RuntimeError(f"MuJoCo failed at t = {d.time:.4f} s: {e}") from e
+    r = cusp.report(m, d)
+    if r and r["nan_events"]:
+      raise RuntimeError(f"cusp reported NaN at t = {d.time:.4f} s")
+    while knot < len(t) and d.time >= t[knot] - 0.5 * h:
+      record()
+      knot += 1
+    if viewer is not None:
+      if not viewer.is_running():
+        break
+      viewer.sync()
+      lag = d.time - (_time.perf_counter() - wall0)
+      if lag > 0:
+        _time.sleep(lag)
+    if renderer is not None and frames is not None and s % max(1, int(round(1 / (30 * h)))) == 0:
+      renderer.update_scene(d, camera=cam)
+      frames.write(renderer.render())
+  if frames is not None:
+    frames.close()
+  if viewer is not None:
+    viewer.close()
+  err = [r[3] for r in rows]
+  # the first knot whose planned step carries a contact force (fz > 1 mN: the Scholtes
+  # relaxation lets eps / gap, micronewtons, act at a distance)
+  fz = read_fz(plan_path)
+  first_contact = next((k for k, f in enumerate(fz) if f > 1e-3), len(fz))
+  summary = {
+      "plan": plan_path, "scene": scene, "contact": contact, "knots": len(rows),
+      "seconds": float(t[-1]), "timestep": h,
+      "planned_angle": rows[-1][1], "replayed_angle": rows[-1][2],
+      "final_angle_error": err[-1], "max_angle_error": max(err),
+      "mean_angle_error": float(np.mean(err)),
+      "max_arm_error": max(r[4] for r in rows),
+      "arm_motion": float(np.max(np.abs(q - q[0]))),
+      "first_contact_knot": first_contact,
+      "arm_error_before_contact": max([r[4] for r in rows[:first_contact + 1]], default=0.0),
+  }
+  return rows, summary
+
+
+def main(argv=None):
+  ap = argparse.ArgumentParser(prog="python -m cusp.replay", description=__doc__.split("\n")[0])
+  ap.add_argument("plan")
+  ap.add_argument("--scene", default="mjcf/ball_plan.xml")
+  ap.add_argument("--contact", default="lcp")
+  ap.add_argument("--tsv", help="write per knot t, planned angle, replayed angle, angle error (rad), "
+                  "and the arm's largest coordinate error (m)")
+  ap.add_argument("--timestep", help="MuJoCo's step (s); default: the scene's; 'plan': the plan's h")
+  ap.add_argument("--video", help="render the replay to a video (MuJoCo's renderer, ffmpeg)")
+  ap.add_argument("--view", action="store_true", help="play it in MuJoCo's viewer (needs a display)")
+  ap.add_argument("--json", action="store_true")
+  a = ap.parse_args(argv)
+  if a.view and not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
+    print("cusp.replay: --view needs a display (use --video OUT.mp4 without one)", file=sys.stderr)
+    print(json.dumps({"plan": a.plan, "status": "error", "message": "--view needs a display"}))
+    return 2
+  if a.video and not os.environ.get("DISPLAY") and not os.environ.get("MUJOCO_GL"):
+    # MuJoCo picks its GL backend when imported (by `import cusp`): run again with EGL
+    os.environ["MUJOCO_GL"] = "egl"
+    os.execv(sys.executable, [sys.executable, "-m", "cusp.replay", *(sys.argv[1:] if argv is None else argv)])
+  try:
+    if a.timestep == "plan":
+      t = read_plan(a.plan)[0]
+      step = float(t[1] - t[0])
+    else:
+      step = float(a.timestep) if a.timestep else None
+      if step is not None and not step > 0:
+        raise ValueError(f"--timestep {a.timestep}: needs a number > 0 or 'plan'")
+    rows, summary = replay(a.plan, a.scene, a.contact, a.video, step, a.view)
+  except (OSError, ValueError) as e:
+    print(f"cusp.replay: {e}", file=sys.stderr)
+    print(json.dumps({"plan": a.plan, "status": "error", "message": str(e)}))
+    return 2
+  except RuntimeError as e:
+    print(f"cusp.replay: {e}", file=sys.stderr)
+    print(json.dumps({"plan": a.plan, "status": "failed", "message": str(e)}))
+    return 1
+  if a.tsv:
+    with open(a.tsv, "w") as f:
+      f.write("t\tplanned_angle\treplayed_angle\tangle_error\tarm_error\n")
+      for r in rows:
+        f.write("\t".join(f"{x:.9g}" for x in r) + "\n")
+  summary["status"] = "ran"
+  if not a.json:
+    print(f"replayed {a.plan}: planned {math.degrees(summary['planned_angle']):.2f} deg, replayed "
+          f"{math.degrees(summary['replayed_angle']):.2f} deg, final angle error "
+          f"{math.degrees(summary['final_angle_error']):.2f} deg (max {math.degrees(summary['max_angle_error']):.2f})")
+  print(json.dumps(summary))
+  return 0
+
+
+if __name__ == "__main__":
+  sys.exit(main())
