@@ -42,7 +42,7 @@ SCALE = "time_step_scale"
 MAX_DOUBLINGS = 7          # time_step_scale up to 128
 MAX_HALVINGS = 3           # down to 1/8 when the default step diverges
 RESOLUTIONS = (5, 10, 20, 40, 80)   # the cantilever's elements
-CAPSTAN_BRACKET = (0.9, 0.95, 0.98, 1.02)   # capstan overhangs around the threshold (cusp only)
+CAPSTAN_BRACKET = (0.9, 0.95, 0.97, 0.98, 1.02)   # capstan overhangs around the threshold (cusp only)
 
 
 def _log(line: str) -> None:
