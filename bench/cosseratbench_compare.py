@@ -37,10 +37,12 @@ import sys
 REPO = pathlib.Path(__file__).resolve().parents[1]
 PEERS = ("mujoco", "pyelastica")
 SOLVERS = ("cusp",) + PEERS
+COLORS = {"cusp": "C0", "mujoco": "C1", "pyelastica": "C2"}   # the same in every plot
 SCALE = "time_step_scale"
 MAX_DOUBLINGS = 7          # time_step_scale up to 128
 MAX_HALVINGS = 3           # down to 1/8 when the default step diverges
 RESOLUTIONS = (5, 10, 20, 40, 80)   # the cantilever's elements
+CAPSTAN_BRACKET = (0.9, 0.95, 0.97, 0.98, 1.02)   # capstan overhangs around the threshold (cusp only)
 
 
 def _log(line: str) -> None:
@@ -56,7 +58,8 @@ def worker(spec_path: str) -> int:
   tasks = []
   for t in spec["tasks"]:
     experiment = registry.load_experiment(t["experiment"])
-    variant = variations.Variant(n_elements=t.get("n_elements"), options=t.get("options", {}))
+    variant = variations.Variant(parameters=t.get("parameters", {}), n_elements=t.get("n_elements"),
+                                 options=t.get("options", {}))
     directory = pathlib.Path(t["directory"])
     experiment.save(directory.parent, variant.parameters, variant.varied, variations.defaults(experiment))
     label = f"{experiment.name:12s} {variant.key:24s} {t['solver']:12s}"
@@ -85,8 +88,9 @@ class Runner:
     self.out, self.mujoco_python, self.force = out, mujoco_python, force
     self.notes: dict[str, str] = {}
 
-  def directory(self, experiment: str, solver: str, n_elements=None, scale=None) -> pathlib.Path:
-    varied = {}
+  def directory(self, experiment: str, solver: str, n_elements=None, scale=None,
+                parameters=None) -> pathlib.Path:
+    varied = dict(parameters or {})
     if n_elements == self.default_elements(experiment):
       n_elements = None   # the experiment's own resolution: the default run
     if n_elements is not None:
@@ -101,16 +105,17 @@ class Runner:
     from cosseratbench import registry
     return registry.load_experiment(experiment).n_elements
 
-  def run(self, requests: list[tuple[str, str, int | None, float | None]]) -> None:
-    """Runs (experiment, solver, n_elements, scale) requests, the MuJoCo ones in
-    the MuJoCo 3 environment."""
+  def run(self, requests: list[tuple]) -> None:
+    """Runs (experiment, solver, n_elements, scale[, parameters]) requests, the MuJoCo
+    ones in the MuJoCo 3 environment."""
     by_python: dict[str, list[dict]] = {}
-    for experiment, solver, n, scale in requests:
+    for experiment, solver, n, scale, *rest in requests:
+      parameters = rest[0] if rest else {}
       if n == self.default_elements(experiment):
         n = None
-      task = {"experiment": experiment, "solver": solver, "n_elements": n,
+      task = {"experiment": experiment, "solver": solver, "n_elements": n, "parameters": parameters,
               "options": {SCALE: scale} if scale not in (None, 1.0) else {},
-              "directory": str(self.directory(experiment, solver, n, scale))}
+              "directory": str(self.directory(experiment, solver, n, scale, parameters))}
       python = self.mujoco_python if solver == "mujoco" else sys.executable
       if python is None:
         continue
@@ -125,12 +130,13 @@ class Runner:
         subprocess.run([python, __file__, "--worker", str(spec)], check=True, env=env)
       spec.unlink()
 
-  def result(self, experiment, solver, n=None, scale=None) -> dict | None:
-    path = self.directory(experiment, solver, n, scale) / "result.json"
+  def result(self, experiment, solver, n=None, scale=None, parameters=None) -> dict | None:
+    path = self.directory(experiment, solver, n, scale, parameters) / "result.json"
     return json.loads(path.read_text()) if path.exists() else None
 
 
-def stable_scales(runner: Runner, experiments: list[str], solvers: list[str]) -> dict:
+def stable_scales(runner: Runner, experiments: list[str], solvers: list[str],
+                  max_halvings: int = MAX_HALVINGS) -> dict:
   """For each (experiment, solver): the time_step_scale values tried, doubling from 1
   until a run diverges (or cusp's step reaches a whole frame and stops growing), or
   halving from 1 while it diverges; all experiments and solvers in rounds."""
@@ -139,13 +145,13 @@ def stable_scales(runner: Runner, experiments: list[str], solvers: list[str]) ->
   for key in tried:
     r = runner.result(*key)
     state[key] = "up" if r and r["outcome"] == "completed" else ("down" if r and r["outcome"] == "diverged" else "done")
-  for round_ in range(max(MAX_DOUBLINGS, MAX_HALVINGS)):
+  for round_ in range(max(MAX_DOUBLINGS, max_halvings)):
     requests = []
     for key, direction in state.items():
       if direction == "done":
         continue
       last = tried[key][-1]
-      if (direction == "up" and round_ >= MAX_DOUBLINGS) or (direction == "down" and round_ >= MAX_HALVINGS):
+      if (direction == "up" and round_ >= MAX_DOUBLINGS) or (direction == "down" and round_ >= max_halvings):
         state[key] = "done"
         continue
       nxt = last * 2 if direction == "up" else last / 2
@@ -207,6 +213,76 @@ def library_line() -> str:
   return f"`{shown}`, {CuspSolver().backend_version}"
 
 
+def max_sections() -> int:
+  from cusp.cosseratbench_adapter import max_sections as most
+  return most()
+
+
+def _error(r: dict | None, metric: str):
+  """A completed run's error (absolute value of the metric), else its outcome."""
+  if r is None:
+    return "not run"
+  if r["outcome"] != "completed":
+    return r["outcome"]
+  v = r["metrics"].get(metric)
+  return abs(v) if v is not None and math.isfinite(v) else "no value"
+
+
+def goals(runner: Runner, supported) -> list[str]:
+  """Issue 16's goals, each checked against the runs of this report."""
+  from cosseratbench import registry
+  rows = []
+  for name in supported:
+    metric = next(iter(registry.load_experiment(name).metrics))
+    ours = _error(runner.result(name, "cusp"), metric)
+    theirs = {p: _error(runner.result(name, p), metric) for p in PEERS}
+    if not isinstance(ours, float):
+      met = "no"
+    else:
+      met = "yes" if all(not isinstance(v, float) or ours < v for v in theirs.values()) else "no"
+      if all(v == "not run" for v in theirs.values()):
+        met = "no peer ran"
+    rows.append((f"{name}: cusp's {metric} below both peers'",
+                 f"cusp {_fmt(ours)}; " + "; ".join(f"{p} {_fmt(v)}" for p, v in theirs.items()), met))
+  if "cantilever" in supported:
+    r = runner.result("cantilever", "cusp")
+    e = _error(r, "tip_deflection_error")
+    rows.append(("cantilever within 1 % at 20 elements", f"{_fmt(e)}",
+                 "yes" if isinstance(e, float) and e < 0.01 else "no"))
+    ours, mj = runner.result("cantilever", "cusp", 80), runner.result("cantilever", "mujoco", 80)
+    if ours and mj and ours["outcome"] == mj["outcome"] == "completed":
+      ratio = mj["wall_time"] / ours["wall_time"]
+      rows.append(("80-element cantilever at least 10x faster than MuJoCo's cable",
+                   f"cusp {_fmt(ours['wall_time'])} s, MuJoCo {_fmt(mj['wall_time'])} s: {ratio:.0f}x",
+                   "yes" if ratio >= 10 else "no"))
+  if "twist" in supported:
+    r = runner.result("twist", "cusp")
+    e = _error(r, "critical_twist_error")
+    ok = r is not None and r["outcome"] == "completed" and isinstance(e, float)
+    rows.append(("twist (both ends clamped) past Greenhill's critical twist without diverging",
+                 f"{r['outcome'] if r else 'not run'}: held at 0.96-1.06 of the critical twist for "
+                 f"{registry.load_experiment('twist').scenario_for().duration:g} s, critical twist error "
+                 f"{_fmt(e)}", "yes" if ok else "no"))
+  if "capstan" in supported:
+    runs = {o: runner.result("capstan", "cusp", None, None, {"overhang": o}) for o in CAPSTAN_BRACKET}
+    if all(r and r["outcome"] == "completed" for r in runs.values()):
+      slide = {o: r["metrics"]["slide"] for o, r in runs.items()}
+      # m: a rope that holds settles by its stretch (its light end rises < 1 mm); one
+      # that slides runs off the cylinder within the 2 s (0.2 m)
+      held = [o for o in CAPSTAN_BRACKET if slide[o] < 5e-3]
+      slid = [o for o in CAPSTAN_BRACKET if slide[o] > 5e-2]
+      within = 0.98 in held and 1.02 in slid
+      rows.append(("capstan: holds below and slides above the heavy-rope capstan threshold to 2 % "
+                   "(holds at 0.98, slides at 1.02 of the largest overhang that holds)",
+                   "; ".join(f"slide {_fmt(slide[o])} m at {o:g}" for o in CAPSTAN_BRACKET),
+                   "yes" if within else "no"))
+    else:
+      rows.append(("capstan tension ratio within 2 %", "overhang bracket not run (--quick)", "no"))
+  lines = ["## Issue 16's goals", "", "| goal | measured | met |", "|---|---|---|"]
+  lines += [f"| {g} | {m} | {ok} |" for g, m, ok in rows]
+  return lines + [""]
+
+
 def write_report(runner: Runner, docs: pathlib.Path, report_name: str, note: str | None, experiments, supported, sweeps, command):
   import matplotlib
   matplotlib.use("Agg")
@@ -245,7 +321,8 @@ def write_report(runner: Runner, docs: pathlib.Path, report_name: str, note: str
     r = runner.result(name, "cusp")
     why = "; ".join(r["missing"]) if r and r["missing"] else (r["failure"] or "") if r else "no result"
     lines.append(f"| {name} | {r['outcome'] if r else 'crashed'} | {why} |")
-  lines += ["", "## Results at each experiment's default resolution", "",
+  lines += ["", *goals(runner, supported)]
+  lines += ["## Results at each experiment's default resolution", "",
             "Metrics are cosseratbench's (relative errors unless named otherwise). "
             "Largest stable step: the largest `time_step_scale` (doubling from 1; the adapters' "
             "own step at 1) whose run completed with every smaller one completing too, and its "
@@ -284,9 +361,9 @@ def write_report(runner: Runner, docs: pathlib.Path, report_name: str, note: str
   if "cantilever" in supported:
     lines += ["## The cantilever over resolutions", "",
               "Tip deflection error against Euler-Bernoulli, and wall time, per element count. cusp "
-              "rods have at most 16 sections (the plugin's `sections` limit): above 16 elements "
-              "cusp keeps 16 sections of constant strain and samples the nodes on them, so its "
-              "error stops falling there.", "",
+              f"gives a rod one section of constant strain per element (up to {max_sections()}, "
+              "the plugin's `sections` limit, beyond which it keeps that many sections and "
+              "samples the nodes on them).", "",
               "| elements | " + " | ".join(f"{s} error | {s} wall (s)" for s in SOLVERS) + " |",
               "|---" * (1 + 2 * len(SOLVERS)) + "|"]
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
@@ -299,8 +376,8 @@ def write_report(runner: Runner, docs: pathlib.Path, report_name: str, note: str
           errs.append(r["metrics"]["tip_deflection_error"])
           walls.append(r["wall_time"])
       if xs:
-        ax1.loglog(xs, errs, "o-", label=solver)
-        ax2.loglog(xs, walls, "o-", label=solver)
+        ax1.loglog(xs, errs, "o-", label=solver, color=COLORS[solver])
+        ax2.loglog(xs, walls, "o-", label=solver, color=COLORS[solver])
     for n in RESOLUTIONS:
       cells = []
       for solver in SOLVERS:
@@ -343,7 +420,7 @@ def write_report(runner: Runner, docs: pathlib.Path, report_name: str, note: str
           elif r["outcome"] == "diverged":
             broken.append(dt)
         if done:
-          line, = ax.loglog(*zip(*done), "o-", label=solver)
+          line, = ax.loglog(*zip(*done), "o-", label=solver, color=COLORS[solver])
           for dt in broken:
             ax.axvline(dt, color=line.get_color(), ls=":", lw=1)
             ax.plot([dt], [done[-1][1]], "x", color=line.get_color(), ms=9)
@@ -354,7 +431,8 @@ def write_report(runner: Runner, docs: pathlib.Path, report_name: str, note: str
     fig.savefig(docs / "img" / f"{report_name}_timestep.png", dpi=110)
     plt.close(fig)
     lines += ["## Error and stability against the time step", "",
-              "Each solver's run at `time_step_scale` 1, 2, 4, ... (halved instead when 1 diverges); "
+              "Each solver's run at `time_step_scale` 1, 2, 4, ... (halved instead when 1 diverges, "
+              "as often as `--max-halvings` allows); "
               "an x and a dotted line mark a step that diverged.", "",
               f"![error against the time step](img/{report_name}_timestep.png)", ""]
 
@@ -378,6 +456,9 @@ def main() -> int:
   parser.add_argument("--experiments", nargs="*", help="default: every registered one")
   parser.add_argument("--quick", action="store_true", help="defaults only: no time step or resolution sweep")
   parser.add_argument("--force", action="store_true", help="rerun saved runs")
+  parser.add_argument("--max-halvings", type=int, default=MAX_HALVINGS,
+                      help="halvings of time_step_scale tried when the default step diverges "
+                           "(each doubles the run's cost: MuJoCo's twist diverges at 1)")
   parser.add_argument("--note", help="a paragraph for the top of the report (where its library came from)")
   parser.add_argument("--name", default="cosseratbench", help="of the report: DOCS/NAME.md, DOCS/img/NAME_*.png, DOCS/data/NAME.json")
   args = parser.parse_args()
@@ -401,8 +482,11 @@ def main() -> int:
     if "cantilever" in supported:
       _log("-- the cantilever over resolutions")
       runner.run([("cantilever", s, n, None) for n in RESOLUTIONS for s in SOLVERS])
+    if "capstan" in supported:
+      _log("-- cusp's capstan around the threshold")
+      runner.run([("capstan", "cusp", None, None, {"overhang": o}) for o in CAPSTAN_BRACKET])
     _log("-- time step sweep")
-    sweeps = stable_scales(runner, supported, list(SOLVERS))
+    sweeps = stable_scales(runner, supported, list(SOLVERS), args.max_halvings)
   command = " ".join(shlex.quote(a) for a in
                      [".venv/bin/python", "bench/cosseratbench_compare.py", *sys.argv[1:]])
   write_report(runner, args.docs, args.name, args.note, experiments, supported, sweeps, command)

@@ -16,10 +16,15 @@ How a scenario maps onto a scene:
   and radius as given; one contact disk of the rod's radius at every node. The
   trajectory's nodes are the backbone at evenly spaced rest arc lengths
   (cusp.backbone_point), its directors the section frames' x axis there.
+- each rod in a MuJoCo model of its own (obstacles are fixed and rods do not touch
+  rods here, so they are independent; one model would size one contact workspace
+  for all their disks together).
 - the start: clamped = the mount itself (a static body), pinned = a mount on a ball
   joint, free = a mount on a free joint (a light body the plugin couples implicitly),
-  driven = a mocap mount moved every step. The mount's z axis is the rod's first
-  tangent and its x axis the scenario's director, so d1 starts where it should.
+  driven = a mocap mount moved every step. The mount's z axis is the rod's tangent
+  at its start (second order from the first three centerline points: the rod leaves
+  its mount along it) and its x axis the scenario's director, so d1 starts where it
+  should.
 - the far end (keys ``end``, ``end_body``): pinned or clamped to the world, to a mocap
   body for a driven end, or to a carriage sliding along ``slides_along``.
 - a curved or pre-stretched start (keys ``centerline``, ``rest_arc``): the scenario's
@@ -28,13 +33,15 @@ How a scenario maps onto a scene:
   mount body (xfrc_applied).
 - gravity: MuJoCo's option.
 - quasi-static scenarios: Kelvin-Voigt viscosity critical for the slowest mode
-  (the peers' adapters add mass-proportional damping at the same rate); dynamic ones:
-  none (implicit Euler's own dissipation remains, and shows in the metrics). The
-  plugin has no mass-proportional damping, and viscosity relaxes every strain with the
-  same time constant, viscosity / modulus: 2/omega for bending and stretch, 6/omega for
-  torsion and shear (G = E/3). A driven end (twist) therefore lags its clamp by
-  seconds where the peers' stiff modes follow at once; a cantilever or a catenary
-  settles no slower for it.
+  (the peers' adapters add mass-proportional damping at the same rate); dynamic ones,
+  and quasi-static ones with a driven end (twist): none (implicit Euler's own
+  dissipation remains, and shows in the metrics). The plugin has no mass-proportional
+  damping, and viscosity relaxes every strain with the same time constant,
+  viscosity / modulus: 2/omega for bending and stretch, 6/omega for torsion and shear
+  (G = E/3). Critical for the slowest mode, it would make a driven twist lag its clamp
+  by seconds and slow the growth of a rod twisted past Greenhill's threshold below
+  what the twist experiment counts as growing; a cantilever or a catenary settles no
+  slower for it.
 
 What it cannot model raises NotImplementedError naming it (cosseratbench records the
 run as unsupported): a build of the plugin without the ``end``/``centerline`` keys,
@@ -137,12 +144,34 @@ def _require(feature: str, what: str) -> None:
 
 # ---------- geometry of a rod ----------
 
+def _start_tangent(points: np.ndarray) -> np.ndarray:
+  """The unit tangent of the polyline's curve at its first point: the derivative of
+  the quadratic through the first three points (parametrized by chord length),
+  second order in the spacing; the first segment when fewer points or a kink.
+
+  A cusp rod leaves its mount along the mount's z axis and each section is a
+  circular arc continuing the previous one's tangent to the next node: a start
+  tangent off the curve's (the first chord is off by half the first turn) makes the
+  sections' curvature alternate about the curve's, so the start would not be the
+  shape the scenario gives (the capstan starts at its equilibrium)."""
+  chord = points[1] - points[0]
+  first = chord / np.linalg.norm(chord)
+  if len(points) < 3:
+    return first
+  s1 = np.linalg.norm(chord)
+  s2 = s1 + np.linalg.norm(points[2] - points[1])
+  derivative = (-(1 / s1 + 1 / s2) * points[0] + s2 / (s1 * (s2 - s1)) * points[1]
+                - s1 / (s2 * (s2 - s1)) * points[2])
+  tangent = derivative / np.linalg.norm(derivative)
+  # a kink (a corner at the second point) is no smooth curve's tangent: keep the chord
+  return tangent if tangent @ first > math.cos(math.radians(10.0)) else first
+
+
 def _frame(rod: Rod) -> np.ndarray:
-  """Rotation (columns x, y, z in the world) of the mount: z along the first
-  segment, x the scenario's reference director there."""
+  """Rotation (columns x, y, z in the world) of the mount: z along the rod's
+  tangent at its start (_start_tangent), x the scenario's reference director there."""
   points = np.asarray(rod.centerline, dtype=float)
-  z = points[1] - points[0]
-  z /= np.linalg.norm(z)
+  z = _start_tangent(points)
   n = np.asarray(rod.normal, dtype=float)
   x = n - (n @ z) * z
   if np.linalg.norm(x) < 1e-12:
@@ -163,6 +192,11 @@ def _straight_unstretched(rod: Rod) -> bool:
     return False
   return rod.rest_arc_length is None or bool(
       np.allclose(rod.rest_arc_length, along, rtol=0, atol=1e-12 * rod.length))
+
+
+def _driven(scenario: Scenario) -> bool:
+  """Whether an end of a rod follows a prescribed motion."""
+  return any(r.start_motion is not None or r.end_motion is not None for r in scenario.rods)
 
 
 def _quat(rotation: np.ndarray) -> np.ndarray:
@@ -222,8 +256,14 @@ class CuspSolver:
   @staticmethod
   def _viscosity(scenario: Scenario, rod: Rod) -> float:
     """Kelvin-Voigt viscosity (Pa s) critical for the slowest mode in a quasi-static
-    scenario (damping ratio eta omega / 2E = 1), else none."""
-    if not scenario.quasi_static:
+    scenario (damping ratio eta omega / 2E = 1), else none; none either when an end is
+    driven. Kelvin-Voigt damps a mode by its elastic stiffness, not its mass: critical
+    for the slowest mode, it damps the stiffer ones far more, so a driven twist lags
+    its clamp (torsion relaxes in 6/omega) and an instability's growth is slowed by
+    the whole bending stiffness of its mode (twist: the rods past Greenhill's critical
+    twist grow slower than the experiment's threshold of growth). Driven, the rod keeps
+    only implicit Euler's own dissipation."""
+    if not scenario.quasi_static or _driven(scenario):
       return 0.0
     return 2.0 * rod.material.youngs_modulus / scenario.slowest_frequency()
 
@@ -358,10 +398,12 @@ class CuspSolver:
       return f'<geom type="cylinder" fromto="{_numbers(ends)}" size="{obstacle.radius!r}"/>'
     raise NotImplementedError(f"an obstacle of kind {type(obstacle).__name__}")
 
-  def scene(self, scenario: Scenario, *, n_elements: int, n_frames: int):
-    """The MJCF text of the scenario, and the bodies moved every step."""
+  def scene(self, scenario: Scenario, *, n_elements: int, n_frames: int, rods=None):
+    """The MJCF text of the scenario (of the rods numbered in ``rods``, default all),
+    and the bodies moved every step."""
     dt, _ = self._steps(scenario, n_frames)
-    parts = [self._rod_xml(i, scenario, rod, n_elements, dt) for i, rod in enumerate(scenario.rods)]
+    chosen = range(len(scenario.rods)) if rods is None else rods
+    parts = [self._rod_xml(i, scenario, scenario.rods[i], n_elements, dt) for i in chosen]
     obstacles = "".join(self._obstacle_xml(o) for o in scenario.obstacles)
     xml = f"""<mujoco model="cosseratbench">
   <option timestep="{dt!r}" gravity="{_numbers(scenario.gravity)}"/>
@@ -373,34 +415,46 @@ class CuspSolver:
   # ---------- running ----------
 
   def run(self, scenario: Scenario, *, n_elements: int, n_frames: int) -> Trajectory:
+    """Each rod in a model of its own: the obstacles are fixed and rods do not touch
+    rods here (ROD_CONTACT is not declared), so the rods of a scenario are independent
+    systems. One model of them all would make one contact problem (a held end's rows
+    are in it) sized for all their disks together, its workspace growing with the
+    square of their number (six 50-element rods: 33 GiB, refused at load)."""
     dt, per_frame = self._steps(scenario, n_frames)
-    xml, drive = self.scene(scenario, n_elements=n_elements, n_frames=n_frames)
+    positions, directors = [], []
+    for i in range(len(scenario.rods)):
+      p, d = self._simulate(scenario, i, n_elements, n_frames, dt, per_frame)
+      positions.append(p)
+      directors.append(d)
+    times = np.linspace(0.0, scenario.duration, n_frames)
+    return Trajectory(times, tuple(positions), tuple(directors))
+
+  def _simulate(self, scenario: Scenario, i: int, n_elements: int, n_frames: int, dt: float,
+                per_frame: int) -> tuple[np.ndarray, np.ndarray]:
+    """Rod i of the scenario run alone: its nodes and directors at every frame."""
+    rod = scenario.rods[i]
+    xml, drive = self.scene(scenario, n_elements=n_elements, n_frames=n_frames, rods=[i])
     model = _load_text(xml)
     data = cusp.make_data(model)
-    nrod = len(scenario.rods)
-    lengths = [cusp.total_length(model, i) for i in range(nrod)]
+    length = cusp.total_length(model, 0)
     mocap = [(model.body(body).mocapid[0], origin, frame, motion)
              for body, origin, frame, motion in drive]
-    for i, rod in enumerate(scenario.rods):
-      for load in rod.loads:
-        if load.at is End.END:
-          cusp.apply_force(model, data, i, lengths[i], np.asarray(load.force, dtype=float))
-        else:
-          data.xfrc_applied[model.body(f"rod{i}_mount").id, :3] += load.force
+    for load in rod.loads:
+      if load.at is End.END:
+        cusp.apply_force(model, data, 0, length, np.asarray(load.force, dtype=float))
+      else:
+        data.xfrc_applied[model.body(f"rod{i}_mount").id, :3] += load.force
     mujoco.mj_forward(model, data)
 
-    nodes = [np.linspace(0.0, lengths[i], n_elements + 1) for i in range(nrod)]
-    middles = [(s[1:] + s[:-1]) / 2 for s in nodes]
+    nodes = np.linspace(0.0, length, n_elements + 1)
+    middles = (nodes[1:] + nodes[:-1]) / 2
 
     def sample():
-      positions, directors = [], []
-      for i in range(nrod):
-        positions.append(np.array([cusp.backbone_point(model, data, i, s)[0] for s in nodes[i]]))
-        directors.append(np.array([cusp.backbone_point(model, data, i, s)[1][:, 0] for s in middles[i]]))
-      return positions, directors
+      return (np.array([cusp.backbone_point(model, data, 0, s)[0] for s in nodes]),
+              np.array([cusp.backbone_point(model, data, 0, s)[1][:, 0] for s in middles]))
 
     def check(time):
-      report = cusp.report(model, data)   # one for every instance of the model
+      report = cusp.report(model, data)
       if report is not None and report["nan_events"]:
         raise Diverged(f"cusp: {report['message'] or 'a soft step failed'}", time=time)
       if data.warning[mujoco.mjtWarning.mjWARN_BADQACC].number:
@@ -408,9 +462,8 @@ class CuspSolver:
       if not (np.isfinite(data.qpos).all() and np.isfinite(data.qvel).all()):
         raise Diverged("non-finite MuJoCo state", time=time)
 
-    positions, directors = sample()
-    frames = [[p] for p in positions]
-    turned = [[d] for d in directors]
+    position, director = sample()
+    positions, directors = [position], [director]
     step = 0
     for _ in range(n_frames - 1):
       for _ in range(per_frame):
@@ -422,10 +475,7 @@ class CuspSolver:
         mujoco.mj_step(model, data)
         step += 1
         check(step * dt)
-      positions, directors = sample()
-      for history, p in zip(frames, positions):
-        history.append(p)
-      for history, d in zip(turned, directors):
-        history.append(d)
-    times = np.linspace(0.0, scenario.duration, n_frames)
-    return Trajectory(times, tuple(np.stack(h) for h in frames), tuple(np.stack(h) for h in turned))
+      position, director = sample()
+      positions.append(position)
+      directors.append(director)
+    return np.stack(positions), np.stack(directors)
