@@ -4,6 +4,8 @@
 #define CUSP_PLUGIN_TESTUTIL_H
 
 #include <math.h>
+#include <stdio.h>
+#include <unistd.h>
 
 #include "../apps/mj_state.h"
 #include "cusp.h"
@@ -13,6 +15,20 @@ static inline mjModel *load(const char *path, const cusp_override *ov, int nov) 
   char err[1024] = "";
   mjModel *m = cusp_load_with(path, ov, nov, err, sizeof err);
   EXPECT(m != NULL, "load %s: %s", path, err);
+  return m;
+}
+
+/* A scene given as MJCF text: written to a file of its own (cusp_load
+ * reads files, as mj_loadXML does), loaded, and the file removed. */
+static inline mjModel *load_text(const char *name, const char *xml) {
+  char path[256];
+  snprintf(path, sizeof path, "/tmp/cusp_test_%s_%d.xml", name, (int)getpid());
+  FILE *f = fopen(path, "w");
+  int written = f && fputs(xml, f) >= 0;
+  if (f) fclose(f);
+  EXPECT(written, "write %s", path);
+  mjModel *m = written ? load(path, NULL, 0) : NULL;
+  remove(path);
   return m;
 }
 

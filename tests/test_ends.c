@@ -27,18 +27,6 @@
 #include "instances.h"
 #include "plugin_testutil.h"
 
-static mjModel *load_text(const char *name, const char *xml) {
-  char path[256];
-  snprintf(path, sizeof path, "/tmp/cusp_test_ends_%s_%d.xml", name, (int)getpid());
-  FILE *f = fopen(path, "w");
-  if (!f) return NULL;
-  fputs(xml, f);
-  fclose(f);
-  mjModel *m = load(path, NULL, 0);
-  remove(path);
-  return m;
-}
-
 static void step_until(const mjModel *m, mjData *d, double T) {
   while (d->time < T - 0.5 * m->opt.timestep) mj_step(m, d);
 }

@@ -50,16 +50,9 @@ static const char *scene_fmt =
 
 static mjModel *load_scene(const char *name, double h, const char *euler, const char *joint, const char *ipos,
                            double mass) {
-  char path[256], xml[2048];
-  snprintf(path, sizeof path, "/tmp/cusp_test_mount_%s_%d.xml", name, (int)getpid());
+  char xml[2048];
   snprintf(xml, sizeof xml, scene_fmt, h, euler, joint, ipos, mass, 0.002 * mass, 0.003 * mass, 0.004 * mass);
-  FILE *f = fopen(path, "w");
-  if (!f) return NULL;
-  fputs(xml, f);
-  fclose(f);
-  mjModel *m = load(path, NULL, 0);
-  remove(path);
-  return m;
+  return load_text(name, xml);
 }
 
 /* The chambers driven from t = 0.2 s (a bend out of the joint's plane and
@@ -372,16 +365,10 @@ static const char *stop_fmt =
  * the arm into a wall at x = 0.25 (wall). */
 static void test_stop(int wall) {
   const char *label = wall ? "arm into a wall" : "mount into its joint limit";
-  char path[256], xml[2048];
-  snprintf(path, sizeof path, "/tmp/cusp_test_mount_stop_%d.xml", (int)getpid());
+  char xml[2048];
   snprintf(xml, sizeof xml, stop_fmt, wall ? "<geom name=\"wall\" type=\"box\" size=\"0.05 0.5 0.5\" pos=\"0.3 0 0.8\"/>" : "",
            wall ? "" : "limited=\"true\" range=\"-1 0.1\"");
-  FILE *f = fopen(path, "w");
-  if (!f) return;
-  fputs(xml, f);
-  fclose(f);
-  mjModel *m = load(path, NULL, 0);
-  remove(path);
+  mjModel *m = load_text("stop", xml);
   if (!m) return;
   mjData *d = attach(m);
   if (!d) {

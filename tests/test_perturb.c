@@ -51,18 +51,6 @@ static const char SLIDE[] =
 
 static char tmpdir[64];
 
-static mjModel *load_text(const char *name, const char *xml) {
-  char path[128], err[512] = "";
-  snprintf(path, sizeof path, "%s/%s.xml", tmpdir, name);
-  FILE *f = fopen(path, "w");
-  EXPECT(f && fputs(xml, f) >= 0, "write %s", path);
-  if (f) fclose(f);
-  mjModel *m = cusp_load(path, err, sizeof err);
-  EXPECT(m != NULL, "load %s: %s", name, err);
-  remove(path);
-  return m;
-}
-
 /* Steps until the soft and rigid velocities stay below tol (or T_max more
  * seconds pass); returns the largest velocity seen over the last step. */
 static double settle(const mjModel *m, mjData *d, double tol, double T_max) {
