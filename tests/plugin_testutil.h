@@ -42,6 +42,20 @@ static inline mjData *attach(const mjModel *m) {
   return d;
 }
 
+/* load_text, then attach: the model with its data in *d, or NULL (a test
+ * failure said, nothing left allocated). */
+static inline mjModel *load_text_attached(const char *name, const char *xml, mjData **d) {
+  *d = NULL;
+  mjModel *m = load_text(name, xml);
+  if (!m) return NULL;
+  *d = attach(m);
+  if (!*d) {
+    mj_deleteModel(m);
+    return NULL;
+  }
+  return m;
+}
+
 /* What run_until saw: the deepest penetration (from a time on), the most
  * soft contacts in a step, the report's totals at the end, and whether the
  * state stayed finite (it stops at the first step that is not). */

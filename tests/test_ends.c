@@ -58,13 +58,9 @@ static void clamped_beam(int sections, double *rel_err, double *reaction_err) {
   const double L = 1.0, r = 0.01, rho = 1000, E = 1e10, g = 9.81, h = 1e-3;
   char xml[4096];
   snprintf(xml, sizeof xml, beam_fmt, h, sections, L / sections, r, rho, E, 1e7, "clamp");
-  mjModel *m = load_text("beam", xml);
+  mjData *d;
+  mjModel *m = load_text_attached("beam", xml, &d);
   if (!m) return;
-  mjData *d = attach(m);
-  if (!d) {
-    finish(m, NULL);
-    return;
-  }
   double mass = cusp_total_mass(m, d, 0), w = mass * g / L, I = M_PI * pow(r, 4) / 4;
   double expect = w * pow(L, 4) / (384 * E * I);
   step_until(m, d, 1.0);
@@ -129,13 +125,9 @@ static void pinned_pendulum(void) {
   char xml[4096];
   snprintf(xml, sizeof xml, pendulum_fmt, h, L / 2, r, rho, L * sin(th0), 1 - L * cos(th0), -th0 * 180 / M_PI, mb,
            Ib, Ib, Ib);
-  mjModel *m = load_text("pendulum", xml);
+  mjData *d;
+  mjModel *m = load_text_attached("pendulum", xml, &d);
   if (!m) return;
-  mjData *d = attach(m);
-  if (!d) {
-    finish(m, NULL);
-    return;
-  }
   double mr = cusp_total_mass(m, d, 0);
   /* the compound pendulum about the pin: a solid cylinder (L^2/3 + r^2/4 about
    * its end) and the mount at distance L */
@@ -248,13 +240,9 @@ static const char *mocap_fmt =
     "</mujoco>\n";
 
 static void mocap_follow(void) {
-  mjModel *m = load_text("mocap", mocap_fmt);
+  mjData *d;
+  mjModel *m = load_text_attached("mocap", mocap_fmt, &d);
   if (!m) return;
-  mjData *d = attach(m);
-  if (!d) {
-    finish(m, NULL);
-    return;
-  }
   const double R = 0.05, w = 2 * M_PI * 0.5, h = m->opt.timestep, alpha = 0.2, T = 2.0;
   const double c0[3] = {0.45, 0, 1 - R}; /* the circle in the x-z plane, through the start */
   double lag_max = 0, lag_sum = 0, orient = 0;
@@ -505,13 +493,9 @@ static void ball_on_clamped_rod(void) {
       "      <geom type=\"sphere\" size=\"0.04\" mass=\"0.05\"/></body>\n"
       "  </worldbody>\n"
       "</mujoco>\n";
-  mjModel *m = load_text("ball", xml);
+  mjData *d;
+  mjModel *m = load_text_attached("ball", xml, &d);
   if (!m) return;
-  mjData *d = attach(m);
-  if (!d) {
-    finish(m, NULL);
-    return;
-  }
   step_until(m, d, 3.0);
   double reac[6], g = -m->opt.gravity[2], mr = cusp_total_mass(m, d, 0), mb = 0.05;
   cusp_end_reaction(m, d, 0, reac);
@@ -543,13 +527,9 @@ static void ball_on_clamped_rod(void) {
  * identically, and a reset replays the first run bit for bit (the anchor is
  * part of the model; nothing of the constraint is history). */
 static void copies_exact(void) {
-  mjModel *m = load_text("copy", mocap_fmt);
+  mjData *d;
+  mjModel *m = load_text_attached("copy", mocap_fmt, &d);
   if (!m) return;
-  mjData *d = attach(m);
-  if (!d) {
-    finish(m, NULL);
-    return;
-  }
   int nq = m->nq, ns = m->npluginstate;
   double *first = calloc(nq + ns, sizeof(double));
   mjData *c = NULL;

@@ -368,13 +368,9 @@ static void test_stop(int wall) {
   char xml[2048];
   snprintf(xml, sizeof xml, stop_fmt, wall ? "<geom name=\"wall\" type=\"box\" size=\"0.05 0.5 0.5\" pos=\"0.3 0 0.8\"/>" : "",
            wall ? "" : "limited=\"true\" range=\"-1 0.1\"");
-  mjModel *m = load_text("stop", xml);
+  mjData *d;
+  mjModel *m = load_text_attached("stop", xml, &d);
   if (!m) return;
-  mjData *d = attach(m);
-  if (!d) {
-    finish(m, NULL);
-    return;
-  }
   char err[512];
   cusp_instance_config *cfg = calloc(1, sizeof *cfg);
   sb_segment_params seg[CUSP_MAX_SECTIONS];
