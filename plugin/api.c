@@ -149,8 +149,21 @@ int cusp_end_reaction(const mjModel *m, const mjData *d, int instance, double re
   const cusp_instance_config *c;
   if (reaction) memset(reaction, 0, 6 * sizeof(double));
   const cusp_runtime *r = arm_of(m, d, instance, &c, NULL);
-  if (!r || c->end == CUSP_END_FREE) return -1;
-  if (reaction) cusp_runtime_end_reaction(r, instance, reaction);
+  if (!r || c->end == CUSP_END_FREE || c->contact == CUSP_CONTACT_NATIVE) return -1;
+  double out[6];
+  if (cusp_runtime_held_reaction(r, instance, c->nhold, out)) return -1; /* the far end follows the holds */
+  if (reaction) memcpy(reaction, out, sizeof out);
+  return 0;
+}
+
+int cusp_hold_reaction(const mjModel *m, const mjData *d, int instance, int hold, double reaction[6]) {
+  const cusp_instance_config *c;
+  if (reaction) memset(reaction, 0, 6 * sizeof(double));
+  const cusp_runtime *r = arm_of(m, d, instance, &c, NULL);
+  if (!r || hold < 0 || hold >= c->nhold) return -1;
+  double out[6];
+  if (cusp_runtime_held_reaction(r, instance, hold, out)) return -1;
+  if (reaction) memcpy(reaction, out, sizeof out);
   return 0;
 }
 

@@ -328,6 +328,15 @@ static const cusp_key key_table[] = {
     {.name = "end_body", .kind = CUSP_KEY_BODY, .unit = "", FIELD(end_body), .def = {"world", "world"},
      .doc = "the MuJoCo body a pinned or clamped end is held to: world, a mocap body (a prescribed "
             "motion: move its mocap_pos/mocap_quat) or a body with joints (coupled both ways)"},
+    {.name = "hold", .kind = CUSP_KEY_HOLD, .unit = "m", FIELD(hold), .def = {"none", "none"},
+     .doc = "material points held, entries \"S pin|clamp [BODY]\" separated by ';' (at most 16): the "
+            "backbone's point at arc length S from the base (0 < S <= the rest length; the point of "
+            "cusp_backbone_point) held where it is in the initial configuration, fixed in BODY's frame "
+            "(default world; a mocap body moves it, a body with joints is coupled both ways); pin = its "
+            "position (MuJoCo's equality connect), clamp = position and orientation (weld). Each is 3 or 6 "
+            "equality rows of the contact problem, solved exactly (no solref softness); dependent rows (a "
+            "pin where a clamp is) are dropped. `end` is the hold at S = the rest length (contact lcp "
+            "only)"},
 };
 
 #define NKEY ((int)(sizeof key_table / sizeof key_table[0]))
@@ -705,6 +714,48 @@ static int parse_feedback(cusp_instance_config *c, int slot, int entry, const ch
   return 0;
 }
 
+static int parse_hold(cusp_instance_config *c, int slot, int entry, const char *e, int len, char *error,
+                      int error_size) {
+  static const char form[] = "\"S pin|clamp [BODY]\"";
+  cusp_hold hd;
+  memset(&hd, 0, sizeof hd);
+  hd.entry = entry;
+  hd.section = hd.body_id = -1;
+  entry_text(e, len, hd.text, sizeof hd.text);
+  char buf[256];
+  if (len >= (int)sizeof buf) return fail_entry(c, "hold", entry, hd.text, error, error_size, "entry too long");
+  memcpy(buf, e, (size_t)len);
+  buf[len] = 0;
+  int n = count_tokens(buf);
+  if (n != 2 && n != 3) return fail_entry(c, "hold", entry, hd.text, error, error_size, "expected %s", form);
+  const char *p = buf, *t;
+  int tl = token(&p, &t);
+  if (parse_number(t, tl, &hd.s))
+    return fail_entry(c, "hold", entry, hd.text, error, error_size,
+                      "\"%.*s\" is not an arc length in m (expected %s)", tl, t, form);
+  if (!(hd.s > 0))
+    return fail_entry(c, "hold", entry, hd.text, error, error_size,
+                      "S = %g is out of range: must be > 0 (the base, S = 0, is the mount's)", hd.s);
+  tl = token(&p, &t);
+  if (tok_is(t, tl, "pin"))
+    hd.kind = CUSP_END_PIN;
+  else if (tok_is(t, tl, "clamp"))
+    hd.kind = CUSP_END_CLAMP;
+  else
+    return fail_entry(c, "hold", entry, hd.text, error, error_size, "\"%.*s\" is not one of: pin clamp", tl, t);
+  snprintf(hd.body, sizeof hd.body, "world");
+  if (n == 3) {
+    tl = token(&p, &t);
+    if (tl >= CUSP_NAME)
+      return fail_entry(c, "hold", entry, hd.text, error, error_size, "body name \"%.*s\" longer than %d characters",
+                        tl, t, CUSP_NAME - 1);
+    memcpy(hd.body, t, (size_t)tl);
+    hd.body[tl] = 0;
+  }
+  c->hold[slot] = hd;
+  return 0;
+}
+
 /* Parsed into a scratch copy first: a failed set leaves c unchanged. */
 static int set_schedules(cusp_instance_config *c, const char *value, char *error, int error_size) {
   const char *p = value, *t;
@@ -742,6 +793,27 @@ static int set_feedbacks(cusp_instance_config *c, const char *value, char *error
   }
   free(tmp);
   return n < 0 ? -1 : 0;
+}
+
+static int set_holds(cusp_instance_config *c, const char *value, char *error, int error_size) {
+  const char *p = value, *t;
+  int len = token(&p, &t);
+  if (len == 0 || (tok_is(t, len, "none") && count_tokens(p) == 0)) {
+    c->nhold = 0;
+    return 0;
+  }
+  /* for_entries writes into c->hold: a failed set puts the old list back */
+  cusp_hold tmp[CUSP_MAX_HOLDS];
+  int nold = c->nhold;
+  memcpy(tmp, c->hold, sizeof tmp);
+  int n = for_entries(c, "hold", value, CUSP_MAX_HOLDS, parse_hold, error, error_size);
+  if (n < 0) {
+    memcpy(c->hold, tmp, sizeof tmp);
+    c->nhold = nold;
+    return -1;
+  }
+  c->nhold = n;
+  return 0;
 }
 
 /* ---------- setting a key ---------- */
@@ -1015,6 +1087,8 @@ static int set_value(cusp_instance_config *c, const cusp_key *k, const char *val
       return set_schedules(c, value, error, error_size);
     case CUSP_KEY_FEEDBACK:
       return set_feedbacks(c, value, error, error_size);
+    case CUSP_KEY_HOLD:
+      return set_holds(c, value, error, error_size);
     case CUSP_KEY_BODY: {
       len = token(&p, &t);
       const char *name = t;
@@ -1148,6 +1222,13 @@ int cusp_config_format(const cusp_instance_config *c, const cusp_key *k, char *o
       }
       if (!c->nfeedback) put(out, size, &at, "none");
       break;
+    case CUSP_KEY_HOLD:
+      for (int i = 0; i < c->nhold; i++) {
+        const cusp_hold *hd = &c->hold[i];
+        put(out, size, &at, "%s%.17g %s %s", i ? "; " : "", hd->s, w_end[hd->kind], hd->body);
+      }
+      if (!c->nhold) put(out, size, &at, "none");
+      break;
     case CUSP_KEY_POINTS: {
       int n = *(const int *)((const char *)c + k->count_offset);
       const double *x = f;
@@ -1210,6 +1291,7 @@ static void value_syntax(const cusp_key *k, char *buf, size_t n) {
     case CUSP_KEY_ACTUATED: snprintf(buf, n, "`all`, `none`, or coordinates"); break;
     case CUSP_KEY_SCHEDULE: snprintf(buf, n, "`;`-separated entries, or `none`"); break;
     case CUSP_KEY_FEEDBACK: snprintf(buf, n, "`;`-separated entries, or `none`"); break;
+    case CUSP_KEY_HOLD: snprintf(buf, n, "`;`-separated entries, or `none`"); break;
     case CUSP_KEY_BODY: snprintf(buf, n, "a body name, or `world`"); break;
     case CUSP_KEY_POINTS: snprintf(buf, n, "`x y z, x y z, ...`"); break;
     case CUSP_KEY_NUMBERS: snprintf(buf, n, "numbers"); break;
@@ -1242,6 +1324,7 @@ static void range_cells(FILE *out, const cusp_key *k) {
     case CUSP_KEY_INITIAL: fputs(" one per coordinate, or names |", out); break;
     case CUSP_KEY_SCHEDULE: fputs(" times increasing, u within `ctrlrange` |", out); break;
     case CUSP_KEY_FEEDBACK: fputs(" a hinge or slide joint |", out); break;
+    case CUSP_KEY_HOLD: fputs(" 0 < S <= the rest length; 16 entries |", out); break;
     case CUSP_KEY_BODY: fputs(" a body of the scene |", out); break;
     case CUSP_KEY_POINTS: fputs(" 2..1024 points, the first at the origin |", out); break;
     case CUSP_KEY_NUMBERS: fputs(" one per centerline point: 0, then increasing |", out); break;
@@ -1371,6 +1454,11 @@ static int check_int_field(cusp_instance_config *c, const char *key, int v, char
 }
 
 int cusp_config_check_end(const cusp_instance_config *c, char *error, int error_size) {
+  if (c->nhold > 0 && c->contact != CUSP_CONTACT_LCP)
+    return fail(c, "hold", error, error_size,
+                "%d held points need key \"contact\" lcp, not \"%s\": a hold is an equality row of the lcp "
+                "model's problem (the penalty, sap, ncp and native models do not take it)",
+                c->nhold, w_contact[c->contact]);
   if (c->end != CUSP_END_FREE && c->contact != CUSP_CONTACT_LCP)
     return fail(c, "end", error, error_size,
                 "\"%s\" needs key \"contact\" lcp, not \"%s\": a held end is an equality row of the lcp "
@@ -1663,6 +1751,22 @@ int cusp_config_finish(cusp_instance_config *c, char *error, int error_size) {
     f->schedule = -1;
     for (int j = 0; j < c->nschedule; j++)
       if (c->schedule[j].coord == k) f->schedule = j;
+  }
+
+  /* holds: the section holding each point (as cusp_backbone_point finds it) */
+  double rest = 0;
+  for (int i = 0; i < c->sections; i++) rest += c->length[i];
+  for (int i = 0; i < c->nhold; i++) {
+    cusp_hold *hd = &c->hold[i];
+    /* a length written in decimal may sum to a few ulps short of S = the rest length */
+    if (!(hd->s > 0 && hd->s <= rest * (1 + 1e-12)))
+      return fail_entry(c, "hold", hd->entry, hd->text, error, error_size,
+                        "S = %g m is out of range: must be in (0, %g], the rod's rest length", hd->s, rest);
+    int sec = 0;
+    double sl = hd->s;
+    while (sec < c->sections - 1 && sl > c->length[sec]) sl -= c->length[sec++];
+    hd->section = sec;
+    hd->s_local = fmin(fmax(sl, 0), c->length[sec]);
   }
 
   /* tip loads: the soft step applies them (a native arm is MuJoCo's to step) */

@@ -28,6 +28,7 @@
 #define CUSP_MAX_POINTS 1024   /* points of the key centerline */
 #define CUSP_NAME 64
 #define CUSP_MAX_KNOTS 64
+#define CUSP_MAX_HOLDS 16      /* entries of the list key hold */
 
 typedef enum { CUSP_MODEL_PCC, CUSP_MODEL_COSSERAT } cusp_model_kind;
 typedef enum { CUSP_CONTACT_LCP, CUSP_CONTACT_PENALTY, CUSP_CONTACT_NATIVE, CUSP_CONTACT_SAP, CUSP_CONTACT_NCP } cusp_contact_kind;
@@ -80,6 +81,25 @@ typedef struct {
   /* after compile (cusp_instance_read resolves the joint by name) */
   int qpos_adr, dof_adr;
 } cusp_feedback;
+
+/* A material point of the rod held to a MuJoCo body (an entry "S pin|clamp
+ * [BODY]" of the key "hold"; plugin/ends.c): the backbone's point at arc
+ * length S from the base (the same point as cusp_backbone_point's), where it
+ * is in the initial configuration, fixed in BODY's frame. pin holds its
+ * position (MuJoCo's equality connect), clamp its position and orientation
+ * (weld). */
+typedef struct {
+  double s;               /* m from the base along the rest backbone, 0 < s <= the rod's rest length */
+  cusp_end_kind kind;     /* CUSP_END_PIN or CUSP_END_CLAMP */
+  char body[CUSP_NAME];   /* world (the default), a mocap body, or a body with joints */
+  int entry;              /* 1-based position in the key's ';' list (messages) */
+  char text[48];          /* the entry as written, shortened (messages) */
+  /* set by finish: the section holding the point and the arc length in it */
+  int section;
+  double s_local;
+  /* after compile (cusp_resolve_end_body) */
+  int body_id;
+} cusp_hold;
 
 typedef struct {
   char name[CUSP_NAME];
@@ -138,6 +158,8 @@ typedef struct {
   cusp_end_kind end;           /* end: free | pin | clamp (free): the last section's tip held (plugin/ends.c) */
   char end_body[CUSP_NAME];    /* end_body: the MuJoCo body the end is held to (world) */
   cusp_feedback feedback[CUSP_MAX_ENTRIES];
+  int nhold;                   /* hold: "S pin|clamp [BODY]; ..." (m); none */
+  cusp_hold hold[CUSP_MAX_HOLDS];
   int ncenterline;             /* centerline: "x y z, x y z, ..." (m, the mount's frame); unset: 0 */
   double centerline[3 * CUSP_MAX_POINTS];
   int nrest_arc;               /* rest_arc: one per centerline point, from 0 (m); unset: 0 */
@@ -177,6 +199,7 @@ typedef enum {
   CUSP_KEY_ACTUATED, /* all | none | coordinate names or numbers (resolved by finish) */
   CUSP_KEY_SCHEDULE, /* "COORD t0 u0 t1 u1 ...; ..." */
   CUSP_KEY_FEEDBACK, /* "COORD JOINT kp kd target [ramp_start ramp_end]; ..." */
+  CUSP_KEY_HOLD,     /* "S pin|clamp [BODY]; ..." */
   CUSP_KEY_BODY,     /* the name of a MuJoCo body (resolved after compile) */
   CUSP_KEY_POINTS,   /* "x y z, x y z, ..." (count in count_offset), each coordinate plausible */
   CUSP_KEY_NUMBERS,  /* numbers (count in count_offset), each plausible (resolved by finish) */
@@ -253,8 +276,9 @@ int cusp_config_set(cusp_instance_config *c, const char *key, const char *value,
  * Returns 0, or -1 with a message. */
 int cusp_config_finish(cusp_instance_config *c, char *error, int error_size);
 
-/* A held end (key end) is solved with the lcp contact model only: 0, or -1
- * with a message naming both keys when contact is another model. */
+/* A held end or point (keys end, hold) is solved with the lcp contact model
+ * only: 0, or -1 with a message naming both keys when contact is another
+ * model. */
 int cusp_config_check_end(const cusp_instance_config *c, char *error, int error_size);
 /* The chain parameters of the instance (segments filled into seg, which must
  * hold `sections` entries), base pose identity, gravity from the caller. */

@@ -27,12 +27,12 @@ static sb_contact_options options_of(const cusp_instance_config *c) {
 int cusp_lcp_impulses(cusp_runtime *r, double h, sb_contact_info *info, int *solved, double *t_col) {
   if (cusp_contact_build(r, CUSP_CONTACT_LCP, h, t_col) == 0) return 0;
   /* one coupled solve: the first LCP instance in contact sets its options
-   * (with no contact, the first one holding its end) */
+   * (with no contact, the first one holding a point) */
   int lead = -1;
   for (int c = 0; c < r->nmeta && lead < 0; c++)
     if (r->meta[c].model == CUSP_CONTACT_LCP && r->meta[c].inst >= 0) lead = r->meta[c].inst;
   for (int i = 0; i < r->ninst && lead < 0; i++)
-    if (r->soft[i].cfg.contact == CUSP_CONTACT_LCP && r->soft[i].cfg.end != CUSP_END_FREE) lead = i;
+    if (r->soft[i].cfg.contact == CUSP_CONTACT_LCP && r->soft[i].nheld > 0) lead = i;
   if (lead < 0) lead = 0;
   const sb_contact_options opt = options_of(&r->soft[lead].cfg);
   char err[256];

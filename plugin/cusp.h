@@ -141,6 +141,11 @@ double cusp_total_length(const mjModel *m, int instance);
  * it moves, got the opposite). Returns 0, or -1 for a bad instance or one
  * whose end is free (then zeros). */
 int cusp_end_reaction(const mjModel *m, const mjData *d, int instance, double reaction[6]);
+/* The reaction of held point `hold` (0-based entry of the key hold): the
+ * [force (3); moment about the point (3)] its anchor exerted on the rod over
+ * the last step, world axes, N and N*m, as cusp_end_reaction. Returns 0, or
+ * -1 for a bad instance or an instance with fewer holds (then zeros). */
+int cusp_hold_reaction(const mjModel *m, const mjData *d, int instance, int hold, double reaction[6]);
 /* Mass of an instance's chain (distributed, disks and rigid links), kg; 0 for a bad instance. */
 double cusp_total_mass(const mjModel *m, const mjData *d, int instance);
 /* Mechanical energy of an instance at its current state, J: kinetic,

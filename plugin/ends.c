@@ -1,21 +1,23 @@
-/* A held far end (keys end, end_body): the last section's tip pinned
- * (position) or clamped (pose) to an anchor fixed in a MuJoCo body's frame,
- * solved as bilateral rows of the lcp model's coupled problem
+/* Held points (keys hold; end, end_body): material points of the rod
+ * pinned (position) or clamped (pose) to an anchor fixed in a MuJoCo body's
+ * frame, solved as bilateral rows of the lcp model's coupled problem
  * (softbody/contact.h, "Bilateral constraints": eliminated by the Schur
- * complement of their block before the LCP, recovered after it).
+ * complement of their block before the LCP, recovered after it; pivoted
+ * Cholesky drops dependent rows, e.g. a pin where a clamp already is).
  *
- * The anchor is where the tip is in the initial configuration (the key
- * `initial` at the mount's and end_body's poses at qpos0), in end_body's
- * frame; it is part of the model, not of the state, so copies and resets
- * stay exact. Each step the anchor is end_body's current pose times that
- * offset:
+ * A point is the backbone's frame at arc length S (the key hold's entries;
+ * the far end, key end, is S = the rest length, held last). Its anchor is
+ * where that frame is in the initial configuration (the key `initial` at the
+ * mount's and the body's poses at qpos0), in the body's frame; it is part of
+ * the model, not of the state, so copies and resets stay exact. Each step
+ * the anchor is the body's current pose times that offset:
  *   world, or a body MuJoCo does not move   a fixed anchor
  *   a mocap body                            a prescribed motion: the rows aim
  *                                           at zero relative velocity and the
  *                                           pose error is removed at the rate
  *                                           `stabilization` per step (MuJoCo
  *                                           gives a mocap body no velocity), so
- *                                           the tip follows with a lag of
+ *                                           the point follows with a lag of
  *                                           (1 - alpha) / alpha * v * h at a
  *                                           steady speed v, and never drifts
  *   a body with degrees of freedom          coupled both ways: its point
@@ -37,60 +39,109 @@ static sb_pose body_pose_qpos0(const mjModel *m, int b) {
   return sb_pose_mul(&parent, &local);
 }
 
+/* The held points of c in the order of soft_t.held: the key hold's
+ * entries, then the far end. */
+static int held_points(const cusp_instance_config *c, cusp_held *held) {
+  int n = 0;
+  for (int i = 0; i < c->nhold; i++, n++) {
+    memset(&held[n], 0, sizeof held[n]);
+    held[n].rows = c->hold[i].kind == CUSP_END_CLAMP ? 6 : 3;
+    held[n].body_id = c->hold[i].body_id;
+    held[n].section = c->hold[i].section;
+    held[n].s = c->hold[i].s_local;
+    held[n].entry = c->hold[i].entry;
+  }
+  if (c->end != CUSP_END_FREE) {
+    memset(&held[n], 0, sizeof held[n]);
+    held[n].rows = c->end == CUSP_END_CLAMP ? 6 : 3;
+    held[n].body_id = c->end_body_id;
+    held[n].section = c->sections - 1;
+    held[n].s = c->length[c->sections - 1];
+    n++;
+  }
+  return n;
+}
+
+/* "key \"end\"" or "key \"hold\", entry 2" */
+static const char *held_key(const cusp_held *h, char *buf, size_t n) {
+  if (h->entry > 0)
+    snprintf(buf, n, "key \"hold\", entry %d", h->entry);
+  else
+    snprintf(buf, n, "key \"end\"");
+  return buf;
+}
+
 int cusp_end_create(const mjModel *m, soft_t *s, char *error, int error_size) {
   const cusp_instance_config *c = &s->cfg;
-  s->end_index = -1;
-  memset(s->end_reaction, 0, sizeof s->end_reaction);
-  if (c->end == CUSP_END_FREE || c->contact == CUSP_CONTACT_NATIVE) return 0;
-  if (c->end_body_id < 0 || c->end_body_id >= m->nbody) {
-    sb_errorf(error, error_size, "instance \"%s\": key \"end_body\": \"%s\" is not resolved", c->name, c->end_body);
-    return -1;
-  }
-  /* the tip at the initial coordinates, with the mount at qpos0 */
+  s->nheld = 0;
+  if (c->contact == CUSP_CONTACT_NATIVE) return 0;
+  int n = held_points(c, s->held);
+  char key[48];
+  for (int k = 0; k < n; k++)
+    if (s->held[k].body_id < 0 || s->held[k].body_id >= m->nbody) {
+      sb_errorf(error, error_size, "instance \"%s\": %s: its body is not resolved", c->name,
+                held_key(&s->held[k], key, sizeof key));
+      return -1;
+    }
+  if (n == 0) return 0;
+  /* the points at the initial coordinates, with the mount at qpos0 */
   sb_model *model = s->model;
   sb_pose base_saved = model->base;
   model->base = body_pose_qpos0(m, c->base_body_id);
   sb_kinematics(model, s->work, c->initial, NULL);
-  sb_pose tip;
-  int rc = sb_point_kinematics(model, s->work, c->sections - 1, c->length[c->sections - 1], &tip, NULL, NULL, NULL);
-  model->base = base_saved;
-  if (rc) {
-    sb_errorf(error, error_size, "instance \"%s\": key \"end\": no tip frame at section %d", c->name, c->sections);
-    return -1;
+  int rc = 0;
+  for (int k = 0; k < n && !rc; k++) {
+    cusp_held *h = &s->held[k];
+    sb_pose point;
+    rc = sb_point_kinematics(model, s->work, h->section, h->s, &point, NULL, NULL, NULL);
+    if (rc) {
+      sb_errorf(error, error_size, "instance \"%s\": %s: no frame at section %d, s = %g", c->name,
+                held_key(h, key, sizeof key), h->section + 1, h->s);
+      break;
+    }
+    sb_pose body = body_pose_qpos0(m, h->body_id);
+    h->anchor = sb_pose_inv_mul(&body, &point);
+    h->index = -1;
+    memset(h->reaction, 0, sizeof h->reaction);
   }
-  sb_pose body = body_pose_qpos0(m, c->end_body_id);
-  s->end_anchor = sb_pose_inv_mul(&body, &tip);
+  model->base = base_saved;
+  if (rc) return -1;
+  s->nheld = n;
   return 0;
 }
 
 int cusp_ends_active(const cusp_runtime *r, cusp_contact_kind model) {
   for (int i = 0; i < r->ninst; i++)
-    if (r->soft[i].cfg.end != CUSP_END_FREE && r->soft[i].cfg.contact == model) return 1;
+    if (r->soft[i].nheld > 0 && r->soft[i].cfg.contact == model) return 1;
   return 0;
 }
 
 int cusp_ends_need_rigid(cusp_runtime *r, cusp_contact_kind model) {
   int need = 0;
   for (int i = 0; i < r->ninst; i++) {
-    const cusp_instance_config *c = &r->soft[i].cfg;
-    if (c->end == CUSP_END_FREE || c->contact != model || !body_is_rigid(r->m, c->end_body_id)) continue;
-    r->touched[c->end_body_id] = 1; /* its own contacts join the problem, as a touched body's */
-    need = 1;
+    const soft_t *s = &r->soft[i];
+    if (s->cfg.contact != model) continue;
+    for (int k = 0; k < s->nheld; k++) {
+      int b = s->held[k].body_id;
+      if (!body_is_rigid(r->m, b)) continue;
+      r->touched[b] = 1; /* its own contacts join the problem, as a touched body's */
+      need = 1;
+    }
   }
   return need;
 }
 
-/* The mount's share of the tip frame's motion in the coupled coordinates
- * (mount.c, cusp_mount_lcp_side: there for a contact point, here for the
- * frame's linear and angular velocity): with v = u - X J_b qdot the tip
- * moves by G u + (G_b - G X) J_b qdot; jb6 (6 x nv, linear rows then
+/* The mount's share of a held point's frame motion in the coupled
+ * coordinates (mount.c, cusp_mount_lcp_side: there for a contact point, here
+ * for the frame's linear and angular velocity): with v = u - X J_b qdot the
+ * point moves by G u + (G_b - G X) J_b qdot; jb6 (6 x nv, linear rows then
  * angular) gets (G_b - G X) J_b. */
-static int mount_share(cusp_runtime *r, soft_t *s, double *jb6) {
+static int mount_share(cusp_runtime *r, soft_t *s, const cusp_held *h, double *jb6) {
   const mjModel *m = r->m;
-  int nv = m->nv, n = s->model->n, np = s->mount_npath, seg = s->cfg.sections - 1;
+  int nv = m->nv, n = s->model->n, np = s->mount_npath;
   double J6[6 * CUSP_MAX_COORDS], Y[36], G[36];
   sb_pose g;
-  if (sb_point_kinematics(s->model, s->work, seg, s->cfg.length[seg], &g, J6, NULL, NULL)) return -1;
+  if (sb_point_kinematics(s->model, s->work, h->section, h->s, &g, J6, NULL, NULL)) return -1;
   for (int i = 0; i < 6; i++) /* Y = J6 X: the frame's twist (own axes) per unit base twist through the arm */
     for (int a = 0; a < 6; a++) {
       double x = 0;
@@ -116,42 +167,46 @@ int cusp_ends_add(cusp_runtime *r, cusp_contact_kind model) {
   const mjModel *m = r->m;
   mjData *d = r->d;
   int nv = m->nv, added = 0;
-  char err[256];
+  char err[256], key[48];
   for (int i = 0; i < r->ninst; i++) {
     soft_t *s = &r->soft[i];
     const cusp_instance_config *c = &s->cfg;
-    s->end_index = -1;
-    if (c->end == CUSP_END_FREE || c->contact != model || s->pbody < 0) continue;
-    sb_bilateral e;
-    memset(&e, 0, sizeof e);
-    e.rows = c->end == CUSP_END_CLAMP ? 6 : 3;
-    e.body = s->pbody;
-    e.seg = c->sections - 1;
-    e.s = c->length[e.seg];
-    e.other = -1;
-    sb_pose body = sb_pose_identity();
-    if (c->end_body_id > 0) pose_from_body(d, c->end_body_id, &body);
-    sb_pose anchor = sb_pose_mul(&body, &s->end_anchor);
-    memcpy(e.anchor_pos, anchor.p, sizeof e.anchor_pos);
-    memcpy(e.anchor_R, anchor.R, sizeof e.anchor_R);
-    int rigid = c->end_body_id > 0 && body_is_rigid(m, c->end_body_id) && r->rigid_body >= 0;
-    int coupled = s->mount_lcp == 1 && r->rigid_body >= 0;
-    if (rigid || coupled) {
-      memset(r->end_jac, 0, sizeof(double) * 6 * nv);
-      if (rigid) mj_jac(m, d, r->end_jac, r->end_jac + 3 * nv, anchor.p, c->end_body_id);
-      if (coupled) {
-        if (mount_share(r, s, r->mount_jac)) continue;
-        for (int k = 0; k < 6 * nv; k++) r->end_jac[k] -= r->mount_jac[k];
+    for (int k = 0; k < s->nheld; k++) s->held[k].index = -1;
+    if (c->contact != model || s->pbody < 0) continue;
+    for (int k = 0; k < s->nheld; k++) {
+      cusp_held *h = &s->held[k];
+      sb_bilateral e;
+      memset(&e, 0, sizeof e);
+      e.rows = h->rows;
+      e.body = s->pbody;
+      e.seg = h->section;
+      e.s = h->s;
+      e.other = -1;
+      sb_pose body = sb_pose_identity();
+      if (h->body_id > 0) pose_from_body(d, h->body_id, &body);
+      sb_pose anchor = sb_pose_mul(&body, &h->anchor);
+      memcpy(e.anchor_pos, anchor.p, sizeof e.anchor_pos);
+      memcpy(e.anchor_R, anchor.R, sizeof e.anchor_R);
+      int rigid = h->body_id > 0 && body_is_rigid(m, h->body_id) && r->rigid_body >= 0;
+      int coupled = s->mount_lcp == 1 && r->rigid_body >= 0;
+      if (rigid || coupled) {
+        memset(r->end_jac, 0, sizeof(double) * 6 * nv);
+        if (rigid) mj_jac(m, d, r->end_jac, r->end_jac + 3 * nv, anchor.p, h->body_id);
+        if (coupled) {
+          if (mount_share(r, s, h, r->mount_jac)) continue;
+          for (int j = 0; j < 6 * nv; j++) r->end_jac[j] -= r->mount_jac[j];
+        }
+        e.other = r->rigid_body;
+        e.jac = r->end_jac; /* copied into the problem's rows by sb_contact_add_bilateral */
       }
-      e.other = r->rigid_body;
-      e.jac = r->end_jac;
+      h->index = sb_contact_add_bilateral(r->P, &e, err, sizeof err);
+      if (h->index < 0) {
+        sb_errorf(r->message, sizeof r->message, "instance \"%s\": %s: %s", c->name, held_key(h, key, sizeof key),
+                  err);
+        continue;
+      }
+      added++;
     }
-    s->end_index = sb_contact_add_bilateral(r->P, &e, err, sizeof err);
-    if (s->end_index < 0) {
-      sb_errorf(r->message, sizeof r->message, "instance \"%s\": key \"end\": %s", c->name, err);
-      continue;
-    }
-    added++;
   }
   return added;
 }
@@ -161,8 +216,11 @@ void cusp_ends_scatter(cusp_runtime *r, cusp_contact_kind model) {
   for (int i = 0; i < r->ninst; i++) {
     soft_t *s = &r->soft[i];
     if (s->cfg.contact != model) continue;
-    memset(s->end_reaction, 0, sizeof s->end_reaction);
-    if (s->end_index < 0 || sb_contact_bilateral_result(r->P, s->end_index, s->end_reaction, NULL, NULL)) continue;
-    for (int k = 0; k < 6; k++) s->end_reaction[k] = isfinite(s->end_reaction[k]) ? s->end_reaction[k] / h : 0;
+    for (int k = 0; k < s->nheld; k++) {
+      cusp_held *e = &s->held[k];
+      memset(e->reaction, 0, sizeof e->reaction);
+      if (e->index < 0 || sb_contact_bilateral_result(r->P, e->index, e->reaction, NULL, NULL)) continue;
+      for (int a = 0; a < 6; a++) e->reaction[a] = isfinite(e->reaction[a]) ? e->reaction[a] / h : 0;
+    }
   }
 }

@@ -19,8 +19,9 @@ int cusp_spec_actuators(mjSpec *spec, const cusp_instance_config *c, const char 
  * name). Returns 0, or -1 with a message naming the instance, key and
  * entry. Used by the expansion (on the raw compile) and cusp_instance_read. */
 int cusp_resolve_feedback(const mjModel *m, cusp_instance_config *c, char *error, int error_size);
-/* end_body's id in m (c->end_body_id; -1 when end is free). 0, or -1 with a
- * message naming the instance, key and body. */
+/* end_body's id in m (c->end_body_id; -1 when end is free) and each hold's
+ * body (c->hold[i].body_id). 0, or -1 with a message naming the instance,
+ * key (and entry) and body. */
 int cusp_resolve_end_body(const mjModel *m, cusp_instance_config *c, char *error, int error_size);
 
 #endif

@@ -222,6 +222,14 @@ int cusp_resolve_feedback(const mjModel *m, cusp_instance_config *c, char *error
 
 int cusp_resolve_end_body(const mjModel *m, cusp_instance_config *c, char *error, int error_size) {
   c->end_body_id = -1;
+  for (int i = 0; i < c->nhold; i++) {
+    cusp_hold *hd = &c->hold[i];
+    hd->body_id = mj_name2id(m, mjOBJ_BODY, hd->body);
+    if (hd->body_id < 0)
+      return sb_errorf(error, error_size, "instance \"%s\": key \"hold\", entry %d (\"%s\"): no body \"%s\" in the model",
+                       c->name, hd->entry, hd->text, hd->body),
+             -1;
+  }
   if (c->end == CUSP_END_FREE) return 0;
   int b = mj_name2id(m, mjOBJ_BODY, c->end_body);
   if (b < 0)

@@ -243,9 +243,9 @@ int cusp_mount_lcp_prepare(cusp_runtime *r) {
       s->mount_lcp = 1;
     }
   }
-  for (int i = 0; i < r->ninst; i++) { /* a held end is solved in the coupled coordinates too */
+  for (int i = 0; i < r->ninst; i++) { /* a held point is solved in the coupled coordinates too */
     soft_t *s = &r->soft[i];
-    if (s->mount_coupled && s->mount_lcp == 0 && s->cfg.end != CUSP_END_FREE && s->cfg.contact == CUSP_CONTACT_LCP)
+    if (s->mount_coupled && s->mount_lcp == 0 && s->nheld > 0 && s->cfg.contact == CUSP_CONTACT_LCP)
       s->mount_lcp = 1;
   }
   for (int i = 0; i < r->ninst; i++) {

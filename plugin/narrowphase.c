@@ -47,6 +47,19 @@ static int self_pair_may_touch(const cusp_runtime *r, const soft_t *s, int k, in
   return 1;
 }
 
+/* Is disk k of s at one of its held points, held to body ob or to a body
+ * welded to it? */
+static int held_disk_pair(const mjModel *m, const soft_t *s, int k, int ob) {
+  const cusp_disk *dk = &s->cfg.disk[k];
+  for (int j = 0; j < s->nheld; j++) {
+    const cusp_held *h = &s->held[j];
+    int hb = h->body_id;
+    if (h->section != dk->section || !(fabs(h->s - dk->s) <= 1e-9 * s->cfg.length[dk->section])) continue;
+    if (ob == hb || (m->body_weldid[hb] && m->body_weldid[ob] == m->body_weldid[hb])) return 1;
+  }
+  return 0;
+}
+
 /* Soft contacts of instance i, disk k against everything it may touch. */
 static void collide_disk(cusp_runtime *r, int i, int k) {
   const mjModel *m = r->m;
@@ -68,12 +81,10 @@ static void collide_disk(cusp_runtime *r, int i, int k) {
       int ob = m->geom_bodyid[b], base = s->cfg.base_body_id;
       int mount_group = ob == base || (m->body_weldid[base] && m->body_weldid[ob] == m->body_weldid[base]);
       if (mount_group && (k == 0 || !(m->opt.disableflags & mjDSBL_FILTERPARENT))) continue;
-      /* a held end's disk is attached to end_body as the base disk to the
-       * mount: a contact there (a clamp leaves it no motion) is not one */
-      int eb = s->cfg.end_body_id;
-      if (s->cfg.end != CUSP_END_FREE && k == s->cfg.ndisk - 1 && eb >= 0 &&
-          (ob == eb || (m->body_weldid[eb] && m->body_weldid[ob] == m->body_weldid[eb])))
-        continue;
+      /* a disk at a held point is attached to the hold's body as the base
+       * disk to the mount: a contact there (a clamp leaves it no motion) is
+       * not one */
+      if (held_disk_pair(m, s, k, ob)) continue;
     }
     int n = cusp_collide_pair(m, r->d, a, b, margin, r->cbuf, mjMAXCONPAIR);
     for (int c = 0; c < n; c++) {

@@ -34,6 +34,20 @@
  * refused at init, naming the keys that size them (docs/memory.md). */
 #define CUSP_CONTACT_WORKSPACE_MIN ((size_t)1 << 30)
 
+/* A material point of an arm held to a body (ends.c): an entry of the key
+ * hold, or the far end (keys end, end_body). */
+typedef struct {
+  int rows;                 /* 3 (pin) or 6 (clamp) */
+  int body_id;              /* the body it is held to (0: the world) */
+  int section;              /* the point: its section and the arc length in it */
+  double s;
+  int entry;                /* the key hold's entry (1-based), or 0 for the key end (messages) */
+  sb_pose anchor;           /* the anchor in the body's frame (from the initial configuration) */
+  int index;                /* its constraint in this step's problem, or -1 */
+  double reaction[6];       /* the anchor's [force; moment about the point] on the rod over the last
+                               step, world (N, N*m) */
+} cusp_held;
+
 typedef struct {
   cusp_instance_config cfg; /* as read at init, with the live keys of the state being stepped */
   sb_model *model;
@@ -72,10 +86,9 @@ typedef struct {
   double *impulse;          /* n: generalized contact impulse J^T lambda, N*s */
   double contact_wrench[6]; /* the contacts' world impulse as [moment about the base; impulse] */
   double *native_q, *native_v; /* contact native: the coordinates from MuJoCo's joints */
-  /* a held end (ends.c) */
-  sb_pose end_anchor;       /* the anchor in end_body's frame (from the initial configuration) */
-  int end_index;            /* its constraint in this step's problem, or -1 */
-  double end_reaction[6];   /* the anchor's [force; moment] on the tip over the last step, world (N, N*m) */
+  /* the held points (ends.c): the key hold's entries in order, then the far end (key end) when held */
+  int nheld;
+  cusp_held held[CUSP_MAX_HOLDS + 1];
 } soft_t;
 
 /* What a contact of this step joins (index-parallel to the problem's contacts). */
@@ -118,7 +131,7 @@ struct cusp_runtime {
                                cusp_lcp shows the LCP's) */
   /* the mass matrix around the mounts' coupling (mount.c) */
   double *mount_jac;        /* 12 x nv scratch */
-  double *end_jac;          /* 6 x nv: a held end's anchor side (ends.c) */
+  double *end_jac;          /* 6 x nv: a held point's anchor side (ends.c) */
   double *mount_M_pre, *mount_M_post; /* nC: d->M before and after compute added the arms' inertia */
   int mount_augmented;
   /* the sap and ncp models (contact_sap.c, contact_ncp.c): their solvers'
@@ -264,19 +277,19 @@ int cusp_movable_contacts(int m, const double *W, double *Wc, int *idx);
 
 /* ---------- ends.c ---------- */
 
-/* The anchor of the arm's held end in end_body's frame, from the initial
- * configuration at qpos0 (init; after the model and work exist). 0, or -1
- * with a message. */
+/* The arm's held points (keys hold, end) and their anchors in their bodies'
+ * frames, from the initial configuration at qpos0 (init; after the model
+ * and work exist). 0, or -1 with a message. */
 int cusp_end_create(const mjModel *m, soft_t *s, char *error, int error_size);
-/* Does any arm of this contact model hold its end? */
+/* Does any arm of this contact model hold a point? */
 int cusp_ends_active(const cusp_runtime *r, cusp_contact_kind model);
-/* 1 when an end of this model is held to a body with degrees of freedom
+/* 1 when a point of this model is held to a body with degrees of freedom
  * (marked touched: the MuJoCo system then joins the problem). */
 int cusp_ends_need_rigid(cusp_runtime *r, cusp_contact_kind model);
-/* The held ends of this model's arms as bilateral constraints of r->P
+/* The held points of this model's arms as bilateral constraints of r->P
  * (after every body); returns how many. */
 int cusp_ends_add(cusp_runtime *r, cusp_contact_kind model);
-/* After the solve: each such arm's end_reaction. */
+/* After the solve: each such held point's reaction. */
 void cusp_ends_scatter(cusp_runtime *r, cusp_contact_kind model);
 
 /* ---------- narrowphase.c ---------- */

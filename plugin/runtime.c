@@ -616,7 +616,7 @@ cusp_runtime *cusp_runtime_create(const mjModel *m, mjData *d, char *error, int 
     r->P = sb_contact_create(r->max_contacts, ninst + 1, ndof, r->max_directions, err, sizeof err);
     int end_rows = 0;
     for (int i = 0; i < ninst; i++)
-      if (r->soft[i].cfg.end != CUSP_END_FREE && r->soft[i].cfg.contact != CUSP_CONTACT_NATIVE) end_rows += 6;
+      for (int k = 0; k < r->soft[i].nheld; k++) end_rows += r->soft[i].held[k].rows;
     if (r->P && end_rows > 0 && sb_contact_reserve_bilateral(r->P, end_rows, err, sizeof err)) {
       sb_contact_free(r->P);
       r->P = NULL;
@@ -688,8 +688,11 @@ int cusp_runtime_contacts(const cusp_runtime *r, const cusp_contact_report **con
   return r->nreport;
 }
 
-void cusp_runtime_end_reaction(const cusp_runtime *r, int instance, double reaction[6]) {
-  memcpy(reaction, r->soft[instance].end_reaction, 6 * sizeof(double));
+int cusp_runtime_held_reaction(const cusp_runtime *r, int instance, int k, double reaction[6]) {
+  const soft_t *s = &r->soft[instance];
+  if (k < 0 || k >= s->nheld) return -1;
+  memcpy(reaction, s->held[k].reaction, 6 * sizeof(double));
+  return 0;
 }
 
 int cusp_runtime_lcp(const cusp_runtime *r, const double **M, const double **q) {

@@ -43,8 +43,10 @@ int cusp_runtime_max_directions(const cusp_runtime *r);
 const cusp_instance_config *cusp_runtime_config(const cusp_runtime *r, int instance);
 const cusp_step_report *cusp_runtime_report(const cusp_runtime *r);
 int cusp_runtime_contacts(const cusp_runtime *r, const cusp_contact_report **contacts);
-/* The held end's reaction of an instance (cusp_end_reaction). */
-void cusp_runtime_end_reaction(const cusp_runtime *r, int instance, double reaction[6]);
+/* The reaction of an instance's held point k (cusp_hold_reaction,
+ * cusp_end_reaction: the key hold's entries in order, then the far end):
+ * 0, or -1 when it has no point k. */
+int cusp_runtime_held_reaction(const cusp_runtime *r, int instance, int k, double reaction[6]);
 int cusp_runtime_lcp(const cusp_runtime *r, const double **M, const double **q);
 /* The soft model and a workspace at the state's coordinates (kinematics of
  * the state q, base pose from d): for queries between steps. */

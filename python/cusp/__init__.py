@@ -29,6 +29,7 @@ __all__ = [
     "LIBRARY", "load", "expand", "make_data", "instance_count", "instance_name", "instance_names",
     "instance_find", "last_error", "report", "contacts", "soft_state", "tip_pose",
     "backbone_point", "total_length", "set", "get", "set_all", "apply_force", "end_reaction",
+    "hold_reaction",
 ]
 
 _REPO = pathlib.Path(__file__).resolve().parents[2]
@@ -151,6 +152,7 @@ _SIGNATURES = {
     "cusp_soft_state": (_I, [_P, _P, _I, ctypes.POINTER(_DP), ctypes.POINTER(_DP)]),
     "cusp_tip_pose": (_I, [_P, _P, _I, _DP, _DP]),
     "cusp_end_reaction": (_I, [_P, _P, _I, _DP]),
+    "cusp_hold_reaction": (_I, [_P, _P, _I, _I, _DP]),
     "cusp_backbone_point": (_I, [_P, _P, _I, _D, _DP, _DP]),
     "cusp_total_length": (_D, [_P, _I]),
     "cusp_set": (_I, [_P, _P, _I, _S, _S, ctypes.c_char_p, _I]),
@@ -386,6 +388,18 @@ def end_reaction(m, d, instance=0):
   out = (ctypes.c_double * 6)()
   if _lib.cusp_end_reaction(_ptr(m), _ptr(d), i, out) != 0:
     raise ValueError(f"instance {i} has no held end (key end is free)")
+  return np.array(out[:3]), np.array(out[3:])
+
+
+def hold_reaction(m, d, instance=0, hold=0):
+  """A held point's reaction (key hold, entry `hold` from 0): the force (N)
+  and moment about the point (N*m, zero for a pin) its anchor exerted on the
+  rod over the last step, world axes. ValueError when the instance has no
+  such hold."""
+  i = _index(m, instance)
+  out = (ctypes.c_double * 6)()
+  if _lib.cusp_hold_reaction(_ptr(m), _ptr(d), i, int(hold), out) != 0:
+    raise ValueError(f"instance {i} has no hold {hold} (key hold)")
   return np.array(out[:3]), np.array(out[3:])
 
 
