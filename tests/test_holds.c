@@ -17,7 +17,16 @@
  * 4. Dependent rows: a clamp and a pin at the same point move the rod as the
  *    clamp alone (pivoted Cholesky drops the repeated rows), and their
  *    reactions add up to the clamp's; a copy taken mid-run steps on the
- *    same. */
+ *    same.
+ * 5. A point held to a body with degrees of freedom: a ball on a free joint
+ *    clamped to a cantilever's midpoint. Each step the ball's momentum
+ *    changes by what MuJoCo's gravity and the reported reaction give it (the
+ *    impulse went into its tree); at rest the rod carries the ball's weight
+ *    at L/2 and sags as Euler-Bernoulli says (P a^2 (3 L - a) / (6 E I) +
+ *    w L^4 / (8 E I) at the tip).
+ * 6. A disk at a held point is attached to the hold's body, as the base disk
+ *    to the mount: a block around the point clamped to it makes no contact
+ *    with that disk; the same block with the point held to the world does. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -249,7 +258,90 @@ static void dependent_rows(void) {
   finish(m2, d2);
 }
 
+/* ---------- 5. held to a body with joints ---------- */
+
+static void held_to_ball(void) {
+  const double L = 1.0, a = L / 2, I = M_PI * pow(R_ROD, 4) / 4, mball = 0.1, h = 1e-3;
+  char xml[4096];
+  int k = snprintf(xml, sizeof xml, rod_fmt, h, 16, L / 16, 1e8, "0.5 clamp ball", 0.0, 1.0, 90.0, "", 0.01);
+  /* the ball where the rod's midpoint starts, in the world body */
+  const char *ball = "    <body name=\"ball\" pos=\"0.5 0 1\"><freejoint/>"
+                     "<geom type=\"sphere\" size=\"0.02\" mass=\"0.1\" contype=\"0\" conaffinity=\"0\"/></body>\n";
+  char *at = strstr(xml, "  </worldbody>");
+  if (!at || k + (int)strlen(ball) >= (int)sizeof xml) return;
+  memmove(at + strlen(ball), at, strlen(at) + 1);
+  memcpy(at, ball, strlen(ball));
+  mjData *d;
+  mjModel *m = load_text_attached("held_to_ball", xml, &d);
+  if (!m) return;
+  int b = mj_name2id(m, mjOBJ_BODY, "ball"), bv = m->jnt_dofadr[m->body_jntadr[b]];
+  double worst = 0, fmaxn = 0;
+  while (d->time < 1.5 - 0.5 * h) {
+    double v0[3], reac[6];
+    memcpy(v0, d->qvel + bv, sizeof v0);
+    mj_step(m, d);
+    cusp_hold_reaction(m, d, 0, 0, reac);
+    /* the ball's linear momentum: m dv = (m g - F) h, F the anchor's force on the rod */
+    for (int j = 0; j < 3; j++) {
+      double e = fabs(mball * (d->qvel[bv + j] - v0[j]) - (mball * m->opt.gravity[j] - reac[j]) * h);
+      worst = fmax(worst, e);
+    }
+    fmaxn = fmax(fmaxn, fabs(reac[2]) * h);
+  }
+  double reac[6], tip[3];
+  cusp_hold_reaction(m, d, 0, 0, reac);
+  mj_kinematics(m, d);
+  cusp_backbone_point(m, d, 0, L, tip, NULL);
+  double w = cusp_total_mass(m, d, 0) * G / L, P = mball * G;
+  double expect = P * a * a * (3 * L - a) / (6 * E_ROD * I) + w * pow(L, 4) / (8 * E_ROD * I);
+  double sag_err = fabs((1 - tip[2]) - expect) / expect;
+  printf("held to a ball: per-step momentum balance off by %.2e N*s (largest impulse %.2e); at rest the hold pulls "
+         "the rod with %.6f N (the ball's weight %.6f N), moment %.2e N*m; tip sag %.4e m (Euler-Bernoulli %.4e, rel "
+         "err %.2e)\n",
+         worst, fmaxn, -reac[2], P, sqrt(reac[3] * reac[3] + reac[4] * reac[4] + reac[5] * reac[5]), 1 - tip[2], expect,
+         sag_err);
+  EXPECT(worst < 1e-12 * fmax(fmaxn, 1e-3), "held to a ball: the ball's momentum change differs from the reported "
+         "reaction by %.2e N*s", worst);
+  EXPECT(fabs(-reac[2] - P) < 1e-6 * P && sag_err < 0.01,
+         "held to a ball: the hold carries %.6f N of the ball's %.6f N; sag off Euler-Bernoulli by %.2e", -reac[2], P,
+         sag_err);
+  finish(m, d);
+}
+
+/* ---------- 6. a disk at a held point and its body ---------- */
+
+static int contacts_at_block(const char *hold) {
+  char xml[4096];
+  int k = snprintf(xml, sizeof xml, rod_fmt, 1e-3, 4, 0.25, 1e7, hold, 0.0, 1.0, 90.0, "", 0.01);
+  char *disks = strstr(xml, "value=\"0\"/>\n    <config key=\"actuated\"");
+  if (disks) disks[7] = '1'; /* disks: one inside each section, and the plates (one at s = 0.5) */
+  const char *block = "    <body name=\"block\" pos=\"0.5 0 1\"><geom type=\"box\" size=\"0.03 0.05 0.05\"/></body>\n";
+  char *at = strstr(xml, "  </worldbody>");
+  if (!disks || !at || k + (int)strlen(block) >= (int)sizeof xml) return -1;
+  memmove(at + strlen(block), at, strlen(at) + 1);
+  memcpy(at, block, strlen(block));
+  mjData *d;
+  mjModel *m = load_text_attached("held_disk", xml, &d);
+  if (!m) return -1;
+  int most = 0;
+  for (int i = 0; i < 20; i++) {
+    mj_step(m, d);
+    most = cusp_report(m, d)->ncontact > most ? cusp_report(m, d)->ncontact : most;
+  }
+  finish(m, d);
+  return most;
+}
+
+static void held_disk(void) {
+  printf("held disk: (the negative case below warns that disk 4 is inside a solid: it is)\n");
+  int held = contacts_at_block("0.5 clamp block"), world = contacts_at_block("0.5 clamp");
+  printf("held disk: %d contacts with the block it is clamped to, %d when clamped to the world instead\n", held, world);
+  EXPECT(held == 0 && world > 0, "held disk: %d contacts clamped to the block, %d clamped to the world", held, world);
+}
+
 int main(void) {
+  held_disk();
+  held_to_ball();
   dependent_rows();
   midpoint_clamp();
   interior_pendulum();

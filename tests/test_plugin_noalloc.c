@@ -60,6 +60,11 @@ int main(void) {
   cusp_override pin = {"rod", "end", "pin"};
   run(CUSP_SOURCE_DIR "/mjcf/demo_clamped_rod.xml", &pin, 1, 0.6, "end pin (ball on the rod)");
   run(SCENE("ends_block.xml"), NULL, 0, 0.3, "end clamp to a free block");
+  /* held points (key hold): interior pins and clamps beside the held end, and one to the free block */
+  cusp_override holds = {"rod", "hold", "0.2 pin; 0.45 clamp; 0.45 pin"};
+  run(CUSP_SOURCE_DIR "/mjcf/demo_clamped_rod.xml", &holds, 1, 0.6, "holds (ball on the rod)");
+  cusp_override block_hold = {"rod", "hold", "0.15 pin block"};
+  run(SCENE("ends_block.xml"), &block_hold, 1, 0.3, "hold to a free block");
   cusp_override sap = {"arm", "contact", "sap"}, ncp = {"arm", "contact", "ncp"};
   run(SCENE("coupling_push.xml"), &sap, 1, 1.6, "push (sap, touched body's floor contact)");
   run(SCENE("coupling_push.xml"), &ncp, 1, 1.6, "push (ncp, touched body's floor contact)");

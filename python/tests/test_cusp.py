@@ -534,3 +534,24 @@ def test_end_reaction_of_a_clamped_rod():
   free = cusp.load(REPO / "mjcf" / "demo_clamped_rod.xml", {"rod.end": "free"})
   with pytest.raises(ValueError, match="no held end"):
     cusp.end_reaction(free, mujoco.MjData(free), "rod")
+
+
+def test_hold_reaction_of_a_rod_held_at_interior_points():
+  """Key hold (the statics are checked in tests/test_holds.c): each held
+  point reports its own reaction, a pin no moment; the points stay where
+  they started; a hold that is not there is a ValueError."""
+  m = cusp.load(REPO / "mjcf" / "demo_clamped_rod.xml", {"rod.hold": "0.2 pin; 0.4 clamp"})
+  d = mujoco.MjData(m)
+  mujoco.mj_forward(m, d)
+  start = [cusp.backbone_point(m, d, "rod", s)[0] for s in (0.2, 0.4)]
+  for _ in range(100):
+    mujoco.mj_step(m, d)
+  pin_force, pin_moment = cusp.hold_reaction(m, d, "rod", 0)
+  clamp_force, clamp_moment = cusp.hold_reaction(m, d, "rod", 1)
+  assert np.all(np.isfinite(pin_force)) and np.all(pin_moment == 0)
+  assert pin_force[2] > 0 and clamp_force[2] > 0 and np.any(clamp_moment != 0)
+  mujoco.mj_kinematics(m, d)
+  for s, p0 in zip((0.2, 0.4), start):
+    assert np.max(np.abs(cusp.backbone_point(m, d, "rod", s)[0] - p0)) < 1e-4
+  with pytest.raises(ValueError, match="no hold 2"):
+    cusp.hold_reaction(m, d, "rod", 2)
