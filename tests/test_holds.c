@@ -253,6 +253,12 @@ static void dependent_rows(void) {
   EXPECT(copy && !memcmp(copy->qpos, d2->qpos, sizeof(double) * m2->nq) &&
              !memcmp(copy->plugin_state, d2->plugin_state, sizeof(double) * m2->npluginstate),
          "dependent rows: a copy taken at step 150 steps on differently");
+  /* a live switch to a model without the rows is refused, naming both keys */
+  char err[512] = "", val[64] = "";
+  int rc = cusp_set(m2, d2, 0, "contact", "sap", err, sizeof err);
+  cusp_get(m2, d2, 0, "contact", val, sizeof val);
+  EXPECT(rc != 0 && strstr(err, "\"hold\"") && strstr(err, "\"contact\"") && strstr(err, "sap") && !strcmp(val, "lcp"),
+         "cusp_set contact=sap with holds: rc %d, \"%s\", contact now %s", rc, err, val);
   if (copy) mj_deleteData(copy);
   finish(m1, d1);
   finish(m2, d2);
