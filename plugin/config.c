@@ -1324,7 +1324,7 @@ static void range_cells(FILE *out, const cusp_key *k) {
     case CUSP_KEY_INITIAL: fputs(" one per coordinate, or names |", out); break;
     case CUSP_KEY_SCHEDULE: fputs(" times increasing, u within `ctrlrange` |", out); break;
     case CUSP_KEY_FEEDBACK: fputs(" a hinge or slide joint |", out); break;
-    case CUSP_KEY_HOLD: fputs(" 0 < S <= the rest length; 16 entries |", out); break;
+    case CUSP_KEY_HOLD: fputs(" 0 < S <= the rest length; at most 16 entries |", out); break;
     case CUSP_KEY_BODY: fputs(" a body of the scene |", out); break;
     case CUSP_KEY_POINTS: fputs(" 2..1024 points, the first at the origin |", out); break;
     case CUSP_KEY_NUMBERS: fputs(" one per centerline point: 0, then increasing |", out); break;

@@ -26,7 +26,9 @@
  *    w L^4 / (8 E I) at the tip).
  * 6. A disk at a held point is attached to the hold's body, as the base disk
  *    to the mount: a block around the point clamped to it makes no contact
- *    with that disk; the same block with the point held to the world does. */
+ *    with that disk; the same block with the point held to the world does.
+ * 7. The far end (key end) is the hold at S = L: the same motion and
+ *    reaction either way, bit for bit. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,7 +60,7 @@ static const char *rod_fmt =
     "    <config key=\"strains\" value=\"kx ky ez\"/>\n"
     "    <config key=\"disks\" value=\"0\"/>\n"
     "    <config key=\"actuated\" value=\"none\"/>\n"
-    "    <config key=\"hold\" value=\"%s\"/>\n"
+    "    <config key=\"hold\" value=\"%s\"/>%s\n"
     "  </instance></plugin></extension>\n"
     "  <worldbody>\n"
     "    <body name=\"mount\" pos=\"%.17g 0 %.17g\" euler=\"0 %.17g 0\">\n"
@@ -71,11 +73,16 @@ static const char *rod_fmt =
 
 static const double R_ROD = 0.01, E_ROD = 1e10, G = 9.81;
 
+static mjModel *horizontal_rod_with(const char *name, int sections, double L, double viscosity, const char *hold,
+                                    const char *extra, const char *joint, double mb, mjData **d) {
+  char xml[4096];
+  snprintf(xml, sizeof xml, rod_fmt, 1e-3, sections, L / sections, viscosity, hold, extra, 0.0, 1.0, 90.0, joint, mb);
+  return load_text_attached(name, xml, d);
+}
+
 static mjModel *horizontal_rod(const char *name, int sections, double L, double viscosity, const char *hold,
                                const char *joint, double mb, mjData **d) {
-  char xml[4096];
-  snprintf(xml, sizeof xml, rod_fmt, 1e-3, sections, L / sections, viscosity, hold, 0.0, 1.0, 90.0, joint, mb);
-  return load_text_attached(name, xml, d);
+  return horizontal_rod_with(name, sections, L, viscosity, hold, "", joint, mb, d);
 }
 
 /* ---------- 1. two-span continuous beam ---------- */
@@ -164,7 +171,7 @@ static void interior_pendulum(void) {
   double u[3] = {sin(th0), 0, -cos(th0)};
   char hold[64], xml[4096];
   snprintf(hold, sizeof hold, "%.17g pin", p);
-  snprintf(xml, sizeof xml, rod_fmt, h, 2, L / 2, 0.0, hold, -p * u[0], 1 - p * u[2], 180 - th0 * 180 / M_PI,
+  snprintf(xml, sizeof xml, rod_fmt, h, 2, L / 2, 0.0, hold, "", -p * u[0], 1 - p * u[2], 180 - th0 * 180 / M_PI,
            "<freejoint/>", mb);
   mjData *d;
   mjModel *m = load_text_attached("interior_pendulum", xml, &d);
@@ -269,7 +276,7 @@ static void dependent_rows(void) {
 static void held_to_ball(void) {
   const double L = 1.0, a = L / 2, I = M_PI * pow(R_ROD, 4) / 4, mball = 0.1, h = 1e-3;
   char xml[4096];
-  int k = snprintf(xml, sizeof xml, rod_fmt, h, 16, L / 16, 1e8, "0.5 clamp ball", 0.0, 1.0, 90.0, "", 0.01);
+  int k = snprintf(xml, sizeof xml, rod_fmt, h, 16, L / 16, 1e8, "0.5 clamp ball", "", 0.0, 1.0, 90.0, "", 0.01);
   /* the ball where the rod's midpoint starts, in the world body */
   const char *ball = "    <body name=\"ball\" pos=\"0.5 0 1\"><freejoint/>"
                      "<geom type=\"sphere\" size=\"0.02\" mass=\"0.1\" contype=\"0\" conaffinity=\"0\"/></body>\n";
@@ -318,7 +325,7 @@ static void held_to_ball(void) {
 
 static int contacts_at_block(const char *hold) {
   char xml[4096];
-  int k = snprintf(xml, sizeof xml, rod_fmt, 1e-3, 4, 0.25, 1e7, hold, 0.0, 1.0, 90.0, "", 0.01);
+  int k = snprintf(xml, sizeof xml, rod_fmt, 1e-3, 4, 0.25, 1e7, hold, "", 0.0, 1.0, 90.0, "", 0.01);
   char *disks = strstr(xml, "value=\"0\"/>\n    <config key=\"actuated\"");
   if (disks) disks[7] = '1'; /* disks: one inside each section, and the plates (one at s = 0.5) */
   const char *block = "    <body name=\"block\" pos=\"0.5 0 1\"><geom type=\"box\" size=\"0.03 0.05 0.05\"/></body>\n";
@@ -345,7 +352,42 @@ static void held_disk(void) {
   EXPECT(held == 0 && world > 0, "held disk: %d contacts clamped to the block, %d clamped to the world", held, world);
 }
 
+/* ---------- 7. end = the hold at S = L ---------- */
+
+static void end_is_a_hold(const char *kind) {
+  char hold[32], extra[96];
+  snprintf(hold, sizeof hold, "1 %s", kind);
+  snprintf(extra, sizeof extra, "<config key=\"end\" value=\"%s\"/>", kind);
+  mjData *d1, *d2;
+  mjModel *m1 = horizontal_rod("end_hold", 6, 1.0, 1e5, hold, "<freejoint/>", 0.02, &d1);
+  mjModel *m2 = horizontal_rod_with("end_end", 6, 1.0, 1e5, "none", extra, "<freejoint/>", 0.02, &d2);
+  if (!m1 || !m2) {
+    finish(m1, d1);
+    finish(m2, d2);
+    return;
+  }
+  int same = 1;
+  double r1[6], r2[6], rmax = 0;
+  for (int k = 0; k < 200; k++) {
+    mj_step(m1, d1);
+    mj_step(m2, d2);
+    cusp_hold_reaction(m1, d1, 0, 0, r1);
+    cusp_end_reaction(m2, d2, 0, r2);
+    same &= !memcmp(d1->qpos, d2->qpos, sizeof(double) * m1->nq) &&
+            !memcmp(d1->plugin_state, d2->plugin_state, sizeof(double) * m1->npluginstate) &&
+            !memcmp(r1, r2, sizeof r1);
+    rmax = fmax(rmax, fabs(r1[2]));
+  }
+  printf("end %s = hold \"1 %s\": %s over 200 steps (reaction up to %.3g N)\n", kind, kind,
+         same ? "bit for bit" : "DIFFERENT", rmax);
+  EXPECT(same && rmax > 0, "end %s and hold \"1 %s\" differ", kind, kind);
+  finish(m1, d1);
+  finish(m2, d2);
+}
+
 int main(void) {
+  end_is_a_hold("pin");
+  end_is_a_hold("clamp");
   held_disk();
   held_to_ball();
   dependent_rows();
