@@ -30,6 +30,8 @@ static void stage_json(const char *name, const plan_mpcc_stage *s, int ran) {
   printf("{\"status\": %d, \"iterations\": %d, \"relaxations\": %d, \"solve_s\": ", s->status, s->iterations,
          s->homotopy_steps);
   json_number(s->solve_s);
+  printf(", \"eval_s\": ");
+  json_number(s->eval_s);
   printf(", \"objective\": ");
   json_number(s->objective);
   printf(", \"quaternion_error\": ");
@@ -48,7 +50,7 @@ static void stage_json(const char *name, const plan_mpcc_stage *s, int ran) {
 static int write_trajectory(const char *path, plan_mpcc *p, const plan_mpcc_params *P, const double *z) {
   FILE *f = fopen(path, "w");
   if (!f) return -1;
-  int n = plan_mpcc_n(p), ns = 2 * n + 7, B = ns + n + P->d + 2;
+  int n = plan_mpcc_n(p), ns = 2 * n + 7, B = plan_mpcc_block(p);
   fprintf(f, "t");
   for (int i = 0; i < n; i++) fprintf(f, ",q%d", i);
   for (int i = 0; i < n; i++) fprintf(f, ",v%d", i);
@@ -76,6 +78,7 @@ int main(int argc, char **argv) {
   int cold = 0, json = 0, quiet = 0, N = 100, max_iter = 3000, kin_iter = 300;
   double T = 4, angle = -1, eps = 1e-7, tol = 1e-8, max_seconds = 0, eps_start = -1, eps_factor = -1;
   int relaxed_iter = -1, derivative_test = 0;
+  double penalty = -1;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     int more = i + 1 < argc;
@@ -118,6 +121,10 @@ int main(int argc, char **argv) {
       long v = strtol(argv[++i], &end, 10);
       if (*end || v < 1 || v > 1000000) return usage("--relaxed-iter needs an integer in 1..1000000");
       relaxed_iter = (int)v;
+    } else if (!strcmp(a, "--penalty") && more) {
+      if (parse_positive(argv[++i], &penalty)) return usage("--penalty needs a number > 0");
+    } else if (!strcmp(a, "--scholtes")) {
+      penalty = 0;
     } else if (!strcmp(a, "--tol") && more) {
       if (parse_positive(argv[++i], &tol)) return usage("--tol needs a number > 0");
     } else {
@@ -136,6 +143,7 @@ int main(int argc, char **argv) {
   if (eps_factor > 0) P.eps_factor = eps_factor;
   if (relaxed_iter > 0) P.max_iter_relaxed = relaxed_iter;
   P.tol = tol;
+  if (penalty >= 0) P.penalty = penalty;
   P.max_iter = max_iter;
   P.max_iter_kinematic = kin_iter;
   P.max_seconds = max_seconds;

@@ -35,15 +35,24 @@ struct plan_mpcc {
   int nrow;              /* rows per step in that stage */
   double *Mt, *c, *Q, *tmp;   /* n x n, n, n, n scratch */
   double *zp, *rp, *rm;  /* scratch for differences */
+  double Jpoint[6 * 64], dnu_dv[3 * 64];
   arm_terms terms, terms_fixed;  /* arm terms of the current evaluation, and of the Jacobian's base point */
   int iterations;
+  double eval_s;         /* wall time inside the constraint and Jacobian callbacks */
 };
 
 int plan_mpcc_n(const plan_mpcc *p) { return p->n; }
+int plan_mpcc_block(const plan_mpcc *p) { return p->B; }
 int plan_mpcc_nvars(const plan_mpcc *p) { return p->nvar; }
 
+/* Complementarity rows per step: Scholtes, the 2 + d "a >= 0" rows and the
+ * 2 + d products a b <= eps; penalty, the 2 + d "a >= 0" rows and one row
+ * sum(a b) - zeta_k = 0 (zeta_k carries the products into the objective). */
+static int complementarity_rows(const plan_mpcc *p) {
+  return p->prm.penalty > 0 ? 2 + p->prm.d + 1 : 4 + 2 * p->prm.d;
+}
 static int rows_per_step(const plan_mpcc *p, int dynamic) {
-  return (dynamic ? p->n : 0) + p->n + 3 + 4 + 4 + 2 * p->prm.d;
+  return (dynamic ? p->n : 0) + p->n + 3 + 4 + complementarity_rows(p);
 }
 int plan_mpcc_nconstraints(const plan_mpcc *p, int dynamic) { return p->prm.N * rows_per_step(p, dynamic); }
 
@@ -151,9 +160,29 @@ static void contact_geometry(plan_mpcc *p, const double *q, const double *v, con
   }
 }
 
+/* d nu / d v (3 x n, row-major) at the kinematics of the last
+ * contact_geometry: nu is linear in v (the disk point's velocity J(q) v),
+ * so the Jacobian's v_{k+1} columns need no kinematics pass of their own. */
+static void contact_velocity_jacobian(plan_mpcc *p, const contact_geom *G, double *dnu) {
+  int n = p->n, last = p->model->nseg - 1;
+  sb_pose g;
+  double *J = p->Jpoint;
+  sb_point_kinematics(p->model, p->work, last, p->model->seg[last].p.length, &g, J, NULL, NULL);
+  for (int c = 0; c < n; c++) {
+    double wb[3] = {J[0 * n + c], J[1 * n + c], J[2 * n + c]}, vb[3] = {J[3 * n + c], J[4 * n + c], J[5 * n + c]};
+    double ww[3], vw[3], wxr[3];
+    for (int i = 0; i < 3; i++) {
+      ww[i] = g.R[i * 3] * wb[0] + g.R[i * 3 + 1] * wb[1] + g.R[i * 3 + 2] * wb[2];
+      vw[i] = g.R[i * 3] * vb[0] + g.R[i * 3 + 1] * vb[1] + g.R[i * 3 + 2] * vb[2];
+    }
+    cross3(ww, G->r_disk, wxr);
+    for (int i = 0; i < 3; i++) dnu[i * n + c] = vw[i] + wxr[i];
+  }
+}
+
 /* Views of the blocks of z. */
 typedef struct { const double *q, *v, *om, *quat; } state_view;
-typedef struct { const double *tau; double fz; const double *ft; double gamma; } control_view;
+typedef struct { const double *tau; double fz; const double *ft; double gamma, zeta; } control_view;
 
 static state_view state_at(const plan_mpcc *p, const double *z, int k) {
   const double *s = z + (size_t)k * p->B;
@@ -161,7 +190,7 @@ static state_view state_at(const plan_mpcc *p, const double *z, int k) {
 }
 static control_view control_at(const plan_mpcc *p, const double *z, int k) {
   const double *u = z + (size_t)k * p->B + p->ns;
-  return (control_view){u, u[p->n], u + p->n + 1, u[p->n + 1 + p->prm.d]};
+  return (control_view){u, u[p->n], u + p->n + 1, u[p->n + 1 + p->prm.d], u[p->n + 2 + p->prm.d]};
 }
 
 /* World contact force on the arm. */
@@ -192,6 +221,21 @@ static void arm_terms_at(plan_mpcc *p, const state_view *S0, arm_terms *A) {
     memset(p->Q, 0, sizeof(double) * n);
     sb_add_world_wrench(m, p->work, last, m->seg[last].p.length, f, mo, p->Q);
     for (int i = 0; i < n; i++) A->JW[i * 6 + c] = p->Q[i];
+  }
+}
+
+/* The arm terms at S_k whose q_k is base's: M~ and JW depend on q_k alone,
+ * so a velocity's perturbation needs only the bias again. */
+static void arm_terms_velocity(plan_mpcc *p, const state_view *S0, const arm_terms *base, arm_terms *A) {
+  int n = p->n;
+  const sb_model *m = p->model;
+  sb_kinematics(m, p->work, S0->q, S0->v);
+  sb_bias(m, p->work, A->e);
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < n; j++) A->e[i] += m->K[i * n + j] * (S0->q[j] + p->h * S0->v[j]) + m->D[i * n + j] * S0->v[j];
+  if (A != base) {
+    memcpy(A->Mt, base->Mt, sizeof(double) * n * n);
+    memcpy(A->JW, base->JW, sizeof(double) * n * 6);
   }
 }
 
@@ -255,6 +299,18 @@ static void step_rows_with(plan_mpcc *p, const double *z, int k, const contact_g
   o += 4;
   double cone = P->mu * U.fz;
   for (int j = 0; j < d; j++) cone -= U.ft[j];
+  if (P->penalty > 0) {
+    double products = G.gap * U.fz + cone * U.gamma;
+    r[o++] = G.gap;
+    r[o++] = cone;
+    for (int j = 0; j < d; j++) {
+      double s = dot3(G.D + 3 * j, G.nu) + U.gamma;
+      r[o++] = s;
+      products += U.ft[j] * s;
+    }
+    r[o] = products - U.zeta;
+    return;
+  }
   r[o++] = G.gap;
   r[o++] = G.gap * U.fz;
   r[o++] = cone;
@@ -277,6 +333,11 @@ static void row_bounds(const plan_mpcc *p, double *lo, double *hi) {
     int o = 0;
     int neq = (p->dynamic ? n : 0) + n + 3 + 4;
     for (; o < neq; o++) l[o] = u[o] = 0;
+    if (p->prm.penalty > 0) {  /* gap, cone, slips >= 0; sum of products = zeta */
+      for (int j = 0; j < 2 + d; j++, o++) { l[o] = 0; u[o] = 2e19; }
+      l[o] = u[o] = 0;
+      continue;
+    }
     /* gap, gap fz, cone, cone gamma */
     l[o] = 0; u[o++] = 2e19;
     l[o] = -2e19; u[o++] = p->prm.eps;
@@ -310,6 +371,9 @@ static void var_bounds(const plan_mpcc *p, double *lo, double *hi) {
     for (int j = 0; j < d + 1; j++) { l[n + j] = 0; u[n + j] = P->force_bound; }
     l[n + d + 1] = 0;
     u[n + d + 1] = 2e19;
+    /* zeta: the products' sum under the penalty, unused (fixed) under Scholtes */
+    l[n + d + 2] = P->penalty > 0 ? -2e19 : 0;
+    u[n + d + 2] = P->penalty > 0 ? 2e19 : 0;
   }
 }
 
@@ -349,6 +413,10 @@ double plan_mpcc_objective(const plan_mpcc *p, const double *z, double *grad) {
       f += 1e-2 * h * u[i] * u[i];
       if (gu) gu[i] += 2e-2 * h * u[i];
     }
+    if (P->penalty > 0) {
+      f += P->penalty * u[n + P->d + 2];
+      if (gu) gu[n + P->d + 2] += P->penalty;
+    }
   }
   return f;
 }
@@ -364,10 +432,13 @@ static Bool cb_grad(Index nv, Number *x, Bool nx, Number *g, UserDataPtr ud) {
   plan_mpcc_objective(ud, x, g);
   return TRUE;
 }
+static double wall_now(void);
 static Bool cb_g(Index nv, Number *x, Bool nx, Index m, Number *g, UserDataPtr ud) {
   (void)nv; (void)nx; (void)m;
   plan_mpcc *p = ud;
+  double t0 = wall_now();
   for (int k = 0; k < p->prm.N; k++) step_rows(p, x, k, g + (size_t)k * p->nrow);
+  p->eval_s += wall_now() - t0;
   for (int i = 0; i < m; i++)
     if (!isfinite(g[i])) return FALSE;
   return TRUE;
@@ -386,26 +457,49 @@ static Bool cb_jac(Index nv, Number *x, Bool nx, Index m, Index nele, Index *iro
         for (int c = 0; c < C; c++, e++) { irow[e] = k * R + r; jcol[e] = k * p->B + c; }
     return TRUE;
   }
+  double t0 = wall_now();
   memcpy(p->zp, x, sizeof(double) * nv);
   for (int k = 0; k < p->prm.N; k++) {
     state_view S0 = state_at(p, x, k), S1 = state_at(p, x, k + 1);
-    contact_geom G;
+    contact_geom G, Gv;
     contact_geometry(p, S1.q, S1.v, S1.om, &G);
+    contact_velocity_jacobian(p, &G, p->dnu_dv);
     if (p->dynamic) arm_terms_at(p, &S0, &p->terms_fixed);
+    int v1 = p->B + p->n, om1 = p->B + 2 * p->n, quat1 = om1 + 3;
     for (int c = 0; c < C; c++) {
       int col = k * p->B + c;
-      /* S_k's columns leave the geometry at S_{k+1}; the others the arm terms at S_k */
-      const contact_geom *Gc = c < p->B ? &G : NULL;
-      const arm_terms *Ac = c < p->ns ? NULL : &p->terms_fixed;
+      /* only q_k, v_k change the arm terms at S_k, only q_{k+1}, v_{k+1}, omega_{k+1} the
+         geometry at S_{k+1}: the other columns reuse them */
+      const contact_geom *Gc = c < p->B || c >= quat1 ? &G : NULL;
+      if (c >= v1 && c < quat1) Gc = &Gv;   /* nu moves linearly, the rest of the geometry stays */
+      const arm_terms *Ac = c < p->n ? NULL : &p->terms_fixed;
+      int velocity = p->dynamic && c >= p->n && c < 2 * p->n;
+      if (velocity) Ac = &p->terms;
       double x0 = p->zp[col], dx = 1e-6 * (1 + fabs(x0));
-      p->zp[col] = x0 + dx;
-      step_rows_with(p, p->zp, k, Gc, p->dynamic ? Ac : NULL, p->rp);
-      p->zp[col] = x0 - dx;
-      step_rows_with(p, p->zp, k, Gc, p->dynamic ? Ac : NULL, p->rm);
+      for (int side = 0; side < 2; side++) {
+        p->zp[col] = side ? x0 - dx : x0 + dx;
+        if (Gc == &Gv) {
+          double delta = side ? -dx : dx, e[3] = {0}, exr[3];
+          Gv = G;
+          if (c < om1) {
+            for (int i = 0; i < 3; i++) Gv.nu[i] += delta * p->dnu_dv[i * p->n + (c - v1)];
+          } else {  /* nu = ... - omega x r_ball */
+            e[c - om1] = delta;
+            cross3(e, G.r_ball, exr);
+            for (int i = 0; i < 3; i++) Gv.nu[i] -= exr[i];
+          }
+        }
+        if (velocity) {
+          state_view Sp = state_at(p, p->zp, k);
+          arm_terms_velocity(p, &Sp, &p->terms_fixed, &p->terms);
+        }
+        step_rows_with(p, p->zp, k, Gc, p->dynamic ? Ac : NULL, side ? p->rm : p->rp);
+      }
       p->zp[col] = x0;
       for (int r = 0; r < R; r++) val[(size_t)k * R * C + (size_t)r * C + c] = (p->rp[r] - p->rm[r]) / (2 * dx);
     }
   }
+  p->eval_s += wall_now() - t0;
   for (size_t i = 0; i < (size_t)p->prm.N * R * C; i++)
     if (!isfinite(val[i])) return FALSE;
   return TRUE;
@@ -458,7 +552,7 @@ plan_mpcc *plan_mpcc_create(const plan_mpcc_params *prm, char *error, int error_
   p->n = p->model->n;
   if (!p->work || p->n > 64) { snprintf(error, error_size, "mpcc: workspace (n = %d)", p->n); plan_mpcc_free(p); return NULL; }
   p->ns = 2 * p->n + 7;
-  p->nu = p->n + P->d + 2;
+  p->nu = p->n + P->d + 3;
   p->B = p->ns + p->nu;
   p->nvar = P->N * p->B + p->ns;
   p->h = P->T / P->N;
@@ -549,6 +643,8 @@ static int solve_at_eps(plan_mpcc *p, double eps, double tol, int max_iter, doub
   AddIpoptIntOption(ip, "print_level", p->prm.derivative_test ? 4 : 0);
   AddIpoptStrOption(ip, "sb", "yes");
   AddIpoptStrOption(ip, "hessian_approximation", "limited-memory");
+  /* IPOPT's default memory of 6 pairs: 379 iterations on the 10-step task about x, 20 pairs: 285 */
+  AddIpoptIntOption(ip, "limited_memory_max_history", 20);
   if (p->prm.derivative_test && !warm) {
     AddIpoptStrOption(ip, "derivative_test", "first-order");
     AddIpoptNumOption(ip, "derivative_test_perturbation", 1e-9);
@@ -597,10 +693,11 @@ int plan_mpcc_solve(plan_mpcc *p, int dynamic, double *z, plan_mpcc_stage *out) 
    * each solve warm-started from the previous one's primal-dual point; the
    * intermediate relaxations need only be roughly solved */
   const plan_mpcc_params *P = &p->prm;
-  double eps_end = P->eps, eps = P->eps_start > eps_end ? P->eps_start : eps_end;
+  double eps_end = P->eps, eps = P->eps_start > eps_end && !(P->penalty > 0) ? P->eps_start : eps_end;
   double factor = P->eps_factor > 0 && P->eps_factor < 1 ? P->eps_factor : 0.1;
   int max_iter = dynamic ? P->max_iter : P->max_iter_kinematic, used = 0, st = 0, warm = 0;
   double t0 = wall_now(), obj = NAN;
+  p->eval_s = 0;
   for (;;) {
     int last = eps <= eps_end * (1 + 1e-12);
     double left = P->max_seconds > 0 ? P->max_seconds - (wall_now() - t0) : 0;
@@ -617,6 +714,7 @@ int plan_mpcc_solve(plan_mpcc *p, int dynamic, double *z, plan_mpcc_stage *out) 
     eps = fmax(eps * factor, eps_end);
   }
   out->solve_s = wall_now() - t0;
+  out->eval_s = p->eval_s;
   row_bounds(p, gl, gu);
   out->status = st;
   out->iterations = used;

@@ -4,7 +4,7 @@
  *
  * Decision variables, blocks in time order  S_0 U_0 S_1 U_1 ... U_{N-1} S_N:
  *   S_k = [q_k (n), v_k (n), omega_k (3, world), quat_k (4, w x y z)]
- *   U_k = [tau_k (n), fz_k, ft_k (d), gamma_k]
+ *   U_k = [tau_k (n), fz_k, ft_k (d), gamma_k, zeta_k]
  * S_0 is fixed by bounds to the initial state. Constraints of step k read
  * S_k, U_k, S_{k+1} only (a contiguous column block):
  *   arm (dynamic stage only), sb_step's linearly implicit Euler:
@@ -36,7 +36,8 @@ typedef struct {
   double T;               /* horizon, s */
   double mu;              /* friction */
   int d;                  /* friction directions */
-  double eps;             /* Scholtes relaxation */
+  double eps;             /* Scholtes relaxation; with penalty > 0, the rows' tolerance (eps / 10) */
+  double penalty;         /* > 0: penalty formulation instead of Scholtes' (see below) */
   double eps_start;       /* homotopy: solve at eps_start, eps_start * eps_factor, ..., eps (<= eps: none) */
   double eps_factor;      /* in (0, 1) */
   int max_iter_relaxed;   /* iteration cap of each relaxation above eps (0: the stage's cap) */
@@ -62,6 +63,7 @@ typedef struct {
   int iterations;         /* over all relaxations of the stage */
   int homotopy_steps;     /* IPOPT solves (relaxations) of the stage */
   double solve_s;
+  double eval_s;          /* of solve_s: in the constraint and Jacobian evaluations (the rest: IPOPT, MUMPS) */
   double objective;
   double quaternion_error;    /* 1 - (quat_N . target)^2 */
   double complementarity;     /* max over steps and pairs of |min(a, b)| */
@@ -103,6 +105,7 @@ double plan_mpcc_quaternion_error(const plan_mpcc *p, const double *z);
 /* Contact quantities of step k (after the step): gap, normal force. */
 void plan_mpcc_contact(plan_mpcc *p, const double *z, int k, double *gap, double *fz);
 int plan_mpcc_n(const plan_mpcc *p);   /* arm coordinates */
+int plan_mpcc_block(const plan_mpcc *p);   /* variables per step (S_k U_k) */
 /* Eq. (20) with J_quat(q, t) = 1 - (q . t)^2 and the analytic gradient (grad may be NULL). */
 double plan_mpcc_objective(const plan_mpcc *p, const double *z, double *grad);
 

@@ -95,7 +95,7 @@ int main(void) {
   double still = sin(0.5 * P.angle) * sin(0.5 * P.angle);
   EXPECT(dyn.quaternion_error < 0.1 * still, "quaternion error %g vs %g without motion", dyn.quaternion_error, still);
   /* unit quaternion along the plan */
-  int B = 2 * n + 7 + n + P.d + 2;
+  int B = plan_mpcc_block(p);
   double qn = 0;
   for (int i = 0; i < 4; i++) qn += z[(size_t)P.N * B + 2 * n + 3 + i] * z[(size_t)P.N * B + 2 * n + 3 + i];
   EXPECT(fabs(qn - 1) < 1e-8, "|quat_N|^2 = %.12g", qn);
