@@ -18,6 +18,7 @@ static int usage(const char *msg) {
   fprintf(stderr,
           "usage: cusp-plan --task rotate --axis x|y|z [--cold] [--N n] [--T seconds] [--angle rad]\n"
           "                 [--eps e] [--eps-start e0] [--eps-factor f] [--relaxed-iter k] [--max-iter k] [--kin-iter k] [--max-seconds s] [--tol t]\n"
+          "                 [--penalty rho | --scholtes] [--lbfgs-memory k]\n"
           "                 [--out trajectory.csv] [--json] [--quiet] [--derivative-test]\n"
           "defaults: the paper's task, N = 100, T = 4 s, 90 deg, mu = 0.6, d = 10, eps = 1e-7\n"
           "exit code: 0 converged (or IPOPT-acceptable), 1 not converged, 2 bad arguments\n");
@@ -42,7 +43,19 @@ static void stage_json(const char *name, const plan_mpcc_stage *s, int ran) {
   json_number(s->complementarity_product);
   printf(", \"constraint_violation\": ");
   json_number(s->constraint_violation);
-  printf("}");
+  printf(", \"per_relaxation\": [");
+  int nr = s->homotopy_steps < PLAN_MPCC_MAX_RELAXATIONS ? s->homotopy_steps : PLAN_MPCC_MAX_RELAXATIONS;
+  for (int i = 0; i < nr; i++) {
+    const plan_mpcc_relaxation *r = &s->relaxation[i];
+    printf("%s{\"eps\": ", i ? ", " : "");
+    json_number(r->eps);
+    printf(", \"status\": %d, \"iterations\": %d, \"solve_s\": ", r->status, r->iterations);
+    json_number(r->solve_s);
+    printf(", \"eval_s\": ");
+    json_number(r->eval_s);
+    printf("}");
+  }
+  printf("]}");
 }
 
 /* One row per knot: t, q (n), v (n), omega (3), quat (4), then the step's
@@ -79,6 +92,7 @@ int main(int argc, char **argv) {
   double T = 4, angle = -1, eps = 1e-7, tol = 1e-8, max_seconds = 0, eps_start = -1, eps_factor = -1;
   int relaxed_iter = -1, derivative_test = 0;
   double penalty = -1;
+  int lbfgs_memory = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     int more = i + 1 < argc;
@@ -99,6 +113,11 @@ int main(int argc, char **argv) {
       long v = strtol(argv[++i], &end, 10);
       if (*end || v < 1 || v > 1000000) return usage("--max-iter needs an integer in 1..1000000");
       max_iter = (int)v;
+    } else if (!strcmp(a, "--lbfgs-memory") && more) {
+      char *end;
+      long v = strtol(argv[++i], &end, 10);
+      if (*end || v < 1 || v > 1000) return usage("--lbfgs-memory needs an integer in 1..1000");
+      lbfgs_memory = (int)v;
     } else if (!strcmp(a, "--kin-iter") && more) {
       char *end;
       long v = strtol(argv[++i], &end, 10);
@@ -144,6 +163,7 @@ int main(int argc, char **argv) {
   if (relaxed_iter > 0) P.max_iter_relaxed = relaxed_iter;
   P.tol = tol;
   if (penalty >= 0) P.penalty = penalty;
+  if (lbfgs_memory > 0) P.lbfgs_memory = lbfgs_memory;
   P.max_iter = max_iter;
   P.max_iter_kinematic = kin_iter;
   P.max_seconds = max_seconds;

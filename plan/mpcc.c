@@ -29,7 +29,7 @@ struct plan_mpcc {
   double h;
   double q_init[64];
   double target[4];      /* target quaternion */
-  double t1_ref[3];      /* fixed reference for the tangent basis */
+  double n_rest[3], t1_rest[3];  /* the contact normal at rest and a tangent there: the friction basis's origin */
   double ball_inertia;
   int dynamic;           /* stage being solved */
   int nrow;              /* rows per step in that stage */
@@ -62,7 +62,7 @@ plan_mpcc_params plan_mpcc_rotate_task(int axis) {
                         .ball_center = {0, 0.1, 0.7}, .ball_radius = 0.05, .ball_mass = 0.1,
                         .ball_damping = 0.002, .disk_radius = 0.03, .disk_half_thickness = 0.005,
                         .q_bound = 0.06, .v_bound = 2, .tau_bound = 100, .force_bound = 100,
-                        .omega_bound = 20, .max_iter = 3000, .max_iter_kinematic = 300, .max_seconds = 0, .tol = 1e-8, .verbose = 0};
+                        .omega_bound = 20, .lbfgs_memory = 20, .max_iter = 3000, .max_iter_kinematic = 300, .max_seconds = 0, .tol = 1e-8, .verbose = 0};
   r.axis[axis < 0 || axis > 2 ? 0 : axis] = 1;
   return r;
 }
@@ -149,8 +149,16 @@ static void contact_geometry(plan_mpcc *p, const double *q, const double *v, con
   cross3(omega, G->r_ball, oxr);
   for (int i = 0; i < 3; i++) G->nu[i] = vw[i] + wxr[i] - oxr[i];
   /* tangent basis from a fixed reference projected on the tangent plane */
-  double t1[3], t2[3], an = dot3(p->t1_ref, G->n), nt = 0;
-  for (int i = 0; i < 3; i++) { t1[i] = p->t1_ref[i] - an * G->n[i]; nt += t1[i] * t1[i]; }
+  /* tangent basis: the rest basis carried by the shortest rotation from n_rest to n (Rodrigues:
+     R t = c t + k x t + (k . t) k / (1 + c), k = n_rest x n, c = n_rest . n). A fixed
+     reference projected on the tangent plane would vanish where the normal meets it, and
+     rotating about y drives the contact towards the ball's +-x sides; this basis is smooth
+     everywhere but the far pole -n_rest, where the arm cannot reach. */
+  double t1[3], t2[3], k[3], kxt[3], nt = 0, c = dot3(p->n_rest, G->n);
+  cross3(p->n_rest, G->n, k);
+  cross3(k, p->t1_rest, kxt);
+  double kt = dot3(k, p->t1_rest) / fmax(1 + c, 1e-12);
+  for (int i = 0; i < 3; i++) { t1[i] = c * p->t1_rest[i] + kxt[i] + kt * k[i]; nt += t1[i] * t1[i]; }
   nt = sqrt(nt);
   for (int i = 0; i < 3; i++) t1[i] /= nt;
   cross3(G->n, t1, t2);
@@ -505,6 +513,36 @@ static Bool cb_jac(Index nv, Number *x, Bool nx, Index m, Index nele, Index *iro
   return TRUE;
 }
 
+double plan_mpcc_jacobian_error(plan_mpcc *p, const double *z, int dynamic) {
+  p->dynamic = dynamic;
+  p->nrow = rows_per_step(p, dynamic);
+  int R = p->nrow, C = p->B + p->ns, nv = p->nvar;
+  size_t nele = (size_t)p->prm.N * R * C;
+  double *val = malloc(sizeof(double) * nele), *x = malloc(sizeof(double) * nv);
+  double *rp = malloc(sizeof(double) * 2 * R), *rm = rp + R;
+  if (!val || !x || !rp) { free(val); free(x); free(rp); return INFINITY; }
+  memcpy(x, z, sizeof(double) * nv);
+  double worst = cb_jac(nv, x, TRUE, p->prm.N * R, (Index)nele, NULL, NULL, val, p) ? 0 : INFINITY;
+  for (int k = 0; k < p->prm.N; k++)
+    for (int c = 0; c < C; c++) {
+      int col = k * p->B + c;
+      double x0 = x[col], dx = 1e-6 * (1 + fabs(x0));
+      x[col] = x0 + dx;
+      step_rows(p, x, k, rp);
+      x[col] = x0 - dx;
+      step_rows(p, x, k, rm);
+      x[col] = x0;
+      for (int r = 0; r < R; r++) {
+        double fd = (rp[r] - rm[r]) / (2 * dx), a = val[(size_t)k * R * C + (size_t)r * C + c];
+        worst = fmax(worst, fabs(a - fd) / fmax(1, fabs(fd)));
+      }
+    }
+  free(val);
+  free(x);
+  free(rp);
+  return worst;
+}
+
 static Bool cb_h(Index nv, Number *x, Bool nx, Number of, Index m, Number *l, Bool nl, Index ne,
                  Index *ir, Index *jc, Number *v, UserDataPtr ud) {
   (void)nv; (void)x; (void)nx; (void)of; (void)m; (void)l; (void)nl; (void)ne; (void)ir; (void)jc;
@@ -559,8 +597,8 @@ plan_mpcc *plan_mpcc_create(const plan_mpcc_params *prm, char *error, int error_
   p->ball_inertia = 0.4 * P->ball_mass * P->ball_radius * P->ball_radius;
   for (int i = 0; i < 3; i++) p->target[i + 1] = sin(0.5 * P->angle) * P->axis[i] / an;
   p->target[0] = cos(0.5 * P->angle);
-  /* tangent reference: the world axis least aligned with the rest normal (the ball's -y side) */
-  p->t1_ref[0] = 1;
+  p->n_rest[1] = -1;   /* until the rest geometry below */
+  p->t1_rest[0] = 1;
   int n = p->n, R = rows_per_step(p, 1);
   p->Mt = malloc(sizeof(double) * (n * n + 3 * n + 2 * (n * n + 7 * n)));
   p->zp = malloc(sizeof(double) * (p->nvar + 2 * R));
@@ -581,6 +619,17 @@ plan_mpcc *plan_mpcc_create(const plan_mpcc_params *prm, char *error, int error_
     plan_mpcc_free(p);
     return NULL;
   }
+  contact_geom G;
+  contact_geometry(p, p->q_init, zero, zero, &G);
+  memcpy(p->n_rest, G.n, sizeof G.n);
+  /* the world x axis made tangent (y should the rest normal lie along x) */
+  double tn = 0;
+  for (int axis = 0; axis < 2 && !(tn > 1e-6); axis++) {
+    double na = p->n_rest[axis];
+    tn = 0;
+    for (int i = 0; i < 3; i++) { p->t1_rest[i] = (i == axis) - na * p->n_rest[i]; tn += p->t1_rest[i] * p->t1_rest[i]; }
+  }
+  for (int i = 0; i < 3; i++) p->t1_rest[i] /= sqrt(tn);
   return p;
 }
 
@@ -643,8 +692,7 @@ static int solve_at_eps(plan_mpcc *p, double eps, double tol, int max_iter, doub
   AddIpoptIntOption(ip, "print_level", p->prm.derivative_test ? 4 : 0);
   AddIpoptStrOption(ip, "sb", "yes");
   AddIpoptStrOption(ip, "hessian_approximation", "limited-memory");
-  /* IPOPT's default memory of 6 pairs: 379 iterations on the 10-step task about x, 20 pairs: 285 */
-  AddIpoptIntOption(ip, "limited_memory_max_history", 20);
+  if (p->prm.lbfgs_memory > 0) AddIpoptIntOption(ip, "limited_memory_max_history", p->prm.lbfgs_memory);
   if (p->prm.derivative_test && !warm) {
     AddIpoptStrOption(ip, "derivative_test", "first-order");
     AddIpoptNumOption(ip, "derivative_test_perturbation", 1e-9);
@@ -706,8 +754,18 @@ int plan_mpcc_solve(plan_mpcc *p, int dynamic, double *z, plan_mpcc_stage *out) 
     if (cap < 1) { st = Maximum_Iterations_Exceeded; break; }
     if (!last && P->max_iter_relaxed > 0 && cap > P->max_iter_relaxed) cap = P->max_iter_relaxed;
     if (P->verbose) fprintf(stderr, "%s stage: eps %.1e\n", dynamic ? "dynamic" : "kinematic", eps);
+    int used_before = used;
+    double t_relax = wall_now(), eval_before = p->eval_s;
     st = solve_at_eps(p, eps, last ? P->tol : fmax(P->tol, 1e-6), cap, left, warm, z, xl, xu, gl, gu, g, mult,
                       &used, &obj);
+    if (out->homotopy_steps < PLAN_MPCC_MAX_RELAXATIONS) {
+      plan_mpcc_relaxation *r = &out->relaxation[out->homotopy_steps];
+      r->eps = eps;
+      r->status = st;
+      r->iterations = used - used_before;
+      r->solve_s = wall_now() - t_relax;
+      r->eval_s = p->eval_s - eval_before;
+    }
     out->homotopy_steps++;
     if (last) break;
     warm = st == Solve_Succeeded || st == Solved_To_Acceptable_Level || st == Maximum_Iterations_Exceeded;
