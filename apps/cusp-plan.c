@@ -59,7 +59,8 @@ static void stage_json(const char *name, const plan_mpcc_stage *s, int ran) {
 }
 
 /* One row per knot: t, q (n), v (n), omega (3), quat (4), then the step's
- * tau (n), fz, gap (empty on the last knot). */
+ * tau (n), fz, gap and the contact normal nx, ny, nz from the ball's centre
+ * (empty on the last knot). */
 static int write_trajectory(const char *path, plan_mpcc *p, const plan_mpcc_params *P, const double *z) {
   FILE *f = fopen(path, "w");
   if (!f) return -1;
@@ -69,17 +70,17 @@ static int write_trajectory(const char *path, plan_mpcc *p, const plan_mpcc_para
   for (int i = 0; i < n; i++) fprintf(f, ",v%d", i);
   fprintf(f, ",wx,wy,wz,qw,qx,qy,qz");
   for (int i = 0; i < n; i++) fprintf(f, ",tau%d", i);
-  fprintf(f, ",fz,gap\n");
+  fprintf(f, ",fz,gap,nx,ny,nz\n");
   for (int k = 0; k <= P->N; k++) {
     fprintf(f, "%.9g", k * P->T / P->N);
     for (int i = 0; i < ns; i++) fprintf(f, ",%.17g", z[(size_t)k * B + i]);
     if (k < P->N) {
       for (int i = 0; i < n; i++) fprintf(f, ",%.17g", z[(size_t)k * B + ns + i]);
-      double gap, fz;
-      plan_mpcc_contact(p, z, k, &gap, &fz);
-      fprintf(f, ",%.17g,%.17g\n", fz, gap);
+      double gap, fz, nrm[3];
+      plan_mpcc_contact(p, z, k, &gap, &fz, nrm);
+      fprintf(f, ",%.17g,%.17g,%.17g,%.17g,%.17g\n", fz, gap, nrm[0], nrm[1], nrm[2]);
     } else {
-      for (int i = 0; i < n + 2; i++) fputc(',', f);
+      for (int i = 0; i < n + 5; i++) fputc(',', f);
       fputc('\n', f);
     }
   }

@@ -795,11 +795,12 @@ double plan_mpcc_quaternion_error(const plan_mpcc *p, const double *z) {
   return 1 - qt * qt;
 }
 
-void plan_mpcc_contact(plan_mpcc *p, const double *z, int k, double *gap, double *fz) {
+void plan_mpcc_contact(plan_mpcc *p, const double *z, int k, double *gap, double *fz, double normal[3]) {
   state_view S1 = state_at(p, z, k + 1);
   contact_geom G;
   contact_geometry(p, S1.q, S1.v, S1.om, &G);
   *gap = G.gap;
+  if (normal) memcpy(normal, G.n, sizeof G.n);
   *fz = control_at(p, z, k).fz;
 }
 

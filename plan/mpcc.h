@@ -125,8 +125,9 @@ double plan_mpcc_quaternion_error(const plan_mpcc *p, const double *z);
  * differences of the full rows of each step, column by column: the largest
  * |J - J_fd| / max(1, |J_fd|). Sets the stage (dynamic = 0: kinematic). */
 double plan_mpcc_jacobian_error(plan_mpcc *p, const double *z, int dynamic);
-/* Contact quantities of step k (after the step): gap, normal force. */
-void plan_mpcc_contact(plan_mpcc *p, const double *z, int k, double *gap, double *fz);
+/* Contact quantities of step k (after the step): gap, normal force, and
+ * the unit normal from the ball's centre towards the disk (normal may be NULL). */
+void plan_mpcc_contact(plan_mpcc *p, const double *z, int k, double *gap, double *fz, double normal[3]);
 int plan_mpcc_n(const plan_mpcc *p);   /* arm coordinates */
 int plan_mpcc_block(const plan_mpcc *p);   /* variables per step (S_k U_k) */
 /* Eq. (20) with J_quat(q, t) = 1 - (q . t)^2 and the analytic gradient (grad may be NULL). */

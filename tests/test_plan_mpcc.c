@@ -76,7 +76,7 @@ int main(void) {
   test_gradient(p, z);
   test_jacobian(p, z);
   double gap, fz;
-  plan_mpcc_contact(p, z, 0, &gap, &fz);
+  plan_mpcc_contact(p, z, 0, &gap, &fz, NULL);
   EXPECT(gap > 0.015 && gap < 0.025, "rest gap %g: the disk hangs about 2 cm from the ball", gap);
 
   plan_mpcc_stage kin, dyn;
@@ -99,7 +99,7 @@ int main(void) {
   /* complementarity recomputed: every product within eps, no side negative beyond tolerance */
   double worst_product = 0, most_negative = 0, max_force = 0;
   for (int k = 0; k < P.N; k++) {
-    plan_mpcc_contact(p, z, k, &gap, &fz);
+    plan_mpcc_contact(p, z, k, &gap, &fz, NULL);
     worst_product = fmax(worst_product, gap * fz);
     most_negative = fmin(most_negative, fmin(gap, fz));
     max_force = fmax(max_force, fz);
