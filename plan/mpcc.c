@@ -148,7 +148,6 @@ static void contact_geometry(plan_mpcc *p, const double *q, const double *v, con
   cross3(ww, G->r_disk, wxr);
   cross3(omega, G->r_ball, oxr);
   for (int i = 0; i < 3; i++) G->nu[i] = vw[i] + wxr[i] - oxr[i];
-  /* tangent basis from a fixed reference projected on the tangent plane */
   /* tangent basis: the rest basis carried by the shortest rotation from n_rest to n (Rodrigues:
      R t = c t + k x t + (k . t) k / (1 + c), k = n_rest x n, c = n_rest . n). A fixed
      reference projected on the tangent plane would vanish where the normal meets it, and
