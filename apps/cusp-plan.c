@@ -18,6 +18,7 @@ static int usage(const char *msg) {
   fprintf(stderr,
           "usage: cusp-plan --task rotate --axis x|y|z [--cold] [--N n] [--T seconds] [--angle rad]\n"
           "                 [--eps e] [--eps-start e0] [--eps-factor f] [--relaxed-iter k] [--max-iter k] [--kin-iter k] [--max-seconds s] [--tol t]\n"
+          "                 [--penalty rho | --scholtes] [--lbfgs-memory k]\n"
           "                 [--out trajectory.csv] [--json] [--quiet] [--derivative-test]\n"
           "defaults: the paper's task, N = 100, T = 4 s, 90 deg, mu = 0.6, d = 10, eps = 1e-7\n"
           "exit code: 0 converged (or IPOPT-acceptable), 1 not converged, 2 bad arguments\n");
@@ -30,6 +31,8 @@ static void stage_json(const char *name, const plan_mpcc_stage *s, int ran) {
   printf("{\"status\": %d, \"iterations\": %d, \"relaxations\": %d, \"solve_s\": ", s->status, s->iterations,
          s->homotopy_steps);
   json_number(s->solve_s);
+  printf(", \"eval_s\": ");
+  json_number(s->eval_s);
   printf(", \"objective\": ");
   json_number(s->objective);
   printf(", \"quaternion_error\": ");
@@ -40,31 +43,44 @@ static void stage_json(const char *name, const plan_mpcc_stage *s, int ran) {
   json_number(s->complementarity_product);
   printf(", \"constraint_violation\": ");
   json_number(s->constraint_violation);
-  printf("}");
+  printf(", \"per_relaxation\": [");
+  int nr = s->homotopy_steps < PLAN_MPCC_MAX_RELAXATIONS ? s->homotopy_steps : PLAN_MPCC_MAX_RELAXATIONS;
+  for (int i = 0; i < nr; i++) {
+    const plan_mpcc_relaxation *r = &s->relaxation[i];
+    printf("%s{\"eps\": ", i ? ", " : "");
+    json_number(r->eps);
+    printf(", \"status\": %d, \"iterations\": %d, \"solve_s\": ", r->status, r->iterations);
+    json_number(r->solve_s);
+    printf(", \"eval_s\": ");
+    json_number(r->eval_s);
+    printf("}");
+  }
+  printf("]}");
 }
 
 /* One row per knot: t, q (n), v (n), omega (3), quat (4), then the step's
- * tau (n), fz, gap (empty on the last knot). */
+ * tau (n), fz, gap and the contact normal nx, ny, nz from the ball's centre
+ * (empty on the last knot). */
 static int write_trajectory(const char *path, plan_mpcc *p, const plan_mpcc_params *P, const double *z) {
   FILE *f = fopen(path, "w");
   if (!f) return -1;
-  int n = plan_mpcc_n(p), ns = 2 * n + 7, B = ns + n + P->d + 2;
+  int n = plan_mpcc_n(p), ns = 2 * n + 7, B = plan_mpcc_block(p);
   fprintf(f, "t");
   for (int i = 0; i < n; i++) fprintf(f, ",q%d", i);
   for (int i = 0; i < n; i++) fprintf(f, ",v%d", i);
   fprintf(f, ",wx,wy,wz,qw,qx,qy,qz");
   for (int i = 0; i < n; i++) fprintf(f, ",tau%d", i);
-  fprintf(f, ",fz,gap\n");
+  fprintf(f, ",fz,gap,nx,ny,nz\n");
   for (int k = 0; k <= P->N; k++) {
     fprintf(f, "%.9g", k * P->T / P->N);
     for (int i = 0; i < ns; i++) fprintf(f, ",%.17g", z[(size_t)k * B + i]);
     if (k < P->N) {
       for (int i = 0; i < n; i++) fprintf(f, ",%.17g", z[(size_t)k * B + ns + i]);
-      double gap, fz;
-      plan_mpcc_contact(p, z, k, &gap, &fz);
-      fprintf(f, ",%.17g,%.17g\n", fz, gap);
+      double gap, fz, nrm[3];
+      plan_mpcc_contact(p, z, k, &gap, &fz, nrm);
+      fprintf(f, ",%.17g,%.17g,%.17g,%.17g,%.17g\n", fz, gap, nrm[0], nrm[1], nrm[2]);
     } else {
-      for (int i = 0; i < n + 2; i++) fputc(',', f);
+      for (int i = 0; i < n + 5; i++) fputc(',', f);
       fputc('\n', f);
     }
   }
@@ -76,6 +92,8 @@ int main(int argc, char **argv) {
   int cold = 0, json = 0, quiet = 0, N = 100, max_iter = 3000, kin_iter = 300;
   double T = 4, angle = -1, eps = 1e-7, tol = 1e-8, max_seconds = 0, eps_start = -1, eps_factor = -1;
   int relaxed_iter = -1, derivative_test = 0;
+  double penalty = -1;
+  int lbfgs_memory = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     int more = i + 1 < argc;
@@ -96,6 +114,11 @@ int main(int argc, char **argv) {
       long v = strtol(argv[++i], &end, 10);
       if (*end || v < 1 || v > 1000000) return usage("--max-iter needs an integer in 1..1000000");
       max_iter = (int)v;
+    } else if (!strcmp(a, "--lbfgs-memory") && more) {
+      char *end;
+      long v = strtol(argv[++i], &end, 10);
+      if (*end || v < 1 || v > 1000) return usage("--lbfgs-memory needs an integer in 1..1000");
+      lbfgs_memory = (int)v;
     } else if (!strcmp(a, "--kin-iter") && more) {
       char *end;
       long v = strtol(argv[++i], &end, 10);
@@ -118,6 +141,10 @@ int main(int argc, char **argv) {
       long v = strtol(argv[++i], &end, 10);
       if (*end || v < 1 || v > 1000000) return usage("--relaxed-iter needs an integer in 1..1000000");
       relaxed_iter = (int)v;
+    } else if (!strcmp(a, "--penalty") && more) {
+      if (parse_positive(argv[++i], &penalty)) return usage("--penalty needs a number > 0");
+    } else if (!strcmp(a, "--scholtes")) {
+      penalty = 0;
     } else if (!strcmp(a, "--tol") && more) {
       if (parse_positive(argv[++i], &tol)) return usage("--tol needs a number > 0");
     } else {
@@ -136,6 +163,8 @@ int main(int argc, char **argv) {
   if (eps_factor > 0) P.eps_factor = eps_factor;
   if (relaxed_iter > 0) P.max_iter_relaxed = relaxed_iter;
   P.tol = tol;
+  if (penalty >= 0) P.penalty = penalty;
+  if (lbfgs_memory > 0) P.lbfgs_memory = lbfgs_memory;
   P.max_iter = max_iter;
   P.max_iter_kinematic = kin_iter;
   P.max_seconds = max_seconds;

@@ -29,21 +29,30 @@ struct plan_mpcc {
   double h;
   double q_init[64];
   double target[4];      /* target quaternion */
-  double t1_ref[3];      /* fixed reference for the tangent basis */
+  double n_rest[3], t1_rest[3];  /* the contact normal at rest and a tangent there: the friction basis's origin */
   double ball_inertia;
   int dynamic;           /* stage being solved */
   int nrow;              /* rows per step in that stage */
   double *Mt, *c, *Q, *tmp;   /* n x n, n, n, n scratch */
   double *zp, *rp, *rm;  /* scratch for differences */
+  double Jpoint[6 * 64], dnu_dv[3 * 64];
   arm_terms terms, terms_fixed;  /* arm terms of the current evaluation, and of the Jacobian's base point */
   int iterations;
+  double eval_s;         /* wall time inside the constraint and Jacobian callbacks */
 };
 
 int plan_mpcc_n(const plan_mpcc *p) { return p->n; }
+int plan_mpcc_block(const plan_mpcc *p) { return p->B; }
 int plan_mpcc_nvars(const plan_mpcc *p) { return p->nvar; }
 
+/* Complementarity rows per step: Scholtes, the 2 + d "a >= 0" rows and the
+ * 2 + d products a b <= eps; penalty, the 2 + d "a >= 0" rows and one row
+ * sum(a b) - zeta_k = 0 (zeta_k carries the products into the objective). */
+static int complementarity_rows(const plan_mpcc *p) {
+  return p->prm.penalty > 0 ? 2 + p->prm.d + 1 : 4 + 2 * p->prm.d;
+}
 static int rows_per_step(const plan_mpcc *p, int dynamic) {
-  return (dynamic ? p->n : 0) + p->n + 3 + 4 + 4 + 2 * p->prm.d;
+  return (dynamic ? p->n : 0) + p->n + 3 + 4 + complementarity_rows(p);
 }
 int plan_mpcc_nconstraints(const plan_mpcc *p, int dynamic) { return p->prm.N * rows_per_step(p, dynamic); }
 
@@ -53,7 +62,7 @@ plan_mpcc_params plan_mpcc_rotate_task(int axis) {
                         .ball_center = {0, 0.1, 0.7}, .ball_radius = 0.05, .ball_mass = 0.1,
                         .ball_damping = 0.002, .disk_radius = 0.03, .disk_half_thickness = 0.005,
                         .q_bound = 0.06, .v_bound = 2, .tau_bound = 100, .force_bound = 100,
-                        .omega_bound = 20, .max_iter = 3000, .max_iter_kinematic = 300, .max_seconds = 0, .tol = 1e-8, .verbose = 0};
+                        .omega_bound = 20, .lbfgs_memory = 20, .max_iter = 3000, .max_iter_kinematic = 300, .max_seconds = 0, .tol = 1e-8, .verbose = 0};
   r.axis[axis < 0 || axis > 2 ? 0 : axis] = 1;
   return r;
 }
@@ -139,9 +148,16 @@ static void contact_geometry(plan_mpcc *p, const double *q, const double *v, con
   cross3(ww, G->r_disk, wxr);
   cross3(omega, G->r_ball, oxr);
   for (int i = 0; i < 3; i++) G->nu[i] = vw[i] + wxr[i] - oxr[i];
-  /* tangent basis from a fixed reference projected on the tangent plane */
-  double t1[3], t2[3], an = dot3(p->t1_ref, G->n), nt = 0;
-  for (int i = 0; i < 3; i++) { t1[i] = p->t1_ref[i] - an * G->n[i]; nt += t1[i] * t1[i]; }
+  /* tangent basis: the rest basis carried by the shortest rotation from n_rest to n (Rodrigues:
+     R t = c t + k x t + (k . t) k / (1 + c), k = n_rest x n, c = n_rest . n). A fixed
+     reference projected on the tangent plane would vanish where the normal meets it, and
+     rotating about y drives the contact towards the ball's +-x sides; this basis is smooth
+     everywhere but the far pole -n_rest, where the arm cannot reach. */
+  double t1[3], t2[3], k[3], kxt[3], nt = 0, c = dot3(p->n_rest, G->n);
+  cross3(p->n_rest, G->n, k);
+  cross3(k, p->t1_rest, kxt);
+  double kt = dot3(k, p->t1_rest) / fmax(1 + c, 1e-12);
+  for (int i = 0; i < 3; i++) { t1[i] = c * p->t1_rest[i] + kxt[i] + kt * k[i]; nt += t1[i] * t1[i]; }
   nt = sqrt(nt);
   for (int i = 0; i < 3; i++) t1[i] /= nt;
   cross3(G->n, t1, t2);
@@ -151,9 +167,29 @@ static void contact_geometry(plan_mpcc *p, const double *q, const double *v, con
   }
 }
 
+/* d nu / d v (3 x n, row-major) at the kinematics of the last
+ * contact_geometry: nu is linear in v (the disk point's velocity J(q) v),
+ * so the Jacobian's v_{k+1} columns need no kinematics pass of their own. */
+static void contact_velocity_jacobian(plan_mpcc *p, const contact_geom *G, double *dnu) {
+  int n = p->n, last = p->model->nseg - 1;
+  sb_pose g;
+  double *J = p->Jpoint;
+  sb_point_kinematics(p->model, p->work, last, p->model->seg[last].p.length, &g, J, NULL, NULL);
+  for (int c = 0; c < n; c++) {
+    double wb[3] = {J[0 * n + c], J[1 * n + c], J[2 * n + c]}, vb[3] = {J[3 * n + c], J[4 * n + c], J[5 * n + c]};
+    double ww[3], vw[3], wxr[3];
+    for (int i = 0; i < 3; i++) {
+      ww[i] = g.R[i * 3] * wb[0] + g.R[i * 3 + 1] * wb[1] + g.R[i * 3 + 2] * wb[2];
+      vw[i] = g.R[i * 3] * vb[0] + g.R[i * 3 + 1] * vb[1] + g.R[i * 3 + 2] * vb[2];
+    }
+    cross3(ww, G->r_disk, wxr);
+    for (int i = 0; i < 3; i++) dnu[i * n + c] = vw[i] + wxr[i];
+  }
+}
+
 /* Views of the blocks of z. */
 typedef struct { const double *q, *v, *om, *quat; } state_view;
-typedef struct { const double *tau; double fz; const double *ft; double gamma; } control_view;
+typedef struct { const double *tau; double fz; const double *ft; double gamma, zeta; } control_view;
 
 static state_view state_at(const plan_mpcc *p, const double *z, int k) {
   const double *s = z + (size_t)k * p->B;
@@ -161,7 +197,7 @@ static state_view state_at(const plan_mpcc *p, const double *z, int k) {
 }
 static control_view control_at(const plan_mpcc *p, const double *z, int k) {
   const double *u = z + (size_t)k * p->B + p->ns;
-  return (control_view){u, u[p->n], u + p->n + 1, u[p->n + 1 + p->prm.d]};
+  return (control_view){u, u[p->n], u + p->n + 1, u[p->n + 1 + p->prm.d], u[p->n + 2 + p->prm.d]};
 }
 
 /* World contact force on the arm. */
@@ -192,6 +228,21 @@ static void arm_terms_at(plan_mpcc *p, const state_view *S0, arm_terms *A) {
     memset(p->Q, 0, sizeof(double) * n);
     sb_add_world_wrench(m, p->work, last, m->seg[last].p.length, f, mo, p->Q);
     for (int i = 0; i < n; i++) A->JW[i * 6 + c] = p->Q[i];
+  }
+}
+
+/* The arm terms at S_k whose q_k is base's: M~ and JW depend on q_k alone,
+ * so a velocity's perturbation needs only the bias again. */
+static void arm_terms_velocity(plan_mpcc *p, const state_view *S0, const arm_terms *base, arm_terms *A) {
+  int n = p->n;
+  const sb_model *m = p->model;
+  sb_kinematics(m, p->work, S0->q, S0->v);
+  sb_bias(m, p->work, A->e);
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < n; j++) A->e[i] += m->K[i * n + j] * (S0->q[j] + p->h * S0->v[j]) + m->D[i * n + j] * S0->v[j];
+  if (A != base) {
+    memcpy(A->Mt, base->Mt, sizeof(double) * n * n);
+    memcpy(A->JW, base->JW, sizeof(double) * n * 6);
   }
 }
 
@@ -255,6 +306,18 @@ static void step_rows_with(plan_mpcc *p, const double *z, int k, const contact_g
   o += 4;
   double cone = P->mu * U.fz;
   for (int j = 0; j < d; j++) cone -= U.ft[j];
+  if (P->penalty > 0) {
+    double products = G.gap * U.fz + cone * U.gamma;
+    r[o++] = G.gap;
+    r[o++] = cone;
+    for (int j = 0; j < d; j++) {
+      double s = dot3(G.D + 3 * j, G.nu) + U.gamma;
+      r[o++] = s;
+      products += U.ft[j] * s;
+    }
+    r[o] = products - U.zeta;
+    return;
+  }
   r[o++] = G.gap;
   r[o++] = G.gap * U.fz;
   r[o++] = cone;
@@ -277,6 +340,11 @@ static void row_bounds(const plan_mpcc *p, double *lo, double *hi) {
     int o = 0;
     int neq = (p->dynamic ? n : 0) + n + 3 + 4;
     for (; o < neq; o++) l[o] = u[o] = 0;
+    if (p->prm.penalty > 0) {  /* gap, cone, slips >= 0; sum of products = zeta */
+      for (int j = 0; j < 2 + d; j++, o++) { l[o] = 0; u[o] = 2e19; }
+      l[o] = u[o] = 0;
+      continue;
+    }
     /* gap, gap fz, cone, cone gamma */
     l[o] = 0; u[o++] = 2e19;
     l[o] = -2e19; u[o++] = p->prm.eps;
@@ -310,6 +378,9 @@ static void var_bounds(const plan_mpcc *p, double *lo, double *hi) {
     for (int j = 0; j < d + 1; j++) { l[n + j] = 0; u[n + j] = P->force_bound; }
     l[n + d + 1] = 0;
     u[n + d + 1] = 2e19;
+    /* zeta: the products' sum under the penalty, unused (fixed) under Scholtes */
+    l[n + d + 2] = P->penalty > 0 ? -2e19 : 0;
+    u[n + d + 2] = P->penalty > 0 ? 2e19 : 0;
   }
 }
 
@@ -349,6 +420,10 @@ double plan_mpcc_objective(const plan_mpcc *p, const double *z, double *grad) {
       f += 1e-2 * h * u[i] * u[i];
       if (gu) gu[i] += 2e-2 * h * u[i];
     }
+    if (P->penalty > 0) {
+      f += P->penalty * u[n + P->d + 2];
+      if (gu) gu[n + P->d + 2] += P->penalty;
+    }
   }
   return f;
 }
@@ -364,10 +439,13 @@ static Bool cb_grad(Index nv, Number *x, Bool nx, Number *g, UserDataPtr ud) {
   plan_mpcc_objective(ud, x, g);
   return TRUE;
 }
+static double wall_now(void);
 static Bool cb_g(Index nv, Number *x, Bool nx, Index m, Number *g, UserDataPtr ud) {
   (void)nv; (void)nx; (void)m;
   plan_mpcc *p = ud;
+  double t0 = wall_now();
   for (int k = 0; k < p->prm.N; k++) step_rows(p, x, k, g + (size_t)k * p->nrow);
+  p->eval_s += wall_now() - t0;
   for (int i = 0; i < m; i++)
     if (!isfinite(g[i])) return FALSE;
   return TRUE;
@@ -386,29 +464,82 @@ static Bool cb_jac(Index nv, Number *x, Bool nx, Index m, Index nele, Index *iro
         for (int c = 0; c < C; c++, e++) { irow[e] = k * R + r; jcol[e] = k * p->B + c; }
     return TRUE;
   }
+  double t0 = wall_now();
   memcpy(p->zp, x, sizeof(double) * nv);
   for (int k = 0; k < p->prm.N; k++) {
     state_view S0 = state_at(p, x, k), S1 = state_at(p, x, k + 1);
-    contact_geom G;
+    contact_geom G, Gv;
     contact_geometry(p, S1.q, S1.v, S1.om, &G);
+    contact_velocity_jacobian(p, &G, p->dnu_dv);
     if (p->dynamic) arm_terms_at(p, &S0, &p->terms_fixed);
+    int v1 = p->B + p->n, om1 = p->B + 2 * p->n, quat1 = om1 + 3;
     for (int c = 0; c < C; c++) {
       int col = k * p->B + c;
-      /* S_k's columns leave the geometry at S_{k+1}; the others the arm terms at S_k */
-      const contact_geom *Gc = c < p->B ? &G : NULL;
-      const arm_terms *Ac = c < p->ns ? NULL : &p->terms_fixed;
+      /* only q_k, v_k change the arm terms at S_k, only q_{k+1}, v_{k+1}, omega_{k+1} the
+         geometry at S_{k+1}: the other columns reuse them */
+      const contact_geom *Gc = c < p->B || c >= quat1 ? &G : NULL;
+      if (c >= v1 && c < quat1) Gc = &Gv;   /* nu moves linearly, the rest of the geometry stays */
+      const arm_terms *Ac = c < p->n ? NULL : &p->terms_fixed;
+      int velocity = p->dynamic && c >= p->n && c < 2 * p->n;
+      if (velocity) Ac = &p->terms;
       double x0 = p->zp[col], dx = 1e-6 * (1 + fabs(x0));
-      p->zp[col] = x0 + dx;
-      step_rows_with(p, p->zp, k, Gc, p->dynamic ? Ac : NULL, p->rp);
-      p->zp[col] = x0 - dx;
-      step_rows_with(p, p->zp, k, Gc, p->dynamic ? Ac : NULL, p->rm);
+      for (int side = 0; side < 2; side++) {
+        p->zp[col] = side ? x0 - dx : x0 + dx;
+        if (Gc == &Gv) {
+          double delta = side ? -dx : dx, e[3] = {0}, exr[3];
+          Gv = G;
+          if (c < om1) {
+            for (int i = 0; i < 3; i++) Gv.nu[i] += delta * p->dnu_dv[i * p->n + (c - v1)];
+          } else {  /* nu = ... - omega x r_ball */
+            e[c - om1] = delta;
+            cross3(e, G.r_ball, exr);
+            for (int i = 0; i < 3; i++) Gv.nu[i] -= exr[i];
+          }
+        }
+        if (velocity) {
+          state_view Sp = state_at(p, p->zp, k);
+          arm_terms_velocity(p, &Sp, &p->terms_fixed, &p->terms);
+        }
+        step_rows_with(p, p->zp, k, Gc, p->dynamic ? Ac : NULL, side ? p->rm : p->rp);
+      }
       p->zp[col] = x0;
       for (int r = 0; r < R; r++) val[(size_t)k * R * C + (size_t)r * C + c] = (p->rp[r] - p->rm[r]) / (2 * dx);
     }
   }
+  p->eval_s += wall_now() - t0;
   for (size_t i = 0; i < (size_t)p->prm.N * R * C; i++)
     if (!isfinite(val[i])) return FALSE;
   return TRUE;
+}
+
+double plan_mpcc_jacobian_error(plan_mpcc *p, const double *z, int dynamic) {
+  p->dynamic = dynamic;
+  p->nrow = rows_per_step(p, dynamic);
+  int R = p->nrow, C = p->B + p->ns, nv = p->nvar;
+  size_t nele = (size_t)p->prm.N * R * C;
+  double *val = malloc(sizeof(double) * nele), *x = malloc(sizeof(double) * nv);
+  double *rp = malloc(sizeof(double) * 2 * R), *rm = rp + R;
+  if (!val || !x || !rp) { free(val); free(x); free(rp); return INFINITY; }
+  memcpy(x, z, sizeof(double) * nv);
+  double worst = cb_jac(nv, x, TRUE, p->prm.N * R, (Index)nele, NULL, NULL, val, p) ? 0 : INFINITY;
+  for (int k = 0; k < p->prm.N; k++)
+    for (int c = 0; c < C; c++) {
+      int col = k * p->B + c;
+      double x0 = x[col], dx = 1e-6 * (1 + fabs(x0));
+      x[col] = x0 + dx;
+      step_rows(p, x, k, rp);
+      x[col] = x0 - dx;
+      step_rows(p, x, k, rm);
+      x[col] = x0;
+      for (int r = 0; r < R; r++) {
+        double fd = (rp[r] - rm[r]) / (2 * dx), a = val[(size_t)k * R * C + (size_t)r * C + c];
+        worst = fmax(worst, fabs(a - fd) / fmax(1, fabs(fd)));
+      }
+    }
+  free(val);
+  free(x);
+  free(rp);
+  return worst;
 }
 
 static Bool cb_h(Index nv, Number *x, Bool nx, Number of, Index m, Number *l, Bool nl, Index ne,
@@ -458,15 +589,15 @@ plan_mpcc *plan_mpcc_create(const plan_mpcc_params *prm, char *error, int error_
   p->n = p->model->n;
   if (!p->work || p->n > 64) { snprintf(error, error_size, "mpcc: workspace (n = %d)", p->n); plan_mpcc_free(p); return NULL; }
   p->ns = 2 * p->n + 7;
-  p->nu = p->n + P->d + 2;
+  p->nu = p->n + P->d + 3;
   p->B = p->ns + p->nu;
   p->nvar = P->N * p->B + p->ns;
   p->h = P->T / P->N;
   p->ball_inertia = 0.4 * P->ball_mass * P->ball_radius * P->ball_radius;
   for (int i = 0; i < 3; i++) p->target[i + 1] = sin(0.5 * P->angle) * P->axis[i] / an;
   p->target[0] = cos(0.5 * P->angle);
-  /* tangent reference: the world axis least aligned with the rest normal (the ball's -y side) */
-  p->t1_ref[0] = 1;
+  p->n_rest[1] = -1;   /* until the rest geometry below */
+  p->t1_rest[0] = 1;
   int n = p->n, R = rows_per_step(p, 1);
   p->Mt = malloc(sizeof(double) * (n * n + 3 * n + 2 * (n * n + 7 * n)));
   p->zp = malloc(sizeof(double) * (p->nvar + 2 * R));
@@ -487,6 +618,17 @@ plan_mpcc *plan_mpcc_create(const plan_mpcc_params *prm, char *error, int error_
     plan_mpcc_free(p);
     return NULL;
   }
+  contact_geom G;
+  contact_geometry(p, p->q_init, zero, zero, &G);
+  memcpy(p->n_rest, G.n, sizeof G.n);
+  /* the world x axis made tangent (y should the rest normal lie along x) */
+  double tn = 0;
+  for (int axis = 0; axis < 2 && !(tn > 1e-6); axis++) {
+    double na = p->n_rest[axis];
+    tn = 0;
+    for (int i = 0; i < 3; i++) { p->t1_rest[i] = (i == axis) - na * p->n_rest[i]; tn += p->t1_rest[i] * p->t1_rest[i]; }
+  }
+  for (int i = 0; i < 3; i++) p->t1_rest[i] /= sqrt(tn);
   return p;
 }
 
@@ -549,6 +691,7 @@ static int solve_at_eps(plan_mpcc *p, double eps, double tol, int max_iter, doub
   AddIpoptIntOption(ip, "print_level", p->prm.derivative_test ? 4 : 0);
   AddIpoptStrOption(ip, "sb", "yes");
   AddIpoptStrOption(ip, "hessian_approximation", "limited-memory");
+  if (p->prm.lbfgs_memory > 0) AddIpoptIntOption(ip, "limited_memory_max_history", p->prm.lbfgs_memory);
   if (p->prm.derivative_test && !warm) {
     AddIpoptStrOption(ip, "derivative_test", "first-order");
     AddIpoptNumOption(ip, "derivative_test_perturbation", 1e-9);
@@ -597,10 +740,11 @@ int plan_mpcc_solve(plan_mpcc *p, int dynamic, double *z, plan_mpcc_stage *out) 
    * each solve warm-started from the previous one's primal-dual point; the
    * intermediate relaxations need only be roughly solved */
   const plan_mpcc_params *P = &p->prm;
-  double eps_end = P->eps, eps = P->eps_start > eps_end ? P->eps_start : eps_end;
+  double eps_end = P->eps, eps = P->eps_start > eps_end && !(P->penalty > 0) ? P->eps_start : eps_end;
   double factor = P->eps_factor > 0 && P->eps_factor < 1 ? P->eps_factor : 0.1;
   int max_iter = dynamic ? P->max_iter : P->max_iter_kinematic, used = 0, st = 0, warm = 0;
   double t0 = wall_now(), obj = NAN;
+  p->eval_s = 0;
   for (;;) {
     int last = eps <= eps_end * (1 + 1e-12);
     double left = P->max_seconds > 0 ? P->max_seconds - (wall_now() - t0) : 0;
@@ -609,14 +753,25 @@ int plan_mpcc_solve(plan_mpcc *p, int dynamic, double *z, plan_mpcc_stage *out) 
     if (cap < 1) { st = Maximum_Iterations_Exceeded; break; }
     if (!last && P->max_iter_relaxed > 0 && cap > P->max_iter_relaxed) cap = P->max_iter_relaxed;
     if (P->verbose) fprintf(stderr, "%s stage: eps %.1e\n", dynamic ? "dynamic" : "kinematic", eps);
+    int used_before = used;
+    double t_relax = wall_now(), eval_before = p->eval_s;
     st = solve_at_eps(p, eps, last ? P->tol : fmax(P->tol, 1e-6), cap, left, warm, z, xl, xu, gl, gu, g, mult,
                       &used, &obj);
+    if (out->homotopy_steps < PLAN_MPCC_MAX_RELAXATIONS) {
+      plan_mpcc_relaxation *r = &out->relaxation[out->homotopy_steps];
+      r->eps = eps;
+      r->status = st;
+      r->iterations = used - used_before;
+      r->solve_s = wall_now() - t_relax;
+      r->eval_s = p->eval_s - eval_before;
+    }
     out->homotopy_steps++;
     if (last) break;
     warm = st == Solve_Succeeded || st == Solved_To_Acceptable_Level || st == Maximum_Iterations_Exceeded;
     eps = fmax(eps * factor, eps_end);
   }
   out->solve_s = wall_now() - t0;
+  out->eval_s = p->eval_s;
   row_bounds(p, gl, gu);
   out->status = st;
   out->iterations = used;
@@ -639,11 +794,12 @@ double plan_mpcc_quaternion_error(const plan_mpcc *p, const double *z) {
   return 1 - qt * qt;
 }
 
-void plan_mpcc_contact(plan_mpcc *p, const double *z, int k, double *gap, double *fz) {
+void plan_mpcc_contact(plan_mpcc *p, const double *z, int k, double *gap, double *fz, double normal[3]) {
   state_view S1 = state_at(p, z, k + 1);
   contact_geom G;
   contact_geometry(p, S1.q, S1.v, S1.om, &G);
   *gap = G.gap;
+  if (normal) memcpy(normal, G.n, sizeof G.n);
   *fz = control_at(p, z, k).fz;
 }
 

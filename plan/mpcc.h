@@ -4,7 +4,7 @@
  *
  * Decision variables, blocks in time order  S_0 U_0 S_1 U_1 ... U_{N-1} S_N:
  *   S_k = [q_k (n), v_k (n), omega_k (3, world), quat_k (4, w x y z)]
- *   U_k = [tau_k (n), fz_k, ft_k (d), gamma_k]
+ *   U_k = [tau_k (n), fz_k, ft_k (d), gamma_k, zeta_k]
  * S_0 is fixed by bounds to the initial state. Constraints of step k read
  * S_k, U_k, S_{k+1} only (a contiguous column block):
  *   arm (dynamic stage only), sb_step's linearly implicit Euler:
@@ -23,9 +23,18 @@
  *   nu_t: the disk point's velocity relative to the ball's surface point.
  * The kinematic stage drops the arm dynamics (tau fixed to 0); the dynamic
  * stage starts from its solution with tau from inverse dynamics.
+ * Penalty formulation (penalty = rho > 0) instead of Scholtes': the rows
+ * a >= 0 stay, the products leave the constraints as one row per step
+ *   sum over the pairs of a b - zeta_k = 0,  objective + rho sum_k zeta_k
+ * (an exact penalty for rho large enough; zeta_k is fixed to 0 otherwise).
+ * The friction basis is the rest contact's tangent basis carried along the
+ * shortest rotation from the rest normal to the current one.
  * First derivatives: central differences inside each step's column block
- * (the exact sparsity of the transcription; objective gradient analytic);
- * Hessian: IPOPT's limited-memory quasi-Newton. */
+ * (the exact sparsity of the transcription; objective gradient analytic),
+ * the arm terms recomputed only for the columns that move them (q_k, v_k;
+ * the mass matrix for q_k alone), the geometry only for q_{k+1}, and nu's
+ * columns of v_{k+1}, omega_{k+1} from the disk point's Jacobian (nu is
+ * linear in both); Hessian: IPOPT's limited-memory quasi-Newton. */
 #ifndef PLAN_MPCC_H
 #define PLAN_MPCC_H
 
@@ -36,7 +45,8 @@ typedef struct {
   double T;               /* horizon, s */
   double mu;              /* friction */
   int d;                  /* friction directions */
-  double eps;             /* Scholtes relaxation */
+  double eps;             /* Scholtes relaxation; with penalty > 0, the rows' tolerance (eps / 10) */
+  double penalty;         /* > 0: penalty formulation instead of Scholtes' (see below) */
   double eps_start;       /* homotopy: solve at eps_start, eps_start * eps_factor, ..., eps (<= eps: none) */
   double eps_factor;      /* in (0, 1) */
   int max_iter_relaxed;   /* iteration cap of each relaxation above eps (0: the stage's cap) */
@@ -45,6 +55,7 @@ typedef struct {
   double ball_center[3], ball_radius, ball_mass, ball_damping;
   double disk_radius, disk_half_thickness;
   double q_bound, v_bound, tau_bound, force_bound, omega_bound;
+  int lbfgs_memory;       /* IPOPT's limited_memory_max_history (0: its default, 6) */
   int max_iter;           /* IPOPT iterations of the dynamic stage */
   int max_iter_kinematic; /* of the kinematic stage (a warm start: need not converge) */
   double max_seconds;     /* IPOPT max_cpu_time per stage (0: none) */
@@ -57,16 +68,25 @@ typedef struct {
  * 0.6, d = 10, eps = 1e-7, ball r = 0.05 m at (0, 0.1, 0.7) m, 90 deg. */
 plan_mpcc_params plan_mpcc_rotate_task(int axis);
 
+#define PLAN_MPCC_MAX_RELAXATIONS 16
+typedef struct {          /* one IPOPT solve of the homotopy */
+  double eps;
+  int status, iterations;
+  double solve_s, eval_s;
+} plan_mpcc_relaxation;
+
 typedef struct {
   int status;             /* IPOPT ApplicationReturnStatus */
   int iterations;         /* over all relaxations of the stage */
   int homotopy_steps;     /* IPOPT solves (relaxations) of the stage */
   double solve_s;
+  double eval_s;          /* of solve_s: in the constraint and Jacobian evaluations (the rest: IPOPT, MUMPS) */
   double objective;
   double quaternion_error;    /* 1 - (quat_N . target)^2 */
   double complementarity;     /* max over steps and pairs of |min(a, b)| */
   double complementarity_product; /* max over steps and pairs of a b (Scholtes: <= eps) */
   double constraint_violation;/* max violation of the NLP's constraints and bounds */
+  plan_mpcc_relaxation relaxation[PLAN_MPCC_MAX_RELAXATIONS];  /* the first homotopy_steps of them */
 } plan_mpcc_stage;
 
 typedef struct plan_mpcc plan_mpcc;
@@ -100,9 +120,16 @@ double plan_mpcc_complementarity(plan_mpcc *p, const double *z);
 /* The same, and the largest product a b over the pairs (may be NULL). */
 double plan_mpcc_complementarity_measures(plan_mpcc *p, const double *z, double *max_product);
 double plan_mpcc_quaternion_error(const plan_mpcc *p, const double *z);
-/* Contact quantities of step k (after the step): gap, normal force. */
-void plan_mpcc_contact(plan_mpcc *p, const double *z, int k, double *gap, double *fz);
+/* The constraint Jacobian IPOPT gets (which reuses the arm terms, the
+ * contact geometry and d nu / d v across columns) against central
+ * differences of the full rows of each step, column by column: the largest
+ * |J - J_fd| / max(1, |J_fd|). Sets the stage (dynamic = 0: kinematic). */
+double plan_mpcc_jacobian_error(plan_mpcc *p, const double *z, int dynamic);
+/* Contact quantities of step k (after the step): gap, normal force, and
+ * the unit normal from the ball's centre towards the disk (normal may be NULL). */
+void plan_mpcc_contact(plan_mpcc *p, const double *z, int k, double *gap, double *fz, double normal[3]);
 int plan_mpcc_n(const plan_mpcc *p);   /* arm coordinates */
+int plan_mpcc_block(const plan_mpcc *p);   /* variables per step (S_k U_k) */
 /* Eq. (20) with J_quat(q, t) = 1 - (q . t)^2 and the analytic gradient (grad may be NULL). */
 double plan_mpcc_objective(const plan_mpcc *p, const double *z, double *grad);
 
