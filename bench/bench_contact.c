@@ -11,9 +11,10 @@
  *        n sections (chamber stiffness and damping x n/3: springs in series,
  *        the same pre-elongation strain, the distal two thirds actuated as
  *        in Scenario A; bench-eval scaling's arm), same windows
- *   rod_{plane,free}  a Cosserat rod of 16 pieces with 80 contact disks lying
- *        along a plane (bench/scenes/rod_plane.xml), and the same rod without
- *        the plane (rod_free.xml): t in [0.3, 0.6) s
+ *   rod_{plane,free}  a Cosserat rod of 80 elements (240 coordinates) with a
+ *        contact disk at each element's end, lying along a plane
+ *        (bench/scenes/rod_plane.xml), and the same rod without the plane
+ *        (rod_free.xml): t in [0.3, 0.6) s
  * The windows are cut into R rounds of equal steps (--steps K: K steps per
  * round from the window's start instead, e.g. a short window for callgrind); round r steps every
  * case's r-th block in turn, so a burst of load from other processes

@@ -866,6 +866,29 @@ static int point_query(const sb_model *m, sb_work *w, int seg, double s, sb_pose
   return 0;
 }
 
+/* The node point_query reaches (s clamped as there), or -1. */
+static int point_node(const sb_model *m, int seg, double s) {
+  if (seg < 0 || seg >= m->nseg) return -1;
+  const sb_segment *sg = &m->seg[seg];
+  int k = sg->node0;
+  if (is_soft(sg->p.type)) {
+    double L = sg->p.length, tol = 1e-12 * L;
+    if (!(s >= -tol && s <= L + tol)) return -1;
+    if (s < 0) s = 0;
+    if (s > L) s = L;
+    while (k < sg->node0 + sg->nnode - 1 && m->node[k].s1 < s - tol) k++;
+  }
+  return k;
+}
+
+/* point_query's J: at a node, the node's (zero past the previous unit's cend
+ * and its own columns); between nodes, Ad times the parent node's plus the
+ * step's own columns. Both lie within the unit's cend. */
+int sb_point_columns(const sb_model *m, int seg, double s) {
+  int k = point_node(m, seg, s);
+  return k < 0 ? m->n : m->unit[m->node[k].unit].cend;
+}
+
 /* A Jacobian query is repeated for every contact point of a disk (two on its
  * rim, four flat, in a row): the last one's answer is kept until the next
  * kinematics pass, and a repeat is a copy of the same numbers. */

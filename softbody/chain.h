@@ -220,6 +220,12 @@ void sb_kinematics(const sb_model *m, sb_work *w, const double *q, const double 
 int sb_point_kinematics(const sb_model *m, sb_work *w, int seg, double s, sb_pose *g,
                         double *J, double eta[6], double dJv[6]);
 
+/* Columns past the returned count are exactly zero in the point Jacobian of
+ * sb_point_kinematics(m, w, seg, s): a point depends on the coordinates
+ * proximal to it only (the chain's triangular structure). n for a bad
+ * segment or s (no structure claimed). */
+int sb_point_columns(const sb_model *m, int seg, double s);
+
 /* Full 6 x n body Jacobian of node k. */
 void sb_node_jacobian(const sb_model *m, sb_work *w, int k, double *J);
 

@@ -331,7 +331,8 @@ static int add_side(sb_contact_problem *p, int i, const sb_contact_side *sd, dou
   const body_t *b = &p->bodies[sd->body];
   if (b->kind == BODY_SOFT) {
     sb_pose g;
-    int n = b->nv;
+    /* the point's Jacobian is zero past the coordinates proximal to it */
+    int n = b->nv, nz = sb_point_columns(b->m, sd->seg, sd->s);
     if (sb_point_kinematics(b->m, b->w, sd->seg, sd->s, &g, p->J6, NULL, NULL)) {
       sb_errorf(error, error_size, "contact %d: no point at segment %d, s = %g on soft body %d", i,
                 sd->seg, sd->s, sd->body);
@@ -350,7 +351,7 @@ static int add_side(sb_contact_problem *p, int i, const sb_contact_side *sd, dou
       uxr[1] = u[2] * r[0] - u[0] * r[2];
       uxr[2] = u[0] * r[1] - u[1] * r[0];
       double *c = col + k * ld + b->off;
-      for (int j = 0; j < n; j++) {
+      for (int j = 0; j < nz; j++) {
         double v = 0;
         for (int a = 0; a < 3; a++) v += u[a] * p->J6[(3 + a) * n + j] - uxr[a] * p->J6[a * n + j];
         c[j] += sign * v;

@@ -11,6 +11,7 @@
 
 
 static double worst_jac, worst_dj;
+static int proximal_points; /* points whose Jacobian has zero distal columns */
 
 static void check_point(const sb_model *m, sb_work *w, const double *q, const double *v, int seg,
                         double s, const char *what) {
@@ -34,6 +35,16 @@ static void check_point(const sb_model *m, sb_work *w, const double *q, const do
     same &= !memcmp(J2, J, sizeof(double) * 6 * n) && !memcmp(dJv2, dJv, sizeof dJv);
     EXPECT(same, "%s: a repeated point query at seg %d s %g answers differently", what, seg, s);
     free(J2);
+  }
+  {
+    /* the contact assembly skips the columns past sb_point_columns: they
+     * must be exactly zero (the chain's triangular structure), and the FD
+     * Jacobian below checks that the others are right */
+    int nz = sb_point_columns(m, seg, s), zero = nz >= 1 && nz <= n;
+    for (int i = 0; i < 6; i++)
+      for (int j = nz; j < n && zero; j++) zero = J[i * n + j] == 0;
+    EXPECT(zero, "%s: point Jacobian at seg %d s %g is nonzero past its %d proximal columns", what, seg, s, nz);
+    proximal_points += nz < n;
   }
   /* Column by column against the pose. */
   double fdJ[6 * 64], eps = 1e-6;
@@ -148,6 +159,11 @@ int main(void) {
   zoo_random_q(m, q, 1e-9, tu_rand);
   check_all_points(m, w, q, v, "curvature 1e-9");
   printf("worst relative error: Jacobian %.3g, dJ/dt v %.3g\n", worst_jac, worst_dj);
+  /* the zoo's proximal segments' points do not depend on the distal ones */
+  EXPECT(proximal_points > 0, "no point Jacobian with zero distal columns: the structure check checked nothing");
+  EXPECT(sb_point_columns(m, -1, 0) == n && sb_point_columns(m, 0, -1) == n && sb_point_columns(m, 0, 1e3) == n &&
+             sb_point_columns(m, m->nseg, 0) == n,
+         "sb_point_columns of a bad point claims structure (%d)", sb_point_columns(m, 0, -1));
 
   /* PLS with a constant strain field is exactly PCS. */
   {
