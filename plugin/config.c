@@ -705,40 +705,25 @@ static int parse_feedback(cusp_instance_config *c, int slot, int entry, const ch
   return 0;
 }
 
-/* Parsed into a scratch copy first: a failed set leaves c unchanged. */
-static int set_schedules(cusp_instance_config *c, const char *value, char *error, int error_size) {
+/* A list key (schedule, feedback): its entries parsed into a scratch copy
+ * first, so that a failed set leaves c unchanged; then the copy's list (at
+ * byte offset list in the configuration, entries of elem bytes) into c's
+ * and its length into *count. */
+static int set_entry_list(cusp_instance_config *c, const char *key, const char *value, entry_parser parse,
+                          size_t list, size_t elem, int *count, char *error, int error_size) {
   const char *p = value, *t;
   int len = token(&p, &t);
   if (len == 0 || (tok_is(t, len, "none") && count_tokens(p) == 0)) {
-    c->nschedule = 0;
+    *count = 0;
     return 0;
   }
   cusp_instance_config *tmp = malloc(sizeof *tmp);
-  if (!tmp) return fail(c, "schedule", error, error_size, "out of memory");
+  if (!tmp) return fail(c, key, error, error_size, "out of memory");
   memcpy(tmp->name, c->name, sizeof tmp->name);
-  int n = for_entries(tmp, "schedule", value, CUSP_MAX_ENTRIES, parse_schedule, error, error_size);
+  int n = for_entries(tmp, key, value, CUSP_MAX_ENTRIES, parse, error, error_size);
   if (n >= 0) {
-    memcpy(c->schedule, tmp->schedule, (size_t)n * sizeof c->schedule[0]);
-    c->nschedule = n;
-  }
-  free(tmp);
-  return n < 0 ? -1 : 0;
-}
-
-static int set_feedbacks(cusp_instance_config *c, const char *value, char *error, int error_size) {
-  const char *p = value, *t;
-  int len = token(&p, &t);
-  if (len == 0 || (tok_is(t, len, "none") && count_tokens(p) == 0)) {
-    c->nfeedback = 0;
-    return 0;
-  }
-  cusp_instance_config *tmp = malloc(sizeof *tmp);
-  if (!tmp) return fail(c, "feedback", error, error_size, "out of memory");
-  memcpy(tmp->name, c->name, sizeof tmp->name);
-  int n = for_entries(tmp, "feedback", value, CUSP_MAX_ENTRIES, parse_feedback, error, error_size);
-  if (n >= 0) {
-    memcpy(c->feedback, tmp->feedback, (size_t)n * sizeof c->feedback[0]);
-    c->nfeedback = n;
+    memcpy((char *)c + list, (const char *)tmp + list, (size_t)n * elem);
+    *count = n;
   }
   free(tmp);
   return n < 0 ? -1 : 0;
@@ -1012,9 +997,11 @@ static int set_value(cusp_instance_config *c, const cusp_key *k, const char *val
                     "\"\": expected \"all\", \"none\" or coordinate names/numbers");
       return set_text(c, k->name, value, field, sizeof c->actuated_text, error, error_size);
     case CUSP_KEY_SCHEDULE:
-      return set_schedules(c, value, error, error_size);
+      return set_entry_list(c, "schedule", value, parse_schedule, offsetof(cusp_instance_config, schedule),
+                            sizeof c->schedule[0], &c->nschedule, error, error_size);
     case CUSP_KEY_FEEDBACK:
-      return set_feedbacks(c, value, error, error_size);
+      return set_entry_list(c, "feedback", value, parse_feedback, offsetof(cusp_instance_config, feedback),
+                            sizeof c->feedback[0], &c->nfeedback, error, error_size);
     case CUSP_KEY_BODY: {
       len = token(&p, &t);
       const char *name = t;
