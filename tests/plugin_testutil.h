@@ -7,8 +7,12 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include <stdlib.h>
+
 #include "../apps/mj_state.h"
+#include "chain.h"
 #include "cusp.h"
+#include "instances.h"
 #include "testutil.h"
 
 static inline mjModel *load(const char *path, const cusp_override *ov, int nov) {
@@ -54,6 +58,34 @@ static inline mjModel *load_text_attached(const char *name, const char *xml, mjD
     return NULL;
   }
   return m;
+}
+
+/* The keys of instance i as the plugin read them (free() it), or NULL (a
+ * test failure with the library's message). */
+static inline cusp_instance_config *instance_config(const mjModel *m, int i) {
+  cusp_instance_config *c = calloc(1, sizeof *c);
+  char err[512] = "";
+  int ok = c && cusp_instance_read(m, i, c, err, sizeof err) == 0;
+  EXPECT(ok, "instance %d's keys: %s", i, c ? err : "out of memory");
+  if (ok) return c;
+  free(c);
+  return NULL;
+}
+
+/* Instance i's arm rebuilt from its keys as a softbody model of its own
+ * (cusp_config_chain): the chain the coupling tests measure the plugin's
+ * against. NULL (a test failure with the message) when it cannot be made. */
+static inline sb_model *instance_model(const mjModel *m, int i) {
+  cusp_instance_config *cfg = instance_config(m, i);
+  if (!cfg) return NULL;
+  sb_segment_params seg[CUSP_MAX_SECTIONS];
+  sb_chain_params cp;
+  cusp_config_chain(cfg, seg, &cp);
+  free(cfg);
+  char err[512] = "";
+  sb_model *arm = sb_model_create(&cp, err, sizeof err);
+  EXPECT(arm != NULL, "instance %d's model: %s", i, err);
+  return arm;
 }
 
 /* What run_until saw: the deepest penetration (from a time on), the most
