@@ -123,4 +123,26 @@ static inline void finish(mjModel *m, mjData *d) {
   if (m) mj_deleteModel(m);
 }
 
+/* How far instance 0's tip moves along x from t0 to t1 (m) in the scene
+ * loaded with the overrides; *st: what run_until saw over that window.
+ * NAN when the scene does not load (a test failure said). */
+static inline double tip_travel_x(const char *path, const cusp_override *ov, int nov, double t0, double t1,
+                                  run_stats *st) {
+  *st = (run_stats){0};
+  mjModel *m = load(path, ov, nov);
+  if (!m) return NAN;
+  mjData *d = attach(m);
+  if (!d) {
+    finish(m, NULL);
+    return NAN;
+  }
+  run_until(m, d, t0, 0);
+  double a[3], b[3];
+  cusp_tip_pose(m, d, 0, a, NULL);
+  *st = run_until(m, d, t1, 0);
+  cusp_tip_pose(m, d, 0, b, NULL);
+  finish(m, d);
+  return b[0] - a[0];
+}
+
 #endif
