@@ -1322,6 +1322,21 @@ static int find_coord(const cusp_instance_config *c, const char *t, int len) {
   return -1;
 }
 
+/* The coordinate a schedule or feedback entry names (key, its entry number
+ * and text), which must exist and be actuated: its index, or -1 with the
+ * message. */
+static int entry_actuated_coord(const cusp_instance_config *c, const char *key, const char *name, int entry,
+                                const char *text, char *error, int error_size) {
+  int k = find_coord(c, name, (int)strlen(name));
+  if (k < 0)
+    return fail_entry(c, key, entry, text, error, error_size, "no coordinate %s (this instance has %s .. %s, or 1..%d)",
+                      name, c->coord[0], c->coord[c->ncoord - 1], c->ncoord);
+  if (!c->actuated[k])
+    return fail_entry(c, key, entry, text, error, error_size, "coordinate %s is not actuated (see key \"actuated\")",
+                      c->coord[k]);
+  return k;
+}
+
 static int bad_coord(const cusp_instance_config *c, const char *key, const char *t, int len,
                      char *error, int error_size) {
   return fail(c, key, error, error_size,
@@ -1609,14 +1624,8 @@ int cusp_config_finish(cusp_instance_config *c, char *error, int error_size) {
   /* schedules */
   for (int i = 0; i < c->nschedule; i++) {
     cusp_schedule *s = &c->schedule[i];
-    int k = find_coord(c, s->name, (int)strlen(s->name));
-    if (k < 0)
-      return fail_entry(c, "schedule", s->entry, s->text, error, error_size,
-                        "no coordinate %s (this instance has %s .. %s, or 1..%d)", s->name,
-                        c->coord[0], c->coord[c->ncoord - 1], c->ncoord);
-    if (!c->actuated[k])
-      return fail_entry(c, "schedule", s->entry, s->text, error, error_size,
-                        "coordinate %s is not actuated (see key \"actuated\")", c->coord[k]);
+    int k = entry_actuated_coord(c, "schedule", s->name, s->entry, s->text, error, error_size);
+    if (k < 0) return -1;
     for (int j = 0; j < i; j++)
       if (c->schedule[j].coord == k)
         return fail_entry(c, "schedule", s->entry, s->text, error, error_size,
@@ -1633,14 +1642,8 @@ int cusp_config_finish(cusp_instance_config *c, char *error, int error_size) {
   /* feedbacks */
   for (int i = 0; i < c->nfeedback; i++) {
     cusp_feedback *f = &c->feedback[i];
-    int k = find_coord(c, f->name, (int)strlen(f->name));
-    if (k < 0)
-      return fail_entry(c, "feedback", f->entry, f->text, error, error_size,
-                        "no coordinate %s (this instance has %s .. %s, or 1..%d)", f->name,
-                        c->coord[0], c->coord[c->ncoord - 1], c->ncoord);
-    if (!c->actuated[k])
-      return fail_entry(c, "feedback", f->entry, f->text, error, error_size,
-                        "coordinate %s is not actuated (see key \"actuated\")", c->coord[k]);
+    int k = entry_actuated_coord(c, "feedback", f->name, f->entry, f->text, error, error_size);
+    if (k < 0) return -1;
     for (int j = 0; j < i; j++)
       if (c->feedback[j].coord == k)
         return fail_entry(c, "feedback", f->entry, f->text, error, error_size,
