@@ -756,40 +756,25 @@ static int parse_hold(cusp_instance_config *c, int slot, int entry, const char *
   return 0;
 }
 
-/* Parsed into a scratch copy first: a failed set leaves c unchanged. */
-static int set_schedules(cusp_instance_config *c, const char *value, char *error, int error_size) {
+/* A list key (schedule, feedback): its entries parsed into a scratch copy
+ * first, so that a failed set leaves c unchanged; then the copy's list (at
+ * byte offset list in the configuration, entries of elem bytes) into c's
+ * and its length into *count. */
+static int set_entry_list(cusp_instance_config *c, const char *key, const char *value, entry_parser parse,
+                          size_t list, size_t elem, int *count, char *error, int error_size) {
   const char *p = value, *t;
   int len = token(&p, &t);
   if (len == 0 || (tok_is(t, len, "none") && count_tokens(p) == 0)) {
-    c->nschedule = 0;
+    *count = 0;
     return 0;
   }
   cusp_instance_config *tmp = malloc(sizeof *tmp);
-  if (!tmp) return fail(c, "schedule", error, error_size, "out of memory");
+  if (!tmp) return fail(c, key, error, error_size, "out of memory");
   memcpy(tmp->name, c->name, sizeof tmp->name);
-  int n = for_entries(tmp, "schedule", value, CUSP_MAX_ENTRIES, parse_schedule, error, error_size);
+  int n = for_entries(tmp, key, value, CUSP_MAX_ENTRIES, parse, error, error_size);
   if (n >= 0) {
-    memcpy(c->schedule, tmp->schedule, (size_t)n * sizeof c->schedule[0]);
-    c->nschedule = n;
-  }
-  free(tmp);
-  return n < 0 ? -1 : 0;
-}
-
-static int set_feedbacks(cusp_instance_config *c, const char *value, char *error, int error_size) {
-  const char *p = value, *t;
-  int len = token(&p, &t);
-  if (len == 0 || (tok_is(t, len, "none") && count_tokens(p) == 0)) {
-    c->nfeedback = 0;
-    return 0;
-  }
-  cusp_instance_config *tmp = malloc(sizeof *tmp);
-  if (!tmp) return fail(c, "feedback", error, error_size, "out of memory");
-  memcpy(tmp->name, c->name, sizeof tmp->name);
-  int n = for_entries(tmp, "feedback", value, CUSP_MAX_ENTRIES, parse_feedback, error, error_size);
-  if (n >= 0) {
-    memcpy(c->feedback, tmp->feedback, (size_t)n * sizeof c->feedback[0]);
-    c->nfeedback = n;
+    memcpy((char *)c + list, (const char *)tmp + list, (size_t)n * elem);
+    *count = n;
   }
   free(tmp);
   return n < 0 ? -1 : 0;
@@ -1084,9 +1069,11 @@ static int set_value(cusp_instance_config *c, const cusp_key *k, const char *val
                     "\"\": expected \"all\", \"none\" or coordinate names/numbers");
       return set_text(c, k->name, value, field, sizeof c->actuated_text, error, error_size);
     case CUSP_KEY_SCHEDULE:
-      return set_schedules(c, value, error, error_size);
+      return set_entry_list(c, "schedule", value, parse_schedule, offsetof(cusp_instance_config, schedule),
+                            sizeof c->schedule[0], &c->nschedule, error, error_size);
     case CUSP_KEY_FEEDBACK:
-      return set_feedbacks(c, value, error, error_size);
+      return set_entry_list(c, "feedback", value, parse_feedback, offsetof(cusp_instance_config, feedback),
+                            sizeof c->feedback[0], &c->nfeedback, error, error_size);
     case CUSP_KEY_HOLD:
       return set_holds(c, value, error, error_size);
     case CUSP_KEY_BODY: {
@@ -1418,6 +1405,21 @@ static int find_coord(const cusp_instance_config *c, const char *t, int len) {
   return -1;
 }
 
+/* The coordinate a schedule or feedback entry names (key, its entry number
+ * and text), which must exist and be actuated: its index, or -1 with the
+ * message. */
+static int entry_actuated_coord(const cusp_instance_config *c, const char *key, const char *name, int entry,
+                                const char *text, char *error, int error_size) {
+  int k = find_coord(c, name, (int)strlen(name));
+  if (k < 0)
+    return fail_entry(c, key, entry, text, error, error_size, "no coordinate %s (this instance has %s .. %s, or 1..%d)",
+                      name, c->coord[0], c->coord[c->ncoord - 1], c->ncoord);
+  if (!c->actuated[k])
+    return fail_entry(c, key, entry, text, error, error_size, "coordinate %s is not actuated (see key \"actuated\")",
+                      c->coord[k]);
+  return k;
+}
+
 static int bad_coord(const cusp_instance_config *c, const char *key, const char *t, int len,
                      char *error, int error_size) {
   return fail(c, key, error, error_size,
@@ -1710,14 +1712,8 @@ int cusp_config_finish(cusp_instance_config *c, char *error, int error_size) {
   /* schedules */
   for (int i = 0; i < c->nschedule; i++) {
     cusp_schedule *s = &c->schedule[i];
-    int k = find_coord(c, s->name, (int)strlen(s->name));
-    if (k < 0)
-      return fail_entry(c, "schedule", s->entry, s->text, error, error_size,
-                        "no coordinate %s (this instance has %s .. %s, or 1..%d)", s->name,
-                        c->coord[0], c->coord[c->ncoord - 1], c->ncoord);
-    if (!c->actuated[k])
-      return fail_entry(c, "schedule", s->entry, s->text, error, error_size,
-                        "coordinate %s is not actuated (see key \"actuated\")", c->coord[k]);
+    int k = entry_actuated_coord(c, "schedule", s->name, s->entry, s->text, error, error_size);
+    if (k < 0) return -1;
     for (int j = 0; j < i; j++)
       if (c->schedule[j].coord == k)
         return fail_entry(c, "schedule", s->entry, s->text, error, error_size,
@@ -1734,14 +1730,8 @@ int cusp_config_finish(cusp_instance_config *c, char *error, int error_size) {
   /* feedbacks */
   for (int i = 0; i < c->nfeedback; i++) {
     cusp_feedback *f = &c->feedback[i];
-    int k = find_coord(c, f->name, (int)strlen(f->name));
-    if (k < 0)
-      return fail_entry(c, "feedback", f->entry, f->text, error, error_size,
-                        "no coordinate %s (this instance has %s .. %s, or 1..%d)", f->name,
-                        c->coord[0], c->coord[c->ncoord - 1], c->ncoord);
-    if (!c->actuated[k])
-      return fail_entry(c, "feedback", f->entry, f->text, error, error_size,
-                        "coordinate %s is not actuated (see key \"actuated\")", c->coord[k]);
+    int k = entry_actuated_coord(c, "feedback", f->name, f->entry, f->text, error, error_size);
+    if (k < 0) return -1;
     for (int j = 0; j < i; j++)
       if (c->feedback[j].coord == k)
         return fail_entry(c, "feedback", f->entry, f->text, error, error_size,

@@ -62,6 +62,11 @@ int cusp_contact_space_begin(cusp_runtime *r, cusp_contact_kind model, const cha
                              cusp_contact_space *cs);
 /* The 3 x 3 diagonal block of movable contact a (column-major). */
 void cusp_contact_space_block(const cusp_runtime *r, const cusp_contact_space *cs, int a, double Wii[9]);
+/* The movable contacts' free relative velocities (u, 3n; without gap
+ * terms), friction coefficients (mu, n) and warm-start impulses (warm, 3n:
+ * the last step's by contact identity, else zero). */
+void cusp_contact_space_gather(const cusp_runtime *r, const cusp_contact_space *cs, double *u, double *mu,
+                               double *warm);
 /* Applies impulse (3n, the movable contacts'; none at all when one is not
  * finite), keeps it as the warm start when keep_warm (a converged answer),
  * scatters the result and fills info's counts and total time. */

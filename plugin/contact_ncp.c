@@ -36,14 +36,8 @@ int cusp_ncp_impulses(cusp_runtime *r, double h, sb_contact_info *info, int *sol
   const cusp_instance_config *c = cs.cfg;
   int n = cs.n, n3 = 3 * n;
   double *b = cs.vec, *mu = b + n3, *lam = mu + n;
-  for (int a = 0; a < n; a++) {
-    int i = r->cidx[a];
-    const sb_contact *sc = sb_contact_at(r->P, i);
-    memcpy(b + 3 * a, cs.u + 3 * i, 3 * sizeof(double));
-    b[3 * a + 2] += cs.gv[i];
-    mu[a] = sc->friction;
-    sb_contact_warm_impulse(r->P, sc->id, lam + 3 * a);
-  }
+  cusp_contact_space_gather(r, &cs, b, mu, lam);
+  for (int a = 0; a < n; a++) b[3 * a + 2] += cs.gv[r->cidx[a]];
   sb_ncp_options o = sb_ncp_default_options();
   o.smoothing = c->ncp_smoothing;
   o.friction_smoothing = c->ncp_friction_smoothing;

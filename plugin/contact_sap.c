@@ -12,16 +12,12 @@ int cusp_sap_impulses(cusp_runtime *r, double h, sb_contact_info *info, int *sol
   const cusp_instance_config *c = cs.cfg;
   int n = cs.n, n3 = 3 * n;
   double *vf = cs.vec, *R = vf + n3, *vhat = R + n3, *mu = vhat + n3, *x = mu + n, *gamma = x + n3;
+  cusp_contact_space_gather(r, &cs, vf, mu, x); /* x = gamma at the optimum */
   for (int a = 0; a < n; a++) {
-    int i = r->cidx[a];
-    const sb_contact *sc = sb_contact_at(r->P, i);
     double Wii[9];
     cusp_contact_space_block(r, &cs, a, Wii);
-    sb_sap_contact_params(h, c->sap_stiffness, c->sap_dissipation, c->sap_sigma, sc->gap, Wii, R + 3 * a,
-                          vhat + 3 * a);
-    mu[a] = sc->friction;
-    memcpy(vf + 3 * a, cs.u + 3 * i, 3 * sizeof(double));
-    sb_contact_warm_impulse(r->P, sc->id, x + 3 * a); /* x = gamma at the optimum */
+    double gap = sb_contact_at(r->P, r->cidx[a])->gap;
+    sb_sap_contact_params(h, c->sap_stiffness, c->sap_dissipation, c->sap_sigma, gap, Wii, R + 3 * a, vhat + 3 * a);
   }
   sb_sap_options o = sb_sap_default_options();
   o.rel_tol = c->sap_tolerance;

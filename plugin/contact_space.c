@@ -45,6 +45,17 @@ void cusp_contact_space_block(const cusp_runtime *r, const cusp_contact_space *c
     for (int p = 0; p < 3; p++) Wii[3 * q + p] = r->cW[(size_t)(3 * a + q) * n3 + 3 * a + p];
 }
 
+void cusp_contact_space_gather(const cusp_runtime *r, const cusp_contact_space *cs, double *u, double *mu,
+                               double *warm) {
+  for (int a = 0; a < cs->n; a++) {
+    int i = r->cidx[a];
+    const sb_contact *sc = sb_contact_at(r->P, i);
+    memcpy(u + 3 * a, cs->u + 3 * i, 3 * sizeof(double));
+    mu[a] = sc->friction;
+    sb_contact_warm_impulse(r->P, sc->id, warm + 3 * a);
+  }
+}
+
 void cusp_contact_space_end(cusp_runtime *r, const cusp_contact_space *cs, const double *impulse, int keep_warm,
                             sb_contact_info *info) {
   int n = cs->n;

@@ -32,7 +32,8 @@ int cusp_mount_create(const mjModel *m, soft_t *s) {
   s->mount_qvel0 = calloc(nv ? nv : 1, sizeof(double));
   s->mount_B = calloc(6 * (size_t)n, sizeof(double));
   s->mount_X = calloc(6 * (size_t)n, sizeof(double));
-  if (!s->mount_path || !s->mount_J || !s->mount_qvel0 || !s->mount_B || !s->mount_X) return -1;
+  s->mount_J6 = calloc(6 * (size_t)n, sizeof(double));
+  if (!s->mount_path || !s->mount_J || !s->mount_qvel0 || !s->mount_B || !s->mount_X || !s->mount_J6) return -1;
   /* the mount's dofs and their ancestors, from the mount up to the root:
    * the only columns of its Jacobian, and a chain in MuJoCo's tree */
   int weld = m->body_weldid[s->cfg.base_body_id];
@@ -59,6 +60,7 @@ void cusp_mount_free(soft_t *s) {
   free(s->mount_qvel0);
   free(s->mount_B);
   free(s->mount_X);
+  free(s->mount_J6);
 }
 
 static void mat3t_vec(const double R[9], const double x[3], double y[3]) {
@@ -272,7 +274,7 @@ int cusp_mount_lcp_side(cusp_runtime *r, const contact_meta *cm, sb_contact_side
   if (!s->mount_lcp || r->rigid_body < 0) return 0;
   const mjModel *m = r->m;
   int nv = m->nv, n = s->model->n, np = s->mount_npath;
-  double *jb = r->mount_jac, J6[6 * CUSP_MAX_COORDS], Y[36], off[3], G[18];
+  double *jb = r->mount_jac, *J6 = s->mount_J6, Y[36], off[3], G[18];
   sb_pose g;
   const cusp_disk *dk = &s->cfg.disk[cm->disk];
   if (sb_point_kinematics(s->model, s->work, dk->section, dk->s, &g, J6, NULL, NULL)) return -1;

@@ -70,6 +70,7 @@ if [[ $redraw == 1 ]]; then
   grep -q '"fast": true' "$data/perf.json" && mode=fast fast=1
   t_bench=$(awk '$1 == "bench" { print $2 }' "$data/timing" 2>/dev/null)
   run_date=$(awk '$1 == "date" { $1 = ""; print substr($0, 2) }' "$data/timing" 2>/dev/null)
+  load=$(awk '$1 == "load" { $1 = ""; print substr($0, 2) }' "$data/timing" 2>/dev/null)
 else
   if [[ -z $bench ]]; then
     [[ -f $build/CMakeCache.txt ]] || cmake -S "$root" -B "$build" -DCUSP_WERROR=ON >/dev/null
@@ -81,7 +82,16 @@ else
   export OPENBLAS_NUM_THREADS=1
   flag=()
   [[ $fast == 1 ]] && flag=(--fast)
-  rm -f "$data"/*.tsv "$data"/*.json "$data/timing"
+  # only the evaluation's own files: docs/data also holds other reports' data
+  # (cosseratbench.json, throughput.json)
+  rm -f "$data"/{ablation,compare,compare_energy,compare_stable,perf,perf_runs,scaling}.tsv \
+    "$data"/{ablation,compare,perf,scaling}.json "$data/timing"
+  # the machine's load during the runs (other users' processes inflate every
+  # time measured): the 1-minute load average every 10 s
+  loads=$(mktemp)
+  (while :; do cut -d' ' -f1 /proc/loadavg; sleep 10; done) >"$loads" 2>/dev/null &
+  sampler=$!
+  trap 'kill "$sampler" 2>/dev/null; rm -f "$loads"' EXIT
   if [[ $serial == 1 ]]; then
     for cmd in ablation compare perf scaling; do
       echo "report.sh: bench-eval $cmd ${flag[*]}" >&2
@@ -115,8 +125,12 @@ else
   fi
   t_bench=$(awk -v a="$t_start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.0f", b - a }')
   run_date=$(date -u '+%Y-%m-%d %H:%M UTC')
+  kill "$sampler" 2>/dev/null || true
+  wait "$sampler" 2>/dev/null || true
+  load=$(sort -g "$loads" | awk -v n="$(nproc)" '{ v[NR] = $1 } END { if (NR) printf "%s %s %s", v[int((NR + 1) / 2)], v[NR], n }')
+  rm -f "$loads"
   { for cmd in ablation compare perf scaling; do echo "$cmd ${took[$cmd]}"; done
-    echo "bench $t_bench"; echo "date $run_date"; echo "ran $ran_on"; } >"$data/timing"
+    echo "bench $t_bench"; echo "date $run_date"; echo "ran $ran_on"; [[ -z $load ]] || echo "load $load"; } >"$data/timing"
   if [[ -n $planning ]]; then
     "$root/bench/plan_eval.sh" --N "$planning" --out "$data/planning" --build "$(dirname "$bench")" >&2 || {
       echo "report.sh: the planning tasks failed" >&2; exit 1; }
@@ -378,8 +392,18 @@ ${ran_on:-?}; they took ${t_bench} s
 drawing the plots and this file ${t_draw} s more. Raw tables: \`data/*.tsv\` (and one JSON line per command in \`data/*.json\`).
 Timings come from a shared machine: compare ratios measured in the same run, and read
 the spread columns before trusting a single number.
-
 EOF
+# load: the median and largest 1-minute load average over the runs, and the cores
+if [[ -n ${load:-} ]]; then
+  read -r load_med load_max ncpu <<<"$load"
+  echo "Load average during the runs: median $load_med, at most $load_max, on $ncpu cores."
+  if awk -v l="$load_med" -v n="$ncpu" 'BEGIN { exit !(l > n) }'; then
+    echo "**A loaded machine** (more runnable processes than cores): every time below is inflated, unevenly, by"
+    echo "other users' processes; only the physics columns (penetration, creep, convergence, stability) are unaffected."
+  fi
+fi
+echo
+
 if [[ $mode == fast ]]; then
   echo "> **Fast mode**: a few configurations and short runs (0.15–0.4 s simulated), for the test suite."
   echo "> The numbers are not the report's; run \`scripts/report.sh\` for the full one."

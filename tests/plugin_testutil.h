@@ -7,8 +7,12 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include <stdlib.h>
+
 #include "../apps/mj_state.h"
+#include "chain.h"
 #include "cusp.h"
+#include "instances.h"
 #include "testutil.h"
 
 static inline mjModel *load(const char *path, const cusp_override *ov, int nov) {
@@ -56,6 +60,34 @@ static inline mjModel *load_text_attached(const char *name, const char *xml, mjD
   return m;
 }
 
+/* The keys of instance i as the plugin read them (free() it), or NULL (a
+ * test failure with the library's message). */
+static inline cusp_instance_config *instance_config(const mjModel *m, int i) {
+  cusp_instance_config *c = calloc(1, sizeof *c);
+  char err[512] = "";
+  int ok = c && cusp_instance_read(m, i, c, err, sizeof err) == 0;
+  EXPECT(ok, "instance %d's keys: %s", i, c ? err : "out of memory");
+  if (ok) return c;
+  free(c);
+  return NULL;
+}
+
+/* Instance i's arm rebuilt from its keys as a softbody model of its own
+ * (cusp_config_chain): the chain the coupling tests measure the plugin's
+ * against. NULL (a test failure with the message) when it cannot be made. */
+static inline sb_model *instance_model(const mjModel *m, int i) {
+  cusp_instance_config *cfg = instance_config(m, i);
+  if (!cfg) return NULL;
+  sb_segment_params seg[CUSP_MAX_SECTIONS];
+  sb_chain_params cp;
+  cusp_config_chain(cfg, seg, &cp);
+  free(cfg);
+  char err[512] = "";
+  sb_model *arm = sb_model_create(&cp, err, sizeof err);
+  EXPECT(arm != NULL, "instance %d's model: %s", i, err);
+  return arm;
+}
+
 /* What run_until saw: the deepest penetration (from a time on), the most
  * soft contacts in a step, the report's totals at the end, and whether the
  * state stayed finite (it stops at the first step that is not). */
@@ -89,6 +121,28 @@ static inline run_stats run_until(const mjModel *m, mjData *d, double T, double 
 static inline void finish(mjModel *m, mjData *d) {
   if (d) mj_deleteData(d);
   if (m) mj_deleteModel(m);
+}
+
+/* How far instance 0's tip moves along x from t0 to t1 (m) in the scene
+ * loaded with the overrides; *st: what run_until saw over that window.
+ * NAN when the scene does not load (a test failure said). */
+static inline double tip_travel_x(const char *path, const cusp_override *ov, int nov, double t0, double t1,
+                                  run_stats *st) {
+  *st = (run_stats){0};
+  mjModel *m = load(path, ov, nov);
+  if (!m) return NAN;
+  mjData *d = attach(m);
+  if (!d) {
+    finish(m, NULL);
+    return NAN;
+  }
+  run_until(m, d, t0, 0);
+  double a[3], b[3];
+  cusp_tip_pose(m, d, 0, a, NULL);
+  *st = run_until(m, d, t1, 0);
+  cusp_tip_pose(m, d, 0, b, NULL);
+  finish(m, d);
+  return b[0] - a[0];
 }
 
 #endif

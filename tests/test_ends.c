@@ -379,13 +379,11 @@ static void clamp_to_body(const char *end, double h, double *balance, double *dP
   d->qvel[bv + 3] = 2.0;  /* spin about its own x */
   d->qvel[bv + 5] = 1.0;
   mj_forward(m, d);
-  char err[512];
-  cusp_instance_config *cfg = calloc(1, sizeof *cfg);
-  sb_segment_params seg[CUSP_MAX_SECTIONS];
-  sb_chain_params cp;
-  EXPECT(cusp_instance_read(m, 0, cfg, err, sizeof err) == 0, "instance read: %s", err);
-  cusp_config_chain(cfg, seg, &cp);
-  sb_model *arm = sb_model_create(&cp, err, sizeof err);
+  sb_model *arm = instance_model(m, 0);
+  if (!arm) {
+    finish(m, d);
+    return;
+  }
   sb_work *w = sb_work_create(arm);
   double P0[3], L0[3], Pm[3], Lm[3];
   body_momentum(m, d, block, P0, L0);
@@ -460,7 +458,6 @@ static void clamp_to_body(const char *end, double h, double *balance, double *dP
   EXPECT(cusp_report(m, d)->nan_events == 0, "clamp to a body: NaN events");
   sb_work_free(w);
   sb_model_free(arm);
-  free(cfg);
   finish(m, d);
 }
 

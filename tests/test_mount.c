@@ -94,9 +94,12 @@ static void compare_one_chain(mount_kind kind, double mass, double h, double T) 
     finish(m, NULL);
     return;
   }
+  cusp_instance_config *cfg = instance_config(m, 0);
+  if (!cfg) {
+    finish(m, d);
+    return;
+  }
   char err[512];
-  cusp_instance_config *cfg = calloc(1, sizeof *cfg);
-  EXPECT(cusp_instance_read(m, 0, cfg, err, sizeof err) == 0, "instance read: %s", err);
 
   /* the reference: [joint with the mount's body, the arm's sections] */
   sb_segment_params seg[CUSP_MAX_SECTIONS + 1];
@@ -286,13 +289,11 @@ static void free_mount(double mass, double h, double T, double *dP, double *dL) 
   d->qvel[4] = -0.3;
   d->qvel[5] = 0.2;
   mj_forward(m, d);
-  char err[512];
-  cusp_instance_config *cfg = calloc(1, sizeof *cfg);
-  sb_segment_params seg[CUSP_MAX_SECTIONS];
-  sb_chain_params cp;
-  EXPECT(cusp_instance_read(m, 0, cfg, err, sizeof err) == 0, "instance read: %s", err);
-  cusp_config_chain(cfg, seg, &cp);
-  sb_model *arm = sb_model_create(&cp, err, sizeof err);
+  sb_model *arm = instance_model(m, 0);
+  if (!arm) {
+    finish(m, d);
+    return;
+  }
   sb_work *w = sb_work_create(arm);
   int body = mj_name2id(m, mjOBJ_BODY, "mount");
   double P0[3], L0[3], P[3], L[3], pmax = 0, lmax = 0, ep = 0, el = 0;
@@ -323,7 +324,6 @@ static void free_mount(double mass, double h, double T, double *dP, double *dL) 
          ep, pmax, el, lmax);
   sb_work_free(w);
   sb_model_free(arm);
-  free(cfg);
   finish(m, d);
 }
 
@@ -371,13 +371,11 @@ static void test_stop(int wall) {
   mjData *d;
   mjModel *m = load_text_attached("stop", xml, &d);
   if (!m) return;
-  char err[512];
-  cusp_instance_config *cfg = calloc(1, sizeof *cfg);
-  sb_segment_params seg[CUSP_MAX_SECTIONS];
-  sb_chain_params cp;
-  EXPECT(cusp_instance_read(m, 0, cfg, err, sizeof err) == 0, "instance read: %s", err);
-  cusp_config_chain(cfg, seg, &cp);
-  sb_model *arm = sb_model_create(&cp, err, sizeof err);
+  sb_model *arm = instance_model(m, 0);
+  if (!arm) {
+    finish(m, d);
+    return;
+  }
   sb_work *w = sb_work_create(arm);
   int body = mj_name2id(m, mjOBJ_BODY, "mount");
   d->qvel[0] = 0.5;
@@ -416,7 +414,6 @@ static void test_stop(int wall) {
          label, t_hit, P0[0], P[0], impulse, d->qvel[0], maxpen);
   sb_work_free(w);
   sb_model_free(arm);
-  free(cfg);
   finish(m, d);
 }
 

@@ -85,20 +85,13 @@ static void settled_point(const mjModel *m, mjData *d, double s_load, const doub
   point(m, d, s_meas, p);
 }
 
-/* Instance 0's configuration as the plugin reads it from the compiled model
- * (plugin/instances.h); free() it. */
-static cusp_instance_config *instance_config(const mjModel *m) {
-  cusp_instance_config *c = malloc(sizeof *c);
-  char err[256] = "";
-  EXPECT(c && cusp_instance_read(m, 0, c, err, sizeof err) == 0, "instance configuration: %s", err);
-  return c;
-}
-
 /* Independent reference: the static equilibrium of a chain built from the
  * instance's configuration, with the same world load as a dead load, by the
  * softbody statics solver (damped Newton, no time stepping). */
 static void static_tip(const mjModel *m, const mjData *d, const sb_point_load *load, double tip[3]) {
-  cusp_instance_config *cfg = instance_config(m);
+  cusp_instance_config *cfg = instance_config(m, 0);
+  for (int k = 0; k < 3; k++) tip[k] = NAN; /* what a failed reference says */
+  if (!cfg) return;
   sb_segment_params seg[CUSP_MAX_SECTIONS];
   sb_chain_params cp;
   cusp_config_chain(cfg, seg, &cp);
@@ -130,7 +123,11 @@ static void test_tip_force(void) {
   if (!m) return;
   mjData *d = attach(m);
   double L = cusp_total_length(m, 0), p0[3], ps[3];
-  cusp_instance_config *cfg = instance_config(m);
+  cusp_instance_config *cfg = instance_config(m, 0);
+  if (!cfg) {
+    finish(m, d);
+    return;
+  }
   int last = cfg->sections - 1;
   double last_len = cfg->length[last];
   free(cfg);

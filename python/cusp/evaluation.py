@@ -49,15 +49,7 @@ def is_timing(name):
 
 def bench_eval_path():
   """$CUSP_BENCH_EVAL, else beside the loaded libcusp.so ($CUSP_LIBRARY), else build/bench-eval."""
-  env = os.environ.get("CUSP_BENCH_EVAL")
-  if env:
-    return os.path.abspath(env)
-  lib = os.environ.get("CUSP_LIBRARY")
-  if lib:
-    beside = pathlib.Path(lib).resolve().parent / "bench-eval"
-    if beside.is_file():
-      return str(beside)
-  return str(_REPO / "build" / "bench-eval")
+  return sweep.program_path("bench-eval", "CUSP_BENCH_EVAL")
 
 
 def _flags(fast, src, extra=()):
@@ -194,10 +186,7 @@ def main(argv=None):
   ap.add_argument("--bench", help="bench-eval (default $CUSP_BENCH_EVAL, else build/bench-eval)")
   ap.add_argument("--src", default=str(_REPO), help="the source tree holding mjcf/ (default this one)")
   ap.add_argument("--commands", default=",".join(COMMANDS), help="comma-separated (default all four)")
-  ap.add_argument("--address", help="a Ray cluster's address (default: a local Ray instance)")
-  ap.add_argument("--num-cpus", type=int, help="workers of the local Ray instance (default: all CPUs)")
-  ap.add_argument("--serial", action="store_true", help="run the cases one by one here, without Ray")
-  ap.add_argument("--timeout", type=float, help="a case running longer than this (wall s) is an error")
+  sweep.add_run_arguments(ap)
   a = ap.parse_args(argv)
   try:
     evaluate(a.out, [c for c in a.commands.split(",") if c], a.bench, a.fast, a.src, a.address, a.num_cpus,

@@ -45,7 +45,7 @@ import sys
 import time
 
 __all__ = ["run", "run_tasks", "ray_session", "node_cpus", "cases_of", "run_case", "cusp_sim_path",
-           "case_id", "STATUSES"]
+           "program_path", "add_run_arguments", "case_id", "STATUSES"]
 
 STATUSES = ("completed", "failed", "bad_input", "error")
 _EXIT_STATUS = {0: "completed", 1: "failed", 2: "bad_input"}
@@ -53,17 +53,23 @@ _PYTHON_DIR = str(pathlib.Path(__file__).resolve().parents[1])
 _REPO = pathlib.Path(__file__).resolve().parents[2]
 
 
-def cusp_sim_path():
-  """The cusp-sim to run: $CUSP_SIM, else beside libcusp.so, else build/cusp-sim."""
-  env = os.environ.get("CUSP_SIM")
+def program_path(name, env_var):
+  """A program of the build: $ENV_VAR, else the one beside the loaded
+  libcusp.so ($CUSP_LIBRARY), else build/NAME of this source tree."""
+  env = os.environ.get(env_var)
   if env:
     return os.path.abspath(env)
   lib = os.environ.get("CUSP_LIBRARY")
   if lib:
-    beside = pathlib.Path(lib).resolve().parent / "cusp-sim"
+    beside = pathlib.Path(lib).resolve().parent / name
     if beside.is_file():
       return str(beside)
-  return str(_REPO / "build" / "cusp-sim")
+  return str(_REPO / "build" / name)
+
+
+def cusp_sim_path():
+  """The cusp-sim to run: $CUSP_SIM, else beside libcusp.so, else build/cusp-sim."""
+  return program_path("cusp-sim", "CUSP_SIM")
 
 
 def _value_text(v):
@@ -406,6 +412,16 @@ def _run_ray(pending, fn, record, cpus_per_case):
 
 # ---------- python -m cusp.sweep ----------
 
+def add_run_arguments(ap):
+  """Where and how the cases of a command-line sweep run (this one's and
+  cusp.evaluation's): --address, --num-cpus, --serial, --timeout, taken by
+  run() and run_tasks() under the same names."""
+  ap.add_argument("--address", help="a Ray cluster's address (default: a local Ray instance)")
+  ap.add_argument("--num-cpus", type=int, help="workers of the local Ray instance (default: all CPUs)")
+  ap.add_argument("--serial", action="store_true", help="run the cases one by one here, without Ray")
+  ap.add_argument("--timeout", type=float, help="a case running longer than this (wall s) is an error")
+
+
 def main(argv=None):
   ap = argparse.ArgumentParser(prog="python -m cusp.sweep",
                                description="Runs every combination of --set values of a cusp scene, one "
@@ -417,10 +433,7 @@ def main(argv=None):
   ap.add_argument("--set", action="append", default=[], metavar="I.K=V1,V2,...",
                   help="a grid axis: key K of soft instance I takes each value (repeatable)")
   ap.add_argument("--out", required=True, help="output directory (cases already there are skipped)")
-  ap.add_argument("--address", help="a Ray cluster's address (default: a local Ray instance)")
-  ap.add_argument("--num-cpus", type=int, help="workers of the local Ray instance (default: all CPUs)")
-  ap.add_argument("--serial", action="store_true", help="run the cases one by one here, without Ray")
-  ap.add_argument("--timeout", type=float, help="a case running longer than this (wall s) is an error")
+  add_run_arguments(ap)
   a = ap.parse_args(argv)
   grid = {}
   for s in a.set:
