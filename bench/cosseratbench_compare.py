@@ -43,6 +43,7 @@ MAX_DOUBLINGS = 7          # time_step_scale up to 128
 MAX_HALVINGS = 3           # down to 1/8 when the default step diverges
 RESOLUTIONS = (5, 10, 20, 40, 80)   # the cantilever's elements
 CAPSTAN_BRACKET = (0.9, 0.95, 0.97, 0.98, 1.02)   # capstan overhangs around the threshold (cusp only)
+TRAJECTORY_READ = {f"catenary/default/{s}" for s in PEERS}   # runs whose trajectory the report reads
 
 
 # What the runs of an experiment mean, found by measuring (not regenerated: update
@@ -115,6 +116,11 @@ def worker(spec_path: str) -> int:
     if not spec.get("force") and (summary := runs.saved(task, experiment, solver)) is not None:
       _log(f"{label} {runs.describe(summary)}  [saved]")
       continue
+    if not spec.get("force") and (summary := reusable(t.get("reuse"), task, experiment, solver)):
+      directory.mkdir(parents=True, exist_ok=True)
+      (directory / "result.json").write_text(json.dumps(summary, indent=2) + "\n")
+      _log(f"{label} {runs.describe(summary)}  [reused: {spec['reuse_from']}]")
+      continue
     tasks.append(task)
   try:
     runs.execute(tasks, jobs=1, report=_log)
@@ -123,12 +129,36 @@ def worker(spec_path: str) -> int:
   return 0
 
 
+def reusable(summary, task, experiment, solver):
+  """``summary`` (a peer's run from an earlier report's data file) when it is the run
+  ``task`` would make: same resolution, frames, options and provenance (scenario,
+  adapter code, solver version), the checks of cosseratbench's runs.saved bar the
+  trajectory, which the data file does not keep; else None."""
+  if not summary:
+    return None
+  from cosseratbench.provenance import provenance
+  scenario = experiment.scenario_for(**task.variant.parameters)
+  expected = {
+      "n_elements": task.n_elements or experiment.n_elements,
+      "n_frames": experiment.n_frames,
+      "options": dict(task.variant.options),
+      "provenance": provenance(scenario, solver),
+  }
+  return summary if all(summary.get(k) == v for k, v in expected.items()) else None
+
+
 # ---------- planning and running ----------
 
 class Runner:
-  def __init__(self, out: pathlib.Path, mujoco_python: str | None, force: bool):
+  def __init__(self, out: pathlib.Path, mujoco_python: str | None, force: bool,
+               reuse: pathlib.Path | None = None):
     self.out, self.mujoco_python, self.force = out, mujoco_python, force
     self.notes: dict[str, str] = {}
+    # the peers' runs of an earlier report (its data file), reused when still valid;
+    # never cusp's (the library and adapter under test), nor a run whose trajectory the
+    # report reads (TRAJECTORY_READ)
+    self.reuse_from = reuse
+    self.reuse = json.loads(reuse.read_text()) if reuse else {}
 
   def directory(self, experiment: str, solver: str, n_elements=None, scale=None,
                 parameters=None) -> pathlib.Path:
@@ -155,16 +185,20 @@ class Runner:
       parameters = rest[0] if rest else {}
       if n == self.default_elements(experiment):
         n = None
+      directory = self.directory(experiment, solver, n, scale, parameters)
+      key = str(directory.relative_to(self.out))
       task = {"experiment": experiment, "solver": solver, "n_elements": n, "parameters": parameters,
               "options": {SCALE: scale} if scale not in (None, 1.0) else {},
-              "directory": str(self.directory(experiment, solver, n, scale, parameters))}
+              "directory": str(directory),
+              "reuse": self.reuse.get(key) if solver in PEERS and key not in TRAJECTORY_READ else None}
       python = self.mujoco_python if solver == "mujoco" else sys.executable
       if python is None:
         continue
       by_python.setdefault(python, []).append(task)
     for python, tasks in by_python.items():
       spec = self.out / f".tasks-{os.getpid()}.json"
-      spec.write_text(json.dumps({"tasks": tasks, "force": self.force}))
+      spec.write_text(json.dumps({"tasks": tasks, "force": self.force,
+                                  "reuse_from": str(self.reuse_from)}))
       if python == sys.executable:
         worker(str(spec))
       else:
@@ -574,6 +608,10 @@ def main() -> int:
   parser.add_argument("--experiments", nargs="*", help="default: every registered one")
   parser.add_argument("--quick", action="store_true", help="defaults only: no time step or resolution sweep")
   parser.add_argument("--force", action="store_true", help="rerun saved runs")
+  parser.add_argument("--reuse", type=pathlib.Path,
+                      help="an earlier report's data file (docs/data/NAME.json): the peers' runs in "
+                           "it are reused where their resolution, options and provenance (scenario, "
+                           "adapter code, solver version) are what this run would make; cusp's never")
   parser.add_argument("--max-halvings", type=int, default=MAX_HALVINGS,
                       help="halvings of time_step_scale tried when the default step diverges "
                            "(each doubles the run's cost: MuJoCo's twist diverges at 1)")
@@ -583,7 +621,7 @@ def main() -> int:
 
   from cosseratbench import registry
   args.out.mkdir(parents=True, exist_ok=True)
-  runner = Runner(args.out, args.mujoco_python, args.force)
+  runner = Runner(args.out, args.mujoco_python, args.force, args.reuse)
   if args.mujoco_python is None:
     runner.notes["mujoco"] = ("not run: MuJoCo 4 has no cable plugin; give --mujoco-python "
                               "(scripts/setup_mujoco_cable.sh)")
