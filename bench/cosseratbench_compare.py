@@ -3,6 +3,7 @@
 
     .venv/bin/python bench/cosseratbench_compare.py [--out out/cosseratbench] [--docs docs]
         [--mujoco-python .venv-mujoco-cable/bin/python] [--quick] [--force]
+        [--reuse docs/data/cosseratbench.json]
 
 Every experiment cosseratbench registers is first run with cusp (its entry point
 ``cusp``, python/cusp/cosseratbench_adapter.py); those cusp supports are then run
@@ -458,7 +459,11 @@ def write_report(runner: Runner, docs: pathlib.Path, report_name: str, note: str
       "",
       "on this machine (2 cores shared with other jobs: wall times are indicative; each",
       "solver's runs were timed one at a time, after a warm-up run; a run saved by an earlier",
-      "invocation with the same scenario, library and adapter is reused, not rerun).",
+      "invocation with the same scenario, library and adapter is reused, not rerun; with",
+      "`--reuse`, so is a peer's run kept in an earlier report's data file whose resolution,",
+      "options and provenance -- scenario, adapter code, solver version -- are the same: its",
+      "wall time is that earlier run's, on a machine then less loaded; cusp's runs are always",
+      "this invocation's).",
       "",
       f"cusp: {library_line()}.",
       "",

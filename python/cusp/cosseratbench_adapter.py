@@ -17,17 +17,17 @@ How a scenario maps onto a scene:
   trajectory's nodes are the backbone at evenly spaced rest arc lengths
   (cusp.backbone_point), its directors the section frames' x axis there.
 - rods that can touch a rod (another rod near it, or itself when the scenario asks
-  for self-contact): the rod's surface tiled by disks, two per element (one at each
-  node, one at each element's middle), each as thick as their spacing, so that the
-  disks make a piecewise straight tube with no gap between them; rods near each other
+  for self-contact): the rod's surface tiled by disks, three per element (one at each
+  node, two inside), each as thick as their spacing, so that the disks make a
+  piecewise straight tube with no gap between them; rods near each other
   share one MuJoCo model, where the plugin's soft-soft contact (disk against disk, in
   the same LCP as the obstacles, Coulomb friction) keeps them apart, and a rod asked
   for self-contact gets the key ``self_contact``.
 - which rods share a model: those whose starting centrelines come within four times
   the sum of their radii (union of such pairs). Rods further apart run in models of
   their own (one model would size one contact workspace for all their disks
-  together, growing with the square of their number: six 50-element rods of two disks
-  per element would need about 37 GiB, refused at load). After the run, every pair of
+  together, growing with the square of their number: six 50-element rods of three
+  disks per element would need about 80 GiB, refused at load). After the run, every pair of
   rods in different models is checked at every frame: if they came within the sum of
   their radii, the run is repeated with them in one model, so a rod is never let
   through another for having started far from it.
@@ -89,7 +89,12 @@ BASE_STEP = 1e-3                # s: the step at time_step_scale 1 (see CuspSolv
 STEPS_PER_SLOWEST_PERIOD = 500  # and at least this many steps per period of the slowest mode
 STEPS_PER_SLOWEST_PERIOD_AT_REST = 50  # quasi-static without contact: equilibrium is the answer
 MOUNT_MASS_FRACTION = 1e-2      # a pinned or free mount weighs this share of one element
-TOUCH_DISKS_PER_ELEMENT = 2     # rods that can touch a rod: a disk at each node and mid-element
+# Rods that can touch a rod: disks per element, as thick as their spacing. A straight
+# disk is flat over its thickness, so a frictionless rod lying across it feels no pull
+# back to the middle there, and comes to rest anywhere along it: the finer the disks,
+# the less it can wander (docs/cosseratbench.md, crossing). An odd count puts the meeting
+# of two disks, not a disk's flat middle, at each element's middle.
+TOUCH_DISKS_PER_ELEMENT = 3
 NEAR_RADII = 4.0                # rods starting within this many times their radii's sum share a model
 FRICTIONLESS_PYRAMID = 3        # the fewest friction directions: they carry nothing at friction 0
 
@@ -519,12 +524,13 @@ class CuspSolver:
     """The rods numbered in ``group`` run together in one model: each one's nodes and
     directors at every frame."""
     xml, drive = self.scene(scenario, n_elements=n_elements, n_frames=n_frames, rods=group)
-    model = _load_text(xml)
-    try:
+    try:   # the plugin sizes its contact workspaces at load, refusing beyond its bound
+      model = _load_text(xml)
       data = cusp.make_data(model)
-    except RuntimeError as e:
+    except (ValueError, RuntimeError) as e:
       if "contact workspaces would take" in str(e):
-        raise NotImplementedError(f"cusp refuses the scene's contact workspaces: {e}") from e
+        raise NotImplementedError(
+            "cusp refuses the scene's contact workspaces: " + str(e).split("cusp: ", 1)[-1]) from e
       raise
     names = cusp.instance_names(model)
     instance = [names.index(f"rod{i}") for i in group]

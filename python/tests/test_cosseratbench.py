@@ -156,7 +156,7 @@ def test_what_cusp_cannot_model_is_unsupported():
 def test_scene_follows_the_scenario():
   """The generated scene: every strain, the material, one disk per node, gravity,
   a cylinder geom; a pinned start on a ball joint. A rod that can touch itself has
-  two disks per element as thick as their spacing (a tube without gaps) and the key
+  three disks per element as thick as their spacing (a tube without gaps) and the key
   self_contact; rods starting near each other share a model, far apart they do not."""
   rod = _rod(start=EndCondition.PINNED, friction=0.3)
   scenario = Scenario(rods=(rod,), duration=1.0, gravity=(0.0, 0.0, -9.81), self_contact=False,
@@ -173,11 +173,11 @@ def test_scene_follows_the_scenario():
 
   touching = Scenario(rods=(_rod(),), duration=1.0, self_contact=True)
   xml, _ = CuspSolver().scene(touching, n_elements=6, n_frames=11)
-  for key, value in (("disks", "1"), ("self_contact", "1"), ("pyramid", "3")):
+  for key, value in (("disks", "2"), ("self_contact", "1"), ("pyramid", "3")):
     assert f'<config key="{key}" value="{value}"/>' in xml, key
   thickness = float(xml.split('key="disk_thickness" value="')[1].split('"')[0])
-  assert abs(thickness / (0.5 / 12) - 1) < 1e-6
-  assert CuspSolver().settings(touching, n_elements=6, n_frames=11)["disks"] == [13]
+  assert abs(thickness / (0.5 / 18) - 1) < 1e-6
+  assert CuspSolver().settings(touching, n_elements=6, n_frames=11)["disks"] == [19]
 
   near = _rod(centerline=((0.25, -0.25, 0.05), (0.25, 0.25, 0.05)))   # 3 cm over the first
   far = _rod(centerline=((0.25, -0.25, 0.2), (0.25, 0.25, 0.2)))      # 18 cm over it
@@ -233,7 +233,7 @@ def test_rods_that_start_apart_and_meet_are_rerun_together():
   """A free rod dropped across a clamped one from 10 cm (beyond the distance at which
   the adapter puts rods in one model): run apart, it would fall through; the adapter
   sees the two come within a diameter and runs them again in one model, where the
-  falling rod lands on the other (it bounces: the rods are elastic) and stays above it.""" 
+  falling rod lands on the other (it bounces: the rods are elastic) and stays above it."""
   r = 0.005
   lower = Rod(centerline=((-0.1, 0.0, 0.0), (0.1, 0.0, 0.0)), radius=r,
               material=Material(1e7, 1e7 / 3, 1000.0), start=EndCondition.CLAMPED, end=EndCondition.CLAMPED)
