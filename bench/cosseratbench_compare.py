@@ -3,6 +3,7 @@
 
     .venv/bin/python bench/cosseratbench_compare.py [--out out/cosseratbench] [--docs docs]
         [--mujoco-python .venv-mujoco-cable/bin/python] [--quick] [--force]
+        [--reuse docs/data/cosseratbench.json]
 
 Every experiment cosseratbench registers is first run with cusp (its entry point
 ``cusp``, python/cusp/cosseratbench_adapter.py); those cusp supports are then run
@@ -43,6 +44,7 @@ MAX_DOUBLINGS = 7          # time_step_scale up to 128
 MAX_HALVINGS = 3           # down to 1/8 when the default step diverges
 RESOLUTIONS = (5, 10, 20, 40, 80)   # the cantilever's elements
 CAPSTAN_BRACKET = (0.9, 0.95, 0.97, 0.98, 1.02)   # capstan overhangs around the threshold (cusp only)
+TRAJECTORY_READ = {f"catenary/default/{s}" for s in PEERS}   # runs whose trajectory the report reads
 
 
 # What the runs of an experiment mean, found by measuring (not regenerated: update
@@ -63,7 +65,34 @@ FINDINGS = {
         "material points (1.6e-6 at 100 elements), PyElastica's 6.6e-5, MuJoCo's cable's "
         "3.2e-3: PyElastica's smaller shape_error comes from under-resolving the boundary "
         "layers (one to two of its 2 cm elements), not from a better equilibrium."),
+    "crossing": (
+        "cusp runs both ropes in one model, each tiled by three disks per element (one at "
+        "each node, two inside, each as thick as their spacing), and the plugin's soft-soft "
+        "contact (disk against disk, frictionless here, in the contact LCP) holds them apart. "
+        "Both ropes stay centred (sideways 1e-10 m) and the shapes are the closest of the "
+        "three solvers; but the ropes' centrelines end 8.95 mm apart at the crossing instead "
+        "of one diameter (10 mm): the upper rope's middle 0.55 mm too low, the lower's 0.5 mm "
+        "too high, which is the lift error (0.55 mm of a 90.7 mm lift) and cosseratbench's "
+        "max_rod_overlap of 0.22 (the peers, whose contacts are between the chords their own "
+        "overlap measure uses, 0.003 and 0.006). There the disks meet rim to rim: an odd "
+        "count per element puts two disks' meeting, not a disk's middle, at the crossing; "
+        "why that contact settles 1 mm deep was not found in this branch. How the tiling "
+        "was chosen, measured on this experiment: with two disks per element the upper "
+        "rope, frictionless, settles 5.2 mm along the lower one (the lower's middle disk is "
+        "straight, so its top is flat over its 9.8 mm and nothing pulls the rope back to "
+        "the middle): lift_error 1.8e-3 but shape_error 5.3e-3; with one per element (node "
+        "disks 19.6 mm thick) they stay centred but the coarse creases where the disks meet "
+        "miss the lift by 1.7 % (shape_error 1.05e-3). Four per element would need contact "
+        "workspaces beyond the plugin's bound (see the pile). The adapter's 1 ms step is "
+        "cautious here: every step up to 26.7 ms (scale 32) gives the same metrics to four "
+        "digits (8.4 s of wall time instead of 468 s); at 40 ms (scale 64) the upper rope, "
+        "falling onto the lower, moves further in one step than the plugin's speculative "
+        "contact margin (5 mm) and passes through it, which the plugin reports and the "
+        "adapter raises as Diverged."),
     "capstan": (
+        "These capstan runs are of this report's library, before the fix of the friction "
+        "pyramid's orientation (the capstan's early slip) that another branch is making in "
+        "the C library: regenerate after it. "
         "Open: cusp's rope holds at 0.96 of the heavy-rope capstan threshold (light end "
         "risen 1.05e-4 m in 2 s) and slides at 0.97 with 100 elements; 0.97/0.98 with 50, "
         "holds 0.98 with 25: the threshold falls the finer the rope. Measured at 100 "
@@ -84,6 +113,23 @@ FINDINGS = {
         "creeps at 0.95 (1.6e-3 m in 2 s, 15 times a holding rope's rise): the threshold "
         "falls as the bending stiffness grows. Not yet shown: a capstan "
         "reference with bending to say where that rope's threshold really is."),
+}
+
+
+# Why cusp does not run an experiment, beyond the adapter's one-line reason.
+WHY_NOT = {
+    "pile": (
+        "pile: cusp has self-contact (the key `self_contact`, disk against disk in the contact "
+        "LCP with Coulomb friction), and the adapter turns it on with the rope's surface tiled "
+        "by three disks per element; what it lacks is room. The plugin sizes its contact "
+        "workspaces at load for 8 contacts per disk, as dense matrices of (contacts x "
+        "(pyramid + 2))^2 (docs/memory.md), and the pile's 100-element rope has 301 disks: "
+        "2408 contacts with 8 friction directions, 31.9 GiB, above the plugin's bound "
+        "(half the physical memory), so the scene is refused at load and the adapter reports "
+        "the run unsupported with the plugin's message. One disk per element (101) would fit "
+        "but leaves a rod lying across the rope free to settle anywhere along a disk's flat "
+        "2 cm (see the crossing). Needed in the C library: workspaces sized by the contacts "
+        "a step actually holds (or sparse), not by 8 per disk."),
 }
 
 
@@ -115,6 +161,11 @@ def worker(spec_path: str) -> int:
     if not spec.get("force") and (summary := runs.saved(task, experiment, solver)) is not None:
       _log(f"{label} {runs.describe(summary)}  [saved]")
       continue
+    if not spec.get("force") and (summary := reusable(t.get("reuse"), task, experiment, solver)):
+      directory.mkdir(parents=True, exist_ok=True)
+      (directory / "result.json").write_text(json.dumps(summary, indent=2) + "\n")
+      _log(f"{label} {runs.describe(summary)}  [reused: {spec['reuse_from']}]")
+      continue
     tasks.append(task)
   try:
     runs.execute(tasks, jobs=1, report=_log)
@@ -123,12 +174,37 @@ def worker(spec_path: str) -> int:
   return 0
 
 
+def reusable(summary, task, experiment, solver):
+  """``summary`` (a peer's run from an earlier report's data file) when it is the run
+  ``task`` would make: same resolution, frames, options and provenance (scenario,
+  adapter code, solver version), the checks of cosseratbench's runs.saved bar the
+  trajectory, which the data file does not keep; else None."""
+  if not summary:
+    return None
+  from cosseratbench.provenance import provenance
+  scenario = experiment.scenario_for(**task.variant.parameters)
+  expected = {
+      "n_elements": task.n_elements or experiment.n_elements,
+      "n_frames": experiment.n_frames,
+      "options": dict(task.variant.options),
+      "provenance": provenance(scenario, solver),
+  }
+  return summary if all(summary.get(k) == v for k, v in expected.items()) else None
+
+
 # ---------- planning and running ----------
 
 class Runner:
-  def __init__(self, out: pathlib.Path, mujoco_python: str | None, force: bool):
+  def __init__(self, out: pathlib.Path, mujoco_python: str | None, force: bool,
+               reuse: pathlib.Path | None = None, saved_only: bool = False):
     self.out, self.mujoco_python, self.force = out, mujoco_python, force
+    self.saved_only = saved_only   # run nothing: the report from the runs already saved
     self.notes: dict[str, str] = {}
+    # the peers' runs of an earlier report (its data file), reused when still valid;
+    # never cusp's (the library and adapter under test), nor a run whose trajectory the
+    # report reads (TRAJECTORY_READ)
+    self.reuse_from = reuse
+    self.reuse = json.loads(reuse.read_text()) if reuse else {}
 
   def directory(self, experiment: str, solver: str, n_elements=None, scale=None,
                 parameters=None) -> pathlib.Path:
@@ -151,20 +227,26 @@ class Runner:
     """Runs (experiment, solver, n_elements, scale[, parameters]) requests, the MuJoCo
     ones in the MuJoCo 3 environment."""
     by_python: dict[str, list[dict]] = {}
+    if self.saved_only:
+      return
     for experiment, solver, n, scale, *rest in requests:
       parameters = rest[0] if rest else {}
       if n == self.default_elements(experiment):
         n = None
+      directory = self.directory(experiment, solver, n, scale, parameters)
+      key = str(directory.relative_to(self.out))
       task = {"experiment": experiment, "solver": solver, "n_elements": n, "parameters": parameters,
               "options": {SCALE: scale} if scale not in (None, 1.0) else {},
-              "directory": str(self.directory(experiment, solver, n, scale, parameters))}
+              "directory": str(directory),
+              "reuse": self.reuse.get(key) if solver in PEERS and key not in TRAJECTORY_READ else None}
       python = self.mujoco_python if solver == "mujoco" else sys.executable
       if python is None:
         continue
       by_python.setdefault(python, []).append(task)
     for python, tasks in by_python.items():
       spec = self.out / f".tasks-{os.getpid()}.json"
-      spec.write_text(json.dumps({"tasks": tasks, "force": self.force}))
+      spec.write_text(json.dumps({"tasks": tasks, "force": self.force,
+                                  "reuse_from": str(self.reuse_from)}))
       if python == sys.executable:
         worker(str(spec))
       else:
@@ -380,6 +462,13 @@ def goals(runner: Runner, supported) -> list[str]:
                  f"{r['outcome'] if r else 'not run'}: held at 0.96-1.06 of the critical twist for "
                  f"{registry.load_experiment('twist').scenario_for().duration:g} s, critical twist error "
                  f"{_fmt(e)}", "yes" if ok else "no"))
+  if "crossing" in supported:   # its second error: the contact force, through the lift
+    ours = _error(runner.result("crossing", "cusp"), "lift_error")
+    theirs = {p: _error(runner.result("crossing", p), "lift_error") for p in PEERS}
+    met = isinstance(ours, float) and all(not isinstance(v, float) or ours < v for v in theirs.values())
+    rows.append(("crossing: cusp's lift_error below both peers'",
+                 f"cusp {_fmt(ours)}; " + "; ".join(f"{p} {_fmt(v)}" for p, v in theirs.items()),
+                 "yes" if met else "no"))
   if "capstan" in supported:
     runs = {o: runner.result("capstan", "cusp", None, None, {"overhang": o}) for o in CAPSTAN_BRACKET}
     if all(r and r["outcome"] == "completed" for r in runs.values()):
@@ -424,7 +513,11 @@ def write_report(runner: Runner, docs: pathlib.Path, report_name: str, note: str
       "",
       "on this machine (2 cores shared with other jobs: wall times are indicative; each",
       "solver's runs were timed one at a time, after a warm-up run; a run saved by an earlier",
-      "invocation with the same scenario, library and adapter is reused, not rerun).",
+      "invocation with the same scenario, library and adapter is reused, not rerun; with",
+      "`--reuse`, so is a peer's run kept in an earlier report's data file whose resolution,",
+      "options and provenance -- scenario, adapter code, solver version -- are the same: its",
+      "wall time is that earlier run's, on a machine then less loaded; cusp's runs are always",
+      "this invocation's).",
       "",
       f"cusp: {library_line()}.",
       "",
@@ -438,6 +531,7 @@ def write_report(runner: Runner, docs: pathlib.Path, report_name: str, note: str
     r = runner.result(name, "cusp")
     why = "; ".join(r["missing"]) if r and r["missing"] else (r["failure"] or "") if r else "no result"
     lines.append(f"| {name} | {r['outcome'] if r else 'crashed'} | {why} |")
+  lines += [""] + [f"- {WHY_NOT[n]}" for n in experiments if n in WHY_NOT and n not in supported]
   lines += ["", *goals(runner, supported)]
   lines += ["## Results at each experiment's default resolution", "",
             "Metrics are cosseratbench's (relative errors unless named otherwise). "
@@ -464,6 +558,9 @@ def write_report(runner: Runner, docs: pathlib.Path, report_name: str, note: str
       stable_text = "none" if stable is None else f"{_fmt(stable[0])}: {_fmt(stable[1])}"
       if stable is not None and stable[0] == tried:
         stable_text += f" (largest tried)"
+      missing = [x for x in sweeps.get((name, solver), [1.0]) if runner.result(name, solver, None, x) is None]
+      if missing:
+        stable_text += f" (sweep cut short: scale {_fmt(min(missing))} not run)"
       lines.append(
           f"| {solver} | {r['n_elements']} | {r['outcome']}"
           f"{': ' + r['failure'] if r['failure'] else ''} | "
@@ -574,16 +671,23 @@ def main() -> int:
   parser.add_argument("--experiments", nargs="*", help="default: every registered one")
   parser.add_argument("--quick", action="store_true", help="defaults only: no time step or resolution sweep")
   parser.add_argument("--force", action="store_true", help="rerun saved runs")
+  parser.add_argument("--reuse", type=pathlib.Path,
+                      help="an earlier report's data file (docs/data/NAME.json): the peers' runs in "
+                           "it are reused where their resolution, options and provenance (scenario, "
+                           "adapter code, solver version) are what this run would make; cusp's never")
   parser.add_argument("--max-halvings", type=int, default=MAX_HALVINGS,
                       help="halvings of time_step_scale tried when the default step diverges "
                            "(each doubles the run's cost: MuJoCo's twist diverges at 1)")
+  parser.add_argument("--saved-only", action="store_true",
+                      help="run nothing: write the report from the runs saved in --out (a sweep "
+                           "cut short says so in its table)")
   parser.add_argument("--note", help="a paragraph for the top of the report (where its library came from)")
   parser.add_argument("--name", default="cosseratbench", help="of the report: DOCS/NAME.md, DOCS/img/NAME_*.png, DOCS/data/NAME.json")
   args = parser.parse_args()
 
   from cosseratbench import registry
   args.out.mkdir(parents=True, exist_ok=True)
-  runner = Runner(args.out, args.mujoco_python, args.force)
+  runner = Runner(args.out, args.mujoco_python, args.force, args.reuse, args.saved_only)
   if args.mujoco_python is None:
     runner.notes["mujoco"] = ("not run: MuJoCo 4 has no cable plugin; give --mujoco-python "
                               "(scripts/setup_mujoco_cable.sh)")

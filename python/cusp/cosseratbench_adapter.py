@@ -16,9 +16,21 @@ How a scenario maps onto a scene:
   and radius as given; one contact disk of the rod's radius at every node. The
   trajectory's nodes are the backbone at evenly spaced rest arc lengths
   (cusp.backbone_point), its directors the section frames' x axis there.
-- each rod in a MuJoCo model of its own (obstacles are fixed and rods do not touch
-  rods here, so they are independent; one model would size one contact workspace
-  for all their disks together).
+- rods that can touch a rod (another rod near it, or itself when the scenario asks
+  for self-contact): the rod's surface tiled by disks, three per element (one at each
+  node, two inside), each as thick as their spacing, so that the disks make a
+  piecewise straight tube with no gap between them; rods near each other
+  share one MuJoCo model, where the plugin's soft-soft contact (disk against disk, in
+  the same LCP as the obstacles, Coulomb friction) keeps them apart, and a rod asked
+  for self-contact gets the key ``self_contact``.
+- which rods share a model: those whose starting centrelines come within four times
+  the sum of their radii (union of such pairs). Rods further apart run in models of
+  their own (one model would size one contact workspace for all their disks
+  together, growing with the square of their number: six 50-element rods of three
+  disks per element would need about 80 GiB, refused at load). After the run, every pair of
+  rods in different models is checked at every frame: if they came within the sum of
+  their radii, the run is repeated with them in one model, so a rod is never let
+  through another for having started far from it.
 - the start: clamped = the mount itself (a static body), pinned = a mount on a ball
   joint, free = a mount on a free joint (a light body the plugin couples implicitly),
   driven = a mocap mount moved every step. The mount's z axis is the rod's tangent
@@ -45,9 +57,11 @@ How a scenario maps onto a scene:
 
 What it cannot model raises NotImplementedError naming it (cosseratbench records the
 run as unsupported): a build of the plugin without the ``end``/``centerline`` keys,
-rods of different friction against different obstacles, and contact between rods
-(disks sit only at the nodes: segments between them pass through each other, so
-ROD_CONTACT is not declared).
+obstacles of different friction, rods of different friction in one model (the
+plugin gives a soft-soft contact one instance's coefficient), and a scene whose
+contact workspaces the plugin refuses at load (sized 8 contacts per disk, growing
+with the square of the disks of one model; docs/memory.md) -- with the plugin's
+message, which names the instances, disks and GiB.
 """
 
 from __future__ import annotations
@@ -64,6 +78,7 @@ import numpy as np
 
 import cusp
 from cosseratbench.scenario import Cylinder, End, EndCondition, Plane, Rod, Scenario
+from cosseratbench.metrics import segment_distance
 from cosseratbench.solver import Capability, Diverged
 from cosseratbench.trajectory import Trajectory
 
@@ -74,6 +89,14 @@ BASE_STEP = 1e-3                # s: the step at time_step_scale 1 (see CuspSolv
 STEPS_PER_SLOWEST_PERIOD = 500  # and at least this many steps per period of the slowest mode
 STEPS_PER_SLOWEST_PERIOD_AT_REST = 50  # quasi-static without contact: equilibrium is the answer
 MOUNT_MASS_FRACTION = 1e-2      # a pinned or free mount weighs this share of one element
+# Rods that can touch a rod: disks per element, as thick as their spacing. A straight
+# disk is flat over its thickness, so a frictionless rod lying across it feels no pull
+# back to the middle there, and comes to rest anywhere along it: the finer the disks,
+# the less it can wander (docs/cosseratbench.md, crossing). An odd count puts the meeting
+# of two disks, not a disk's flat middle, at each element's middle.
+TOUCH_DISKS_PER_ELEMENT = 3
+NEAR_RADII = 4.0                # rods starting within this many times their radii's sum share a model
+FRICTIONLESS_PYRAMID = 3        # the fewest friction directions: they carry nothing at friction 0
 
 
 def _numbers(values) -> str:
@@ -209,12 +232,14 @@ class CuspSolver:
   """cosseratbench's solver protocol over cusp.softbody (model cosserat)."""
 
   name = "cusp"
-  # Every strain is a coordinate; disks touch MuJoCo geoms (cylinders, planes) through
-  # the plugin's contact LCP with Coulomb friction. Rod-rod contact is not declared:
-  # the disks sit at the nodes only, so two rods' segments pass through each other.
+  # Every strain is a coordinate; disks touch MuJoCo geoms (cylinders, planes) and each
+  # other (rod against rod, rod against itself) through the plugin's contact LCP with
+  # Coulomb friction; a rod that can touch a rod has its surface tiled by disks.
   capabilities = frozenset({
       Capability.STRETCH,
       Capability.SHEAR,
+      Capability.ROD_CONTACT,
+      Capability.ROD_FRICTION,
       Capability.CYLINDER_CONTACT,
       Capability.PLANE_CONTACT,
   })
@@ -235,13 +260,17 @@ class CuspSolver:
   def _steps(self, scenario: Scenario, n_frames: int) -> tuple[float, int]:
     """The time step and the steps per frame. The soft step is implicit Euler, stable
     at any step, so the step is chosen for accuracy: where the motion is the result
-    or contact is made, 1 ms and 500 steps per period of the slowest mode; in a
-    quasi-static scenario without obstacles, where only the equilibrium counts (and
+    or contact is made (obstacles, or rods sharing a model), 1 ms and 500 steps per
+    period of the slowest mode; in a quasi-static scenario without them, where only
+    the equilibrium counts (and
     implicit Euler's dissipation is as allowed as the viscosity), 50 steps per
     slowest period. Then scaled by time_step_scale; at most one frame."""
     frame = scenario.duration / (n_frames - 1)
     slowest_period = 2.0 * math.pi / scenario.slowest_frequency()
-    if scenario.quasi_static and not scenario.obstacles:
+    # Rods sharing a model meet as obstacles are met: within the plugin's speculative
+    # contact margin (5 mm) per step, or they pass through each other unseen.
+    shared = any(len(g) > 1 for g in self.groups(scenario))
+    if scenario.quasi_static and not scenario.obstacles and not shared:
       base = slowest_period / STEPS_PER_SLOWEST_PERIOD_AT_REST
     else:
       base = min(BASE_STEP, slowest_period / STEPS_PER_SLOWEST_PERIOD)
@@ -277,9 +306,37 @@ class CuspSolver:
           f"against every geom (here {sorted(values)})")
     return max([rod.friction, *values])
 
+  # ---------- which rods touch what ----------
+
+  @staticmethod
+  def groups(scenario: Scenario) -> list[list[int]]:
+    """The rods that share a MuJoCo model: those whose starting centrelines come within
+    NEAR_RADII times the sum of their radii, joined transitively. run() checks
+    afterwards that rods in different models never came within touching distance."""
+    return _join(scenario, [[i] for i in range(len(scenario.rods))],
+                 [(i, j) for i in range(len(scenario.rods)) for j in range(i + 1, len(scenario.rods))
+                  if _polyline_distance(np.asarray(scenario.rods[i].centerline, dtype=float),
+                                        np.asarray(scenario.rods[j].centerline, dtype=float))
+                  < NEAR_RADII * (scenario.rods[i].radius + scenario.rods[j].radius)])
+
+  @staticmethod
+  def _touches_rods(scenario: Scenario, group: list[int]) -> bool:
+    """Whether the rods of a model can touch a rod: another rod, or themselves."""
+    return len(group) > 1 or scenario.self_contact
+
+  def _pyramid(self, scenario: Scenario, group: list[int]) -> int:
+    """Friction directions: PYRAMID, or the fewest when nothing in the model has friction
+    (the contact workspaces grow with the square of the directions plus two)."""
+    mu = [scenario.rods[i].friction for i in group] + [o.friction for o in scenario.obstacles]
+    return PYRAMID if any(mu) else FRICTIONLESS_PYRAMID
+
   def settings(self, scenario: Scenario, *, n_elements: int, n_frames: int) -> dict:
     dt, _ = self._steps(scenario, n_frames)
     sections = self._sections(n_elements)
+    groups = self.groups(scenario)
+    model_of = {i: g for g in groups for i in g}
+    touching = [self._touches_rods(scenario, model_of[i]) for i in range(len(scenario.rods))]
+    contact = scenario.obstacles or any(touching)
     return {
         "integrator": "implicit Euler (soft step, linearly implicit in stiffness and damping)",
         "model": "cosserat, piecewise constant strain",
@@ -287,35 +344,54 @@ class CuspSolver:
         "time_step": dt,
         "elements": n_elements,
         "sections": sections,
-        "disks": [self._disks(sections, n_elements)[1] for _ in scenario.rods],
+        "disks": [self._disks(sections, n_elements, touching[i])[1] for i in range(len(scenario.rods))],
+        "disk_thickness": [self._disk_thickness(rod, sections, n_elements, touching[i])
+                           for i, rod in enumerate(scenario.rods)],
         "viscosity": [self._viscosity(scenario, rod) for rod in scenario.rods],
         "contact": {
             "model": CONTACT,
             "solver": "lemke, falling back to fb and pgs",
             "conditioning": "qr ruiz tikhonov",
             "friction": "Coulomb (exact at the pyramid's directions)",
-            "pyramid": PYRAMID,
+            "pyramid": [self._pyramid(scenario, model_of[i]) for i in range(len(scenario.rods))],
             "stabilization": 0.2,
             "friction_coefficient": [max([r.friction, *(o.friction for o in scenario.obstacles)])
                                      for r in scenario.rods],
-        } if scenario.obstacles else None,
-        "self_contact": False,
+        } if contact else None,
+        "models": groups,   # rods simulated together (initially; run() merges any that met)
+        "rod_contact": any(len(g) > 1 for g in groups),
+        "self_contact": bool(scenario.self_contact),
     }
 
   @staticmethod
-  def _disks(sections: int, n_elements: int) -> tuple[int, int]:
+  def _disks(sections: int, n_elements: int, touching: bool = False) -> tuple[int, int]:
     """Disks inside each section (besides its end plate), and disks in all (with the
-    base disk): one per node when the sections divide the elements."""
-    inside = max(0, math.ceil(n_elements / sections) - 1)
+    base disk): one per node when the sections divide the elements, and
+    TOUCH_DISKS_PER_ELEMENT per element on a rod that can touch a rod."""
+    per_element = TOUCH_DISKS_PER_ELEMENT if touching else 1
+    inside = max(0, per_element * math.ceil(n_elements / sections) - 1)
     return inside, 1 + sections * (inside + 1)
+
+  def _disk_thickness(self, rod: Rod, sections: int, n_elements: int, touching: bool) -> float:
+    """The rod's radius (at least 0.1 mm), or on a rod that can touch a rod the disks'
+    spacing along the rod at rest: neighbours then meet face to face, and the plugin's
+    self-contact leaves them out (disks within a thickness of each other along the
+    rod are neighbours, not contact)."""
+    if not touching:
+      return max(rod.radius, 1e-4)
+    inside, _ = self._disks(sections, n_elements, touching)
+    # a hair over the spacing: rounding must not make neighbours a self-contact pair
+    return rod.length / (sections * (inside + 1)) * (1.0 + 1e-9)
 
   # ---------- the scene ----------
 
-  def _rod_xml(self, i: int, scenario: Scenario, rod: Rod, n_elements: int, dt: float):
+  def _rod_xml(self, i: int, scenario: Scenario, rod: Rod, n_elements: int, dt: float,
+               touching: bool, pyramid: int):
     """The instance, the mount body and anything the far end holds on to; and what
-    run() needs to drive them."""
+    run() needs to drive them. ``touching``: the rod can touch a rod (its surface
+    tiled by disks; self-contact when the scenario asks for it)."""
     sections = self._sections(n_elements)
-    inside, _ = self._disks(sections, n_elements)
+    inside, _ = self._disks(sections, n_elements, touching)
     m = rod.material
     frame = _frame(rod)
     origin = np.asarray(rod.centerline[0], dtype=float)
@@ -333,11 +409,12 @@ class CuspSolver:
         "strains": STRAINS,
         "disks": inside,
         "disk_radius": repr(rod.radius),
-        "disk_thickness": repr(max(rod.radius, 1e-4)),
+        "disk_thickness": repr(self._disk_thickness(rod, sections, n_elements, touching)),
         "friction": repr(self._friction(scenario, rod)),
-        "pyramid": PYRAMID,
+        "pyramid": pyramid,
         "contact": CONTACT,
         "actuated": "none",
+        "self_contact": int(touching and scenario.self_contact),
     }
     if not _straight_unstretched(rod):
       _require("centerline", "a rod that starts curved or stretched")
@@ -399,11 +476,19 @@ class CuspSolver:
     raise NotImplementedError(f"an obstacle of kind {type(obstacle).__name__}")
 
   def scene(self, scenario: Scenario, *, n_elements: int, n_frames: int, rods=None):
-    """The MJCF text of the scenario (of the rods numbered in ``rods``, default all),
-    and the bodies moved every step."""
+    """The MJCF text of the scenario (of the rods numbered in ``rods``, default all, in
+    one model), and the bodies moved every step."""
     dt, _ = self._steps(scenario, n_frames)
-    chosen = range(len(scenario.rods)) if rods is None else rods
-    parts = [self._rod_xml(i, scenario, scenario.rods[i], n_elements, dt) for i in chosen]
+    chosen = list(range(len(scenario.rods)) if rods is None else rods)
+    touching = self._touches_rods(scenario, chosen)
+    frictions = {self._friction(scenario, scenario.rods[i]) for i in chosen}
+    if len(chosen) > 1 and len(frictions) > 1:
+      raise NotImplementedError(
+          "rods of different friction that can touch each other: cusp gives a contact "
+          f"between two rods one rod's coefficient (here {sorted(frictions)})")
+    pyramid = self._pyramid(scenario, chosen)
+    parts = [self._rod_xml(i, scenario, scenario.rods[i], n_elements, dt, touching, pyramid)
+             for i in chosen]
     obstacles = "".join(self._obstacle_xml(o) for o in scenario.obstacles)
     xml = f"""<mujoco model="cosseratbench">
   <option timestep="{dt!r}" gravity="{_numbers(scenario.gravity)}"/>
@@ -415,55 +500,73 @@ class CuspSolver:
   # ---------- running ----------
 
   def run(self, scenario: Scenario, *, n_elements: int, n_frames: int) -> Trajectory:
-    """Each rod in a model of its own: the obstacles are fixed and rods do not touch
-    rods here (ROD_CONTACT is not declared), so the rods of a scenario are independent
-    systems. One model of them all would make one contact problem (a held end's rows
-    are in it) sized for all their disks together, its workspace growing with the
-    square of their number (six 50-element rods: 33 GiB, refused at load)."""
+    """The rods in the models groups() gives; then, while two rods of different
+    models came within the sum of their radii at some frame (the one could have
+    touched the other unseen), again with their models merged."""
     dt, per_frame = self._steps(scenario, n_frames)
-    positions, directors = [], []
-    for i in range(len(scenario.rods)):
-      p, d = self._simulate(scenario, i, n_elements, n_frames, dt, per_frame)
-      positions.append(p)
-      directors.append(d)
+    groups = self.groups(scenario)
+    while True:
+      positions, directors = {}, {}
+      for group in groups:
+        p, d = self._simulate(scenario, group, n_elements, n_frames, dt, per_frame)
+        positions.update(zip(group, p))
+        directors.update(zip(group, d))
+      met = _met_across(scenario, groups, positions)
+      if not met:
+        break
+      groups = _join(scenario, groups, met)
     times = np.linspace(0.0, scenario.duration, n_frames)
-    return Trajectory(times, tuple(positions), tuple(directors))
+    order = range(len(scenario.rods))
+    return Trajectory(times, tuple(positions[i] for i in order), tuple(directors[i] for i in order))
 
-  def _simulate(self, scenario: Scenario, i: int, n_elements: int, n_frames: int, dt: float,
-                per_frame: int) -> tuple[np.ndarray, np.ndarray]:
-    """Rod i of the scenario run alone: its nodes and directors at every frame."""
-    rod = scenario.rods[i]
-    xml, drive = self.scene(scenario, n_elements=n_elements, n_frames=n_frames, rods=[i])
-    model = _load_text(xml)
-    data = cusp.make_data(model)
-    length = cusp.total_length(model, 0)
+  def _simulate(self, scenario: Scenario, group: list[int], n_elements: int, n_frames: int,
+                dt: float, per_frame: int) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """The rods numbered in ``group`` run together in one model: each one's nodes and
+    directors at every frame."""
+    xml, drive = self.scene(scenario, n_elements=n_elements, n_frames=n_frames, rods=group)
+    try:   # the plugin sizes its contact workspaces at load, refusing beyond its bound
+      model = _load_text(xml)
+      data = cusp.make_data(model)
+    except (ValueError, RuntimeError) as e:
+      if "contact workspaces would take" in str(e):
+        raise NotImplementedError(
+            "cusp refuses the scene's contact workspaces: " + str(e).split("cusp: ", 1)[-1]) from e
+      raise
+    names = cusp.instance_names(model)
+    instance = [names.index(f"rod{i}") for i in group]
+    lengths = [cusp.total_length(model, k) for k in instance]
     mocap = [(model.body(body).mocapid[0], origin, frame, motion)
              for body, origin, frame, motion in drive]
-    for load in rod.loads:
-      if load.at is End.END:
-        cusp.apply_force(model, data, 0, length, np.asarray(load.force, dtype=float))
-      else:
-        data.xfrc_applied[model.body(f"rod{i}_mount").id, :3] += load.force
+    for i, k, length in zip(group, instance, lengths):
+      for load in scenario.rods[i].loads:
+        if load.at is End.END:
+          cusp.apply_force(model, data, k, length, np.asarray(load.force, dtype=float))
+        else:
+          data.xfrc_applied[model.body(f"rod{i}_mount").id, :3] += load.force
     mujoco.mj_forward(model, data)
 
-    nodes = np.linspace(0.0, length, n_elements + 1)
-    middles = (nodes[1:] + nodes[:-1]) / 2
+    samples = []
+    for k, length in zip(instance, lengths):
+      nodes = np.linspace(0.0, length, n_elements + 1)
+      samples.append((k, nodes, (nodes[1:] + nodes[:-1]) / 2))
 
     def sample():
-      return (np.array([cusp.backbone_point(model, data, 0, s)[0] for s in nodes]),
-              np.array([cusp.backbone_point(model, data, 0, s)[1][:, 0] for s in middles]))
+      return [(np.array([cusp.backbone_point(model, data, k, s)[0] for s in nodes]),
+               np.array([cusp.backbone_point(model, data, k, s)[1][:, 0] for s in middles]))
+              for k, nodes, middles in samples]
 
     def check(time):
       report = cusp.report(model, data)
       if report is not None and report["nan_events"]:
         raise Diverged(f"cusp: {report['message'] or 'a soft step failed'}", time=time)
+      if report is not None and "pass through each other" in report["message"]:
+        raise Diverged(f"cusp: {report['message']}", time=time)
       if data.warning[mujoco.mjtWarning.mjWARN_BADQACC].number:
         raise Diverged("MuJoCo: bad acceleration (mjWARN_BADQACC)", time=time)
       if not (np.isfinite(data.qpos).all() and np.isfinite(data.qvel).all()):
         raise Diverged("non-finite MuJoCo state", time=time)
 
-    position, director = sample()
-    positions, directors = [position], [director]
+    frames = [sample()]
     step = 0
     for _ in range(n_frames - 1):
       for _ in range(per_frame):
@@ -475,7 +578,47 @@ class CuspSolver:
         mujoco.mj_step(model, data)
         step += 1
         check(step * dt)
-      position, director = sample()
-      positions.append(position)
-      directors.append(director)
-    return np.stack(positions), np.stack(directors)
+      frames.append(sample())
+    return ([np.stack([f[r][0] for f in frames]) for r in range(len(group))],
+            [np.stack([f[r][1] for f in frames]) for r in range(len(group))])
+
+
+# ---------- distances between rods ----------
+
+def _polyline_distance(a: np.ndarray, b: np.ndarray) -> float:
+  """The least distance between two polylines (every segment against every one)."""
+  i, j = np.meshgrid(np.arange(len(a) - 1), np.arange(len(b) - 1), indexing="ij")
+  i, j = i.ravel(), j.ravel()
+  return float(segment_distance(a[i], a[i + 1], b[j], b[j + 1]).min())
+
+
+def _join(scenario: Scenario, groups: list[list[int]], pairs) -> list[list[int]]:
+  """``groups`` with those holding the two rods of any of ``pairs`` merged."""
+  of = {i: n for n, g in enumerate(groups) for i in g}
+  parent = list(range(len(groups)))
+
+  def root(n):
+    while parent[n] != n:
+      n = parent[n]
+    return n
+
+  for i, j in pairs:
+    parent[root(of[i])] = root(of[j])
+  merged: dict[int, list[int]] = {}
+  for n, g in enumerate(groups):
+    merged.setdefault(root(n), []).extend(g)
+  return [sorted(g) for g in sorted(merged.values(), key=min)]
+
+
+def _met_across(scenario: Scenario, groups: list[list[int]], positions: dict) -> list[tuple[int, int]]:
+  """Pairs of rods of different models that came within the sum of their radii at a frame."""
+  of = {i: n for n, g in enumerate(groups) for i in g}
+  met = []
+  for i in range(len(scenario.rods)):
+    for j in range(i + 1, len(scenario.rods)):
+      if of[i] == of[j]:
+        continue
+      reach = scenario.rods[i].radius + scenario.rods[j].radius
+      if any(_polyline_distance(a, b) < reach for a, b in zip(positions[i], positions[j])):
+        met.append((i, j))
+  return met

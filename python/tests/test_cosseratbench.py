@@ -1,7 +1,8 @@
 """cusp as a cosseratbench solver (python/cusp/cosseratbench_adapter.py), judged by
 cosseratbench's own experiments and references: the entry point, a short cantilever
 against Euler-Bernoulli (through cosseratbench.run, its metric), the start
-conditions against rigid-body mechanics, Diverged and NotImplementedError.
+conditions against rigid-body mechanics, a rod resting on a rod against a propped
+cantilever, Diverged and NotImplementedError.
 
 cosseratbench and its dependencies are pinned in python/requirements.txt; without
 them (an environment not rebuilt by scripts/setup.sh) these tests fail on import."""
@@ -132,9 +133,10 @@ def test_a_blown_up_rod_raises_diverged_with_the_time():
 
 
 def test_what_cusp_cannot_model_is_unsupported():
-  """One Coulomb coefficient per rod: obstacles of different friction are refused
-  (NotImplementedError, recorded by cosseratbench as unsupported, not failed); rods
-  touching rods are not declared (disks sit at the nodes only)."""
+  """One Coulomb coefficient per rod: obstacles of different friction, and rods of
+  different friction that can touch each other (a soft-soft contact takes one rod's
+  coefficient), are refused (NotImplementedError, recorded by cosseratbench as
+  unsupported, not failed). Every experiment's requirements are declared."""
   rod = _rod(start=EndCondition.CLAMPED)
   scenario = Scenario(rods=(rod,), duration=0.01, obstacles=(
       Cylinder((0.2, 0.0, -0.1), (0.0, 1.0, 0.0), 0.05, 0.2, friction=0.2),
@@ -144,23 +146,110 @@ def test_what_cusp_cannot_model_is_unsupported():
   result = cosseratbench.run(cosseratbench.Experiment("two_frictions", "", lambda: scenario, metrics={}),
                              CuspSolver(), n_elements=3)
   assert result.outcome == "unsupported" and "different friction" in result.missing[0]
-  assert registry.load_experiment("crossing").requires - CuspSolver.capabilities
+  crossed = _rod(centerline=((0.25, -0.25, 0.03), (0.25, 0.25, 0.03)), friction=0.4)
+  with pytest.raises(NotImplementedError, match="rods of different friction"):
+    CuspSolver().run(Scenario(rods=(rod, crossed), duration=0.01), n_elements=3, n_frames=2)
+  for name in registry.names(registry.EXPERIMENTS):
+    assert not registry.load_experiment(name).requires - CuspSolver.capabilities, name
 
 
 def test_scene_follows_the_scenario():
   """The generated scene: every strain, the material, one disk per node, gravity,
-  a cylinder geom; a pinned start on a ball joint."""
+  a cylinder geom; a pinned start on a ball joint. A rod that can touch itself has
+  three disks per element as thick as their spacing (a tube without gaps) and the key
+  self_contact; rods starting near each other share a model, far apart they do not."""
   rod = _rod(start=EndCondition.PINNED, friction=0.3)
-  scenario = Scenario(rods=(rod,), duration=1.0, gravity=(0.0, 0.0, -9.81),
+  scenario = Scenario(rods=(rod,), duration=1.0, gravity=(0.0, 0.0, -9.81), self_contact=False,
                       obstacles=(Cylinder((0.2, 0.0, -0.1), (0.0, 1.0, 0.0), 0.05, 0.2, friction=0.1),))
   xml, drive = CuspSolver().scene(scenario, n_elements=6, n_frames=11)
   for key, value in (("strains", "kx ky kz ex ey ez"), ("sections", "6"), ("disks", "0"),
-                     ("young", "100000000.0"), ("radius", "0.01"), ("friction", "0.3")):
+                     ("young", "100000000.0"), ("radius", "0.01"), ("friction", "0.3"),
+                     ("self_contact", "0"), ("pyramid", "8")):
     assert f'<config key="{key}" value="{value}"/>' in xml, key
   assert '<joint type="ball"/>' in xml and 'type="cylinder"' in xml and "-9.81" in xml
   assert drive == []
   settings = CuspSolver().settings(scenario, n_elements=6, n_frames=11)
   assert settings["disks"] == [7] and settings["contact"]["model"] == "lcp"
+
+  touching = Scenario(rods=(_rod(),), duration=1.0, self_contact=True)
+  xml, _ = CuspSolver().scene(touching, n_elements=6, n_frames=11)
+  for key, value in (("disks", "2"), ("self_contact", "1"), ("pyramid", "3")):
+    assert f'<config key="{key}" value="{value}"/>' in xml, key
+  thickness = float(xml.split('key="disk_thickness" value="')[1].split('"')[0])
+  assert abs(thickness / (0.5 / 18) - 1) < 1e-6
+  assert CuspSolver().settings(touching, n_elements=6, n_frames=11)["disks"] == [19]
+
+  near = _rod(centerline=((0.25, -0.25, 0.05), (0.25, 0.25, 0.05)))   # 3 cm over the first
+  far = _rod(centerline=((0.25, -0.25, 0.2), (0.25, 0.25, 0.2)))      # 18 cm over it
+  assert CuspSolver.groups(Scenario(rods=(_rod(), near, far), duration=1.0)) == [[0, 1], [2]]
+
+
+def _propped_cantilever():
+  """A cantilever (clamped at its start, along y) whose free tip rests on the middle of
+  a beam clamped at both ends (along x), just touching it at the start."""
+  r, length, span = 0.005, 0.2, 0.2
+  material = Material(1e8, 1e8 / 3, 1000.0)
+  upper = Rod(centerline=((0.0, -length, 2 * r), (0.0, 0.0, 2 * r)), radius=r, material=material,
+              start=EndCondition.CLAMPED)
+  lower = Rod(centerline=((-span / 2, 0.0, 0.0), (span / 2, 0.0, 0.0)), radius=r, material=material,
+              start=EndCondition.CLAMPED, end=EndCondition.CLAMPED)
+  return upper, lower
+
+
+def test_a_rod_resting_on_a_rod_carries_the_propped_cantilevers_reaction():
+  """Rod-rod contact through the adapter (the two rods in one model, disk against disk
+  in the contact LCP). A cantilever of weight w per length whose tip rests on the
+  middle of a beam clamped at both ends: Euler-Bernoulli gives the prop's force
+  R = (w L^4 / 8EI - s) / (L^3 / 3EI + c), c = l^3 / 192 EI the beam's compliance at
+  its middle and s = w l^4 / 384 EI its sag under its own weight (3wL/8 = 1.04 R on a
+  rigid prop). The force the cantilever feels is read from its tip, sunk by
+  w L^4 / 8EI - R L^3 / 3EI: within 1 % of R (a contact that carried the whole tip
+  would hold it at 0, none let it sink three times as far). The tip rests on the beam,
+  one diameter above its axis, neither through it nor hovering (within 2 % of the
+  radius), and the beam sinks under it more than under its own weight."""
+  upper, lower = _propped_cantilever()
+  scenario = Scenario(rods=(lower, upper), duration=1.5, gravity=(0.0, 0.0, -9.81),
+                      quasi_static=True, self_contact=False)
+  n = 11
+  traj = CuspSolver().run(scenario, n_elements=n, n_frames=4)
+  r, inertia = upper.radius, upper.second_moment_of_area
+  w = upper.material.density * upper.area * 9.81
+  bending = upper.material.youngs_modulus * inertia
+  compliance = lower.length**3 / (192 * bending)
+  sag = w * lower.length**4 / (384 * bending)
+  reaction = (w * upper.length**4 / (8 * bending) - sag) / (upper.length**3 / (3 * bending) + compliance)
+  beam, cantilever = traj.positions[0][-1], traj.positions[1][-1]
+  sink = 2 * r - cantilever[-1, 2]
+  measured = (w * upper.length**4 / (8 * bending) - sink) / (upper.length**3 / (3 * bending))
+  assert abs(measured / reaction - 1) < 1e-2, (measured, reaction, 3 * w * upper.length / 8)
+  # No node at the middle (odd elements): a + c x^2 through the four nearest nodes.
+  near = np.argsort(np.abs(beam[:, 0]))[:4]
+  middle = np.polyfit(beam[near, 0] ** 2, beam[near, 2], 1)[1]
+  assert abs(cantilever[-1, 2] - middle - 2 * r) < 2e-2 * r, (cantilever[-1], middle)
+  assert -middle > 1.3 * sag, (middle, sag, compliance * reaction)
+
+
+def test_rods_that_start_apart_and_meet_are_rerun_together():
+  """A free rod dropped across a clamped one from 10 cm (beyond the distance at which
+  the adapter puts rods in one model): run apart, it would fall through; the adapter
+  sees the two come within a diameter and runs them again in one model, where the
+  falling rod lands on the other (it bounces: the rods are elastic) and stays above it."""
+  r = 0.005
+  lower = Rod(centerline=((-0.1, 0.0, 0.0), (0.1, 0.0, 0.0)), radius=r,
+              material=Material(1e7, 1e7 / 3, 1000.0), start=EndCondition.CLAMPED, end=EndCondition.CLAMPED)
+  falling = Rod(centerline=((0.0, -0.05, 0.1), (0.0, 0.05, 0.1)), radius=r,
+                material=Material(1e7, 1e7 / 3, 1000.0), start=EndCondition.FREE)
+  scenario = Scenario(rods=(lower, falling), duration=0.25, gravity=(0.0, 0.0, -9.81), self_contact=False)
+  assert CuspSolver.groups(scenario) == [[0], [1]]
+  traj = CuspSolver().run(scenario, n_elements=5, n_frames=26)
+  from cosseratbench.metrics import segment_distance
+  for a, b in zip(traj.positions[0], traj.positions[1]):
+    i, j = np.meshgrid(np.arange(5), np.arange(5), indexing="ij")
+    i, j = i.ravel(), j.ravel()
+    # landing at 1.4 m/s the polylines of nodes come within 8.9 mm (chords cutting the
+    # bent rods' corners, and the contact's stabilization); run apart, they would cross
+    assert segment_distance(a[i], a[i + 1], b[j], b[j + 1]).min() > 2 * r * 0.8
+  assert traj.positions[1][-1][:, 2].min() > traj.positions[0][-1][:, 2].max()   # on top of it
 
 
 def test_short_catenary_sags_as_the_elastic_catenary():
