@@ -668,39 +668,6 @@ static void kept_delassus(sb_contact_problem *p, int nk) {
   sb_bilateral_schur_kept(p->bil, 3 * p->nc, nk, p->kept, p->W);
 }
 
-/* The warm guess of the kept contacts that carried no normal load last step
- * (fn = 0), from this step's velocities: gamma the sliding speed bound
- * max_k(-D_k . vt) and, with it, the one beta of the direction that attains
- * it, at a trace (eps gamma, what stage 3 leaves there at the answer). The
- * last step's gamma and beta were another slip's: a contact dragged
- * sideways turns its slip direction from step to step, and the active set
- * the warm pivot predicted from them failed (Scenario A sliding: every
- * other step, then Lemke from zero). vt is read off w = A z + b at the
- * guess (the loaded contacts' impulses included): w_beta_k = D_k . vt +
- * gamma. Only the guess changes; the answer is checked as any other. z in
- * physical units; wv is overwritten. */
-static void warm_unloaded_slip(sb_contact_problem *p, int n, int nk, int bs, double *z) {
-  double *w = p->wv;
-  memcpy(w, p->b, n * sizeof(double));
-  cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, 1.0, p->A, n, z, 1, 1.0, w, 1);
-  for (int a = 0; a < nk; a++) {
-    double *za = z + (size_t)a * bs, *wa = w + (size_t)a * bs;
-    if (za[0] != 0) continue;
-    double g = 0;
-    int kmax = -1;
-    for (int k = 1; k < bs - 1; k++) {
-      double s = -(wa[k] - za[bs - 1]); /* -D_k . vt */
-      if (s > g) {
-        g = s;
-        kmax = k;
-      }
-    }
-    if (kmax < 0) continue; /* not sliding: the guess stays */
-    for (int k = 1; k < bs - 1; k++) za[k] = k == kmax ? 1e-12 * g : 0;
-    za[bs - 1] = g;
-  }
-}
-
 /* Relative velocities after the impulses, every contact: u + J M~^-1 p
  * with p = J^T lambda (already in p->p), O(dofs m) instead of W lambda over
  * all contacts. pv is overwritten. */
@@ -815,7 +782,6 @@ static int select_and_solve(sb_contact_problem *p, const sb_contact_options *opt
         p->dc[o] = found >= 0 ? p->prev_dc[po] : 1;
       }
     }
-    if (opt->warm_start) warm_unloaded_slip(p, n, nk, bs, p->z);
     solve_assembled(p, n, nk, bs, opt->warm_start ? p->z : NULL, opt->warm_start, opt, info);
     /* impulses: contact frame (t1, t2, n) per contact, then generalized */
     for (int a = 0; a < nk; a++) {
