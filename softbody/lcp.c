@@ -401,12 +401,11 @@ static int fb_solve(sb_lcp_work *wk, int na, int how, double *x) {
  * set; infeasible means beyond round-off of the terms of w (the yardstick of
  * the final test). A start set already tried is not tried again. start:
  * PIVOT_FB (inside FB) and PIVOT_GUESS (from a warm start) as above;
- * PIVOT_SUPPORT the predicted set and the guess's support {z_i > 0};
  * PIVOT_CACHED the set of the cached factorization (a re-solve of the same
  * matrix). With any start but PIVOT_FB the factorization of a set is cached,
  * and a cached one of the same set reused. Returns 1 with z, w replaced when
  * it solved the LCP to tolerance. */
-enum { PIVOT_FB, PIVOT_GUESS, PIVOT_SUPPORT, PIVOT_CACHED };
+enum { PIVOT_FB, PIVOT_GUESS, PIVOT_CACHED };
 static int fb_pivot_step(sb_lcp_work *wk, int n, const double *M, const double *q, double *z,
                          double *w, int *last_set, int *last_count, double tol, double qs, int max_passes,
                          int start) {
@@ -418,8 +417,6 @@ static int fb_pivot_step(sb_lcp_work *wk, int n, const double *M, const double *
     for (int b = 0; b < wk->fc_na; b++) in[wk->fc_set[b]] = 1;
   } else {
     for (int i = 0; i < n; i++) in[i] = z[i] - w[i] > eps;
-    if (start == PIVOT_SUPPORT)
-      for (int i = 0; i < n; i++) in[i] |= z[i] > 0;
   }
   for (int i = 0; i < n; i++)
     if (in[i]) set[na++] = i;
@@ -971,19 +968,7 @@ static sb_lcp_status solve_chain(sb_lcp_work *wk, int nchain, const sb_lcp_solve
        * O(eps)): the set that solved it, its factorization at hand */
       solved = fb_pivot_step(wk, n, M, q, zg, wg, wk->idx, &last_count, tol, qs, WARM_PIVOT_PASSES, PIVOT_CACHED);
     } else {
-      /* The guess's support first, when it adds to the predicted set: an
-       * unloaded sliding contact's beta is O(eps gamma) in the last answer,
-       * far below eps, yet its w_beta = 0 is what fixes gamma; left out, the
-       * set failed and a second pass followed on every such step. Where the
-       * support holds round-off instead (a block sticking on an incline) the
-       * predicted set follows. */
-      int adds = 0;
-      for (int i = 0; i < n && !adds; i++) adds = z[i] > 0 && !(z[i] - wg[i] > tol * qs);
-      if (adds) solved = fb_pivot_step(wk, n, M, q, zg, wg, wk->idx, &last_count, tol, qs, 1, PIVOT_SUPPORT);
-      if (!solved) {
-        last_count = -1;
-        solved = fb_pivot_step(wk, n, M, q, zg, wg, wk->idx, &last_count, tol, qs, WARM_PIVOT_PASSES, PIVOT_GUESS);
-      }
+      solved = fb_pivot_step(wk, n, M, q, zg, wg, wk->idx, &last_count, tol, qs, WARM_PIVOT_PASSES, PIVOT_GUESS);
     }
     if (solved && sb_lcp_check(n, M, q, zg, wk->w, tol * qs, tol, &rg, NULL, wk->da)) {
       memcpy(z, zg, n * sizeof(double));
