@@ -43,9 +43,11 @@ void sb_ruiz(int n, double *A, double *b, double *dr, double *dc, int iterations
 
 /* Stage 2 warm: the same sweeps and the same stopping test, started from the
  * scalings dr, dc hold on entry (e.g. the last step's, by contact identity)
- * instead of from 1. In steady contact the start is already a fixed point
- * and one sweep (the test) is all it costs, where the cold start takes
- * three or four. An entry that is not a power of two within 2^-64..2^64 (a
+ * instead of from 1. At a fixed point one sweep (the test) is all it costs,
+ * where the cold start takes three or four. Not used by the contact pipeline:
+ * started from the last step's scales it sent the 12-section arm sliding
+ * down Scenario A's incline over the fallback cliff (docs/contact_scaling.md,
+ * session 11). An entry that is not a power of two within 2^-64..2^64 (a
  * restored state from elsewhere, or a scale only an extreme problem needs)
  * starts from 1: the start can neither overflow nor round.
  * With iterations <= 0 no scaling at all, as sb_ruiz. */

@@ -57,7 +57,6 @@ struct sb_contact_problem {
   sb_lcp_work *lcp;
   long *prev_id;
   double *prev_z;
-  double *prev_dr, *prev_dc; /* the last step's Ruiz scalings, by contact like prev_z */
   int nprev, prev_r;
   double *order;           /* stage-1 order keys for the re-selection passes */
   int order_active;
@@ -92,8 +91,7 @@ void sb_contact_free(sb_contact_problem *p) {
   void *ptr[] = {p->bodies, p->pool, p->vfree, p->c, p->frame, p->vstatic, p->point, p->Jt, p->Y, p->W,
                  p->u, p->uf, p->J6, p->scratch, p->St, p->qrwork, p->iwork, p->prio, p->keep, p->kept,
                  p->A, p->b, p->As, p->bs, p->z, p->zs, p->wv, p->dr, p->dc, p->lambda, p->p,
-                 p->pv, p->normal_mask, p->blocks, p->prev_id, p->prev_z, p->prev_dr, p->prev_dc, p->stabv, p->order,
-                 p->force, p->keep_prev};
+                 p->pv, p->normal_mask, p->blocks, p->prev_id, p->prev_z, p->stabv, p->order, p->force, p->keep_prev};
   for (size_t k = 0; k < sizeof ptr / sizeof ptr[0]; k++) free(ptr[k]);
   sb_lcp_work_free(p->lcp);
   sb_bilateral_work_free(p->bil);
@@ -106,7 +104,7 @@ size_t sb_contact_workspace_bytes(int max_contacts, int max_dof, int max_directi
   /* the arrays sb_contact_create allocates, in its order (bodies apart) */
   size_t doubles = nd * nd + nd + 9 * mc + m3 + 2 * m3 + 2 * nd * m3 + m3 * m3 + 2 * m3 + 6 * nd + nd * m3 +
                    nd * mc + (size_t)sb_rank_select_work_size(max_dof, max_contacts) + 2 * nvar * nvar +
-                   7 * nvar + m3 + 2 * nd + 3 * nvar + 2 * mc;
+                   7 * nvar + m3 + 2 * nd + nvar + 2 * mc;
   size_t ints = 2 * mc + 3 * mc + nvar + mc;
   return sizeof(sb_contact_problem) + sizeof(sb_contact) * mc + sizeof(long) * mc + sizeof(double) * doubles +
          sizeof(int) * ints + sb_lcp_work_bytes((int)nvar);
@@ -170,8 +168,6 @@ sb_contact_problem *sb_contact_create(int max_contacts, int max_bodies, int max_
   ALLOC(p->pv, nd);
   ALLOC(p->prev_id, mc);
   ALLOC(p->prev_z, nvar);
-  ALLOC(p->prev_dr, nvar);
-  ALLOC(p->prev_dc, nvar);
   ALLOC(p->stabv, mc);
   ALLOC(p->order, mc);
   ALLOC(p->force, mc);
@@ -535,18 +531,14 @@ static void damped_fallback(sb_contact_problem *p, int n, int nk, int bs, const 
 /* Stages 2 and 3, the solve, the proximal correction, the physical check
  * and, if it failed, the damped fallback, for the LCP assembled in p->A, p->b
  * (nk contacts of bs = r + 2 variables; normal_mask and blocks set). zwarm:
- * a guess in physical units (n, may be p->z) or NULL. warm_scale: Ruiz
- * starts from the scalings in p->dr, p->dc (the last step's, by contact)
- * instead of from 1. The answer, in physical units, is left in p->z. */
-static void solve_assembled(sb_contact_problem *p, int n, int nk, int bs, const double *zwarm, int warm_scale,
+ * a guess in physical units (n, may be p->z) or NULL. The answer, in
+ * physical units, is left in p->z. */
+static void solve_assembled(sb_contact_problem *p, int n, int nk, int bs, const double *zwarm,
                             const sb_contact_options *opt, sb_contact_info *info) {
   const double *A = p->A, *b = p->b;
   memcpy(p->As, A, (size_t)n * n * sizeof(double));
   memcpy(p->bs, b, n * sizeof(double));
-  if (warm_scale)
-    sb_ruiz_from(n, p->As, p->bs, p->dr, p->dc, opt->ruiz_iterations, p->wv);
-  else
-    sb_ruiz(n, p->As, p->bs, p->dr, p->dc, opt->ruiz_iterations, p->wv);
+  sb_ruiz(n, p->As, p->bs, p->dr, p->dc, opt->ruiz_iterations, p->wv);
   sb_tikhonov(n, p->As, p->normal_mask, opt->tikhonov);
   for (int i = 0; i < n; i++) p->zs[i] = zwarm && isfinite(zwarm[i]) ? zwarm[i] / p->dc[i] : 0;
   sb_lcp_options lo = opt->lcp;
@@ -603,7 +595,7 @@ static void closing_first(sb_contact_problem *p) {
 
 /* Where the last step's answer holds the contact with this id, or -1. */
 int sb_contact_warm_capacity(int max_contacts) {
-  return 2 + max_contacts * (1 + 3 * (SB_CONTACT_MAX_DIRECTIONS + 2));
+  return 2 + max_contacts * (1 + SB_CONTACT_MAX_DIRECTIONS + 2);
 }
 
 int sb_contact_warm_save(const sb_contact_problem *p, double *out) {
@@ -613,9 +605,7 @@ int sb_contact_warm_save(const sb_contact_problem *p, double *out) {
   for (int i = 0; i < p->nprev; i++) {
     out[k++] = (double)p->prev_id[i];
     memcpy(out + k, p->prev_z + (size_t)i * bs, bs * sizeof(double));
-    memcpy(out + k + bs, p->prev_dr + (size_t)i * bs, bs * sizeof(double));
-    memcpy(out + k + 2 * bs, p->prev_dc + (size_t)i * bs, bs * sizeof(double));
-    k += 3 * bs;
+    k += bs;
   }
   return k;
 }
@@ -630,10 +620,7 @@ void sb_contact_warm_load(sb_contact_problem *p, const double *in) {
   for (int i = 0; i < n; i++) {
     p->prev_id[i] = (long)in[k++];
     memcpy(p->prev_z + (size_t)i * bs, in + k, bs * sizeof(double));
-    /* scales that are not exact powers of two start Ruiz from 1 (sb_ruiz_from) */
-    memcpy(p->prev_dr + (size_t)i * bs, in + k + bs, bs * sizeof(double));
-    memcpy(p->prev_dc + (size_t)i * bs, in + k + 2 * bs, bs * sizeof(double));
-    k += 3 * bs;
+    k += bs;
   }
 }
 
@@ -773,16 +760,9 @@ static int select_and_solve(sb_contact_problem *p, const sb_contact_options *opt
     /* warm start by contact identity (physical units, in z until the solve) */
     for (int a = 0; a < nk; a++) {
       int ia = p->kept[a], found = opt->warm_start && p->prev_r == r ? previous_index(p, p->c[ia].id) : -1;
-      for (int k = 0; k < bs; k++) {
-        size_t o = a * bs + k, po = (size_t)found * bs + k;
-        p->z[o] = found >= 0 ? p->prev_z[po] : 0;
-        /* Ruiz from the last step's scalings: in steady contact they are
-         * this step's fixed point already */
-        p->dr[o] = found >= 0 ? p->prev_dr[po] : 1;
-        p->dc[o] = found >= 0 ? p->prev_dc[po] : 1;
-      }
+      for (int k = 0; k < bs; k++) p->z[a * bs + k] = found >= 0 ? p->prev_z[(size_t)found * bs + k] : 0;
     }
-    solve_assembled(p, n, nk, bs, opt->warm_start ? p->z : NULL, opt->warm_start, opt, info);
+    solve_assembled(p, n, nk, bs, opt->warm_start ? p->z : NULL, opt, info);
     /* impulses: contact frame (t1, t2, n) per contact, then generalized */
     for (int a = 0; a < nk; a++) {
       int ia = p->kept[a], oa = a * bs;
@@ -969,8 +949,6 @@ int sb_contact_solve(sb_contact_problem *p, double h, const sb_contact_options *
     if (p->c[ia].id < 0) continue;
     p->prev_id[p->nprev] = p->c[ia].id;
     memcpy(p->prev_z + (size_t)p->nprev * bs, p->z + a * bs, bs * sizeof(double));
-    memcpy(p->prev_dr + (size_t)p->nprev * bs, p->dr + a * bs, bs * sizeof(double));
-    memcpy(p->prev_dc + (size_t)p->nprev * bs, p->dc + a * bs, bs * sizeof(double));
     p->nprev++;
   }
   info->dropped_min_vn = 0;
@@ -1022,7 +1000,7 @@ int sb_contact_solve_lcp(sb_contact_problem *p, int n, int directions, const dou
   info->ncontact = info->nkept = nk;
   info->nvar = n;
   info->rank_passes = 0;
-  solve_assembled(p, n, nk, bs, opt->warm_start ? z : NULL, 0, opt, info);
+  solve_assembled(p, n, nk, bs, opt->warm_start ? z : NULL, opt, info);
   memcpy(z, p->z, n * sizeof(double));
   info->time_us = sb_lcp_now_us() - t0;
   if (info->lcp.status != SB_LCP_SOLVED) {

@@ -103,11 +103,10 @@ size_t sb_contact_workspace_bytes(int max_contacts, int max_dof, int max_directi
 /* Empties the problem (bodies and contacts) for a new step; keeps warm-start data. */
 void sb_contact_clear(sb_contact_problem *p);
 
-/* The warm start (the last solve's impulses and Ruiz scales by contact id)
- * as a flat array, for a host that keeps the state of a simulation outside
- * the problem (MuJoCo's plugin_state): [count, r, then per contact id, r + 2
- * impulses, r + 2 row scales Dr and r + 2 column scales Dc]. Scales that are
- * not powers of two within 2^-64..2^64 start stage 2 from 1. capacity gives the doubles a problem of max_contacts needs;
+/* The warm start (the last solve's impulses by contact id) as a flat array,
+ * for a host that keeps the state of a simulation outside the problem
+ * (MuJoCo's plugin_state): [count, r, then per contact id and r + 2
+ * impulses]. capacity gives the doubles a problem of max_contacts needs;
  * save returns the doubles written; load takes what save wrote (a count of
  * 0, or an array of zeros, means no warm start). Ids are stored as doubles:
  * exact below 2^53. */
