@@ -399,27 +399,15 @@ static int fb_solve(sb_lcp_work *wk, int na, int how, double *x) {
  * digits), and from z = 0 it mostly solves contact LCPs outright. eps keeps
  * round-off (q of 1e-19 for a tangential velocity that is zero) out of the
  * set; infeasible means beyond round-off of the terms of w (the yardstick of
- * the final test). A start set already tried is not tried again. start:
- * PIVOT_FB (inside FB) and PIVOT_GUESS (from a warm start) as above;
- * PIVOT_CACHED the set of the cached factorization (a re-solve of the same
- * matrix). With any start but PIVOT_FB the factorization of a set is cached,
- * and a cached one of the same set reused. Returns 1 with z, w replaced when
- * it solved the LCP to tolerance. */
-enum { PIVOT_FB, PIVOT_GUESS, PIVOT_CACHED };
+ * the final test). A start set already tried is not tried again. Returns 1 with z, w
+ * replaced when it solved the LCP to tolerance. */
 static int fb_pivot_step(sb_lcp_work *wk, int n, const double *M, const double *q, double *z,
                          double *w, int *last_set, int *last_count, double tol, double qs, int max_passes,
-                         int start) {
+                         int reuse) {
   int *set = wk->ties, *in = wk->nonbasis, na = 0;
   double eps = tol * qs, *x = wk->zloc, *zt = wk->ztry, *wt = wk->colbuf, *A = wk->HtH;
-  int reuse = start != PIVOT_FB;
-  if (start == PIVOT_CACHED) {
-    memset(in, 0, (size_t)n * sizeof(int));
-    for (int b = 0; b < wk->fc_na; b++) in[wk->fc_set[b]] = 1;
-  } else {
-    for (int i = 0; i < n; i++) in[i] = z[i] - w[i] > eps;
-  }
   for (int i = 0; i < n; i++)
-    if (in[i]) set[na++] = i;
+    if ((in[i] = z[i] - w[i] > eps)) set[na++] = i;
   if (na == *last_count && !memcmp(set, last_set, (size_t)na * sizeof(int))) return 0;
   memcpy(last_set, set, (size_t)na * sizeof(int));
   *last_count = na;
@@ -531,7 +519,7 @@ static sb_lcp_status solve_fb(sb_lcp_work *wk, int n, const double *M, const dou
       ref_it = it;
       if (stagnant) break;
     }
-    if (fb_pivot_step(wk, n, M, q, z, w, last_set, &last_count, tol, qs, FB_PIVOT_PASSES, PIVOT_FB)) {
+    if (fb_pivot_step(wk, n, M, q, z, w, last_set, &last_count, tol, qs, FB_PIVOT_PASSES, 0)) {
       *iters = it;
       return SB_LCP_SOLVED; /* z >= 0 exactly, w = Mz + q: nothing to polish */
     }
@@ -962,15 +950,8 @@ static sb_lcp_status solve_chain(sb_lcp_work *wk, int nchain, const sb_lcp_solve
     memcpy(wg, q, n * sizeof(double));
     cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, 1.0, M, n, zg, 1, 1.0, wg, 1);
     double rg;
-    int solved = 0;
-    if (opt->same_matrix && wk->fc_valid && wk->fc_n == n) {
-      /* a re-solve of the same matrix (the proximal step: q moved by
-       * O(eps)): the set that solved it, its factorization at hand */
-      solved = fb_pivot_step(wk, n, M, q, zg, wg, wk->idx, &last_count, tol, qs, WARM_PIVOT_PASSES, PIVOT_CACHED);
-    } else {
-      solved = fb_pivot_step(wk, n, M, q, zg, wg, wk->idx, &last_count, tol, qs, WARM_PIVOT_PASSES, PIVOT_GUESS);
-    }
-    if (solved && sb_lcp_check(n, M, q, zg, wk->w, tol * qs, tol, &rg, NULL, wk->da)) {
+    if (fb_pivot_step(wk, n, M, q, zg, wg, wk->idx, &last_count, tol, qs, WARM_PIVOT_PASSES, 1) &&
+        sb_lcp_check(n, M, q, zg, wk->w, tol * qs, tol, &rg, NULL, wk->da)) {
       memcpy(z, zg, n * sizeof(double));
       if (wout) memcpy(wout, wk->w, n * sizeof(double));
       info->status = SB_LCP_SOLVED;
