@@ -153,16 +153,38 @@ static double pow2_inv_fourth_root(double s) {
   return r;
 }
 
-void sb_ruiz(int n, double *A, double *b, double *dr, double *dc, int iterations, double *work) {
+int sb_ruiz_scale_ok(double s) {
+  uint64_t bits;
+  memcpy(&bits, &s, sizeof bits);
+  int biased = (int)(bits >> 52); /* sign bit included: negative fails */
+  return (bits & ((UINT64_C(1) << 52) - 1)) == 0 && biased >= 1023 - 64 && biased <= 1023 + 64;
+}
+
+/* The sweeps, from the scalings in dr, dc (A and b not yet scaled by them;
+ * all_one: they are all 1, nothing to apply). */
+static void ruiz_sweeps(int n, double *A, double *b, double *dr, double *dc, int iterations, double *work,
+                        int all_one) {
   double *f = work;
-  for (int i = 0; i < n; i++) dr[i] = dc[i] = 1;
   for (int it = 0; it < iterations; it++) {
     int changed = 0;
-    /* row norms, column by column (contiguous) */
+    /* row norms, column by column (contiguous); on the first sweep from a
+     * start the start's scaling is applied in the same pass */
     for (int i = 0; i < n; i++) f[i] = 0;
-    for (int j = 0; j < n; j++) {
-      const double *a = A + (size_t)j * n;
-      for (int i = 0; i < n; i++) f[i] += a[i] * a[i];
+    if (it == 0 && !all_one) {
+      for (int i = 0; i < n; i++)
+        if (b) b[i] *= dr[i];
+      for (int j = 0; j < n; j++) {
+        double *a = A + (size_t)j * n, cj = dc[j];
+        for (int i = 0; i < n; i++) {
+          a[i] *= dr[i] * cj; /* powers of two: exact in either order */
+          f[i] += a[i] * a[i];
+        }
+      }
+    } else {
+      for (int j = 0; j < n; j++) {
+        const double *a = A + (size_t)j * n;
+        for (int i = 0; i < n; i++) f[i] += a[i] * a[i];
+      }
     }
     for (int i = 0; i < n; i++) {
       f[i] = pow2_inv_fourth_root(f[i]);
@@ -193,6 +215,25 @@ void sb_ruiz(int n, double *A, double *b, double *dr, double *dc, int iterations
     }
     if (!changed) break; /* a fixed point: every norm within [1/2, 2] */
   }
+}
+
+void sb_ruiz(int n, double *A, double *b, double *dr, double *dc, int iterations, double *work) {
+  for (int i = 0; i < n; i++) dr[i] = dc[i] = 1;
+  ruiz_sweeps(n, A, b, dr, dc, iterations, work, 1);
+}
+
+void sb_ruiz_from(int n, double *A, double *b, double *dr, double *dc, int iterations, double *work) {
+  int all_one = 1;
+  for (int i = 0; i < n; i++) {
+    if (!sb_ruiz_scale_ok(dr[i])) dr[i] = 1;
+    if (!sb_ruiz_scale_ok(dc[i])) dc[i] = 1;
+    all_one &= dr[i] == 1 && dc[i] == 1;
+  }
+  if (iterations <= 0) { /* no sweep: the start's scaling is the scaling */
+    for (int i = 0; i < n; i++) dr[i] = dc[i] = 1;
+    return;
+  }
+  ruiz_sweeps(n, A, b, dr, dc, iterations, work, all_one);
 }
 
 void sb_tikhonov(int n, double *A, const int *mask, double eps) {

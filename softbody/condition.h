@@ -41,6 +41,21 @@ int sb_rank_select_forced(int N, int m, double *St, const int *priority, const d
  * within [1/2, 2]. work: n doubles of scratch. */
 void sb_ruiz(int n, double *A, double *b, double *dr, double *dc, int iterations, double *work);
 
+/* Stage 2 warm: the same sweeps and the same stopping test, started from the
+ * scalings dr, dc hold on entry (e.g. the last step's, by contact identity)
+ * instead of from 1. At a fixed point one sweep (the test) is all it costs,
+ * where the cold start takes three or four. Not used by the contact pipeline:
+ * started from the last step's scales it sent the 12-section arm sliding
+ * down Scenario A's incline over the fallback cliff (docs/contact_scaling.md,
+ * session 11). An entry that is not a power of two within 2^-64..2^64 (a
+ * restored state from elsewhere, or a scale only an extreme problem needs)
+ * starts from 1: the start can neither overflow nor round.
+ * With iterations <= 0 no scaling at all, as sb_ruiz. */
+void sb_ruiz_from(int n, double *A, double *b, double *dr, double *dc, int iterations, double *work);
+
+/* 1 when s is a power of two within 2^-64..2^64 (a valid warm Ruiz start). */
+int sb_ruiz_scale_ok(double s);
+
 /* Stage 3: A(i, i) += eps for every i with mask[i] != 0 (all when mask is NULL). */
 void sb_tikhonov(int n, double *A, const int *mask, double eps);
 

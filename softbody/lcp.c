@@ -123,16 +123,26 @@ double sb_lcp_residual(int n, const double *M, const double *q, const double *z,
   return r;
 }
 
-/* Bit test rather than isfinite: it vectorizes (n^2 entries are checked per call). */
+/* x - x is 0 for every finite x and NaN for an infinity or a NaN, and a sum
+ * of zeros stays 0: the sum is 0 exactly when all are finite. Two-lane
+ * vectors (SSE2, the x86-64 baseline, or any target's equivalent): n^2
+ * entries are checked per call, and the 64-bit bit test this replaces did not
+ * vectorize without SSE4.1 (9 instructions an entry against about 2). */
+typedef double sb_v2d __attribute__((vector_size(16)));
 static int all_finite(int n, const double *x) {
-  const uint64_t e = 0x7ff0000000000000u;
-  uint64_t bad = 0;
-  for (int i = 0; i < n; i++) {
-    uint64_t u;
+  sb_v2d a0 = {0, 0}, a1 = {0, 0};
+  int i = 0;
+  for (; i + 4 <= n; i += 4) {
+    sb_v2d u, v;
     memcpy(&u, x + i, sizeof u);
-    bad |= (u & e) == e;
+    memcpy(&v, x + i + 2, sizeof v);
+    a0 += u - u;
+    a1 += v - v;
   }
-  return !bad;
+  double t = 0;
+  for (; i < n; i++) t += x[i] - x[i];
+  sb_v2d a = a0 + a1;
+  return a[0] + a[1] + t == 0;
 }
 
 /* ---------- the acceptance test of every "solved" ---------- */

@@ -367,6 +367,124 @@ static void test_ruiz_exact(void) {
          sweeps);
 }
 
+/* Row and column l2 norms of the n x n As: their smallest and largest. */
+static void norm_range(int n, const double *As, double *lo, double *hi) {
+  *lo = INFINITY;
+  *hi = 0;
+  for (int k = 0; k < n; k++) {
+    double r = 0, c = 0;
+    for (int l = 0; l < n; l++) {
+      r += As[l * n + k] * As[l * n + k];
+      c += As[k * n + l] * As[k * n + l];
+    }
+    *lo = fmin(*lo, fmin(sqrt(r), sqrt(c)));
+    *hi = fmax(*hi, fmax(sqrt(r), sqrt(c)));
+  }
+}
+
+/* Stage 2 warm (sb_ruiz_from), the scaled problem's quality as the cold
+ * start's: (a) from the cold fixed point of the same matrix one sweep
+ * returns it bit for bit (steady contact costs one sweep); (b) from the last
+ * step's scales on the next step's matrix (every entry moved by up to 20 %):
+ * powers of two, exactly Dr A Dc and Dr b, every norm within [1/2, 2], and
+ * no more sweeps than the cold start; (c) a start holding what is no power of
+ * two within 2^-64..2^64 (NaN, 0, -2, 3, 2^100, a subnormal) starts those
+ * entries from 1 and still reaches an exact fixed point. */
+static void test_ruiz_warm(void) {
+  enum { n = 30 };
+  static double A0[n * n], A1[n * n], As[n * n], Ac[n * n], b0[n], b1[n], bs[n], bc[n];
+  static double dr[n], dc[n], dr0[n], dc0[n], drc[n], dcc[n], wk[n];
+  double rs[n], cs[n];
+  for (int i = 0; i < n; i++) {
+    rs[i] = pow(10, 6 * tu_rand());
+    cs[i] = pow(10, 6 * tu_rand());
+  }
+  for (int j = 0; j < n; j++)
+    for (int i = 0; i < n; i++) {
+      A0[j * n + i] = rs[i] * cs[j] * (tu_rand() + (i == j ? 2 : 0));
+      A1[j * n + i] = A0[j * n + i] * (1 + 0.2 * (2 * tu_rand() - 1));
+    }
+  for (int i = 0; i < n; i++) {
+    b0[i] = rs[i] * tu_rand();
+    b1[i] = b0[i] * (1 + 0.2 * (2 * tu_rand() - 1));
+  }
+  /* the cold fixed point of A0 */
+  memcpy(Ac, A0, sizeof Ac);
+  memcpy(bc, b0, sizeof bc);
+  sb_ruiz(n, Ac, bc, dr0, dc0, 1000, wk);
+  /* (a) */
+  memcpy(As, A0, sizeof As);
+  memcpy(bs, b0, sizeof bs);
+  memcpy(dr, dr0, sizeof dr);
+  memcpy(dc, dc0, sizeof dc);
+  sb_ruiz_from(n, As, bs, dr, dc, 1, wk);
+  EXPECT(!memcmp(As, Ac, sizeof As) && !memcmp(bs, bc, sizeof bs) && !memcmp(dr, dr0, sizeof dr) &&
+             !memcmp(dc, dc0, sizeof dc),
+         "warm Ruiz from the fixed point: one sweep gives the cold result bit for bit");
+  /* (b) sweeps to the fixed point, cold and warm, on the next matrix */
+  int sweeps[2] = {0, 0};
+  for (int warm = 0; warm < 2; warm++) {
+    for (int it = 1; it <= 1000 && !sweeps[warm]; it++) {
+      memcpy(As, A1, sizeof As);
+      memcpy(bs, b1, sizeof bs);
+      memcpy(dr, dr0, sizeof dr);
+      memcpy(dc, dc0, sizeof dc);
+      if (warm)
+        sb_ruiz_from(n, As, bs, dr, dc, it, wk);
+      else
+        sb_ruiz(n, As, bs, dr, dc, it, wk);
+      /* a fixed point: one more sweep changes nothing */
+      memcpy(Ac, As, sizeof Ac);
+      memcpy(bc, bs, sizeof bc);
+      memcpy(drc, dr, sizeof drc);
+      memcpy(dcc, dc, sizeof dcc);
+      static double one[n];
+      for (int i = 0; i < n; i++) one[i] = 1;
+      double d1[n], d2[n];
+      memcpy(d1, one, sizeof d1);
+      memcpy(d2, one, sizeof d2);
+      sb_ruiz_from(n, Ac, bc, d1, d2, 1, wk);
+      int fixed = !memcmp(Ac, As, sizeof Ac) && !memcmp(d1, one, sizeof d1) && !memcmp(d2, one, sizeof d2);
+      if (fixed) sweeps[warm] = it;
+    }
+    int pow2 = 1, exact = 1, e;
+    for (int i = 0; i < n; i++) pow2 &= frexp(dr[i], &e) == 0.5 && frexp(dc[i], &e) == 0.5;
+    for (int j = 0; j < n; j++)
+      for (int i = 0; i < n; i++) exact &= As[j * n + i] == dr[i] * A1[j * n + i] * dc[j];
+    for (int i = 0; i < n; i++) exact &= bs[i] == dr[i] * b1[i];
+    double lo, hi;
+    norm_range(n, As, &lo, &hi);
+    EXPECT(pow2 && exact, "%s Ruiz on the next matrix: powers of two, exactly Dr A Dc and Dr b", warm ? "warm" : "cold");
+    EXPECT(lo >= 0.5 && hi <= 2, "%s Ruiz: norms within [1/2, 2]: [%.3g, %.3g]", warm ? "warm" : "cold", lo, hi);
+  }
+  EXPECT(sweeps[0] > 0 && sweeps[1] > 0 && sweeps[1] <= sweeps[0],
+         "warm Ruiz needs no more sweeps than cold: %d against %d", sweeps[1], sweeps[0]);
+  /* (c) */
+  const double bad[] = {NAN, 0, -2, 3, 0x1p100, 0x1p-1070, INFINITY, 0x1p-65};
+  memcpy(As, A1, sizeof As);
+  memcpy(bs, b1, sizeof bs);
+  memcpy(dr, dr0, sizeof dr);
+  memcpy(dc, dc0, sizeof dc);
+  for (int k = 0; k < 8; k++) {
+    dr[3 * k] = bad[k];
+    dc[3 * k + 1] = bad[k];
+    EXPECT(!sb_ruiz_scale_ok(bad[k]), "%g is no warm Ruiz scale", bad[k]);
+  }
+  EXPECT(sb_ruiz_scale_ok(0x1p-64) && sb_ruiz_scale_ok(0x1p64) && sb_ruiz_scale_ok(1) && sb_ruiz_scale_ok(0.25),
+         "powers of two within 2^-64..2^64 are warm Ruiz scales");
+  sb_ruiz_from(n, As, bs, dr, dc, 1000, wk);
+  int pow2 = 1, exact = 1, e;
+  for (int i = 0; i < n; i++) pow2 &= frexp(dr[i], &e) == 0.5 && frexp(dc[i], &e) == 0.5;
+  for (int j = 0; j < n; j++)
+    for (int i = 0; i < n; i++) exact &= As[j * n + i] == dr[i] * A1[j * n + i] * dc[j];
+  double lo, hi;
+  norm_range(n, As, &lo, &hi);
+  EXPECT(pow2 && exact && lo >= 0.5 && hi <= 2,
+         "warm Ruiz from a start with invalid entries: exact powers of two, norms [%.3g, %.3g]", lo, hi);
+  printf("warm Ruiz: one sweep at the fixed point; on the next matrix %d sweeps warm against %d cold\n", sweeps[1],
+         sweeps[0]);
+}
+
 static void test_bad_input(void) {
   char err[256] = "";
   EXPECT(sb_contact_create(0, 1, 6, 4, err, sizeof err) == NULL && strstr(err, "capacity"), "zero capacity: %s", err);
@@ -767,6 +885,7 @@ int main(void) {
   test_stack();
   test_ruiz();
   test_ruiz_exact();
+  test_ruiz_warm();
   test_bad_input();
   test_structured_assembly(); /* last: it draws random numbers the others' seeds assume */
   return test_report("contact");
