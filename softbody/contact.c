@@ -674,23 +674,50 @@ static int tangent_coordinates(const sb_contact_problem *p, int i, const double 
  * them is pushed sideways, toward the nearer one (a block sliding at 30
  * degrees to t1 with r = 4: 0.87 mu g, veering). So each contact's first
  * direction t1 is turned, before the solve, onto the friction it is about to
- * need: against its free tangential velocity u_t, the sliding to come (for
- * one contact exactly the direction it slides in, or the friction of a
- * contact that sticks). A u_t lost in round-off says nothing; then the last
- * step's t1 of the same contact (by id) is kept, so frames are continuous in
- * time; a new contact keeps contact_frame's. A new t1 within 1e-6 rad of the
- * last step's keeps the last one (the warm start then stands as it was). */
+ * need:
+ *   - a contact that carried friction last step: along that friction (what
+ *     sticking took, or what sliding met);
+ *   - a new contact, or one without friction last step: against its free
+ *     tangential velocity u_t, the sliding or pull to come, unless u_t is
+ *     lost in round-off;
+ *   - else the last step's t1 of the same contact (continuous in time); a new
+ *     contact keeps contact_frame's.
+ * u_t is not used for a contact that carried friction: on a rope held by
+ * many contacts it is the small difference of large forces, and its
+ * direction is not the slip's (a capstan rope turned onto it crept off the
+ * cylinder at 0.96 of the threshold, docs/capstan.md). A new t1 within 1e-6
+ * rad of the last step's keeps the last one (the warm start then stands as
+ * it was). */
 static void align_friction_frames(sb_contact_problem *p) {
   for (int i = 0; i < p->nc; i++) {
     if (p->c[i].friction == 0) continue;
     const double *u = p->u + 3 * i;
     int k = previous_index(p, p->c[i].id);
-    double cp = 1, sp = 0, c = 1, s = 0;
-    int carried = k >= 0 && tangent_coordinates(p, i, p->prev_t1 + 3 * k, &cp, &sp);
+    double cp = 1, sp = 0, c = 1, s = 0, tol = 1e-9 * fmax(fabs(u[2]), 1e-3);
+    int carried = k >= 0 && tangent_coordinates(p, i, p->prev_t1 + 3 * k, &cp, &sp), want = 0;
+    if (carried && p->prev_r >= 3) {
+      int r = p->prev_r;
+      const double *zp = p->prev_z + (size_t)k * (r + 2);
+      double a = 0, b = 0;
+      for (int l = 0; l < r; l++) {
+        a += cos(2 * M_PI * l / r) * zp[1 + l];
+        b += sin(2 * M_PI * l / r) * zp[1 + l];
+      }
+      double ft = hypot(a, b);
+      if (ft > 1e-9 * fabs(zp[0]) && ft > 0) {
+        /* last step's friction, from its axes (cp, sp), (-sp, cp) into the current ones */
+        c = (cp * a - sp * b) / ft;
+        s = (sp * a + cp * b) / ft;
+        want = 1;
+      }
+    }
     double ut = hypot(u[0], u[1]);
-    if (ut > 1e-9 * fmax(fabs(u[2]), 1e-3)) {
+    if (!want && ut > tol) {
       c = -u[0] / ut;
       s = -u[1] / ut;
+      want = 1;
+    }
+    if (want) {
       /* sin of the angle from the carried t1 to the new one */
       if (carried && fabs(cp * s - sp * c) < 1e-6 && cp * c + sp * s > 0) c = cp, s = sp;
     } else if (carried) {
