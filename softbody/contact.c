@@ -956,7 +956,7 @@ int sb_contact_solve(sb_contact_problem *p, double h, const sb_contact_options *
   /* free relative velocities (contact frame) and gap terms */
   for (int c = 0; c < m3; c++)
     p->u[c] = cblas_ddot(N, p->Jt + (size_t)c * ld, 1, p->vfree, 1) + p->vstatic[c];
-  align_friction_frames(p);
+  if (opt->align_friction) align_friction_frames(p);
   for (int i = 0; i < m; i++) {
     double g = p->c[i].gap;
     p->stabv[i] = g >= 0 ? (opt->speculative ? g / h : 0) : opt->stabilization * g / h;

@@ -49,9 +49,8 @@ typedef struct {
   double gap;          /* signed distance along the normal, m; < 0: penetration */
   double friction;     /* Coulomb coefficient mu >= 0 */
   double tangent[3];   /* optional first friction direction (projected on the
-                          tangent plane); zero: chosen from the normal. The LCP
-                          solve turns it (sb_contact_solve: along the sliding
-                          to come, else the last step's) */
+                          tangent plane); zero: chosen from the normal. With
+                          align_friction the LCP solve turns it */
   long id;             /* identity across steps for warm starts; < 0: none */
 } sb_contact;
 
@@ -66,6 +65,10 @@ typedef struct {
   double stabilization;    /* alpha in (0, 1] for penetrations (default 0.2) */
   int speculative;         /* gaps g > 0 enter as g/h (default 1); 0: as 0 */
   int warm_start;          /* start from the last solution of contacts with the same id */
+  int align_friction;      /* turn each contact's first pyramid direction onto the friction it is
+                              about to need (contact.c, align_friction_frames; default 0: the
+                              frame from the normal and the tangent hint, which MuJoCo's
+                              pyramidal cone can represent when the plugin publishes forces) */
   int rank_refine;         /* extra stage-1 passes when a dropped contact would penetrate (default 2);
                               the last keeps the violating contacts too (kept normals then dependent) */
   sb_lcp_options lcp;      /* solver chain, tolerances */

@@ -6,9 +6,10 @@
  * and a contact sliding between two of them gets its friction from the nearer
  * one, so it also veers. Sliding or pulling off the pyramid's directions is
  * the ordinary case (a world-axis frame and a slide at 30 degrees to it), so
- * the solve turns each contact's first direction onto the friction it is
- * about to need. Checked against the analytic answers, with no tangent hint
- * (what the plugin's narrow phase gives):
+ * with the option align_friction the solve turns each contact's first
+ * direction onto the friction it is about to need. Checked against the
+ * analytic answers, with no tangent hint (what the plugin's narrow phase
+ * gives):
  *   - a box sliding on a level plane at 30 degrees to the world axes loses
  *     exactly mu g h of speed a step and keeps its heading, for r = 3, 4, 8
  *     (a world-axis pyramid: 0.87 mu g with r = 4, veering);
@@ -16,7 +17,7 @@
  *     at tan(theta) = 0.98 mu, stays still (exact Coulomb sticking; a
  *     world-axis pyramid with r = 4 holds only 0.73 mu and lets it slide), and
  *     at tan(theta) = 1.02 mu slides with g (sin - mu cos) exactly;
- *   - a point mass resting on a nearly level plane whose normal wobbles
+ *   - (default options) a point mass resting on a nearly level plane whose normal wobbles
  *     across the diagonal (where a frame from the world axis least aligned
  *     with n flips between x and y every step) sticks, and the warm start
  *     is last step's friction turned into the new axes. */
@@ -83,6 +84,7 @@ static void test_slide_at_30_degrees(void) {
   for (int ri = 0; ri < 3; ri++) {
     sb_contact_problem *P = sb_contact_create(4, 1, 6, 8, err, sizeof err);
     sb_contact_options o = sb_contact_default_options();
+    o.align_friction = 1;
     o.directions = rs[ri];
     double v[6] = {v0 * dir[0], v0 * dir[1], 0, 0, 0, 0};
     double worst = 0, lateral = 0, spin = 0;
@@ -125,6 +127,7 @@ static void test_incline_at_30_degrees(void) {
     for (int r = 4; r <= 8; r += 4) {
       sb_contact_problem *P = sb_contact_create(4, 1, 6, 8, err, sizeof err);
       sb_contact_options o = sb_contact_default_options();
+    o.align_friction = 1;
       o.directions = r;
       double v[6] = {0}, worst = 0, stray = 0;
       int steps = 50;
