@@ -57,6 +57,7 @@ struct sb_contact_problem {
   sb_lcp_work *lcp;
   long *prev_id;
   double *prev_z;
+  double *prev_t1;         /* 3 per warm-start entry: the first friction direction (world) it was solved in */
   int nprev, prev_r;
   double *order;           /* stage-1 order keys for the re-selection passes */
   int order_active;
@@ -91,7 +92,7 @@ void sb_contact_free(sb_contact_problem *p) {
   void *ptr[] = {p->bodies, p->pool, p->vfree, p->c, p->frame, p->vstatic, p->point, p->Jt, p->Y, p->W,
                  p->u, p->uf, p->J6, p->scratch, p->St, p->qrwork, p->iwork, p->prio, p->keep, p->kept,
                  p->A, p->b, p->As, p->bs, p->z, p->zs, p->wv, p->dr, p->dc, p->lambda, p->p,
-                 p->pv, p->normal_mask, p->blocks, p->prev_id, p->prev_z, p->stabv, p->order, p->force, p->keep_prev};
+                 p->pv, p->normal_mask, p->blocks, p->prev_id, p->prev_z, p->prev_t1, p->stabv, p->order, p->force, p->keep_prev};
   for (size_t k = 0; k < sizeof ptr / sizeof ptr[0]; k++) free(ptr[k]);
   sb_lcp_work_free(p->lcp);
   sb_bilateral_work_free(p->bil);
@@ -168,6 +169,7 @@ sb_contact_problem *sb_contact_create(int max_contacts, int max_bodies, int max_
   ALLOC(p->pv, nd);
   ALLOC(p->prev_id, mc);
   ALLOC(p->prev_z, nvar);
+  ALLOC(p->prev_t1, m3);
   ALLOC(p->stabv, mc);
   ALLOC(p->order, mc);
   ALLOC(p->force, mc);
@@ -596,7 +598,7 @@ static void closing_first(sb_contact_problem *p) {
 
 /* Where the last step's answer holds the contact with this id, or -1. */
 int sb_contact_warm_capacity(int max_contacts) {
-  return 2 + max_contacts * (1 + SB_CONTACT_MAX_DIRECTIONS + 2);
+  return 2 + max_contacts * (1 + 3 + SB_CONTACT_MAX_DIRECTIONS + 2);
 }
 
 int sb_contact_warm_save(const sb_contact_problem *p, double *out) {
@@ -605,6 +607,8 @@ int sb_contact_warm_save(const sb_contact_problem *p, double *out) {
   out[1] = p->prev_r;
   for (int i = 0; i < p->nprev; i++) {
     out[k++] = (double)p->prev_id[i];
+    memcpy(out + k, p->prev_t1 + 3 * i, 3 * sizeof(double));
+    k += 3;
     memcpy(out + k, p->prev_z + (size_t)i * bs, bs * sizeof(double));
     k += bs;
   }
@@ -620,6 +624,8 @@ void sb_contact_warm_load(sb_contact_problem *p, const double *in) {
   p->prev_r = n > 0 ? r : 0;
   for (int i = 0; i < n; i++) {
     p->prev_id[i] = (long)in[k++];
+    memcpy(p->prev_t1 + 3 * i, in + k, 3 * sizeof(double));
+    k += 3;
     memcpy(p->prev_z + (size_t)i * bs, in + k, bs * sizeof(double));
     k += bs;
   }
@@ -629,6 +635,119 @@ static int previous_index(const sb_contact_problem *p, long id) {
   for (int k = 0; k < p->nprev && id >= 0; k++)
     if (p->prev_id[k] == id) return k;
   return -1;
+}
+
+/* Turns contact i's tangent axes about its normal: t1 <- c t1 + s t2,
+ * t2 = n x t1 <- c t2 - s t1 (c^2 + s^2 = 1), with everything already
+ * expressed in them (Jacobian rows, static and free velocities). */
+static void turn_tangents(sb_contact_problem *p, int i, double c, double s) {
+  size_t ld = p->max_dof;
+  double *j1 = p->Jt + (size_t)3 * i * ld, *j2 = j1 + ld;
+  cblas_drot(p->ndof, j1, 1, j2, 1, c, s);
+  double *pairs[2] = {p->vstatic + 3 * i, p->u + 3 * i};
+  for (int k = 0; k < 2; k++) {
+    double a = pairs[k][0], b = pairs[k][1];
+    pairs[k][0] = c * a + s * b;
+    pairs[k][1] = c * b - s * a;
+  }
+  double *R = p->frame + 9 * i;
+  for (int r = 0; r < 3; r++) {
+    double a = R[3 * r], b = R[3 * r + 1];
+    R[3 * r] = c * a + s * b;
+    R[3 * r + 1] = c * b - s * a;
+  }
+}
+
+/* A world direction d in contact i's tangent axes, normalized: 0 when d is
+ * (nearly) along the normal. */
+static int tangent_coordinates(const sb_contact_problem *p, int i, const double d[3], double *c, double *s) {
+  const double *R = p->frame + 9 * i;
+  double a = R[0] * d[0] + R[3] * d[1] + R[6] * d[2], b = R[1] * d[0] + R[4] * d[1] + R[7] * d[2];
+  double len = hypot(a, b);
+  if (!(len > 1e-6)) return 0;
+  *c = a / len;
+  *s = b / len;
+  return 1;
+}
+
+/* The friction pyramid is the cone only along its directions: between two
+ * of them it holds mu fn cos(pi / r) at worst, and a contact sliding between
+ * them is pushed sideways, toward the nearer one (a block sliding at 30
+ * degrees to t1 with r = 4: 0.87 mu g, veering). So each contact's first
+ * direction t1 is turned, before the solve, onto the friction it is about to
+ * need:
+ *   - a contact that carried friction last step: along that friction (what
+ *     sticking took, or what sliding met);
+ *   - a new contact, or one without friction last step: against its free
+ *     tangential velocity u_t, the sliding or pull to come, unless u_t is
+ *     lost in round-off;
+ *   - else the last step's t1 of the same contact (continuous in time); a new
+ *     contact keeps contact_frame's.
+ * u_t is not used for a contact that carried friction: on a rope held by
+ * many contacts it is the small difference of large forces, and its
+ * direction is not the slip's (a capstan rope turned onto it crept off the
+ * cylinder at 0.96 of the threshold, docs/capstan.md). A new t1 within 1e-6
+ * rad of the last step's keeps the last one (the warm start then stands as
+ * it was). */
+static void align_friction_frames(sb_contact_problem *p) {
+  for (int i = 0; i < p->nc; i++) {
+    if (p->c[i].friction == 0) continue;
+    const double *u = p->u + 3 * i;
+    int k = previous_index(p, p->c[i].id);
+    double cp = 1, sp = 0, c = 1, s = 0, tol = 1e-9 * fmax(fabs(u[2]), 1e-3);
+    int carried = k >= 0 && tangent_coordinates(p, i, p->prev_t1 + 3 * k, &cp, &sp), want = 0;
+    if (carried && p->prev_r >= 3) {
+      int r = p->prev_r;
+      const double *zp = p->prev_z + (size_t)k * (r + 2);
+      double a = 0, b = 0;
+      for (int l = 0; l < r; l++) {
+        a += cos(2 * M_PI * l / r) * zp[1 + l];
+        b += sin(2 * M_PI * l / r) * zp[1 + l];
+      }
+      double ft = hypot(a, b);
+      if (ft > 1e-9 * fabs(zp[0]) && ft > 0) {
+        /* last step's friction, from its axes (cp, sp), (-sp, cp) into the current ones */
+        c = (cp * a - sp * b) / ft;
+        s = (sp * a + cp * b) / ft;
+        want = 1;
+      }
+    }
+    double ut = hypot(u[0], u[1]);
+    if (!want && ut > tol) {
+      c = -u[0] / ut;
+      s = -u[1] / ut;
+      want = 1;
+    }
+    if (want) {
+      /* sin of the angle from the carried t1 to the new one */
+      if (carried && fabs(cp * s - sp * c) < 1e-6 && cp * c + sp * s > 0) c = cp, s = sp;
+    } else if (carried) {
+      c = cp;
+      s = sp;
+    }
+    if (c != 1 || s != 0) turn_tangents(p, i, c, s);
+  }
+}
+
+/* The warm start of kept contact ia (entry k of the last step, r
+ * directions) in its current axes: as saved when the axes are the saved
+ * ones, else its friction impulse turned into them. */
+static void pyramid_of(const double lt[2], int r, double *beta);
+static void warm_guess(const sb_contact_problem *p, int ia, int k, int r, double *z) {
+  int bs = r + 2;
+  const double *zp = p->prev_z + (size_t)k * bs;
+  memcpy(z, zp, bs * sizeof(double));
+  double c, s;
+  if (!tangent_coordinates(p, ia, p->prev_t1 + 3 * k, &c, &s) || (c > 0 && fabs(s) <= 1e-12)) return;
+  double a = 0, b = 0, lt[2];
+  for (int l = 0; l < r; l++) {
+    a += cos(2 * M_PI * l / r) * zp[1 + l];
+    b += sin(2 * M_PI * l / r) * zp[1 + l];
+  }
+  /* the saved axes are (c, s) and (-s, c) in the current ones */
+  lt[0] = c * a - s * b;
+  lt[1] = s * a + c * b;
+  pyramid_of(lt, r, z + 1);
 }
 
 /* The Delassus blocks of the kept contacts, W_k = J_k M~^-1 J_k^T (3 nk x
@@ -761,7 +880,10 @@ static int select_and_solve(sb_contact_problem *p, const sb_contact_options *opt
     /* warm start by contact identity (physical units, in z until the solve) */
     for (int a = 0; a < nk; a++) {
       int ia = p->kept[a], found = opt->warm_start && p->prev_r == r ? previous_index(p, p->c[ia].id) : -1;
-      for (int k = 0; k < bs; k++) p->z[a * bs + k] = found >= 0 ? p->prev_z[(size_t)found * bs + k] : 0;
+      if (found >= 0)
+        warm_guess(p, ia, found, r, p->z + a * bs);
+      else
+        memset(p->z + a * bs, 0, bs * sizeof(double));
     }
     solve_assembled(p, n, nk, bs, opt->warm_start ? p->z : NULL, opt, info);
     /* impulses: contact frame (t1, t2, n) per contact, then generalized */
@@ -835,6 +957,7 @@ int sb_contact_solve(sb_contact_problem *p, double h, const sb_contact_options *
   /* free relative velocities (contact frame) and gap terms */
   for (int c = 0; c < m3; c++)
     p->u[c] = cblas_ddot(N, p->Jt + (size_t)c * ld, 1, p->vfree, 1) + p->vstatic[c];
+  if (opt->align_friction) align_friction_frames(p);
   for (int i = 0; i < m; i++) {
     double g = p->c[i].gap;
     p->stabv[i] = g >= 0 ? (opt->speculative ? g / h : 0) : opt->stabilization * g / h;
@@ -950,6 +1073,7 @@ int sb_contact_solve(sb_contact_problem *p, double h, const sb_contact_options *
     if (p->c[ia].id < 0) continue;
     p->prev_id[p->nprev] = p->c[ia].id;
     memcpy(p->prev_z + (size_t)p->nprev * bs, p->z + a * bs, bs * sizeof(double));
+    for (int k = 0; k < 3; k++) p->prev_t1[3 * p->nprev + k] = p->frame[9 * ia + 3 * k];
     p->nprev++;
   }
   info->dropped_min_vn = 0;
@@ -1154,6 +1278,7 @@ void sb_contact_apply_impulses(sb_contact_problem *p, const double *lambda, int 
     z[0] = lambda[3 * i + 2];
     pyramid_of(lambda + 3 * i, directions, z + 1);
     z[bs - 1] = 0;
+    for (int k = 0; k < 3; k++) p->prev_t1[3 * p->nprev + k] = p->frame[9 * i + 3 * k];
     p->prev_id[p->nprev++] = p->c[i].id;
   }
 }
@@ -1169,6 +1294,15 @@ int sb_contact_warm_impulse(const sb_contact_problem *p, long id, double lambda[
     lambda[1] += sin(2 * M_PI * l / r) * z[1 + l];
   }
   lambda[2] = z[0];
+  /* in the axes of this step's contact of that id, when they differ */
+  double c, s;
+  for (int i = 0; i < p->nc; i++)
+    if (p->c[i].id == id && tangent_coordinates(p, i, p->prev_t1 + 3 * k, &c, &s)) {
+      double a = lambda[0], b = lambda[1];
+      lambda[0] = c * a - s * b;
+      lambda[1] = s * a + c * b;
+      break;
+    }
   return 1;
 }
 

@@ -49,7 +49,8 @@ typedef struct {
   double gap;          /* signed distance along the normal, m; < 0: penetration */
   double friction;     /* Coulomb coefficient mu >= 0 */
   double tangent[3];   /* optional first friction direction (projected on the
-                          tangent plane); zero: chosen from the normal */
+                          tangent plane); zero: chosen from the normal. With
+                          align_friction the LCP solve turns it */
   long id;             /* identity across steps for warm starts; < 0: none */
 } sb_contact;
 
@@ -64,6 +65,10 @@ typedef struct {
   double stabilization;    /* alpha in (0, 1] for penetrations (default 0.2) */
   int speculative;         /* gaps g > 0 enter as g/h (default 1); 0: as 0 */
   int warm_start;          /* start from the last solution of contacts with the same id */
+  int align_friction;      /* turn each contact's first pyramid direction onto the friction it is
+                              about to need (contact.c, align_friction_frames; default 0: the
+                              frame from the normal and the tangent hint, which MuJoCo's
+                              pyramidal cone can represent when the plugin publishes forces) */
   int rank_refine;         /* extra stage-1 passes when a dropped contact would penetrate (default 2);
                               the last keeps the violating contacts too (kept normals then dependent) */
   sb_lcp_options lcp;      /* solver chain, tolerances */
@@ -105,8 +110,8 @@ void sb_contact_clear(sb_contact_problem *p);
 
 /* The warm start (the last solve's impulses by contact id) as a flat array,
  * for a host that keeps the state of a simulation outside the problem
- * (MuJoCo's plugin_state): [count, r, then per contact id and r + 2
- * impulses]. capacity gives the doubles a problem of max_contacts needs;
+ * (MuJoCo's plugin_state): [count, r, then per contact id, the first
+ * friction direction t1 it was solved in (world, 3) and r + 2 impulses]. capacity gives the doubles a problem of max_contacts needs;
  * save returns the doubles written; load takes what save wrote (a count of
  * 0, or an array of zeros, means no warm start). Ids are stored as doubles:
  * exact below 2^53. */
@@ -197,8 +202,9 @@ const sb_contact *sb_contact_at(const sb_contact_problem *p, int contact);
  * warm start by contact id, friction as r = directions pyramid
  * coefficients (what the LCP would start from too); else none is kept. */
 void sb_contact_apply_impulses(sb_contact_problem *p, const double *lambda, int directions, int keep_warm);
-/* The warm start's impulse (t1, t2, n) for a contact id: 1 when there is
- * one, else 0 and zeros. */
+/* The warm start's impulse (t1, t2, n) for a contact id, in the axes of
+ * the problem's contact of that id (the saved ones if it has none): 1 when
+ * there is one, else 0 and zeros. */
 int sb_contact_warm_impulse(const sb_contact_problem *p, long id, double lambda[3]);
 
 /* ---------- Bilateral constraints (bilateral.c) ----------
