@@ -806,20 +806,31 @@ void sb_node_jacobian(const sb_model *m, sb_work *w, int k, double *J) {
     for (int j = 0; j < nd->ncol; j++) J[i * n + nd->col0 + j] += Jp[i * nd->ncol + j];
 }
 
-static int point_query(const sb_model *m, sb_work *w, int seg, double s, sb_pose *g, double *J, double eta[6],
-                       double dJv[6]) {
+/* The node whose unit holds arc length *s of segment seg, with *s clamped
+ * into the segment (0 on a rigid one), or -1 when seg or *s is out of range.
+ * point_query and point_node must agree on it. */
+static int point_locate(const sb_model *m, int seg, double *s) {
   if (seg < 0 || seg >= m->nseg) return -1;
   const sb_segment *sg = &m->seg[seg];
-  int n = m->n, k = sg->node0;
-  if (is_soft(sg->p.type)) {
-    double L = sg->p.length, tol = 1e-12 * L;
-    if (!(s >= -tol && s <= L + tol)) return -1;
-    if (s < 0) s = 0;
-    if (s > L) s = L;
-    while (k < sg->node0 + sg->nnode - 1 && m->node[k].s1 < s - tol) k++;
-  } else {
-    s = 0;
+  int k = sg->node0;
+  if (!is_soft(sg->p.type)) {
+    *s = 0;
+    return k;
   }
+  double L = sg->p.length, tol = 1e-12 * L;
+  if (!(*s >= -tol && *s <= L + tol)) return -1;
+  if (*s < 0) *s = 0;
+  if (*s > L) *s = L;
+  while (k < sg->node0 + sg->nnode - 1 && m->node[k].s1 < *s - tol) k++;
+  return k;
+}
+
+static int point_query(const sb_model *m, sb_work *w, int seg, double s, sb_pose *g, double *J, double eta[6],
+                       double dJv[6]) {
+  int k = point_locate(m, seg, &s);
+  if (k < 0) return -1;
+  const sb_segment *sg = &m->seg[seg];
+  int n = m->n;
   const sb_node *nd = &m->node[k];
   int at_node = !is_soft(sg->p.type) || fabs(nd->s1 - s) <= 1e-12 * sg->p.length;
   if (at_node) {
@@ -866,20 +877,8 @@ static int point_query(const sb_model *m, sb_work *w, int seg, double s, sb_pose
   return 0;
 }
 
-/* The node point_query reaches (s clamped as there), or -1. */
-static int point_node(const sb_model *m, int seg, double s) {
-  if (seg < 0 || seg >= m->nseg) return -1;
-  const sb_segment *sg = &m->seg[seg];
-  int k = sg->node0;
-  if (is_soft(sg->p.type)) {
-    double L = sg->p.length, tol = 1e-12 * L;
-    if (!(s >= -tol && s <= L + tol)) return -1;
-    if (s < 0) s = 0;
-    if (s > L) s = L;
-    while (k < sg->node0 + sg->nnode - 1 && m->node[k].s1 < s - tol) k++;
-  }
-  return k;
-}
+/* The node point_query reaches, or -1. */
+static int point_node(const sb_model *m, int seg, double s) { return point_locate(m, seg, &s); }
 
 /* point_query's J: at a node, the node's (zero past the previous unit's cend
  * and its own columns); between nodes, Ad times the parent node's plus the
