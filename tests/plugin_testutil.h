@@ -145,4 +145,9 @@ static inline double tip_travel_x(const char *path, const cusp_override *ov, int
   return b[0] - a[0];
 }
 
+/* Steps until time T (to within half a step). */
+static inline void step_until(const mjModel *m, mjData *d, double T) {
+  while (d->time < T - 0.5 * m->opt.timestep) mj_step(m, d);
+}
+
 #endif

@@ -25,11 +25,8 @@
 #include "config.h"
 #include "cusp.h"
 #include "instances.h"
+#include "mocap_circle.h"
 #include "plugin_testutil.h"
-
-static void step_until(const mjModel *m, mjData *d, double T) {
-  while (d->time < T - 0.5 * m->opt.timestep) mj_step(m, d);
-}
 
 /* ---------- 1. clamped-clamped beam ---------- */
 
@@ -208,13 +205,9 @@ static double drift(const char *end, double T, double *transient) {
   return worst;
 }
 
-/* A mocap end_body moved along a circle of radius R at angular speed w
- * (the rod's far end clamped to it): the tip follows. The rows aim at zero
- * velocity relative to the anchor, whose motion MuJoCo does not give (a
- * mocap body has none), and the stabilization removes a fraction alpha of
- * the offset per step: e_{k+1} = (1 - alpha) (e_k + dp) at each move dp, so
- * at a steady speed v the tip trails by (1 - alpha) / alpha * v * h. Once
- * the handle stops and the rod settles, the offset is gone. */
+/* A mocap end_body moved along a circle (the rod's far end clamped to
+ * it): the tip follows with the stabilization's lag (mocap_circle.h), its
+ * axes stay the handle's, and the offset is gone once the handle stops. */
 static const char *mocap_fmt =
     "<mujoco model=\"mocap\">\n"
     "  <option timestep=\"0.001\"/>\n"
@@ -239,45 +232,22 @@ static const char *mocap_fmt =
     "  </worldbody>\n"
     "</mujoco>\n";
 
+static void tip_of_rod0(const mjModel *m, mjData *d, double p[3], double q[4]) {
+  cusp_tip_pose(m, d, 0, p, q);
+}
+
 static void mocap_follow(void) {
   mjData *d;
   mjModel *m = load_text_attached("mocap", mocap_fmt, &d);
   if (!m) return;
-  const double R = 0.05, w = 2 * M_PI * 0.5, h = m->opt.timestep, alpha = 0.2, T = 2.0;
-  const double c0[3] = {0.45, 0, 1 - R}; /* the circle in the x-z plane, through the start */
-  double lag_max = 0, lag_sum = 0, orient = 0;
-  int nlag = 0;
-  while (d->time < T - 0.5 * h) {
-    /* the handle moves, then the step: the anchor is where the handle is now */
-    double t = d->time + h, a = w * t;
-    d->mocap_pos[0] = c0[0] + R * sin(a);
-    d->mocap_pos[2] = c0[2] + R * cos(a);
-    mj_step(m, d);
-    double tip[3], q[4], e = 0;
-    cusp_tip_pose(m, d, 0, tip, q);
-    for (int k = 0; k < 3; k++) e += (tip[k] - d->mocap_pos[k]) * (tip[k] - d->mocap_pos[k]);
-    e = sqrt(e);
-    if (d->time > 0.5) { /* past the start-up transient (the first moves from rest) */
-      lag_max = fmax(lag_max, e);
-      lag_sum += e;
-      nlag++;
-    }
-    /* the tip's axes stay the handle's (its start: the rod's, local z along world x) */
-    orient = fmax(orient, fabs(q[0] * q[0] + q[2] * q[2] - 1) + fabs(2 * (q[0] * q[2] + q[1] * q[3]) - 1));
-  }
-  double v = R * w, expect = (1 - alpha) / alpha * v * h, lag = lag_sum / nlag;
+  mocap_circle_result r = mocap_circle_follow(m, d, tip_of_rod0);
   printf("mocap: handle at %.3f m/s: tip trails by %.4e m on average, %.4e at most (stabilization predicts "
          "%.4e); axes off by %.2e\n",
-         v, lag, lag_max, expect, orient);
-  EXPECT(fabs(lag - expect) < 0.02 * expect && lag_max < 1.05 * expect,
-         "mocap: tip trails by %.4e (at most %.4e), predicted %.4e", lag, lag_max, expect);
-  EXPECT(orient < 1e-3, "mocap: the clamped tip's axes left the handle's by %.2e", orient);
-  /* the handle stops: the offset decays geometrically to nothing */
-  step_until(m, d, T + 2);
-  double tip[3], e = 0;
-  cusp_tip_pose(m, d, 0, tip, NULL);
-  for (int k = 0; k < 3; k++) e += (tip[k] - d->mocap_pos[k]) * (tip[k] - d->mocap_pos[k]);
-  EXPECT(sqrt(e) < 1e-9, "mocap: 2 s after the handle stopped the tip is %.3e m off", sqrt(e));
+         r.speed, r.lag, r.lag_max, r.expect, r.orient);
+  EXPECT(fabs(r.lag - r.expect) < 0.02 * r.expect && r.lag_max < 1.05 * r.expect,
+         "mocap: tip trails by %.4e (at most %.4e), predicted %.4e", r.lag, r.lag_max, r.expect);
+  EXPECT(r.orient < 1e-3, "mocap: the clamped tip's axes left the handle's by %.2e", r.orient);
+  EXPECT(r.rest_off < 1e-9, "mocap: 2 s after the handle stopped the tip is %.3e m off", r.rest_off);
   finish(m, d);
 }
 

@@ -39,11 +39,8 @@
 #include <unistd.h>
 
 #include "cusp.h"
+#include "mocap_circle.h"
 #include "plugin_testutil.h"
-
-static void step_until(const mjModel *m, mjData *d, double T) {
-  while (d->time < T - 0.5 * m->opt.timestep) mj_step(m, d);
-}
 
 /* A cosserat rod along +x from (0, 0, 1) (mount euler 0 90 0): strains kx
  * ky ez (Euler-Bernoulli: no shear), E = 1e10 Pa, r = 0.01 m, 1000 kg/m^3,
@@ -413,39 +410,24 @@ static const char *mocap_mid_xml =
     "  </worldbody>\n"
     "</mujoco>\n";
 
+static void midpoint_of_rod0(const mjModel *m, mjData *d, double p[3], double q[4]) {
+  double R[9];
+  cusp_backbone_point(m, d, 0, 0.45, p, R);
+  mju_mat2Quat(q, R);
+}
+
 static void mocap_midpoint(void) {
   mjData *d;
   mjModel *m = load_text_attached("mocap_mid", mocap_mid_xml, &d);
   if (!m) return;
-  const double R = 0.05, w = 2 * M_PI * 0.5, h = m->opt.timestep, alpha = 0.2, T = 2.0;
-  const double c0[3] = {0.45, 0, 1 - R}; /* the circle in the x-z plane, through the start */
-  double lag_max = 0, lag_sum = 0;
-  int nlag = 0;
-  while (d->time < T - 0.5 * h) {
-    double a = w * (d->time + h); /* the handle moves, then the step */
-    d->mocap_pos[0] = c0[0] + R * sin(a);
-    d->mocap_pos[2] = c0[2] + R * cos(a);
-    mj_step(m, d);
-    double p[3], e = 0;
-    cusp_backbone_point(m, d, 0, 0.45, p, NULL);
-    for (int k = 0; k < 3; k++) e += (p[k] - d->mocap_pos[k]) * (p[k] - d->mocap_pos[k]);
-    if (d->time > 0.5) {
-      lag_max = fmax(lag_max, sqrt(e));
-      lag_sum += sqrt(e);
-      nlag++;
-    }
-  }
-  double v = R * w, expect = (1 - alpha) / alpha * v * h, lag = lag_sum / nlag;
-  step_until(m, d, T + 2);
-  double p[3], e = 0;
-  cusp_backbone_point(m, d, 0, 0.45, p, NULL);
-  for (int k = 0; k < 3; k++) e += (p[k] - d->mocap_pos[k]) * (p[k] - d->mocap_pos[k]);
+  mocap_circle_result r = mocap_circle_follow(m, d, midpoint_of_rod0);
   printf("mocap midpoint: handle at %.3f m/s: the point trails by %.4e m on average, %.4e at most (stabilization "
-         "predicts %.4e); %.2e m off 2 s after the handle stopped\n",
-         v, lag, lag_max, expect, sqrt(e));
-  EXPECT(fabs(lag - expect) < 0.02 * expect && lag_max < 1.05 * expect,
-         "mocap midpoint: trails by %.4e (at most %.4e), predicted %.4e", lag, lag_max, expect);
-  EXPECT(sqrt(e) < 1e-9, "mocap midpoint: 2 s after the handle stopped the point is %.3e m off", sqrt(e));
+         "predicts %.4e); %.2e m off 2 s after the handle stopped; axes off by %.2e\n",
+         r.speed, r.lag, r.lag_max, r.expect, r.rest_off, r.orient);
+  EXPECT(fabs(r.lag - r.expect) < 0.02 * r.expect && r.lag_max < 1.05 * r.expect,
+         "mocap midpoint: trails by %.4e (at most %.4e), predicted %.4e", r.lag, r.lag_max, r.expect);
+  EXPECT(r.orient < 1e-3, "mocap midpoint: the clamped point's axes left the handle's by %.2e", r.orient);
+  EXPECT(r.rest_off < 1e-9, "mocap midpoint: 2 s after the handle stopped the point is %.3e m off", r.rest_off);
   finish(m, d);
 }
 
