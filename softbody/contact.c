@@ -546,7 +546,6 @@ static void solve_assembled(sb_contact_problem *p, int n, int nk, int bs, const 
   for (int i = 0; i < n; i++) p->zs[i] = zwarm && isfinite(zwarm[i]) ? zwarm[i] / p->dc[i] : 0;
   sb_lcp_options lo = opt->lcp;
   lo.warm_start = zwarm != NULL;
-  lo.friction_blocks = 1;
   lo.nblock = nk;
   lo.block = p->blocks;
   sb_lcp_solve(p->lcp, n, p->As, p->bs, p->zs, NULL, &lo, &info->lcp);

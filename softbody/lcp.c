@@ -426,48 +426,13 @@ static void factor_cache_clear(sb_lcp_work *wk) {
  * set; infeasible means beyond round-off of the terms of w (the yardstick of
  * the final test). A start set already tried is not tried again. Returns 1 with z, w
  * replaced when it solved the LCP to tolerance. */
-/* The sliding complement of a predicted set over friction blocks (f_n,
- * beta_1..beta_r, gamma). With gamma > 0 the contact slides, and in the
- * unregularized problem w_gamma = mu f_n - sum beta = 0 then needs a beta > 0:
- * the one along the slip, whose row D_k . v_t + gamma is the smallest. With
- * Tikhonov on gamma an unloaded sliding contact's answer has that beta only
- * O(eps gamma), below the prediction's threshold, and the set {gamma} without
- * it solves to gamma = 0 with that beta's w < 0: a pass lost on the obvious
- * swap. So when gamma is in the set and no beta of its block, the beta whose
- * row per unit of gamma (M's beta-gamma entry, Ruiz's row scale) is the
- * smallest is added, if that row at gamma = 0 is negative (the contact would
- * slide there). */
-static void slide_completion(int n, const double *M, const double *z, const double *w, int *in, double eps,
-                             int nblock, const int *block) {
-  for (int b = 0, o = 0; b < nblock && o < n; o += block[b++]) {
-    int bs = block[b], g = o + bs - 1, kmin = -1;
-    if (bs < 3 || g >= n || !in[g]) continue;
-    double rmin = INFINITY;
-    for (int k = o + 1; k < g; k++) {
-      double c = M[(size_t)g * n + k];
-      if (in[k]) {
-        kmin = -1;
-        break;
-      }
-      if (c > 0 && w[k] / c < rmin) {
-        rmin = w[k] / c;
-        kmin = k;
-      }
-    }
-    if (kmin >= 0 && w[kmin] - M[(size_t)g * n + kmin] * z[g] < -eps) in[kmin] = 1;
-  }
-}
-
 static int fb_pivot_step(sb_lcp_work *wk, int n, const double *M, const double *q, double *z,
                          double *w, int *last_set, int *last_count, double tol, double qs, int max_passes,
-                         int reuse, const sb_lcp_options *fopt) {
+                         int reuse) {
   int *set = wk->ties, *in = wk->nonbasis, na = 0;
   double eps = tol * qs, *x = wk->zloc, *zt = wk->ztry, *wt = wk->colbuf;
-  for (int i = 0; i < n; i++) in[i] = z[i] - w[i] > eps;
-  if (fopt && fopt->friction_blocks && fopt->nblock > 0 && fopt->block)
-    slide_completion(n, M, z, w, in, eps, fopt->nblock, fopt->block);
   for (int i = 0; i < n; i++)
-    if (in[i]) set[na++] = i;
+    if ((in[i] = z[i] - w[i] > eps)) set[na++] = i;
   if (na == *last_count && !memcmp(set, last_set, (size_t)na * sizeof(int))) return 0;
   memcpy(last_set, set, (size_t)na * sizeof(int));
   *last_count = na;
@@ -597,7 +562,7 @@ static sb_lcp_status solve_fb(sb_lcp_work *wk, int n, const double *M, const dou
       ref_it = it;
       if (stagnant) break;
     }
-    if (fb_pivot_step(wk, n, M, q, z, w, last_set, &last_count, tol, qs, FB_PIVOT_PASSES, 0, NULL)) {
+    if (fb_pivot_step(wk, n, M, q, z, w, last_set, &last_count, tol, qs, FB_PIVOT_PASSES, 0)) {
       *iters = it;
       return SB_LCP_SOLVED; /* z >= 0 exactly, w = Mz + q: nothing to polish */
     }
@@ -1028,7 +993,7 @@ static sb_lcp_status solve_chain(sb_lcp_work *wk, int nchain, const sb_lcp_solve
     memcpy(wg, q, n * sizeof(double));
     cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, 1.0, M, n, zg, 1, 1.0, wg, 1);
     double rg;
-    if (fb_pivot_step(wk, n, M, q, zg, wg, wk->idx, &last_count, tol, qs, WARM_PIVOT_PASSES, 1, opt) &&
+    if (fb_pivot_step(wk, n, M, q, zg, wg, wk->idx, &last_count, tol, qs, WARM_PIVOT_PASSES, 1) &&
         sb_lcp_check(n, M, q, zg, wk->w, tol * qs, tol, &rg, NULL, wk->da)) {
       memcpy(z, zg, n * sizeof(double));
       if (wout) memcpy(wout, wk->w, n * sizeof(double));

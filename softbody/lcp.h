@@ -53,10 +53,6 @@ typedef struct {
                             another q, e.g. a proximal step): the warm pivot reuses the
                             factorizations of the last two sets it solved with when a set is the
                             same (same answer, bit for bit) */
-  int friction_blocks;   /* the blocks are contacts (f_n, beta_1..beta_r, gamma; every beta row holds
-                            +gamma): the warm pivot's predicted set takes with a sliding contact's
-                            gamma (predicted active, no beta active) its steepest beta (lcp.c,
-                            slide_completion) */
   int nblock;            /* PGS blocks (0: scalar) */
   const int *block;      /* their sizes, summing to n */
 } sb_lcp_options;
