@@ -54,8 +54,14 @@ sb_lcp_work *sb_lcp_work_create(int nmax) {
   ok &= (w->ties = calloc(n, sizeof(int))) != NULL;
   ok &= (w->ipiv = calloc(n, sizeof(int))) != NULL;
   ok &= (w->idx = calloc(n, sizeof(int))) != NULL;
-  ok &= (w->fc_set = calloc(n, sizeof(int))) != NULL;
-  ok &= (w->fc_piv = calloc(n, sizeof(int))) != NULL;
+  for (int k = 0; k < 2; k++) {
+    ok &= (w->fc[k].set = calloc(n, sizeof(int))) != NULL;
+    ok &= (w->fc[k].piv = calloc(n, sizeof(int))) != NULL;
+  }
+  w->fc[0].F = w->LU;
+  w->fc[0].A = w->HtH;
+  w->fc[1].F = w->H;
+  w->fc[1].A = w->T;
   if (!ok) {
     sb_lcp_work_free(w);
     return NULL;
@@ -65,15 +71,16 @@ sb_lcp_work *sb_lcp_work_create(int nmax) {
 
 size_t sb_lcp_work_bytes(int nmax) {
   size_t n = nmax > 0 ? (size_t)nmax : 0;
-  /* H, HtH, LU, Ms, T; 17 vectors; 7 int vectors */
-  return sizeof(sb_lcp_work) + sizeof(double) * (4 * n * n + n * (n + 2) + 17 * n + 2) + sizeof(int) * (7 * n + 1);
+  /* H, HtH, LU, Ms, T; 17 vectors; 9 int vectors */
+  return sizeof(sb_lcp_work) + sizeof(double) * (4 * n * n + n * (n + 2) + 17 * n + 2) + sizeof(int) * (9 * n + 1);
 }
 
 void sb_lcp_work_free(sb_lcp_work *w) {
   if (!w) return;
   void *p[] = {w->w, w->zbest, w->ztry, w->phi, w->phitry, w->g, w->d, w->da, w->db, w->colbuf,
                w->zloc, w->qloc, w->qs, w->zs, w->dr, w->dc, w->rowbuf, w->H, w->HtH, w->LU,
-               w->Ms, w->T, w->basis, w->nonbasis, w->ties, w->ipiv, w->idx, w->fc_set, w->fc_piv};
+               w->Ms, w->T, w->basis, w->nonbasis, w->ties, w->ipiv, w->idx, w->fc[0].set, w->fc[0].piv,
+               w->fc[1].set, w->fc[1].piv};
   for (size_t k = 0; k < sizeof p / sizeof p[0]; k++) free(p[k]);
   free(w);
 }
@@ -293,6 +300,17 @@ static void row_terms(int n, const double *M, const double *q, const double *z, 
   }
 }
 
+/* Row i of row_terms, summed in the same order (the same number). */
+static double row_term(int n, const double *M, const double *q, const double *z, int i) {
+  double s = fabs(q[i]);
+  for (int j = 0; j < n; j++) {
+    double a = fabs(z[j]);
+    if (a == 0) continue;
+    s += fabs(M[(size_t)j * n + i]) * a;
+  }
+  return s;
+}
+
 /* ||min(z, w)||inf; INFINITY when anything is NaN (no fmin/fmax: library calls here). */
 static double min_residual(int n, const double *z, const double *w) {
   double r = 0;
@@ -330,21 +348,21 @@ static int within_tol(int n, const double *M, const double *q, const double *z, 
   return 1;
 }
 
-/* Solves A x = b for the na x na matrix A in wk->HtH (b in x on entry). By
+/* Solves A x = b for the na x na matrix A in f->A (b in x on entry). By
  * LU; when its pivots show A singular (dependent friction directions,
  * statically indeterminate sticking: any solution will do, but LU would give
  * one of huge norm and mixed signs), by the least-norm solution instead:
  * x = A^T y, (A A^T + eps I) y = b, Cholesky, refined twice, which removes
  * the eps bias from every direction well above sqrt(eps) (several times
- * cheaper than dgelsy, 3-5 us at n = 6-9). fb_factor factors (into wk->LU,
- * pivots in wk->fc_piv) and returns 0 on failure, 1 for LU, 2 for least
+ * cheaper than dgelsy, 3-5 us at n = 6-9). fb_factor factors (into f->F,
+ * pivots in f->piv) and returns 0 on failure, 1 for LU, 2 for least
  * norm; fb_solve then solves, returning 0 on a non-finite x, else how (2:
  * A x = b only if the system is consistent). */
-static int fb_factor(sb_lcp_work *wk, int na) {
-  const double *A = wk->HtH;
-  double *F = wk->LU;
+static int fb_factor(sb_lcp_factor *f, int na) {
+  const double *A = f->A;
+  double *F = f->F;
   memcpy(F, A, (size_t)na * na * sizeof(double));
-  int info = LAPACKE_dgetrf_work(LAPACK_COL_MAJOR, na, na, F, na, wk->fc_piv);
+  int info = LAPACKE_dgetrf_work(LAPACK_COL_MAJOR, na, na, F, na, f->piv);
   if (info < 0) return 0;
   double umin = INFINITY, umax = 0;
   for (int k = 0; k < na; k++) {
@@ -363,10 +381,10 @@ static int fb_factor(sb_lcp_work *wk, int na) {
   return 2;
 }
 
-static int fb_solve(sb_lcp_work *wk, int na, int how, double *x) {
-  const double *A = wk->HtH, *F = wk->LU;
+static int fb_solve(sb_lcp_work *wk, const sb_lcp_factor *f, int na, int how, double *x) {
+  const double *A = f->A, *F = f->F;
   if (how == 1) {
-    LAPACKE_dgetrs_work(LAPACK_COL_MAJOR, 'N', na, 1, F, na, wk->fc_piv, x, na);
+    LAPACKE_dgetrs_work(LAPACK_COL_MAJOR, 'N', na, 1, F, na, f->piv, x, na);
     return all_finite(na, x);
   }
   double *b = wk->qloc, *y = wk->db;
@@ -379,6 +397,13 @@ static int fb_solve(sb_lcp_work *wk, int na, int how, double *x) {
     cblas_dgemv(CblasColMajor, CblasTrans, na, na, 1.0, A, na, y, 1, 1.0, x, 1);
   }
   return all_finite(na, x) ? 2 : 0;
+}
+
+/* Forgets the cached factorizations (another matrix, or the chain's solvers
+ * about to write their storage). */
+static void factor_cache_clear(sb_lcp_work *wk) {
+  wk->fc[0].valid = wk->fc[1].valid = 0;
+  wk->fc_next = 0;
 }
 
 #define FB_STALL_ITERS 10
@@ -405,7 +430,7 @@ static int fb_pivot_step(sb_lcp_work *wk, int n, const double *M, const double *
                          double *w, int *last_set, int *last_count, double tol, double qs, int max_passes,
                          int reuse) {
   int *set = wk->ties, *in = wk->nonbasis, na = 0;
-  double eps = tol * qs, *x = wk->zloc, *zt = wk->ztry, *wt = wk->colbuf, *A = wk->HtH;
+  double eps = tol * qs, *x = wk->zloc, *zt = wk->ztry, *wt = wk->colbuf;
   for (int i = 0; i < n; i++)
     if ((in[i] = z[i] - w[i] > eps)) set[na++] = i;
   if (na == *last_count && !memcmp(set, last_set, (size_t)na * sizeof(int))) return 0;
@@ -419,9 +444,23 @@ static int fb_pivot_step(sb_lcp_work *wk, int n, const double *M, const double *
         if (in[i]) set[na++] = i;
     }
     /* x = z_A + dx, M_AA dx = -(q + M z)_A over the set: the least-norm
-     * correction keeps nearest the iterate. With reuse, the factorization
-     * of this set from the last solve of the same M (wk->fc_*) answers. */
-    int cached = reuse && wk->fc_valid && wk->fc_n == n && wk->fc_na == na && !memcmp(wk->fc_set, set, (size_t)na * sizeof(int));
+     * correction keeps nearest the iterate. With reuse, a factorization
+     * of this set from the last solve of the same M (wk->fc) answers;
+     * else the slot not used last takes it. Without, slot 0 (and no cache). */
+    int s = 0, cached = 0;
+    if (reuse) {
+      for (int k = 0; k < 2 && !cached; k++) {
+        const sb_lcp_factor *c = &wk->fc[k];
+        cached = c->valid && c->n == n && c->na == na && !memcmp(c->set, set, (size_t)na * sizeof(int));
+        s = k;
+      }
+      if (!cached) s = wk->fc_next;
+      wk->fc_next = 1 - s;
+    } else {
+      factor_cache_clear(wk);
+    }
+    sb_lcp_factor *f = &wk->fc[s];
+    double *A = f->A;
     if (!cached) {
       for (int b = 0; b < na; b++) {
         const double *c = M + (size_t)set[b] * n;
@@ -435,28 +474,32 @@ static int fb_pivot_step(sb_lcp_work *wk, int n, const double *M, const double *
     }
     int how = 1;
     if (na > 0) {
-      how = cached ? wk->fc_how : fb_factor(wk, na);
-      wk->fc_valid = reuse && how != 0;
-      if (wk->fc_valid && !cached) {
-        memcpy(wk->fc_set, set, (size_t)na * sizeof(int));
-        wk->fc_n = n;
-        wk->fc_na = na;
-        wk->fc_how = how;
+      how = cached ? f->how : fb_factor(f, na);
+      f->valid = reuse && how != 0;
+      if (f->valid && !cached) {
+        memcpy(f->set, set, (size_t)na * sizeof(int));
+        f->n = n;
+        f->na = na;
+        f->how = how;
       }
-      how = how ? fb_solve(wk, na, how, x) : 0;
+      how = how ? fb_solve(wk, f, na, how, x) : 0;
     }
     if (!how) return 0;
     memset(zt, 0, (size_t)n * sizeof(double));
     for (int b = 0; b < na; b++) zt[set[b]] = x[b] + z[set[b]];
     memcpy(wt, q, (size_t)n * sizeof(double));
     cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, 1.0, M, n, zt, 1, 1.0, wt, 1);
-    double *e = wk->da;
-    row_terms(n, M, q, zt, e);
     int ninf = 0, first = -1, *bad = wk->basis; /* LU pivots no longer needed */
     for (int i = 0; i < n; i++) {
-      double ei = tol * (e[i] > qs ? e[i] : qs);
-      /* in the set: z < 0, or w_A != 0 (a least-norm solve of an inconsistent set) */
-      bad[i] = in[i] ? zt[i] < -ei || (how == 2 && fabs(wt[i]) > ei) : wt[i] < -ei;
+      /* in the set: z < 0, or w_A != 0 (a least-norm solve of an inconsistent set);
+       * beyond tol max(qs, the row's terms) >= tol qs, so only a row past
+       * tol qs needs its terms */
+      double e0 = tol * qs;
+      bad[i] = in[i] ? zt[i] < -e0 || (how == 2 && fabs(wt[i]) > e0) : wt[i] < -e0;
+      if (bad[i]) {
+        double e = row_term(n, M, q, zt, i), ei = tol * (e > qs ? e : qs);
+        bad[i] = in[i] ? zt[i] < -ei || (how == 2 && fabs(wt[i]) > ei) : wt[i] < -ei;
+      }
       if (bad[i]) {
         ninf++;
         first = first < 0 ? i : first;
@@ -921,7 +964,7 @@ static sb_lcp_status solve_chain(sb_lcp_work *wk, int nchain, const sb_lcp_solve
   memset(info, 0, sizeof *info);
   info->status = check_input(wk, n, M, q, z, opt, info->message, sizeof info->message);
   if (info->status != SB_LCP_SOLVED) {
-    if (wk) wk->fc_valid = 0;
+    if (wk) factor_cache_clear(wk);
     if (z && n > 0) memset(z, 0, n * sizeof(double));
     if (wout && n > 0) memset(wout, 0, n * sizeof(double));
     info->residual = INFINITY;
@@ -934,7 +977,7 @@ static sb_lcp_status solve_chain(sb_lcp_work *wk, int nchain, const sb_lcp_solve
   sb_lcp_status best_status = SB_LCP_STALLED;
   sb_lcp_solver best_solver = nchain > 0 ? chain[0] : SB_LCP_FB;
   char best_msg[sizeof info->message] = "", first_msg[sizeof info->message] = "";
-  if (!opt->same_matrix) wk->fc_valid = 0;
+  if (!opt->same_matrix) factor_cache_clear(wk);
   int warm = opt->warm_start && all_finite(n, z);
   if (warm) memcpy(zbest, z, n * sizeof(double)); /* kept apart from the attempts */
   else memset(zbest, 0, n * sizeof(double));
@@ -965,7 +1008,7 @@ static sb_lcp_status solve_chain(sb_lcp_work *wk, int nchain, const sb_lcp_solve
       return SB_LCP_SOLVED;
     }
   }
-  wk->fc_valid = 0; /* the solvers below write LU and HtH */
+  factor_cache_clear(wk); /* the solvers below write LU, HtH, H and T */
   for (int k = 0; k < nchain; k++) {
     char msg[sizeof info->message] = "";
     int iters;

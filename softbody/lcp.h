@@ -50,9 +50,9 @@ typedef struct {
                             fails is retried from zero before the next) */
   sb_lcp_solver chain[SB_LCP_MAX_CHAIN];
   int same_matrix;       /* M is the matrix of the last solve with this workspace (a re-solve with
-                            another q, e.g. a proximal step): the warm pivot reuses that solve's
-                            factorization of its active set when the set is the same (same answer,
-                            bit for bit) */
+                            another q, e.g. a proximal step): the warm pivot reuses the
+                            factorizations of the last two sets it solved with when a set is the
+                            same (same answer, bit for bit) */
   int nblock;            /* PGS blocks (0: scalar) */
   const int *block;      /* their sizes, summing to n */
 } sb_lcp_options;

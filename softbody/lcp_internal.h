@@ -4,6 +4,12 @@
 
 #include "lcp.h"
 
+/* A factorization of a principal submatrix M_AA, for reuse (lcp.c) */
+typedef struct {
+  double *F, *A;            /* the factor, and M_AA itself (na x na, column-major) */
+  int *set, *piv, n, na, how, valid;
+} sb_lcp_factor;
+
 struct sb_lcp_work {
   int nmax;
   /* solvers */
@@ -14,10 +20,15 @@ struct sb_lcp_work {
   double *LU;               /* Lemke polish and PGS local blocks */
   int *ipiv, *idx;
   double *zloc, *qloc;
-  /* The warm pivot's last factorization of M_AA (in LU, M_AA itself in HtH):
-   * its set, LU pivots and kind (fb_factor's return); valid while nothing
-   * else wrote LU or HtH, reused by a solve with opt->same_matrix. */
-  int *fc_set, *fc_piv, fc_n, fc_na, fc_how, fc_valid;
+  /* The warm pivot's last two factorizations of M_AA, each with its set, LU
+   * pivots and kind (fb_factor's return): slot 0 in LU (M_AA in HtH), slot 1
+   * in H (M_AA in T), both scratch of the chain's solvers, so valid only
+   * until the chain runs; reused by a solve with opt->same_matrix. Two,
+   * because a re-solve (the proximal step) mostly retraces both passes of
+   * the solve before it. fc_next: the slot the next new set overwrites
+   * (the one not used last). */
+  sb_lcp_factor fc[2];
+  int fc_next;
   /* conditioning (condition.c) */
   double *Ms, *qs, *zs, *dr, *dc;
 };

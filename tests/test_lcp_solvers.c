@@ -282,6 +282,54 @@ int main(void) {
     sb_lcp_work_free(wref);
   }
 
+  /* same_matrix over a chain of re-solves: the workspace keeps the
+   * factorizations of the last two sets it solved with (a proximal re-solve
+   * from the first solve's guess retraces both of its passes). Each re-solve,
+   * from the first guess again, from the last answer, or from a guess of
+   * mixed signs, must give what a workspace that caches nothing gives (the
+   * reference re-solves with same_matrix = 0), bit for bit. */
+  {
+    int n = 16, trials = 12, equal = 0, warm = 0, total = 0;
+    make(SPD, n, M, q);
+    sb_lcp_work *wref = sb_lcp_work_create(NMAX);
+    double zsol[NMAX];
+    memset(zsol, 0, sizeof zsol);
+    sb_lcp_solve(wref, n, M, q, zsol, w, &opt, NULL);
+    for (int t = 0; t < trials; t++) {
+      /* the answer with one or two entries moved to the other side: a set a swap or two away */
+      double g[NMAX], za[NMAX], zb[NMAX], qt[NMAX];
+      memcpy(g, zsol, n * sizeof(double));
+      for (int j = 0; j < n; j++) g[j] *= 1 + 0.1 * tu_rand();
+      for (int j = t % n; j < n; j += 9) g[j] = g[j] > 0 ? 0 : 0.1 * fabs(tu_rand());
+      for (int k = 0; k < 4; k++) {
+        /* k = 0: the first solve (no reuse); 1: the first guess again; 2: the last answer; 3: mixed */
+        for (int i = 0; i < n; i++) {
+          qt[i] = q[i] + (k ? 1e-6 * k * tu_rand() : 0);
+          if (k <= 1) za[i] = g[i];
+          else if (k == 3) za[i] = tu_rand() > 0 ? za[i] : 0;
+          zb[i] = za[i];
+        }
+        sb_lcp_options o = opt;
+        o.warm_start = 1;
+        o.same_matrix = k > 0;
+        sb_lcp_info ia, ib;
+        sb_lcp_status sa = sb_lcp_solve(wk, n, M, qt, za, w, &o, &ia);
+        o.same_matrix = 0;
+        sb_lcp_status sb = sb_lcp_solve(wref, n, M, qt, zb, w, &o, &ib);
+        total++;
+        warm += ia.warm_pivot;
+        equal += sa == sb && ia.warm_pivot == ib.warm_pivot && !memcmp(za, zb, n * sizeof(double));
+        EXPECT(sa == SB_LCP_SOLVED, "re-solve chain, trial %d, solve %d: %s", t, k, sb_lcp_status_name(sa));
+      }
+    }
+    EXPECT(equal == total, "re-solve chain: %d of %d re-solves equal to the uncached ones bit for bit", equal, total);
+    EXPECT(warm >= trials, "re-solve chain: only %d of %d answered by the warm pivot (the cache untested)", warm,
+           total);
+    printf("same_matrix re-solve chains: %d of %d equal bit for bit to the uncached solve, %d by the warm pivot\n",
+           equal, total, warm);
+    sb_lcp_work_free(wref);
+  }
+
   /* A ray of solutions must not loosen the tolerance of the other rows.
    * w0 = z0 - 1, w1 = z1 + z2 - 1/2, w2 = -z1: z0 = 1, z1 = 0, and any
    * z2 >= 1/2 (the sliding-speed bound of an unloaded contact has such a
