@@ -111,7 +111,9 @@ struct cusp_runtime {
   int ninst;
   soft_t *soft;
   sb_contact_problem *P;
-  int max_contacts;
+  int max_contacts;         /* contacts one step holds: the arms' contact_capacity and the touched bodies' allowance */
+  int max_kept;             /* of those, the most the lcp model's LCP holds after stage 1 (its dense matrices) */
+  int rigid_contacts;       /* the touched bodies' allowance within max_contacts */
   int max_directions;       /* the largest pyramid the arms were loaded with: the workspaces' size */
   int warm_size;            /* doubles of the plugin state's warm start (cusp_max_contacts: at least max_contacts) */
   int nmeta;
