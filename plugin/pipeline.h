@@ -33,6 +33,12 @@
  * memory, and never less than this: a model that would need more is
  * refused at init, naming the keys that size them (docs/memory.md). */
 #define CUSP_CONTACT_WORKSPACE_MIN ((size_t)1 << 30)
+/* Contact workspaces up to this size hold every contact in the LCP, so that
+ * every live conditioning (rank selection off included) runs; above it the
+ * LCP holds what rank selection can keep, at most the dofs (runtime.c,
+ * kept_contacts). A fixed size, not the machine's: a scene behaves the same
+ * everywhere. */
+#define CUSP_CONTACT_WORKSPACE_FULL ((size_t)1 << 30)
 
 /* A material point of an arm held to a body (ends.c): an entry of the key
  * hold, or the far end (keys end, end_body). */

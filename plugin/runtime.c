@@ -490,13 +490,18 @@ static int rigid_contacts(const mjModel *m) {
   return (int)(extra < CUSP_CONTACTS_EXTRA ? extra : CUSP_CONTACTS_EXTRA);
 }
 
-/* The contacts the lcp model's LCP holds after stage 1: with rank selection
- * (qr in every soft arm's conditioning at load) an independent set of
- * normals, at most the problem's dofs (sb_contact_create_kept gives up what
- * stage 1 adds beyond it when that does not fit); without it every contact.
- * A live switch that turns qr off is refused when this is below
- * max_contacts (api.c). */
+static size_t contact_workspace_bytes(int max_contacts, int max_kept, int ndof, int directions);
+
+/* The contacts the lcp model's LCP holds after stage 1: every contact while
+ * the workspaces sized so stay within CUSP_CONTACT_WORKSPACE_FULL (every
+ * scene shipped: each live switch runs as before). Beyond it, when every
+ * soft arm loads with rank selection (qr in its conditioning), what stage 1
+ * keeps: an independent set of normals, at most the problem's dofs
+ * (sb_contact_create_kept gives up what stage 1 adds beyond it when that
+ * does not fit); a live switch that turns qr off is then refused (api.c). */
 static int kept_contacts(const cusp_runtime *r, int ndof) {
+  if (contact_workspace_bytes(r->max_contacts, r->max_contacts, ndof, r->max_directions) <= CUSP_CONTACT_WORKSPACE_FULL)
+    return r->max_contacts;
   for (int i = 0; i < r->ninst; i++)
     if (r->soft[i].cfg.contact != CUSP_CONTACT_NATIVE && !(r->soft[i].cfg.conditioning & CUSP_COND_QR))
       return r->max_contacts;
@@ -628,12 +633,12 @@ cusp_runtime *cusp_runtime_create(const mjModel *m, mjData *d, char *error, int 
   r->max_contacts = r->rigid_contacts;
   for (int i = 0; i < ninst; i++)
     if (r->soft[i].cfg.contact != CUSP_CONTACT_NATIVE) r->max_contacts += r->soft[i].cfg.contacts;
-  r->max_kept = kept_contacts(r, ndof);
   r->warm_size = sb_contact_warm_capacity(cusp_max_contacts(ndisk));
   r->max_directions = 3;
   for (int i = 0; i < ninst; i++)
     if (r->soft[i].cfg.contact != CUSP_CONTACT_NATIVE && r->soft[i].cfg.pyramid > r->max_directions)
       r->max_directions = r->soft[i].cfg.pyramid;
+  r->max_kept = kept_contacts(r, ndof);
   int lead = cusp_plugin_instance(m, 0);
   if (ninst > 0 && m->plugin_statenum[lead] != cusp_state_size(ninst, ndisk)) {
     sb_errorf(error, error_size, "cusp: the model's plugin state holds %d numbers, its instances need %d: "

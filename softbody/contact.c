@@ -1141,10 +1141,11 @@ int sb_contact_solve_lcp(sb_contact_problem *p, int n, int directions, const dou
   if (!info) info = &local;
   memset(info, 0, sizeof *info);
   int bs = directions + 2;
-  if (!A || !b || !z || directions < 3 || directions > p->max_r || n < bs || n % bs || n > p->nvar_cap) {
+  if (!A || !b || !z || directions < 3 || directions > p->max_r || n < bs || n % bs || n > p->nvar_cap ||
+      n / bs > p->max_k) {
     sb_errorf(error, error_size,
               "contact LCP: %d variables are not whole contacts of r + 2 = %d (r within 3..%d), or exceed "
-              "the capacity %d, or data is missing", n, bs, p->max_r, p->nvar_cap);
+              "the capacity %d (%d contacts), or data is missing", n, bs, p->max_r, p->nvar_cap, p->max_k);
     return -1;
   }
   for (size_t k = 0; k < (size_t)n * n; k++)

@@ -1,6 +1,7 @@
 /* The contact workspaces' capacity (key contact_capacity, docs/memory.md):
- *   - sized for the contacts a step holds and, in the LCP, for the contacts
- *     rank selection keeps (at most the dofs), a scene steps bit for bit as
+ *   - sized for the contacts a step holds and, in the LCP, for every contact
+ *     or (large workspaces) for the contacts rank selection keeps (at most
+ *     the dofs), a scene steps bit for bit as
  *     the library before this sizing did (state files written by commit
  *     c5c25f5, tests/data/capacity_golden_*.txt), with no allocation, whether
  *     the capacity is the default (8 per disk) or lowered to just above what
@@ -83,9 +84,10 @@ static void step(const mjModel *m, mjData *d, int k, int lower, double z0) {
 }
 
 /* Steps the scene and compares the state with the golden file bit for bit;
- * no allocation from libcusp.so in the steps. */
+ * no allocation from libcusp.so in the steps. kept_below: the LCP is sized
+ * below the contacts (1: by the dofs) or for all of them (0). */
 static void same_as_before(const char *what, const char *scene, const cusp_override *ov, int nov, int steps,
-                           int lower, const char *golden, int expect_kept_below) {
+                           int lower, const char *golden, int kept_below) {
   golden_t g;
   if (read_golden(golden, &g)) return;
   mjModel *m = load_with(scene, ov, nov);
@@ -96,9 +98,8 @@ static void same_as_before(const char *what, const char *scene, const cusp_overr
     return;
   }
   int kept, capacity = cusp_runtime_contact_capacity(cusp_runtime_of(m, d), &kept);
-  if (expect_kept_below)
-    EXPECT(kept < capacity, "%s: the LCP is sized below the contacts (%d kept of %d): the new sizing is what runs",
-           what, kept, capacity);
+  EXPECT((kept < capacity) == kept_below, "%s: the LCP is sized %s (%d kept of %d)", what,
+         kept_below ? "below the contacts, by the dofs" : "for every contact", kept, capacity);
   double z0 = lower ? d->mocap_pos[2] : 0;
   int max_contacts = 0;
   long before = allocs;
@@ -174,12 +175,16 @@ done:
   if (mc) mj_deleteModel(mc);
 }
 
-/* The rope with 3 strains per section (30 dofs): more loaded contacts than
- * dofs, so stage 1's forced and union passes would keep more than the LCP
- * holds; the step keeps within it, solves, allocates nothing. */
+/* The rope with 3 strains per section (30 dofs) and 101 thin disks: 808
+ * contacts of 6 variables would take beyond CUSP_CONTACT_WORKSPACE_FULL, so
+ * the LCP holds 30. The heap touches up to about 500 contacts, and stage 1's
+ * forced and union passes would keep more than 30 (the library before kept
+ * up to 96 here); the step keeps within it, solves every step, allocates
+ * nothing, and no disk sinks as deep as its radius (5 mm; the library
+ * before: 4.0 mm, at the rope's end). */
 static void kept_capacity_holds(void) {
-  cusp_override ov = {"rope", "strains", "kx ky ez"};
-  mjModel *m = load_with(ROPE, &ov, 1);
+  cusp_override ov[3] = {{"rope", "strains", "kx ky ez"}, {"rope", "disks", "9"}, {"rope", "disk_thickness", "0.003000001"}};
+  mjModel *m = load_with(ROPE, ov, 3);
   mjData *d = m ? make(m) : NULL;
   if (!d) {
     if (m) mj_deleteModel(m);
@@ -190,42 +195,54 @@ static void kept_capacity_holds(void) {
   double z0 = d->mocap_pos[2];
   long before = allocs;
   int most = 0, above_dofs = 0, unsolved = 0, finite = 1;
+  double deepest = 0;
   for (int k = 0; k < 300; k++) {
     step(m, d, k, 1, z0);
     const cusp_step_report *rep = cusp_report(m, d);
     most = rep->info.nkept > most ? rep->info.nkept : most;
     above_dofs += rep->ncontact > 30;
     unsolved += !rep->solved;
+    deepest = fmax(deepest, rep->max_penetration);
   }
   for (int i = 0; i < m->npluginstate; i++) finite &= isfinite(d->plugin_state[i]) != 0;
   EXPECT(allocs == before, "30 dofs: %ld allocations", allocs - before);
   EXPECT(above_dofs > 0, "30 dofs: steps with more contacts than dofs (%d)", above_dofs);
   EXPECT(most <= kept, "30 dofs: at most %d kept (%d)", kept, most);
   EXPECT(unsolved == 0 && finite, "30 dofs: every step solved (%d not), the state finite", unsolved);
-  printf("# 30 dofs: %d steps with more contacts than dofs, up to %d kept\n", above_dofs, most);
+  EXPECT(deepest < 0.005, "30 dofs: no disk sinks as deep as its radius (%.4g m)", deepest);
+  printf("# 30 dofs: %d steps with more contacts than dofs, up to %d kept, deepest %.4g m\n", above_dofs, most, deepest);
   mj_deleteData(d);
   mj_deleteModel(m);
 }
 
 /* Rank selection off keeps every contact: refused live when the LCP was
- * sized for what rank selection keeps, allowed when loaded that way. */
+ * sized by the dofs, allowed when it holds every contact (small
+ * workspaces, or loaded without qr). */
 static void live_switch(void) {
+  char err[1024] = "";
   mjModel *m = load_with(SRC("mjcf/default.xml"), NULL, 0);
   mjData *d = m ? make(m) : NULL;
-  char err[1024] = "";
+  if (d) {
+    EXPECT(cusp_set(m, d, 0, "conditioning", "ruiz tikhonov", err, sizeof err) == 0,
+           "default.xml: conditioning without qr live: %s", err);
+    mj_deleteData(d);
+  }
+  if (m) mj_deleteModel(m);
+  cusp_override p16[2] = {{"rope", "pyramid", "16"}, {"rope", "conditioning", "ruiz tikhonov"}};
+  m = load_with(ROPE, p16, 1);
+  d = m ? make(m) : NULL;
   if (d) {
     int kept, capacity = cusp_runtime_contact_capacity(cusp_runtime_of(m, d), &kept);
-    char counts[64];
-    snprintf(counts, sizeof counts, "up to %d", capacity);
+    char counts[96];
+    snprintf(counts, sizeof counts, "up to %d, but its workspaces were sized at load for the %d", capacity, kept);
     EXPECT(cusp_set(m, d, 0, "conditioning", "ruiz tikhonov", err, sizeof err) != 0 && strstr(err, "qr") &&
                strstr(err, "conditioning") && strstr(err, counts),
-           "conditioning without qr refused live with the counts: %s", err);
+           "pyramid 16: conditioning without qr refused live with the counts: %s", err);
     EXPECT(cusp_set(m, d, 0, "conditioning", "qr ruiz", err, sizeof err) == 0, "with qr accepted: %s", err);
     mj_deleteData(d);
   }
   if (m) mj_deleteModel(m);
-  cusp_override off = {"arm", "conditioning", "ruiz tikhonov"};
-  m = load_with(SRC("mjcf/default.xml"), &off, 1);
+  m = load_with(ROPE, p16, 2);
   d = m ? make(m) : NULL;
   if (d) {
     int kept, capacity = cusp_runtime_contact_capacity(cusp_runtime_of(m, d), &kept);
@@ -273,16 +290,24 @@ static void core_capacity(void) {
 int main(void) {
   openblas_set_num_threads(1);
   EXPECT(alloc_count_start() > 0, "libcusp.so's code found in the process");
-  same_as_before("default.xml", SRC("mjcf/default.xml"), NULL, 0, 300, 0, SRC("tests/data/capacity_golden_default.txt"), 1);
+  /* small workspaces: the LCP holds every contact, as before */
+  same_as_before("default.xml", SRC("mjcf/default.xml"), NULL, 0, 300, 0, SRC("tests/data/capacity_golden_default.txt"), 0);
   cusp_override low = {"arm", "contact_capacity", "40"};
   same_as_before("default.xml, contact_capacity=40", SRC("mjcf/default.xml"), &low, 1, 300, 0,
-                 SRC("tests/data/capacity_golden_default.txt"), 1);
+                 SRC("tests/data/capacity_golden_default.txt"), 0);
   same_as_before("demo_push_box.xml", SRC("mjcf/demo_push_box.xml"), NULL, 0, 300, 0,
-                 SRC("tests/data/capacity_golden_demo_push_box.txt"), 1);
-  same_as_before("rope pile", ROPE, NULL, 0, 300, 1, SRC("tests/data/capacity_golden_rope_pile.txt"), 1);
+                 SRC("tests/data/capacity_golden_demo_push_box.txt"), 0);
+  same_as_before("rope pile", ROPE, NULL, 0, 300, 1, SRC("tests/data/capacity_golden_rope_pile.txt"), 0);
   cusp_override rope_low = {"rope", "contact_capacity", "70"};
   same_as_before("rope pile, contact_capacity=70", ROPE, &rope_low, 1, 300, 1,
-                 SRC("tests/data/capacity_golden_rope_pile.txt"), 1);
+                 SRC("tests/data/capacity_golden_rope_pile.txt"), 0);
+  /* pyramid 16: 248 contacts of 18 variables would take beyond CUSP_CONTACT_WORKSPACE_FULL, so the
+   * LCP holds the 60 dofs' worth; lowered to 70 contacts, every contact again: the same bits */
+  cusp_override p16[2] = {{"rope", "pyramid", "16"}, {"rope", "contact_capacity", "70"}};
+  same_as_before("rope pile, pyramid=16", ROPE, p16, 1, 300, 1, SRC("tests/data/capacity_golden_rope_pile_pyramid16.txt"),
+                 1);
+  same_as_before("rope pile, pyramid=16, contact_capacity=70", ROPE, p16, 2, 300, 1,
+                 SRC("tests/data/capacity_golden_rope_pile_pyramid16.txt"), 0);
   exceeding();
   kept_capacity_holds();
   live_switch();
