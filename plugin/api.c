@@ -290,6 +290,14 @@ int cusp_set(const mjModel *m, mjData *d, int instance, const char *key, const c
               tmp->pyramid, c0->name, tmp->pyramid);
     rc = -1;
   }
+  int kept, capacity = cusp_runtime_contact_capacity(r, &kept);
+  if (!rc && kept < capacity && !(tmp->conditioning & CUSP_COND_QR)) {
+    sb_errorf(error, error_size, "cusp_set: instance \"%s\": conditioning without qr keeps every contact in the "
+              "LCP, up to %d, but its workspaces were sized at load for the %d that rank selection (qr) keeps at "
+              "most (the dofs); reload the scene with that conditioning (e.g. cusp-sim --set \"%s.conditioning=%s\")",
+              c0->name, capacity, kept, c0->name, value);
+    rc = -1;
+  }
   if (!rc) cusp_live_store(tmp, st.live); /* a live key sets its own field only */
   free(tmp);
   return rc;

@@ -310,6 +310,13 @@ static const cusp_key key_table[] = {
     {.name = "self_contact", .kind = CUSP_KEY_FLAG, .unit = "", FIELD(self_contact),
      .def = {"0", "0"}, .doc = "1: contacts between the arm's own disks, neighbours included (any two that do not overlap "
             "when the arm is straight); 0: the arm passes through itself"},
+    {.name = "contact_capacity", .kind = CUSP_KEY_INT, .unit = "", FIELD(contact_capacity), .lo = 0,
+     .hi = CUSP_CONTACTS_PER_DISK * CUSP_MAX_DISKS, .zero = "8 per disk", .def = {"0", "0"},
+     .doc = "the most contacts this arm's disks may hold in one step (against geoms, its own disks and "
+            "the disks of the arms after it), at most 8 per disk (the plugin state's warm start holds that "
+            "many); 0: 8 per disk. The contact workspaces are sized for the scene's total at load "
+            "(docs/memory.md); a step that finds more solves what fits, drops the rest and says so "
+            "(mjWARN_CONTACTFULL and the report's message, naming this key)"},
     {.name = "schedule", .kind = CUSP_KEY_SCHEDULE, .unit = "s, ctrl", FIELD(schedule),
      .def = {"none", "none"},
      .doc = "open-loop input added to the actuator's ctrl, piecewise linear in time, held "
@@ -1774,6 +1781,12 @@ int cusp_config_finish(cusp_instance_config *c, char *error, int error_size) {
     return fail(c, "disks", error, error_size,
                 "%d disks per section give %d disks in all, at most %d", c->disks, ndisk,
                 CUSP_MAX_DISKS);
+  if (c->contact_capacity > CUSP_CONTACTS_PER_DISK * ndisk)
+    return fail(c, "contact_capacity", error, error_size,
+                "%d is above %d, %d per disk of the arm's %d (the plugin state's warm start holds that many); "
+                "0 gives %d", c->contact_capacity, CUSP_CONTACTS_PER_DISK * ndisk, CUSP_CONTACTS_PER_DISK, ndisk,
+                CUSP_CONTACTS_PER_DISK * ndisk);
+  c->contacts = c->contact_capacity ? c->contact_capacity : CUSP_CONTACTS_PER_DISK * ndisk;
   c->ndisk = 0;
   for (int i = 0; i < c->sections; i++)
     for (int k = (i == 0 ? 0 : 1); k <= c->disks + 1; k++) {

@@ -151,6 +151,8 @@ typedef struct {
   double gear;                 /* gear: ctrl -> generalized force factor (1) */
   double ctrlrange[2];         /* ctrlrange: N (-100 100); lo < hi */
   int self_contact;            /* self_contact: 0 | 1 (0) */
+  int contact_capacity;        /* contact_capacity: the most contacts of this arm's disks in one step
+                                  (0: CUSP_CONTACTS_PER_DISK per disk) */
   int nschedule;               /* schedule: "COORD t0 u0 t1 u1 ...; COORD ..." (s, N); none */
   cusp_schedule schedule[CUSP_MAX_ENTRIES];
   int nfeedback;               /* feedback: "COORD JOINT kp kd target [t0 t1]; ..." (N/rad, N*s/rad,
@@ -176,6 +178,7 @@ typedef struct {
   int ncoord;                  /* generalized coordinates of the chain */
   char coord[CUSP_MAX_COORDS][16]; /* their names: pcc "s2c1" (section 2, chamber 1), cosserat "s1kx" */
   int ndisk;
+  int contacts;                /* derived: contact_capacity, or CUSP_CONTACTS_PER_DISK per disk when 0 */
   cusp_disk disk[CUSP_MAX_DISKS];
   /* after compile */
   int base_body_id;

@@ -33,6 +33,12 @@
  * memory, and never less than this: a model that would need more is
  * refused at init, naming the keys that size them (docs/memory.md). */
 #define CUSP_CONTACT_WORKSPACE_MIN ((size_t)1 << 30)
+/* Contact workspaces up to this size hold every contact in the LCP, so that
+ * every live conditioning (rank selection off included) runs; above it the
+ * LCP holds what rank selection can keep, at most the dofs (runtime.c,
+ * kept_contacts). A fixed size, not the machine's: a scene behaves the same
+ * everywhere. */
+#define CUSP_CONTACT_WORKSPACE_FULL ((size_t)1 << 30)
 
 /* A material point of an arm held to a body (ends.c): an entry of the key
  * hold, or the far end (keys end, end_body). */
@@ -111,7 +117,9 @@ struct cusp_runtime {
   int ninst;
   soft_t *soft;
   sb_contact_problem *P;
-  int max_contacts;
+  int max_contacts;         /* contacts one step holds: the arms' contact_capacity and the touched bodies' allowance */
+  int max_kept;             /* of those, the most the lcp model's LCP holds after stage 1 (its dense matrices) */
+  int rigid_contacts;       /* the touched bodies' allowance within max_contacts */
   int max_directions;       /* the largest pyramid the arms were loaded with: the workspaces' size */
   int warm_size;            /* doubles of the plugin state's warm start (cusp_max_contacts: at least max_contacts) */
   int nmeta;

@@ -108,21 +108,37 @@ static void stage_check_depth(cusp_runtime *r, int nsoft_contacts) {
 }
 
 /* Contacts found beyond the workspace's capacity are not solved: a scene
- * with more touching geoms than the capacity rule foresees (8 per soft disk,
- * 8 per collidable geom of a movable body) must hear it, not lose contacts
- * in silence. Says so in r->message and, when it first happens, through
- * mju_warning. */
+ * that touches more than its arms' contact_capacity (and the touched
+ * bodies' allowance) foresee must hear it, not lose contacts in silence.
+ * MuJoCo's own convention for a full contact buffer: it keeps what fits,
+ * counts mjWARN_CONTACTFULL in d->warning (lastinfo: the contacts found)
+ * and warns once. The same here, with cusp's own text, which names the key
+ * and the counts, in r->message (the report) and through mju_warning when
+ * it first happens. */
 static void stage_check_capacity(cusp_runtime *r) {
   if (!r->ndropped) {
     r->dropped_warned = 0;
     return;
   }
-  char what[256];
+  char keys[384] = "";
+  size_t len = 0;
+  for (int i = 0; i < r->ninst && len < sizeof keys; i++) {
+    const cusp_instance_config *c = &r->soft[i].cfg;
+    if (c->contact == CUSP_CONTACT_NATIVE) continue;
+    int w = snprintf(keys + len, sizeof keys - len, "%s\"%s\" %d (at most %d)", len ? ", " : "", c->name,
+                     c->contacts, CUSP_CONTACTS_PER_DISK * c->ndisk);
+    if (w < 0) break;
+    len += (size_t)w;
+  }
+  char what[768];
   snprintf(what, sizeof what,
-           "%d contacts beyond the capacity of %d were dropped at t = %g s (8 per soft disk and per "
-           "collidable geom of a movable body): they are not solved this step",
-           r->ndropped, r->max_contacts, r->d->time);
-  if (!r->message[0]) snprintf(r->message, sizeof r->message, "%s", what); /* an earlier failure says more */
+           "contact_capacity exceeded at t = %g s: %d contacts found, the workspaces hold %d; %d dropped, not "
+           "solved this step (contact_capacity: %s; plus %d for the touched bodies' own contacts)",
+           r->d->time, r->max_contacts + r->ndropped, r->max_contacts, r->ndropped, keys, r->rigid_contacts);
+  if (!r->message[0]) sb_errorf(r->message, sizeof r->message, "%s", what); /* an earlier failure says more */
+  mjWarningStat *w = &r->d->warning[mjWARN_CONTACTFULL];
+  w->lastinfo = r->max_contacts + r->ndropped;
+  w->number++;
   if (!r->dropped_warned) mju_warning("cusp.softbody: %s", what);
   r->dropped_warned = 1;
 }
@@ -462,25 +478,43 @@ void cusp_runtime_free(cusp_runtime *r) {
   free(r);
 }
 
-/* The contacts one step can hold: CUSP_CONTACTS_PER_DISK per soft disk,
- * and as many per rigid (movable) collidable geom for the contacts of the
- * bodies the arms touch, at most CUSP_CONTACTS_EXTRA of those; never more
- * than the plugin state's warm start keeps (cusp_max_contacts). */
-static int solve_contacts(const mjModel *m, int ndisk) {
+/* The touched bodies' allowance: CUSP_CONTACTS_PER_DISK per rigid
+ * (movable) collidable geom, at most CUSP_CONTACTS_EXTRA; with the arms'
+ * contact_capacity (at most CUSP_CONTACTS_PER_DISK per disk) never more than
+ * the plugin state's warm start keeps (cusp_max_contacts). */
+static int rigid_contacts(const mjModel *m) {
   int nrigid = 0;
   for (int g = 0; g < m->ngeom; g++)
     nrigid += (m->geom_contype[g] | m->geom_conaffinity[g]) && body_is_rigid(m, m->geom_bodyid[g]);
   long extra = (long)CUSP_CONTACTS_PER_DISK * nrigid;
-  return CUSP_CONTACTS_PER_DISK * ndisk + (int)(extra < CUSP_CONTACTS_EXTRA ? extra : CUSP_CONTACTS_EXTRA);
+  return (int)(extra < CUSP_CONTACTS_EXTRA ? extra : CUSP_CONTACTS_EXTRA);
+}
+
+static size_t contact_workspace_bytes(int max_contacts, int max_kept, int ndof, int directions);
+
+/* The contacts the lcp model's LCP holds after stage 1: every contact while
+ * the workspaces sized so stay within CUSP_CONTACT_WORKSPACE_FULL (every
+ * scene shipped: each live switch runs as before). Beyond it, when every
+ * soft arm loads with rank selection (qr in its conditioning), what stage 1
+ * keeps: an independent set of normals, at most the problem's dofs
+ * (sb_contact_create_kept gives up what stage 1 adds beyond it when that
+ * does not fit); a live switch that turns qr off is then refused (api.c). */
+static int kept_contacts(const cusp_runtime *r, int ndof) {
+  if (contact_workspace_bytes(r->max_contacts, r->max_contacts, ndof, r->max_directions) <= CUSP_CONTACT_WORKSPACE_FULL)
+    return r->max_contacts;
+  for (int i = 0; i < r->ninst; i++)
+    if (r->soft[i].cfg.contact != CUSP_CONTACT_NATIVE && !(r->soft[i].cfg.conditioning & CUSP_COND_QR))
+      return r->max_contacts;
+  return ndof < r->max_contacts ? ndof : r->max_contacts;
 }
 
 /* The bytes of the contact workspaces create makes: the problem sized for
- * the largest loaded pyramid (a live switch above it is refused, api.c),
- * and the sap and ncp models' 3m x 3m matrices (their Newton matrices and
- * cW). */
-static size_t contact_workspace_bytes(int max_contacts, int ndof, int directions) {
+ * the largest loaded pyramid (a live switch above it is refused, api.c)
+ * and the kept contacts, and the sap and ncp models' 3m x 3m matrices
+ * (their Newton matrices and cW), which solve every contact. */
+static size_t contact_workspace_bytes(int max_contacts, int max_kept, int ndof, int directions) {
   size_t mc = max_contacts;
-  return sb_contact_workspace_bytes(max_contacts, ndof, directions) + 3 * 9 * mc * mc * sizeof(double);
+  return sb_contact_workspace_bytes_kept(max_contacts, max_kept, ndof, directions) + 3 * 9 * mc * mc * sizeof(double);
 }
 
 /* Half the physical memory, at least CUSP_CONTACT_WORKSPACE_MIN: what a
@@ -495,25 +529,27 @@ static size_t contact_workspace_bound(void) {
 /* A model whose contact workspaces would exceed contact_workspace_bound
  * is refused with the keys that size them, per soft instance. */
 static int contact_workspace_refused(const cusp_runtime *r, int ndisk, int ndof, char *error, int error_size) {
-  size_t need = contact_workspace_bytes(r->max_contacts, ndof, r->max_directions), bound = contact_workspace_bound();
+  size_t need = contact_workspace_bytes(r->max_contacts, r->max_kept, ndof, r->max_directions),
+         bound = contact_workspace_bound();
   if (need <= bound) return 0;
   char who[512] = "";
   size_t len = 0;
   for (int i = 0; i < r->ninst && len < sizeof who; i++) {
     const cusp_instance_config *c = &r->soft[i].cfg;
     if (c->contact == CUSP_CONTACT_NATIVE) continue;
-    int w = snprintf(who + len, sizeof who - len, "%s\"%s\" (sections=%d disks=%d pyramid=%d: %d disks)",
-                     len ? ", " : "", c->name, c->sections, c->disks, c->pyramid, c->ndisk);
+    int w = snprintf(who + len, sizeof who - len, "%s\"%s\" (contact_capacity=%d pyramid=%d: %d disks)",
+                     len ? ", " : "", c->name, c->contacts, c->pyramid, c->ndisk);
     if (w < 0) break;
     len += (size_t)w;
   }
   sb_errorf(error, error_size,
             "cusp: the contact workspaces would take %.2f GiB, above the bound of %.2f GiB (half the physical "
-            "memory, at least 1 GiB): %d contacts "
-            "(%d per soft disk of %d, plus %d for the rigid bodies they touch) with %d friction directions, "
-            "sized by the keys sections, disks and pyramid of %s; lower them, or give some arms contact=native",
-            need / 1073741824.0, bound / 1073741824.0, r->max_contacts,
-            CUSP_CONTACTS_PER_DISK, ndisk, r->max_contacts - CUSP_CONTACTS_PER_DISK * ndisk, r->max_directions, who);
+            "memory, at least 1 GiB): %d contacts (the arms' contact_capacity, for %d soft disks, plus %d for "
+            "the rigid bodies they touch), %d of them in the LCP after rank selection, with %d friction "
+            "directions, sized by the keys contact_capacity and pyramid of %s; lower them, or give some arms "
+            "contact=native",
+            need / 1073741824.0, bound / 1073741824.0, r->max_contacts, ndisk, r->rigid_contacts, r->max_kept,
+            r->max_directions, who);
   return 1;
 }
 
@@ -593,12 +629,16 @@ cusp_runtime *cusp_runtime_create(const mjModel *m, mjData *d, char *error, int 
       ndof += n;
     }
   }
-  r->max_contacts = solve_contacts(m, ndisk);
+  r->rigid_contacts = rigid_contacts(m);
+  r->max_contacts = r->rigid_contacts;
+  for (int i = 0; i < ninst; i++)
+    if (r->soft[i].cfg.contact != CUSP_CONTACT_NATIVE) r->max_contacts += r->soft[i].cfg.contacts;
   r->warm_size = sb_contact_warm_capacity(cusp_max_contacts(ndisk));
   r->max_directions = 3;
   for (int i = 0; i < ninst; i++)
     if (r->soft[i].cfg.contact != CUSP_CONTACT_NATIVE && r->soft[i].cfg.pyramid > r->max_directions)
       r->max_directions = r->soft[i].cfg.pyramid;
+  r->max_kept = kept_contacts(r, ndof);
   int lead = cusp_plugin_instance(m, 0);
   if (ninst > 0 && m->plugin_statenum[lead] != cusp_state_size(ninst, ndisk)) {
     sb_errorf(error, error_size, "cusp: the model's plugin state holds %d numbers, its instances need %d: "
@@ -613,7 +653,7 @@ cusp_runtime *cusp_runtime_create(const mjModel *m, mjData *d, char *error, int 
     return NULL;
   }
   if (ndisk > 0) {
-    r->P = sb_contact_create(r->max_contacts, ninst + 1, ndof, r->max_directions, err, sizeof err);
+    r->P = sb_contact_create_kept(r->max_contacts, r->max_kept, ninst + 1, ndof, r->max_directions, err, sizeof err);
     int end_rows = 0;
     for (int i = 0; i < ninst; i++)
       for (int k = 0; k < r->soft[i].nheld; k++) end_rows += r->soft[i].held[k].rows;
@@ -676,6 +716,11 @@ oom:
 int cusp_runtime_ninst(const cusp_runtime *r) { return r->ninst; }
 
 int cusp_runtime_max_directions(const cusp_runtime *r) { return r->P ? r->max_directions : 0; }
+
+int cusp_runtime_contact_capacity(const cusp_runtime *r, int *kept) {
+  if (kept) *kept = r->P ? r->max_kept : 0;
+  return r->P ? r->max_contacts : 0;
+}
 
 const cusp_instance_config *cusp_runtime_config(const cusp_runtime *r, int instance) {
   return instance >= 0 && instance < r->ninst ? &r->soft[instance].cfg : NULL;

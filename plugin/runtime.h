@@ -40,6 +40,9 @@ int cusp_runtime_ninst(const cusp_runtime *r);
 /* The most friction directions the contact workspaces hold (the largest
  * pyramid at load); 0 when no arm has soft contacts. */
 int cusp_runtime_max_directions(const cusp_runtime *r);
+/* Contacts one step holds (0 without soft contacts) and, in *kept, how many of
+ * them the lcp model's LCP holds after rank selection. */
+int cusp_runtime_contact_capacity(const cusp_runtime *r, int *kept);
 const cusp_instance_config *cusp_runtime_config(const cusp_runtime *r, int instance);
 const cusp_step_report *cusp_runtime_report(const cusp_runtime *r);
 int cusp_runtime_contacts(const cusp_runtime *r, const cusp_contact_report **contacts);

@@ -34,6 +34,7 @@ typedef struct {
 
 struct sb_contact_problem {
   int max_c, max_b, max_dof, max_r;
+  int max_k;               /* contacts the LCP holds after stage 1 (sb_contact_create_kept) */
   int nb, nc, ndof;
   size_t pool_used;
   body_t *bodies;
@@ -99,37 +100,49 @@ void sb_contact_free(sb_contact_problem *p) {
   free(p);
 }
 
-size_t sb_contact_workspace_bytes(int max_contacts, int max_dof, int max_directions) {
+size_t sb_contact_workspace_bytes_kept(int max_contacts, int max_kept, int max_dof, int max_directions) {
   size_t mc = max_contacts > 0 ? (size_t)max_contacts : 0, nd = max_dof > 0 ? (size_t)max_dof : 0, m3 = 3 * mc;
-  size_t nvar = mc * (size_t)(max_directions + 2);
-  /* the arrays sb_contact_create allocates, in its order (bodies apart) */
+  size_t mk = max_kept > 0 ? (size_t)max_kept : 0;
+  size_t nvar = mc * (size_t)(max_directions + 2), nvark = mk * (size_t)(max_directions + 2);
+  /* the arrays sb_contact_create_kept allocates, in its order (bodies apart) */
   size_t doubles = nd * nd + nd + 9 * mc + m3 + 2 * m3 + 2 * nd * m3 + m3 * m3 + 2 * m3 + 6 * nd + nd * m3 +
-                   nd * mc + (size_t)sb_rank_select_work_size(max_dof, max_contacts) + 2 * nvar * nvar +
-                   7 * nvar + m3 + 2 * nd + nvar + 2 * mc;
-  size_t ints = 2 * mc + 3 * mc + nvar + mc;
+                   nd * mc + (size_t)sb_rank_select_work_size(max_dof, max_contacts) + 2 * nvark * nvark +
+                   7 * nvark + m3 + 2 * nd + nvar + m3 + 2 * mc;
+  size_t ints = 2 * mc + 3 * mc + nvark + mc;
   return sizeof(sb_contact_problem) + sizeof(sb_contact) * mc + sizeof(long) * mc + sizeof(double) * doubles +
-         sizeof(int) * ints + sb_lcp_work_bytes((int)nvar);
+         sizeof(int) * ints + sb_lcp_work_bytes((int)nvark);
+}
+
+size_t sb_contact_workspace_bytes(int max_contacts, int max_dof, int max_directions) {
+  return sb_contact_workspace_bytes_kept(max_contacts, max_contacts, max_dof, max_directions);
 }
 
 sb_contact_problem *sb_contact_create(int max_contacts, int max_bodies, int max_dof,
                                       int max_directions, char *error, int error_size) {
+  return sb_contact_create_kept(max_contacts, max_contacts, max_bodies, max_dof, max_directions, error, error_size);
+}
+
+sb_contact_problem *sb_contact_create_kept(int max_contacts, int max_kept, int max_bodies, int max_dof,
+                                           int max_directions, char *error, int error_size) {
   if (max_contacts < 1 || max_bodies < 1 || max_dof < 1 || max_directions < 3 ||
-      max_directions > SB_CONTACT_MAX_DIRECTIONS || max_contacts > 100000 || max_dof > 100000) {
+      max_directions > SB_CONTACT_MAX_DIRECTIONS || max_contacts > 100000 || max_dof > 100000 ||
+      max_kept < 1 || max_kept > max_contacts) {
     sb_errorf(error, error_size,
-              "contact problem capacity: contacts %d, bodies %d, dof %d must be >= 1 and "
-              "directions %d within 3..%d",
-              max_contacts, max_bodies, max_dof, max_directions, SB_CONTACT_MAX_DIRECTIONS);
+              "contact problem capacity: contacts %d, kept %d (within 1..contacts), bodies %d, dof %d must be "
+              ">= 1 and directions %d within 3..%d",
+              max_contacts, max_kept, max_bodies, max_dof, max_directions, SB_CONTACT_MAX_DIRECTIONS);
     return NULL;
   }
   sb_contact_problem *p = calloc(1, sizeof *p);
   if (!p) goto oom;
   p->max_c = max_contacts;
+  p->max_k = max_kept;
   p->max_b = max_bodies;
   p->max_dof = max_dof;
   p->max_r = max_directions;
   size_t mc = max_contacts, nd = max_dof, m3 = 3 * mc;
-  size_t nvar = mc * (max_directions + 2);
-  p->nvar_cap = (int)nvar;
+  size_t nvar = mc * (max_directions + 2), nvark = (size_t)max_kept * (max_directions + 2);
+  p->nvar_cap = (int)nvark;
   p->lqrwork = sb_rank_select_work_size(max_dof, max_contacts);
   int ok = 1;
 #define ALLOC(ptr, count) ok &= ((ptr) = calloc((count), sizeof *(ptr))) != NULL
@@ -153,16 +166,16 @@ sb_contact_problem *sb_contact_create(int max_contacts, int max_bodies, int max_
   ALLOC(p->prio, mc);
   ALLOC(p->keep, mc);
   ALLOC(p->kept, mc);
-  ALLOC(p->A, nvar * nvar);
-  ALLOC(p->As, nvar * nvar);
-  ALLOC(p->b, nvar);
-  ALLOC(p->bs, nvar);
-  ALLOC(p->z, nvar);
-  ALLOC(p->zs, nvar);
-  ALLOC(p->wv, nvar);
-  ALLOC(p->dr, nvar);
-  ALLOC(p->dc, nvar);
-  ALLOC(p->normal_mask, nvar);
+  ALLOC(p->A, nvark * nvark);
+  ALLOC(p->As, nvark * nvark);
+  ALLOC(p->b, nvark);
+  ALLOC(p->bs, nvark);
+  ALLOC(p->z, nvark);
+  ALLOC(p->zs, nvark);
+  ALLOC(p->wv, nvark);
+  ALLOC(p->dr, nvark);
+  ALLOC(p->dc, nvark);
+  ALLOC(p->normal_mask, nvark);
   ALLOC(p->blocks, mc);
   ALLOC(p->lambda, m3);
   ALLOC(p->p, nd);
@@ -176,13 +189,13 @@ sb_contact_problem *sb_contact_create(int max_contacts, int max_bodies, int max_
   ALLOC(p->keep_prev, mc);
 #undef ALLOC
   if (!ok) goto oom;
-  p->lcp = sb_lcp_work_create((int)nvar);
+  p->lcp = sb_lcp_work_create((int)nvark);
   if (!p->lcp) goto oom;
   return p;
 oom:
   sb_contact_free(p);
-  sb_errorf(error, error_size, "out of memory for a contact problem of %d contacts, %d dof, r = %d",
-            max_contacts, max_dof, max_directions);
+  sb_errorf(error, error_size, "out of memory for a contact problem of %d contacts (%d kept), %d dof, r = %d",
+            max_contacts, max_kept, max_dof, max_directions);
   return NULL;
 }
 
@@ -808,20 +821,49 @@ static int select_and_solve(sb_contact_problem *p, const sb_contact_options *opt
   memset(p->lambda, 0, m3 * sizeof(double));
   memset(p->p, 0, N * sizeof(double));
   int nk = 0;
-  if (opt->rank_selection && !p->keep_given) {
-    for (int i = 0; i < m; i++) {
-      memcpy(p->St + (size_t)i * N, p->Jt + (size_t)(3 * i + 2) * ld, N * sizeof(double));
+  for (int attempt = 0;; attempt++) {
+    if (opt->rank_selection && !p->keep_given) {
+      for (int i = 0; i < m; i++) {
+        memcpy(p->St + (size_t)i * N, p->Jt + (size_t)(3 * i + 2) * ld, N * sizeof(double));
+      }
+      apply_all(p, 1, p->St, m, N);
+      sb_bilateral_project(p->bil, N, ld, m, p->St);
+      if (sb_rank_select_forced(N, m, p->St, p->prio, p->order_active ? p->order : NULL, p->force, opt->rank_tol,
+                                p->keep, p->qrwork, p->lqrwork, p->iwork) < 0) {
+        sb_errorf(error, error_size, "contact solve: rank-revealing QR failed");
+        return -1;
+      }
+    } else if (!opt->rank_selection) {
+      for (int i = 0; i < m; i++) p->keep[i] = 1;
     }
-    apply_all(p, 1, p->St, m, N);
-    sb_bilateral_project(p->bil, N, ld, m, p->St);
-    if (sb_rank_select_forced(N, m, p->St, p->prio, p->order_active ? p->order : NULL, p->force, opt->rank_tol,
-                              p->keep, p->qrwork, p->lqrwork, p->iwork) < 0) {
-      sb_errorf(error, error_size, "contact solve: rank-revealing QR failed");
-      return -1;
+    nk = 0;
+    for (int i = 0; i < m; i++) nk += p->keep[i] != 0;
+    if (nk <= p->max_k) break;
+    /* More kept contacts than the LCP holds (sb_contact_create_kept): give
+     * up what stage 1 adds beyond an independent set, which is at most the
+     * dofs. A union pass is answered as an unsolvable union is (the caller
+     * goes back to the last pass's set); the last step's loaded contacts lose
+     * their forced place (a selection as without them). */
+    int forced = 0;
+    for (int i = 0; i < m && p->order_active; i++) forced |= p->force[i];
+    if (p->keep_given) {
+      info->nkept = nk;
+      info->nvar = p->nvar = 0;
+      info->lcp.status = SB_LCP_BAD_INPUT;
+      snprintf(info->lcp.message, sizeof info->lcp.message,
+               "the union pass kept %d contacts, above the %d the LCP workspaces hold", nk, p->max_k);
+      return 0;
     }
-  } else if (!opt->rank_selection) {
-    for (int i = 0; i < m; i++) p->keep[i] = 1;
+    if (opt->rank_selection && forced && attempt == 0) {
+      for (int i = 0; i < m; i++) p->force[i] = 0;
+      continue;
+    }
+    sb_errorf(error, error_size,
+              "contact solve: stage 1 kept %d of %d contacts, above the %d the LCP workspaces hold%s", nk, m,
+              p->max_k, opt->rank_selection ? "" : " (rank selection is off: every contact is kept)");
+    return -1;
   }
+  nk = 0;
   for (int i = 0; i < m; i++)
     if (p->keep[i]) p->kept[nk++] = i;
   info->nkept = nk;
@@ -1099,10 +1141,11 @@ int sb_contact_solve_lcp(sb_contact_problem *p, int n, int directions, const dou
   if (!info) info = &local;
   memset(info, 0, sizeof *info);
   int bs = directions + 2;
-  if (!A || !b || !z || directions < 3 || directions > p->max_r || n < bs || n % bs || n > p->nvar_cap) {
+  if (!A || !b || !z || directions < 3 || directions > p->max_r || n < bs || n % bs || n > p->nvar_cap ||
+      n / bs > p->max_k) {
     sb_errorf(error, error_size,
               "contact LCP: %d variables are not whole contacts of r + 2 = %d (r within 3..%d), or exceed "
-              "the capacity %d, or data is missing", n, bs, p->max_r, p->nvar_cap);
+              "the capacity %d (%d contacts), or data is missing", n, bs, p->max_r, p->nvar_cap, p->max_k);
     return -1;
   }
   for (size_t k = 0; k < (size_t)n * n; k++)

@@ -99,11 +99,25 @@ sb_contact_options sb_contact_default_options(void);
  * largest r. NULL with a message if a size is bad or memory runs out. */
 sb_contact_problem *sb_contact_create(int max_contacts, int max_bodies, int max_dof,
                                       int max_directions, char *error, int error_size);
+/* The same with the LCP's own capacity: max_kept (1..max_contacts) contacts
+ * after stage 1, which sizes its dense matrices ((max_kept (max_directions +
+ * 2))^2 doubles each) while every contact keeps its Jacobian, its Delassus
+ * row (for sb_contact_assemble) and its warm start. With rank selection,
+ * stage 1 keeps an independent set of normals, at most the problem's dofs:
+ * max_kept = min(max_contacts, max_dof) always holds it. The kept
+ * contacts it adds beyond that set (last step's loaded ones, or the ones that
+ * would penetrate) are given up first when they do not fit (a pass without
+ * them); a step that still keeps more (rank selection off) fails with a
+ * message naming both counts. sb_contact_create is max_kept = max_contacts. */
+sb_contact_problem *sb_contact_create_kept(int max_contacts, int max_kept, int max_bodies, int max_dof,
+                                           int max_directions, char *error, int error_size);
 void sb_contact_free(sb_contact_problem *p);
 /* The bytes sb_contact_create asks for with these capacities (its LCP's
  * dense matrices, (max_contacts (max_directions + 2))^2 doubles each,
  * dominate): what a host checks against its memory bound before creating. */
 size_t sb_contact_workspace_bytes(int max_contacts, int max_dof, int max_directions);
+/* The same for sb_contact_create_kept. */
+size_t sb_contact_workspace_bytes_kept(int max_contacts, int max_kept, int max_dof, int max_directions);
 
 /* Empties the problem (bodies and contacts) for a new step; keeps warm-start data. */
 void sb_contact_clear(sb_contact_problem *p);

@@ -78,7 +78,7 @@ static void test_shipped_scenes(void) {
 }
 
 /* Too large: refused at load (the compiler's init) with the instance, the
- * keys sections, disks and pyramid, and the size it would need. */
+ * keys contact_capacity and pyramid, and the size it would need. */
 static void expect_refused(const cusp_override *ov, int nov, const char *label) {
   char err[1024] = "";
   long vm0 = status_kb("VmPeak");
@@ -86,7 +86,7 @@ static void expect_refused(const cusp_override *ov, int nov, const char *label) 
   mjData *d = m ? mj_makeData(m) : NULL;
   const char *why = m ? cusp_last_error() : err;
   EXPECT(!d, "%s: attached", label);
-  EXPECT(has(why, "\"arm\"") && has(why, "sections=") && has(why, "disks=") && has(why, "pyramid=") &&
+  EXPECT(has(why, "\"arm\"") && has(why, "contact_capacity=") && has(why, "disks") && has(why, "pyramid=") &&
              has(why, "GiB") && has(why, "bound"),
          "%s: the refusal names the instance, the keys and the size: \"%s\"", label, why);
   long vm1 = status_kb("VmPeak");
@@ -102,21 +102,27 @@ static double physical_gib(void) {
 
 static void test_large_models(void) {
   double ram = physical_gib();
-  /* 196 disks need 5.3 GiB of workspaces (56 GiB before they were sized
-   * from the pyramid and the rigid geoms): they fit where half the memory
-   * does */
+  /* 196 disks, 1576 contacts: every contact in the LCP would take 5.3 GiB
+   * (56 GiB before the pyramid and the rigid geoms sized it), beyond
+   * CUSP_CONTACT_WORKSPACE_FULL, so the LCP holds the 15 dofs' worth: 0.67
+   * GiB, most of it the contacts' own 3m x 3m matrices */
   cusp_override many[] = {{"arm", "disks", "64"}};
-  if (ram / 2 > 5.5)
-    attach_scene(DEFAULT_SCENE, many, 1, "default.xml disks=64", 6.0 * 1024);
-  else
-    expect_refused(many, 1, "disks=64");
-  /* 497 disks: 34 GiB with pyramid 4, 272 GiB with pyramid 16 */
+  attach_scene(DEFAULT_SCENE, many, 1, "default.xml disks=64", 1536.0);
+  /* 497 disks, 3984 contacts: 34 GiB with pyramid 4 and 272 GiB with
+   * pyramid 16 when the LCP held every contact; 4.3 GiB now (54 dofs) */
   cusp_override long_arm[] = {{"arm", "sections", "16"}, {"arm", "disks", "30"}, {"arm", "mass", "0.1"},
                               {"arm", "initial", "s1c1=0"}, {"arm", "pyramid", "16"}};
-  if (ram / 2 < 272)
+  if (ram / 2 > 4.5) {
+    attach_scene(DEFAULT_SCENE, long_arm, 5, "16 sections x 30 disks, pyramid 16", 5.0 * 1024);
+    attach_scene(DEFAULT_SCENE, long_arm, 4, "16 sections x 30 disks", 5.0 * 1024);
+  } else {
     expect_refused(long_arm, 5, "16 sections x 30 disks, pyramid 16");
-  if (ram / 2 < 34)
-    expect_refused(long_arm, 4, "16 sections x 30 disks");
+  }
+  /* 1021 disks, 8176 contacts: 18 GiB, the contacts' own matrices alone */
+  cusp_override longer[] = {{"arm", "sections", "20"}, {"arm", "disks", "50"}, {"arm", "mass", "0.1"},
+                            {"arm", "initial", "s1c1=0"}};
+  if (ram / 2 < 18)
+    expect_refused(longer, 4, "20 sections x 50 disks");
 }
 
 /* pyramid is live: below or at the loaded value it switches and the arm

@@ -27,7 +27,7 @@ How a scenario maps onto a scene:
   the sum of their radii (union of such pairs). Rods further apart run in models of
   their own (one model would size one contact workspace for all their disks
   together, growing with the square of their number: six 50-element rods of three
-  disks per element would need about 80 GiB, refused at load). After the run, every pair of
+  disks per element would need about 32 GiB, refused at load). After the run, every pair of
   rods in different models is checked at every frame: if they came within the sum of
   their radii, the run is repeated with them in one model, so a rod is never let
   through another for having started far from it.
@@ -561,6 +561,10 @@ class CuspSolver:
         raise Diverged(f"cusp: {report['message'] or 'a soft step failed'}", time=time)
       if report is not None and "pass through each other" in report["message"]:
         raise Diverged(f"cusp: {report['message']}", time=time)
+      if data.warning[mujoco.mjtWarning.mjWARN_CONTACTFULL].number:
+        # the step found more contacts than the plugin's contact_capacity and solved only those
+        # that fit: the run is no longer the scenario's (the report's message has the counts)
+        raise Diverged(f"cusp: {report['message'] if report is not None else 'contacts dropped'}", time=time)
       if data.warning[mujoco.mjtWarning.mjWARN_BADQACC].number:
         raise Diverged("MuJoCo: bad acceleration (mjWARN_BADQACC)", time=time)
       if not (np.isfinite(data.qpos).all() and np.isfinite(data.qvel).all()):

@@ -479,10 +479,11 @@ def test_arm_inside_a_solid_is_reported_in_words(capfd):
 
 def test_contacts_beyond_capacity_are_reported(tmp_path, capfd):
   """A disk resting on gravel finds more contacts than the workspace holds
-  (8 per soft disk, 8 per collidable geom of a movable body): the dropped
-  ones are said in words (MuJoCo's warning, the report's message), never
-  lost in silence; the kept ones fill the capacity. Without the gravel, no
-  word."""
+  (the key contact_capacity, default 8 per soft disk, plus 8 per collidable
+  geom of a movable body): the dropped ones are said in words naming the key
+  (MuJoCo's warning, the report's message) and counted in MuJoCo's
+  mjWARN_CONTACTFULL, never lost in silence; the kept ones fill the
+  capacity. Without the gravel, no word."""
   def scene(gravel):
     stones = "".join(f'<geom type="sphere" size="0.001" pos="{0.0025 * i} {0.0025 * j} 0.5445"/>'
                      for i in range(-11, 12) for j in range(-11, 12)) if gravel else ""
@@ -501,9 +502,13 @@ def test_contacts_beyond_capacity_are_reported(tmp_path, capfd):
   r = cusp.report(m, d)
   ndisk = m.nmocap
   assert r["ncontact"] == 8 * ndisk
-  assert "contacts beyond the capacity of %d were dropped" % (8 * ndisk) in r["message"], r["message"]
+  assert "contact_capacity exceeded" in r["message"], r["message"]
+  assert "the workspaces hold %d;" % (8 * ndisk) in r["message"], r["message"]
+  full = d.warning[mujoco.mjtWarning.mjWARN_CONTACTFULL]
+  assert full.number == 1 and full.lastinfo > 8 * ndisk
+  assert "%d contacts found" % full.lastinfo in r["message"], r["message"]
   said = capfd.readouterr()
-  assert "were dropped" in said.out + said.err
+  assert "contact_capacity exceeded" in said.out + said.err
   m = scene(False)
   d = mujoco.MjData(m)
   mujoco.mj_step(m, d)
