@@ -10,6 +10,9 @@
 
 #include "presets.h"
 
+#include <cblas.h>
+#include <lapacke.h>
+
 #define EPS_SDF 1e-12   /* the paper's smoothing of |.| and max(.,.) */
 
 /* What the arm rows take from the step's start (q_k, v_k): M~, the free
@@ -650,6 +653,100 @@ void plan_mpcc_rest_guess(const plan_mpcc *p, double *z) {
   }
 }
 
+/* Damped Gauss-Newton on the arm's coordinates q (from q_init, |q_i| <=
+ * 0.9 q_bound) for the disk touching the ball (gap 0) with the contact
+ * normal n_c: 4 residuals, n unknowns, the step -J^T (J J^T + lambda I)^-1 r
+ * (minimum norm: the pose stays near the rest pose). Returns the residual's
+ * norm at q. */
+static double touch_pose(plan_mpcc *p, const double n_c[3], double *q) {
+  int n = p->n;
+  double zero[64] = {0}, J[4 * 64], r[4], rp[4], rm[4], A[16], lambda = 1e-6;
+  contact_geom G;
+  memcpy(q, p->q_init, sizeof(double) * n);
+  double norm = INFINITY;
+  for (int it = 0; it < 100; it++) {
+    contact_geometry(p, q, zero, zero, &G);
+    r[0] = G.gap;
+    for (int i = 0; i < 3; i++) r[1 + i] = G.n[i] - n_c[i];
+    norm = sqrt(r[0] * r[0] + r[1] * r[1] + r[2] * r[2] + r[3] * r[3]);
+    if (norm < 1e-10) break;
+    for (int c = 0; c < n; c++) {
+      double q0 = q[c], dq = 1e-7;
+      q[c] = q0 + dq;
+      contact_geometry(p, q, zero, zero, &G);
+      rp[0] = G.gap;
+      memcpy(rp + 1, G.n, sizeof G.n);
+      q[c] = q0 - dq;
+      contact_geometry(p, q, zero, zero, &G);
+      rm[0] = G.gap;
+      memcpy(rm + 1, G.n, sizeof G.n);
+      q[c] = q0;
+      for (int i = 0; i < 4; i++) J[i * n + c] = (rp[i] - rm[i]) / (2 * dq);
+    }
+    /* A = J J^T + lambda I (4 x 4), then y = A^-1 r and dq = -J^T y */
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, 4, 4, n, 1, J, n, J, n, 0, A, 4);
+    for (int i = 0; i < 4; i++) A[i * 4 + i] += lambda;
+    double y[4] = {r[0], r[1], r[2], r[3]};
+    if (LAPACKE_dposv(LAPACK_ROW_MAJOR, 'L', 4, 1, A, 4, y, 1)) break;
+    double bound = 0.9 * p->prm.q_bound;
+    for (int c = 0; c < n; c++) {
+      double step = 0;
+      for (int i = 0; i < 4; i++) step -= J[i * n + c] * y[i];
+      q[c] = fmin(fmax(q[c] + step, -bound), bound);
+    }
+  }
+  return norm;
+}
+
+int plan_mpcc_needs_offaxis(const plan_mpcc *p) {
+  double a[3], an = sqrt(dot3(p->prm.axis, p->prm.axis));
+  for (int i = 0; i < 3; i++) a[i] = p->prm.axis[i] / an;
+  return fabs(dot3(a, p->n_rest)) > 0.5;
+}
+
+double plan_mpcc_offaxis_guess(plan_mpcc *p, double *z, double normal[3]) {
+  const plan_mpcc_params *P = &p->prm;
+  int n = p->n, N = P->N;
+  double a[3], an = sqrt(dot3(P->axis, P->axis)), t2[3];
+  for (int i = 0; i < 3; i++) a[i] = P->axis[i] / an;
+  cross3(p->n_rest, p->t1_rest, t2);
+  /* candidates 45 degrees round the ball from the rest contact, towards +-t1 and +-t2; of those
+     the disk reaches, the one whose normal is farthest from the axis (the longest lever) */
+  const double *dirs[2] = {p->t1_rest, t2};
+  double best = -1, q_c[64], q_try[64], n_best[3] = {0};
+  for (int c = 0; c < 4; c++) {
+    double sgn = c % 2 ? -1 : 1, n_c[3];
+    for (int i = 0; i < 3; i++) n_c[i] = M_SQRT1_2 * (p->n_rest[i] + sgn * dirs[c / 2][i]);
+    double res = touch_pose(p, n_c, q_try);
+    double lever = sqrt(fmax(0, 1 - dot3(n_c, a) * dot3(n_c, a)));
+    double score = res < 1e-6 ? lever : -1;
+    if (score > best) { best = score; memcpy(q_c, q_try, sizeof(double) * n); memcpy(n_best, n_c, sizeof n_c); }
+  }
+  if (normal) memcpy(normal, n_best, sizeof n_best);
+  plan_mpcc_rest_guess(p, z);
+  if (best < 0) return -1;
+  /* the disk moves to q_c over the first tenth of the horizon (smoothstep), then holds; the
+     ball turns about the axis over the rest, its angular velocity the difference of angles */
+  int k_c = N / 10 > 1 ? N / 10 : 1;
+  if (k_c >= N) k_c = N - 1;
+  double theta_prev = 0;
+  for (int k = 1; k <= N; k++) {
+    double *s = z + (size_t)k * p->B, *s_prev = s - p->B;
+    double u = k >= k_c ? 1 : (double)k / k_c, w = u * u * (3 - 2 * u);
+    for (int i = 0; i < n; i++) {
+      s[i] = p->q_init[i] + w * (q_c[i] - p->q_init[i]);
+      s[n + i] = (s[i] - s_prev[i]) / p->h;
+    }
+    double ub = k <= k_c || N == k_c ? 0 : (double)(k - k_c) / (N - k_c), wb = ub * ub * (3 - 2 * ub);
+    double theta = P->angle * wb, rot[3], e[4];
+    for (int i = 0; i < 3; i++) { s[2 * n + i] = (theta - theta_prev) / p->h * a[i]; rot[i] = theta * a[i]; }
+    quat_exp(rot, e);
+    memcpy(s + 2 * n + 3, e, sizeof e);
+    theta_prev = theta;
+  }
+  return best;
+}
+
 void plan_mpcc_inverse_dynamics(plan_mpcc *p, double *z) {
   for (int k = 0; k < p->prm.N; k++) {  /* positions from the velocities, as sb_step_commit does */
     double *q0 = z + (size_t)k * p->B, *q1 = q0 + p->B, *v1 = q1 + p->n;
@@ -690,6 +787,9 @@ static int solve_at_eps(plan_mpcc *p, double eps, double tol, int max_iter, doub
   if (!ip) return Invalid_Problem_Definition;
   AddIpoptIntOption(ip, "print_level", p->prm.derivative_test ? 4 : 0);
   AddIpoptStrOption(ip, "sb", "yes");
+  /* IPOPT reads ./ipopt.opt unless told otherwise: a stray file in the caller's directory would
+     change the plan silently; only a file the caller names is read */
+  AddIpoptStrOption(ip, "option_file_name", (char *)(p->prm.ipopt_options ? p->prm.ipopt_options : ""));
   AddIpoptStrOption(ip, "hessian_approximation", "limited-memory");
   if (p->prm.lbfgs_memory > 0) AddIpoptIntOption(ip, "limited_memory_max_history", p->prm.lbfgs_memory);
   if (p->prm.derivative_test && !warm) {

@@ -62,6 +62,8 @@ typedef struct {
   double tol;             /* IPOPT tol */
   int verbose;            /* progress lines (IPOPT iterations) on stderr */
   int derivative_test;    /* IPOPT's first-order derivative checker at the start point (prints to stdout) */
+  const char *ipopt_options; /* an IPOPT options file read after (and overriding) the solver's own
+                              * options; NULL or "": none (IPOPT would otherwise read ./ipopt.opt) */
 } plan_mpcc_params;
 
 /* The paper's task about axis (0, 1, 2 = x, y, z): N = 100, T = 4 s, mu =
@@ -102,6 +104,19 @@ int plan_mpcc_nconstraints(const plan_mpcc *p, int dynamic);
 
 /* Initial guess: the rest trajectory (cold start). */
 void plan_mpcc_rest_guess(const plan_mpcc *p, double *z);
+/* Initial guess with the disk touching the ball off the rotation axis: the
+ * rest contact lies at the ball's -y pole, on the axis of the task about y,
+ * where a tangential push has almost no lever. A small inverse-kinematics
+ * solve (damped Gauss-Newton on q) finds a pose touching the ball 45 degrees
+ * round from the rest contact (four directions tried; of those reached, the
+ * normal farthest from the axis); the arm moves there over the first tenth
+ * of the horizon and holds, the ball turns about the axis over the rest
+ * (smoothstep in both), forces zero. Returns the chosen normal's distance
+ * from the axis (sine of the angle, the lever over the radius), or -1 (z is
+ * then the rest guess) when no candidate pose was reached. */
+double plan_mpcc_offaxis_guess(plan_mpcc *p, double *z, double normal[3]);
+/* 1 when the rest contact's normal is within 60 degrees of the rotation axis. */
+int plan_mpcc_needs_offaxis(const plan_mpcc *p);
 /* Re-integrates the positions of z from its velocities (q_{k+1} = q_k + h
  * v_{k+1}), then overwrites each tau_k with the one that makes the arm rows
  * of step k hold exactly (inverse dynamics along z's states and forces). */
