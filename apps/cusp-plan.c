@@ -18,7 +18,7 @@ static int usage(const char *msg) {
   fprintf(stderr,
           "usage: cusp-plan --task rotate --axis x|y|z [--cold] [--N n] [--T seconds] [--angle rad]\n"
           "                 [--eps e] [--eps-start e0] [--eps-factor f] [--relaxed-iter k] [--max-iter k] [--kin-iter k] [--max-seconds s] [--tol t]\n"
-          "                 [--penalty rho | --scholtes] [--lbfgs-memory k] [--guess auto|rest|offaxis] [--ipopt-options file]\n"
+          "                 [--penalty rho | --scholtes] [--lbfgs-memory k] [--guess auto|rest|offaxis] [--ipopt-options file] [--hessian lbfgs|exact]\n"
           "                 [--out trajectory.csv] [--json] [--quiet] [--derivative-test]\n"
           "--guess: the first stage's initial guess; auto (default) moves the disk off the rotation axis\n"
           "  first when the rest contact lies near it (the task about y), and starts from rest otherwise;\n"
@@ -92,7 +92,7 @@ static int write_trajectory(const char *path, plan_mpcc *p, const plan_mpcc_para
 }
 
 int main(int argc, char **argv) {
-  const char *task = NULL, *axis = NULL, *out = NULL, *guess = "auto", *ipopt_options = NULL;
+  const char *task = NULL, *axis = NULL, *out = NULL, *guess = "auto", *ipopt_options = NULL, *hessian = "lbfgs";
   int cold = 0, json = 0, quiet = 0, N = 100, max_iter = 3000, kin_iter = 300;
   double T = 4, angle = -1, eps = 1e-7, tol = 1e-8, max_seconds = 0, eps_start = -1, eps_factor = -1;
   int relaxed_iter = -1, derivative_test = 0;
@@ -109,6 +109,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--derivative-test")) derivative_test = 1;
     else if (!strcmp(a, "--out") && more) out = argv[++i];
     else if (!strcmp(a, "--guess") && more) guess = argv[++i];
+    else if (!strcmp(a, "--hessian") && more) hessian = argv[++i];
     else if (!strcmp(a, "--ipopt-options") && more) ipopt_options = argv[++i];
     else if (!strcmp(a, "--N") && more) {
       char *end;
@@ -161,6 +162,7 @@ int main(int argc, char **argv) {
   }
   if (!task || strcmp(task, "rotate")) return usage("--task rotate is required (the only task)");
   if (!axis || strlen(axis) != 1 || !strchr("xyz", axis[0])) return usage("--axis must be x, y or z");
+  if (strcmp(hessian, "lbfgs") && strcmp(hessian, "exact")) return usage("--hessian must be lbfgs or exact");
   if (strcmp(guess, "auto") && strcmp(guess, "rest") && strcmp(guess, "offaxis"))
     return usage("--guess must be auto, rest or offaxis");
   if (ipopt_options) {  /* IPOPT ignores a file it cannot open: say so instead */
@@ -174,6 +176,7 @@ int main(int argc, char **argv) {
   }
   plan_mpcc_params P = plan_mpcc_rotate_task(axis[0] - 'x');
   P.ipopt_options = ipopt_options;
+  P.exact_hessian = !strcmp(hessian, "exact");
   P.N = N;
   P.T = T;
   P.eps = eps;
@@ -227,6 +230,7 @@ int main(int argc, char **argv) {
     printf("{\"task\": \"rotate\", \"axis\": \"%c\", \"start\": \"%s\", \"N\": %d, \"T\": ", axis[0],
            cold ? "cold" : "kinematic", N);
     json_number(T);
+    printf(", \"hessian\": \"%s\"", hessian);
     printf(", \"guess\": \"%s\", \"status\": \"%s\", \"ipopt_status\": %d, \"quaternion_error\": ",
            offaxis ? "offaxis" : "rest", status, dyn.status);
     json_number(dyn.quaternion_error);
