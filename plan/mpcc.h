@@ -62,6 +62,8 @@ typedef struct {
   int max_iter_kinematic; /* of the kinematic stage (a warm start: need not converge) */
   double max_seconds;     /* IPOPT max_cpu_time per stage (0: none) */
   double tol;             /* IPOPT tol */
+  double acceptable_tol;  /* IPOPT acceptable_tol (0: its default, 1e-6) */
+  int acceptable_iter;    /* IPOPT acceptable_iter (0: its default, 15) */
   int verbose;            /* progress lines (IPOPT iterations) on stderr */
   int derivative_test;    /* IPOPT's first-order derivative checker at the start point (prints to stdout) */
   const char *ipopt_options; /* an IPOPT options file read after (and overriding) the solver's own
