@@ -20,9 +20,9 @@ static int usage(const char *msg) {
           "                 [--eps e] [--eps-start e0] [--eps-factor f] [--relaxed-iter k] [--max-iter k] [--kin-iter k] [--max-seconds s] [--tol t]\n"
           "                 [--penalty rho | --scholtes] [--lbfgs-memory k] [--guess auto|rest|offaxis] [--ipopt-options file] [--hessian lbfgs|exact]\n"
           "                 [--out trajectory.csv] [--json] [--quiet] [--derivative-test]\n"
-          "--guess: the first stage's initial guess; auto (default) moves the disk off the rotation axis\n"
-          "  first when the rest contact lies near it (the task about y), and starts from rest otherwise;\n"
-          "  --cold starts from rest unless --guess offaxis is given\n"
+          "--guess: the first stage's initial guess: rest (default), offaxis (the disk first moves to a\n"
+          "  contact off the rotation axis), auto (offaxis when the rest contact lies near the axis, as\n"
+          "  for y; with --cold only offaxis applies)\n"
           "--ipopt-options: an IPOPT options file read after cusp's options (no file is read otherwise)\n"
           "defaults: the paper's task, N = 100, T = 4 s, 90 deg, mu = 0.6, d = 10, eps = 1e-7\n"
           "exit code: 0 converged (or IPOPT-acceptable), 1 not converged, 2 bad arguments\n");
@@ -92,7 +92,7 @@ static int write_trajectory(const char *path, plan_mpcc *p, const plan_mpcc_para
 }
 
 int main(int argc, char **argv) {
-  const char *task = NULL, *axis = NULL, *out = NULL, *guess = "auto", *ipopt_options = NULL, *hessian = "lbfgs";
+  const char *task = NULL, *axis = NULL, *out = NULL, *guess = "rest", *ipopt_options = NULL, *hessian = "lbfgs";
   int cold = 0, json = 0, quiet = 0, N = 100, max_iter = 3000, kin_iter = 300;
   double T = 4, angle = -1, eps = 1e-7, tol = 1e-8, max_seconds = 0, eps_start = -1, eps_factor = -1;
   int relaxed_iter = -1, derivative_test = 0;
