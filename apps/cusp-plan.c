@@ -18,8 +18,12 @@ static int usage(const char *msg) {
   fprintf(stderr,
           "usage: cusp-plan --task rotate --axis x|y|z [--cold] [--N n] [--T seconds] [--angle rad]\n"
           "                 [--eps e] [--eps-start e0] [--eps-factor f] [--relaxed-iter k] [--max-iter k] [--kin-iter k] [--max-seconds s] [--tol t]\n"
-          "                 [--penalty rho | --scholtes] [--lbfgs-memory k]\n"
+          "                 [--penalty rho | --scholtes] [--lbfgs-memory k] [--guess auto|rest|offaxis] [--ipopt-options file] [--hessian lbfgs|exact]\n"
           "                 [--out trajectory.csv] [--json] [--quiet] [--derivative-test]\n"
+          "--guess: the first stage's initial guess: rest (default), offaxis (the disk first moves to a\n"
+          "  contact off the rotation axis), auto (offaxis when the rest contact lies near the axis, as\n"
+          "  for y; with --cold only offaxis applies)\n"
+          "--ipopt-options: an IPOPT options file read after cusp's options (no file is read otherwise)\n"
           "defaults: the paper's task, N = 100, T = 4 s, 90 deg, mu = 0.6, d = 10, eps = 1e-7\n"
           "exit code: 0 converged (or IPOPT-acceptable), 1 not converged, 2 bad arguments\n");
   return 2;
@@ -88,7 +92,7 @@ static int write_trajectory(const char *path, plan_mpcc *p, const plan_mpcc_para
 }
 
 int main(int argc, char **argv) {
-  const char *task = NULL, *axis = NULL, *out = NULL;
+  const char *task = NULL, *axis = NULL, *out = NULL, *guess = "rest", *ipopt_options = NULL, *hessian = "lbfgs";
   int cold = 0, json = 0, quiet = 0, N = 100, max_iter = 3000, kin_iter = 300;
   double T = 4, angle = -1, eps = 1e-7, tol = 1e-8, max_seconds = 0, eps_start = -1, eps_factor = -1;
   int relaxed_iter = -1, derivative_test = 0;
@@ -104,6 +108,9 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--quiet")) quiet = 1;
     else if (!strcmp(a, "--derivative-test")) derivative_test = 1;
     else if (!strcmp(a, "--out") && more) out = argv[++i];
+    else if (!strcmp(a, "--guess") && more) guess = argv[++i];
+    else if (!strcmp(a, "--hessian") && more) hessian = argv[++i];
+    else if (!strcmp(a, "--ipopt-options") && more) ipopt_options = argv[++i];
     else if (!strcmp(a, "--N") && more) {
       char *end;
       long v = strtol(argv[++i], &end, 10);
@@ -155,7 +162,21 @@ int main(int argc, char **argv) {
   }
   if (!task || strcmp(task, "rotate")) return usage("--task rotate is required (the only task)");
   if (!axis || strlen(axis) != 1 || !strchr("xyz", axis[0])) return usage("--axis must be x, y or z");
+  if (strcmp(hessian, "lbfgs") && strcmp(hessian, "exact")) return usage("--hessian must be lbfgs or exact");
+  if (strcmp(guess, "auto") && strcmp(guess, "rest") && strcmp(guess, "offaxis"))
+    return usage("--guess must be auto, rest or offaxis");
+  if (ipopt_options) {  /* IPOPT ignores a file it cannot open: say so instead */
+    FILE *f = fopen(ipopt_options, "r");
+    if (!f) {
+      char msg[300];
+      snprintf(msg, sizeof msg, "--ipopt-options: cannot read '%s'", ipopt_options);
+      return usage(msg);
+    }
+    fclose(f);
+  }
   plan_mpcc_params P = plan_mpcc_rotate_task(axis[0] - 'x');
+  P.ipopt_options = ipopt_options;
+  P.exact_hessian = !strcmp(hessian, "exact");
   P.N = N;
   P.T = T;
   P.eps = eps;
@@ -177,7 +198,20 @@ int main(int argc, char **argv) {
   double *z = malloc(sizeof(double) * plan_mpcc_nvars(p));
   if (!z) { fprintf(stderr, "cusp-plan: out of memory\n"); plan_mpcc_free(p); return 1; }
   plan_mpcc_rest_guess(p, z);
+  int offaxis = !strcmp(guess, "offaxis") || (!strcmp(guess, "auto") && !cold && plan_mpcc_needs_offaxis(p));
+  double lever = -1, guess_normal[3] = {0};
+  if (offaxis) {
+    lever = plan_mpcc_offaxis_guess(p, z, guess_normal);
+    if (lever < 0) {
+      fprintf(stderr, "cusp-plan: no pose of the arm touches the ball off the rotation axis: starting from rest\n");
+      offaxis = 0;
+    } else if (!quiet) {
+      fprintf(stderr, "off-axis guess: contact normal (%.3f, %.3f, %.3f), lever %.3f of the radius\n",
+              guess_normal[0], guess_normal[1], guess_normal[2], lever);
+    }
+  }
   plan_mpcc_stage kin = {0}, dyn = {0};
+  if (cold && offaxis) plan_mpcc_inverse_dynamics(p, z);
   if (!cold) {
     plan_mpcc_solve(p, 0, z, &kin);
     if (!quiet) fprintf(stderr, "kinematic stage: IPOPT status %d after %d iterations, %.2f s\n", kin.status, kin.iterations, kin.solve_s);
@@ -196,7 +230,9 @@ int main(int argc, char **argv) {
     printf("{\"task\": \"rotate\", \"axis\": \"%c\", \"start\": \"%s\", \"N\": %d, \"T\": ", axis[0],
            cold ? "cold" : "kinematic", N);
     json_number(T);
-    printf(", \"status\": \"%s\", \"ipopt_status\": %d, \"quaternion_error\": ", status, dyn.status);
+    printf(", \"hessian\": \"%s\"", hessian);
+    printf(", \"guess\": \"%s\", \"status\": \"%s\", \"ipopt_status\": %d, \"quaternion_error\": ",
+           offaxis ? "offaxis" : "rest", status, dyn.status);
     json_number(dyn.quaternion_error);
     printf(", \"complementarity\": ");
     json_number(dyn.complementarity);

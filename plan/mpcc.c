@@ -10,6 +10,9 @@
 
 #include "presets.h"
 
+#include <cblas.h>
+#include <lapacke.h>
+
 #define EPS_SDF 1e-12   /* the paper's smoothing of |.| and max(.,.) */
 
 /* What the arm rows take from the step's start (q_k, v_k): M~, the free
@@ -37,6 +40,7 @@ struct plan_mpcc {
   double *zp, *rp, *rm;  /* scratch for differences */
   double Jpoint[6 * 64], dnu_dv[3 * 64];
   arm_terms terms, terms_fixed;  /* arm terms of the current evaluation, and of the Jacobian's base point */
+  double *hess_work;     /* exact Hessian: two step Jacobians (R x C) and the block's columns (C x C) */
   int iterations;
   double eval_s;         /* wall time inside the constraint and Jacobian callbacks */
 };
@@ -62,7 +66,12 @@ plan_mpcc_params plan_mpcc_rotate_task(int axis) {
                         .ball_center = {0, 0.1, 0.7}, .ball_radius = 0.05, .ball_mass = 0.1,
                         .ball_damping = 0.002, .disk_radius = 0.03, .disk_half_thickness = 0.005,
                         .q_bound = 0.06, .v_bound = 2, .tau_bound = 100, .force_bound = 100,
-                        .omega_bound = 20, .lbfgs_memory = 20, .max_iter = 3000, .max_iter_kinematic = 300, .max_seconds = 0, .tol = 1e-8, .verbose = 0};
+                        .omega_bound = 20, .lbfgs_memory = 20, .max_iter = 3000, .max_iter_kinematic = 300, .max_seconds = 0, .tol = 1e-8,
+                        /* with the limited-memory Hessian the last relaxation's dual infeasibility
+                           stalls at a few 1e-6 (docs/planning.md, session 12): IPOPT's default
+                           acceptable level (1e-6 over 15 iterations) is never met and its
+                           restoration phase then fails; the rows keep their eps tolerance */
+                        .acceptable_tol = 1e-5, .acceptable_iter = 5, .verbose = 0};
   r.axis[axis < 0 || axis > 2 ? 0 : axis] = 1;
   return r;
 }
@@ -451,7 +460,50 @@ static Bool cb_g(Index nv, Number *x, Bool nx, Index m, Number *g, UserDataPtr u
   return TRUE;
 }
 
-/* Central differences over the step's column block [k B, k B + B + ns). */
+/* Step k's Jacobian (R x C, row-major) by central differences over its
+ * column block [k B, k B + B + ns) of zp, which it perturbs and restores. */
+static void step_jacobian(plan_mpcc *p, double *zp, int k, double *val) {
+  int R = p->nrow, C = p->B + p->ns;
+  state_view S0 = state_at(p, zp, k), S1 = state_at(p, zp, k + 1);
+  contact_geom G, Gv;
+  contact_geometry(p, S1.q, S1.v, S1.om, &G);
+  contact_velocity_jacobian(p, &G, p->dnu_dv);
+  if (p->dynamic) arm_terms_at(p, &S0, &p->terms_fixed);
+  int v1 = p->B + p->n, om1 = p->B + 2 * p->n, quat1 = om1 + 3;
+  for (int c = 0; c < C; c++) {
+    int col = k * p->B + c;
+    /* only q_k, v_k change the arm terms at S_k, only q_{k+1}, v_{k+1}, omega_{k+1} the
+       geometry at S_{k+1}: the other columns reuse them */
+    const contact_geom *Gc = c < p->B || c >= quat1 ? &G : NULL;
+    if (c >= v1 && c < quat1) Gc = &Gv;   /* nu moves linearly, the rest of the geometry stays */
+    const arm_terms *Ac = c < p->n ? NULL : &p->terms_fixed;
+    int velocity = p->dynamic && c >= p->n && c < 2 * p->n;
+    if (velocity) Ac = &p->terms;
+    double x0 = zp[col], dx = 1e-6 * (1 + fabs(x0));
+    for (int side = 0; side < 2; side++) {
+      zp[col] = side ? x0 - dx : x0 + dx;
+      if (Gc == &Gv) {
+        double delta = side ? -dx : dx, e[3] = {0}, exr[3];
+        Gv = G;
+        if (c < om1) {
+          for (int i = 0; i < 3; i++) Gv.nu[i] += delta * p->dnu_dv[i * p->n + (c - v1)];
+        } else {  /* nu = ... - omega x r_ball */
+          e[c - om1] = delta;
+          cross3(e, G.r_ball, exr);
+          for (int i = 0; i < 3; i++) Gv.nu[i] -= exr[i];
+        }
+      }
+      if (velocity) {
+        state_view Sp = state_at(p, zp, k);
+        arm_terms_velocity(p, &Sp, &p->terms_fixed, &p->terms);
+      }
+      step_rows_with(p, zp, k, Gc, p->dynamic ? Ac : NULL, side ? p->rm : p->rp);
+    }
+    zp[col] = x0;
+    for (int r = 0; r < R; r++) val[(size_t)r * C + c] = (p->rp[r] - p->rm[r]) / (2 * dx);
+  }
+}
+
 static Bool cb_jac(Index nv, Number *x, Bool nx, Index m, Index nele, Index *irow, Index *jcol,
                    Number *val, UserDataPtr ud) {
   (void)nx; (void)m; (void)nele;
@@ -466,50 +518,184 @@ static Bool cb_jac(Index nv, Number *x, Bool nx, Index m, Index nele, Index *iro
   }
   double t0 = wall_now();
   memcpy(p->zp, x, sizeof(double) * nv);
-  for (int k = 0; k < p->prm.N; k++) {
-    state_view S0 = state_at(p, x, k), S1 = state_at(p, x, k + 1);
-    contact_geom G, Gv;
-    contact_geometry(p, S1.q, S1.v, S1.om, &G);
-    contact_velocity_jacobian(p, &G, p->dnu_dv);
-    if (p->dynamic) arm_terms_at(p, &S0, &p->terms_fixed);
-    int v1 = p->B + p->n, om1 = p->B + 2 * p->n, quat1 = om1 + 3;
-    for (int c = 0; c < C; c++) {
-      int col = k * p->B + c;
-      /* only q_k, v_k change the arm terms at S_k, only q_{k+1}, v_{k+1}, omega_{k+1} the
-         geometry at S_{k+1}: the other columns reuse them */
-      const contact_geom *Gc = c < p->B || c >= quat1 ? &G : NULL;
-      if (c >= v1 && c < quat1) Gc = &Gv;   /* nu moves linearly, the rest of the geometry stays */
-      const arm_terms *Ac = c < p->n ? NULL : &p->terms_fixed;
-      int velocity = p->dynamic && c >= p->n && c < 2 * p->n;
-      if (velocity) Ac = &p->terms;
-      double x0 = p->zp[col], dx = 1e-6 * (1 + fabs(x0));
-      for (int side = 0; side < 2; side++) {
-        p->zp[col] = side ? x0 - dx : x0 + dx;
-        if (Gc == &Gv) {
-          double delta = side ? -dx : dx, e[3] = {0}, exr[3];
-          Gv = G;
-          if (c < om1) {
-            for (int i = 0; i < 3; i++) Gv.nu[i] += delta * p->dnu_dv[i * p->n + (c - v1)];
-          } else {  /* nu = ... - omega x r_ball */
-            e[c - om1] = delta;
-            cross3(e, G.r_ball, exr);
-            for (int i = 0; i < 3; i++) Gv.nu[i] -= exr[i];
-          }
-        }
-        if (velocity) {
-          state_view Sp = state_at(p, p->zp, k);
-          arm_terms_velocity(p, &Sp, &p->terms_fixed, &p->terms);
-        }
-        step_rows_with(p, p->zp, k, Gc, p->dynamic ? Ac : NULL, side ? p->rm : p->rp);
-      }
-      p->zp[col] = x0;
-      for (int r = 0; r < R; r++) val[(size_t)k * R * C + (size_t)r * C + c] = (p->rp[r] - p->rm[r]) / (2 * dx);
-    }
-  }
+  for (int k = 0; k < p->prm.N; k++) step_jacobian(p, p->zp, k, val + (size_t)k * R * C);
   p->eval_s += wall_now() - t0;
   for (size_t i = 0; i < (size_t)p->prm.N * R * C; i++)
     if (!isfinite(val[i])) return FALSE;
   return TRUE;
+}
+
+/* ---- Hessian of the Lagrangian: sigma f + lambda . g ----
+ * Lower triangle of each step's C x C column block (the constraints' part),
+ * then the objective's entries (IPOPT adds duplicates): per knot the
+ * quaternion's 4 x 4, the velocity differences' (v, omega at k and k+1),
+ * tau's diagonal, and fz_k's coupling to fz_{k-1}. */
+static int hessian_objective_nnz(const plan_mpcc *p) {
+  int n = p->n;
+  return p->prm.N * (10 + 3 * (n + 3) + n + 1) + (p->prm.N - 1) * 2;
+}
+static size_t hessian_nnz(const plan_mpcc *p) {
+  size_t C = (size_t)(p->B + p->ns);
+  return (size_t)p->prm.N * C * (C + 1) / 2 + (size_t)hessian_objective_nnz(p);
+}
+
+/* Columns in which every row of a step is linear (its Hessian rows vanish): tau_k (the arm rows'
+   -h tau), zeta_k, omega_k (the ball rows' omega_{k+1} - omega_k). */
+static int column_is_linear(const plan_mpcc *p, int c) {
+  int n = p->n;
+  return (c >= 2 * n && c < 2 * n + 3) || (c >= p->ns && c < p->ns + n) || c == p->ns + n + p->prm.d + 2;
+}
+
+static void hessian_structure(const plan_mpcc *p, Index *ir, Index *jc) {
+  int C = p->B + p->ns, n = p->n, N = p->prm.N;
+  size_t e = 0;
+  for (int k = 0; k < N; k++)
+    for (int a = 0; a < C; a++)
+      for (int b = 0; b <= a; b++, e++) { ir[e] = k * p->B + a; jc[e] = k * p->B + b; }
+  for (int k = 0; k < N; k++) {
+    int s0 = k * p->B, s1 = s0 + p->B, u = s0 + p->ns, q1 = s1 + 2 * n + 3;
+    for (int a = 0; a < 4; a++)
+      for (int b = 0; b <= a; b++, e++) { ir[e] = q1 + a; jc[e] = q1 + b; }
+    for (int i = 0; i < n + 3; i++) {
+      int o = i < n ? n + i : 2 * n + (i - n);
+      ir[e] = s0 + o; jc[e++] = s0 + o;
+      ir[e] = s1 + o; jc[e++] = s1 + o;
+      ir[e] = s1 + o; jc[e++] = s0 + o;
+    }
+    for (int i = 0; i < n; i++, e++) { ir[e] = u + i; jc[e] = u + i; }
+    ir[e] = u + n; jc[e++] = u + n;
+    if (k > 0) {
+      int fz_prev = s0 - p->B + p->ns + n;
+      ir[e] = fz_prev; jc[e++] = fz_prev;
+      ir[e] = u + n; jc[e++] = fz_prev;
+    }
+  }
+}
+
+/* The objective's second derivatives (eq. 20, plan_mpcc_objective), in hessian_structure's order. */
+static void hessian_objective(const plan_mpcc *p, const double *z, double sigma, double *v) {
+  int n = p->n, N = p->prm.N;
+  double h = p->h;
+  size_t e = 0;
+  for (int k = 0; k < N; k++) {
+    const double *quat = z + (size_t)(k + 1) * p->B + 2 * n + 3;
+    double qt = 0, qq = 0;
+    for (int i = 0; i < 4; i++) { qt += quat[i] * p->target[i]; qq += quat[i] * quat[i]; }
+    double w_quat = 10 * h + (k == N - 1 ? 100 : 0);
+    /* w (1 - (q.t)^2) + 10 h (q.q - 1)^2 */
+    for (int a = 0; a < 4; a++)
+      for (int b = 0; b <= a; b++, e++)
+        v[e] = sigma * (-2 * w_quat * p->target[a] * p->target[b] + 80 * h * quat[a] * quat[b] +
+                        (a == b ? 40 * h * (qq - 1) : 0));
+    for (int i = 0; i < n + 3; i++) {  /* 1e-3 h (s1 - s0)^2 */
+      v[e++] = sigma * 2e-3 * h;
+      v[e++] = sigma * 2e-3 * h;
+      v[e++] = -sigma * 2e-3 * h;
+    }
+    for (int i = 0; i < n; i++) v[e++] = sigma * 2e-2 * h;   /* 1e-2 h tau^2 */
+    v[e++] = k > 0 ? sigma * 0.4 * h : 0;                   /* 0.2 h (fz_k - fz_{k-1})^2 */
+    if (k > 0) { v[e++] = sigma * 0.4 * h; v[e++] = -sigma * 0.4 * h; }
+  }
+}
+
+/* The constraints' part of step k: column c of the Hessian of lambda_k . g_k is the difference
+   of lambda_k^T J_k at x +- delta e_c (J_k: step_jacobian); symmetrized. */
+static void hessian_step(plan_mpcc *p, double *zp, int k, const double *lambda, double *v) {
+  int R = p->nrow, C = p->B + p->ns;
+  double *Jp = p->hess_work, *Jm = Jp + (size_t)R * C, *H = Jm + (size_t)R * C;
+  for (int c = 0; c < C; c++) {
+    double *col = H + (size_t)c * C;
+    if (column_is_linear(p, c)) { memset(col, 0, sizeof(double) * C); continue; }
+    int x_col = k * p->B + c;
+    double x0 = zp[x_col], dx = 1e-5 * (1 + fabs(x0));
+    zp[x_col] = x0 + dx;
+    step_jacobian(p, zp, k, Jp);
+    zp[x_col] = x0 - dx;
+    step_jacobian(p, zp, k, Jm);
+    zp[x_col] = x0;
+    for (int b = 0; b < C; b++) {
+      double s = 0;
+      for (int r = 0; r < R; r++) s += lambda[r] * (Jp[(size_t)r * C + b] - Jm[(size_t)r * C + b]);
+      col[b] = s / (2 * dx);
+    }
+  }
+  size_t e = 0;
+  for (int a = 0; a < C; a++)
+    for (int b = 0; b <= a; b++, e++) {
+      int la = column_is_linear(p, a), lb = column_is_linear(p, b);
+      double hab = H[(size_t)b * C + a], hba = H[(size_t)a * C + b];  /* d/dx_b of row a, d/dx_a of row b */
+      v[e] = la ? hab : lb ? hba : 0.5 * (hab + hba);
+    }
+}
+
+static Bool cb_h(Index nv, Number *x, Bool nx, Number of, Index m, Number *l, Bool nl, Index ne,
+                 Index *ir, Index *jc, Number *v, UserDataPtr ud) {
+  (void)nx; (void)m; (void)nl; (void)ne;
+  plan_mpcc *p = ud;
+  if (!p->prm.exact_hessian) return FALSE;
+  if (!v) { hessian_structure(p, ir, jc); return TRUE; }
+  int C = p->B + p->ns;
+  size_t step_nnz = (size_t)C * (C + 1) / 2;
+  double t0 = wall_now();
+  memcpy(p->zp, x, sizeof(double) * nv);
+  for (int k = 0; k < p->prm.N; k++) hessian_step(p, p->zp, k, l + (size_t)k * p->nrow, v + (size_t)k * step_nnz);
+  hessian_objective(p, x, of, v + (size_t)p->prm.N * step_nnz);
+  p->eval_s += wall_now() - t0;
+  for (size_t i = 0; i < hessian_nnz(p); i++)
+    if (!isfinite(v[i])) return FALSE;
+  return TRUE;
+}
+
+double plan_mpcc_hessian_error(plan_mpcc *p, const double *z, const double *lambda, double sigma, int dynamic) {
+  p->dynamic = dynamic;
+  p->nrow = rows_per_step(p, dynamic);
+  int nv = p->nvar, m = p->prm.N * p->nrow, exact = p->prm.exact_hessian;
+  size_t nnz = hessian_nnz(p);
+  Index *ir = malloc(sizeof(Index) * 2 * nnz), *jc = ir + nnz;
+  double *v = malloc(sizeof(double) * nnz), *H = calloc((size_t)nv * nv, sizeof(double));
+  double *x = malloc(sizeof(double) * nv), *g = malloc(sizeof(double) * m);
+  double worst = INFINITY;
+  if (!ir || !v || !H || !x || !g) goto done;
+  memcpy(x, z, sizeof(double) * nv);
+  p->prm.exact_hessian = 1;
+  cb_h(nv, x, TRUE, sigma, m, (Number *)lambda, TRUE, (Index)nnz, ir, jc, NULL, p);
+  int ok = cb_h(nv, x, TRUE, sigma, m, (Number *)lambda, TRUE, (Index)nnz, NULL, NULL, v, p);
+  p->prm.exact_hessian = exact;
+  if (!ok) goto done;
+  for (size_t e = 0; e < nnz; e++) {  /* the full symmetric matrix from the triplets (duplicates add) */
+    H[(size_t)ir[e] * nv + jc[e]] += v[e];
+    if (ir[e] != jc[e]) H[(size_t)jc[e] * nv + ir[e]] += v[e];
+  }
+  /* second differences of the Lagrangian sigma f + lambda . g, g from the plain rows (no Jacobian) */
+  double *F = calloc((size_t)nv * nv, sizeof(double)), dx = 3e-5;
+  if (!F) goto done;
+  for (int i = 0; i < nv; i++)
+    for (int j = 0; j <= i; j++) {
+      double L[4];
+      for (int s = 0; s < 4; s++) {
+        double xi = x[i], xj = x[j];
+        x[i] += s & 1 ? -dx : dx;
+        x[j] += s & 2 ? -dx : dx;
+        L[s] = sigma * plan_mpcc_objective(p, x, NULL);
+        for (int k = 0; k < p->prm.N; k++) step_rows(p, x, k, g + (size_t)k * p->nrow);
+        for (int r = 0; r < m; r++) L[s] += lambda[r] * g[r];
+        x[i] = xi;
+        x[j] = xj;
+      }
+      F[(size_t)i * nv + j] = F[(size_t)j * nv + i] = (L[0] - L[1] - L[2] + L[3]) / (4 * dx * dx);
+    }
+  /* row-wise relative: the arm's coordinates give entries up to 1e5 beside small ones, whose
+     differences carry the large ones' truncation error */
+  worst = 0;
+  for (int i = 0; i < nv; i++) {
+    double scale = 1;
+    for (int j = 0; j < nv; j++) scale = fmax(scale, fabs(F[(size_t)i * nv + j]));
+    for (int j = 0; j < nv; j++) worst = fmax(worst, fabs(H[(size_t)i * nv + j] - F[(size_t)i * nv + j]) / scale);
+  }
+  free(F);
+done:
+  free(ir); free(v); free(H); free(x); free(g);
+  return worst;
 }
 
 double plan_mpcc_jacobian_error(plan_mpcc *p, const double *z, int dynamic) {
@@ -540,13 +726,6 @@ double plan_mpcc_jacobian_error(plan_mpcc *p, const double *z, int dynamic) {
   free(x);
   free(rp);
   return worst;
-}
-
-static Bool cb_h(Index nv, Number *x, Bool nx, Number of, Index m, Number *l, Bool nl, Index ne,
-                 Index *ir, Index *jc, Number *v, UserDataPtr ud) {
-  (void)nv; (void)x; (void)nx; (void)of; (void)m; (void)l; (void)nl; (void)ne; (void)ir; (void)jc;
-  (void)v; (void)ud;
-  return FALSE;  /* limited-memory Hessian */
 }
 
 static Bool cb_progress(Index mode, Index iter, Number obj, Number inf_pr, Number inf_du, Number mu,
@@ -601,7 +780,9 @@ plan_mpcc *plan_mpcc_create(const plan_mpcc_params *prm, char *error, int error_
   int n = p->n, R = rows_per_step(p, 1);
   p->Mt = malloc(sizeof(double) * (n * n + 3 * n + 2 * (n * n + 7 * n)));
   p->zp = malloc(sizeof(double) * (p->nvar + 2 * R));
-  if (!p->Mt || !p->zp) { snprintf(error, error_size, "mpcc: out of memory"); plan_mpcc_free(p); return NULL; }
+  int C = p->B + p->ns;
+  p->hess_work = malloc(sizeof(double) * (2 * (size_t)R * C + (size_t)C * C));
+  if (!p->Mt || !p->zp || !p->hess_work) { snprintf(error, error_size, "mpcc: out of memory"); plan_mpcc_free(p); return NULL; }
   p->c = p->Mt + n * n;
   p->Q = p->c + n;
   p->tmp = p->Q + n;
@@ -638,6 +819,7 @@ void plan_mpcc_free(plan_mpcc *p) {
   sb_model_free(p->model);
   free(p->Mt);
   free(p->zp);
+  free(p->hess_work);
   free(p);
 }
 
@@ -648,6 +830,100 @@ void plan_mpcc_rest_guess(const plan_mpcc *p, double *z) {
     memcpy(s, p->q_init, sizeof(double) * p->n);
     s[2 * p->n + 3] = 1;
   }
+}
+
+/* Damped Gauss-Newton on the arm's coordinates q (from q_init, |q_i| <=
+ * 0.9 q_bound) for the disk touching the ball (gap 0) with the contact
+ * normal n_c: 4 residuals, n unknowns, the step -J^T (J J^T + lambda I)^-1 r
+ * (minimum norm: the pose stays near the rest pose). Returns the residual's
+ * norm at q. */
+static double touch_pose(plan_mpcc *p, const double n_c[3], double *q) {
+  int n = p->n;
+  double zero[64] = {0}, J[4 * 64], r[4], rp[4], rm[4], A[16], lambda = 1e-6;
+  contact_geom G;
+  memcpy(q, p->q_init, sizeof(double) * n);
+  double norm = INFINITY;
+  for (int it = 0; it < 100; it++) {
+    contact_geometry(p, q, zero, zero, &G);
+    r[0] = G.gap;
+    for (int i = 0; i < 3; i++) r[1 + i] = G.n[i] - n_c[i];
+    norm = sqrt(r[0] * r[0] + r[1] * r[1] + r[2] * r[2] + r[3] * r[3]);
+    if (norm < 1e-10) break;
+    for (int c = 0; c < n; c++) {
+      double q0 = q[c], dq = 1e-7;
+      q[c] = q0 + dq;
+      contact_geometry(p, q, zero, zero, &G);
+      rp[0] = G.gap;
+      memcpy(rp + 1, G.n, sizeof G.n);
+      q[c] = q0 - dq;
+      contact_geometry(p, q, zero, zero, &G);
+      rm[0] = G.gap;
+      memcpy(rm + 1, G.n, sizeof G.n);
+      q[c] = q0;
+      for (int i = 0; i < 4; i++) J[i * n + c] = (rp[i] - rm[i]) / (2 * dq);
+    }
+    /* A = J J^T + lambda I (4 x 4), then y = A^-1 r and dq = -J^T y */
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, 4, 4, n, 1, J, n, J, n, 0, A, 4);
+    for (int i = 0; i < 4; i++) A[i * 4 + i] += lambda;
+    double y[4] = {r[0], r[1], r[2], r[3]};
+    if (LAPACKE_dposv(LAPACK_ROW_MAJOR, 'L', 4, 1, A, 4, y, 1)) break;
+    double bound = 0.9 * p->prm.q_bound;
+    for (int c = 0; c < n; c++) {
+      double step = 0;
+      for (int i = 0; i < 4; i++) step -= J[i * n + c] * y[i];
+      q[c] = fmin(fmax(q[c] + step, -bound), bound);
+    }
+  }
+  return norm;
+}
+
+int plan_mpcc_needs_offaxis(const plan_mpcc *p) {
+  double a[3], an = sqrt(dot3(p->prm.axis, p->prm.axis));
+  for (int i = 0; i < 3; i++) a[i] = p->prm.axis[i] / an;
+  return fabs(dot3(a, p->n_rest)) > 0.5;
+}
+
+double plan_mpcc_offaxis_guess(plan_mpcc *p, double *z, double normal[3]) {
+  const plan_mpcc_params *P = &p->prm;
+  int n = p->n, N = P->N;
+  double a[3], an = sqrt(dot3(P->axis, P->axis)), t2[3];
+  for (int i = 0; i < 3; i++) a[i] = P->axis[i] / an;
+  cross3(p->n_rest, p->t1_rest, t2);
+  /* candidates 45 degrees round the ball from the rest contact, towards +-t1 and +-t2; of those
+     the disk reaches, the one whose normal is farthest from the axis (the longest lever) */
+  const double *dirs[2] = {p->t1_rest, t2};
+  double best = -1, q_c[64], q_try[64], n_best[3] = {0};
+  for (int c = 0; c < 4; c++) {
+    double sgn = c % 2 ? -1 : 1, n_c[3];
+    for (int i = 0; i < 3; i++) n_c[i] = M_SQRT1_2 * (p->n_rest[i] + sgn * dirs[c / 2][i]);
+    double res = touch_pose(p, n_c, q_try);
+    double lever = sqrt(fmax(0, 1 - dot3(n_c, a) * dot3(n_c, a)));
+    double score = res < 1e-6 ? lever : -1;
+    if (score > best) { best = score; memcpy(q_c, q_try, sizeof(double) * n); memcpy(n_best, n_c, sizeof n_c); }
+  }
+  if (normal) memcpy(normal, n_best, sizeof n_best);
+  plan_mpcc_rest_guess(p, z);
+  if (best < 0) return -1;
+  /* the disk moves to q_c over the first tenth of the horizon (smoothstep), then holds; the
+     ball turns about the axis over the rest, its angular velocity the difference of angles */
+  int k_c = N / 10 > 1 ? N / 10 : 1;
+  if (k_c >= N) k_c = N - 1;
+  double theta_prev = 0;
+  for (int k = 1; k <= N; k++) {
+    double *s = z + (size_t)k * p->B, *s_prev = s - p->B;
+    double u = k >= k_c ? 1 : (double)k / k_c, w = u * u * (3 - 2 * u);
+    for (int i = 0; i < n; i++) {
+      s[i] = p->q_init[i] + w * (q_c[i] - p->q_init[i]);
+      s[n + i] = (s[i] - s_prev[i]) / p->h;
+    }
+    double ub = k <= k_c || N == k_c ? 0 : (double)(k - k_c) / (N - k_c), wb = ub * ub * (3 - 2 * ub);
+    double theta = P->angle * wb, rot[3], e[4];
+    for (int i = 0; i < 3; i++) { s[2 * n + i] = (theta - theta_prev) / p->h * a[i]; rot[i] = theta * a[i]; }
+    quat_exp(rot, e);
+    memcpy(s + 2 * n + 3, e, sizeof e);
+    theta_prev = theta;
+  }
+  return best;
 }
 
 void plan_mpcc_inverse_dynamics(plan_mpcc *p, double *z) {
@@ -686,12 +962,15 @@ static int solve_at_eps(plan_mpcc *p, double eps, double tol, int max_iter, doub
   row_bounds(p, gl, gu);
   p->prm.eps = eps_saved;
   int nele = p->prm.N * p->nrow * (p->B + p->ns);
-  IpoptProblem ip = CreateIpoptProblem(nv, xl, xu, m, gl, gu, nele, 0, 0, cb_f, cb_g, cb_grad, cb_jac, cb_h);
+  IpoptProblem ip = CreateIpoptProblem(nv, xl, xu, m, gl, gu, nele, p->prm.exact_hessian ? (int)hessian_nnz(p) : 0, 0, cb_f, cb_g, cb_grad, cb_jac, cb_h);
   if (!ip) return Invalid_Problem_Definition;
   AddIpoptIntOption(ip, "print_level", p->prm.derivative_test ? 4 : 0);
   AddIpoptStrOption(ip, "sb", "yes");
-  AddIpoptStrOption(ip, "hessian_approximation", "limited-memory");
-  if (p->prm.lbfgs_memory > 0) AddIpoptIntOption(ip, "limited_memory_max_history", p->prm.lbfgs_memory);
+  /* IPOPT reads ./ipopt.opt unless told otherwise: a stray file in the caller's directory would
+     change the plan silently; only a file the caller names is read */
+  AddIpoptStrOption(ip, "option_file_name", (char *)(p->prm.ipopt_options ? p->prm.ipopt_options : ""));
+  AddIpoptStrOption(ip, "hessian_approximation", p->prm.exact_hessian ? "exact" : "limited-memory");
+  if (!p->prm.exact_hessian && p->prm.lbfgs_memory > 0) AddIpoptIntOption(ip, "limited_memory_max_history", p->prm.lbfgs_memory);
   if (p->prm.derivative_test && !warm) {
     AddIpoptStrOption(ip, "derivative_test", "first-order");
     AddIpoptNumOption(ip, "derivative_test_perturbation", 1e-9);
@@ -702,6 +981,8 @@ static int solve_at_eps(plan_mpcc *p, double eps, double tol, int max_iter, doub
      many times eps: hold the rows to a tenth of the relaxation (eps for "acceptable") */
   AddIpoptNumOption(ip, "constr_viol_tol", fmin(1e-4, 0.1 * eps));
   AddIpoptNumOption(ip, "acceptable_constr_viol_tol", fmin(1e-2, eps));
+  if (p->prm.acceptable_tol > 0) AddIpoptNumOption(ip, "acceptable_tol", p->prm.acceptable_tol);
+  if (p->prm.acceptable_iter > 0) AddIpoptIntOption(ip, "acceptable_iter", p->prm.acceptable_iter);
   AddIpoptIntOption(ip, "max_iter", max_iter);
   if (max_seconds > 0) AddIpoptNumOption(ip, "max_cpu_time", max_seconds);
   AddIpoptStrOption(ip, "mu_strategy", "adaptive");

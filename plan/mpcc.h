@@ -34,7 +34,8 @@
  * the arm terms recomputed only for the columns that move them (q_k, v_k;
  * the mass matrix for q_k alone), the geometry only for q_{k+1}, and nu's
  * columns of v_{k+1}, omega_{k+1} from the disk point's Jacobian (nu is
- * linear in both); Hessian: IPOPT's limited-memory quasi-Newton. */
+ * linear in both); Hessian: IPOPT's limited-memory quasi-Newton, or
+ * (exact_hessian) differences of lambda_k^T J_k inside each step's block. */
 #ifndef PLAN_MPCC_H
 #define PLAN_MPCC_H
 
@@ -56,12 +57,17 @@ typedef struct {
   double disk_radius, disk_half_thickness;
   double q_bound, v_bound, tau_bound, force_bound, omega_bound;
   int lbfgs_memory;       /* IPOPT's limited_memory_max_history (0: its default, 6) */
+  int exact_hessian;      /* 1: the Lagrangian's Hessian (plan_mpcc_hessian_error) instead of L-BFGS */
   int max_iter;           /* IPOPT iterations of the dynamic stage */
   int max_iter_kinematic; /* of the kinematic stage (a warm start: need not converge) */
   double max_seconds;     /* IPOPT max_cpu_time per stage (0: none) */
   double tol;             /* IPOPT tol */
+  double acceptable_tol;  /* IPOPT acceptable_tol (0: its default, 1e-6) */
+  int acceptable_iter;    /* IPOPT acceptable_iter (0: its default, 15) */
   int verbose;            /* progress lines (IPOPT iterations) on stderr */
   int derivative_test;    /* IPOPT's first-order derivative checker at the start point (prints to stdout) */
+  const char *ipopt_options; /* an IPOPT options file read after (and overriding) the solver's own
+                              * options; NULL or "": none (IPOPT would otherwise read ./ipopt.opt) */
 } plan_mpcc_params;
 
 /* The paper's task about axis (0, 1, 2 = x, y, z): N = 100, T = 4 s, mu =
@@ -102,6 +108,19 @@ int plan_mpcc_nconstraints(const plan_mpcc *p, int dynamic);
 
 /* Initial guess: the rest trajectory (cold start). */
 void plan_mpcc_rest_guess(const plan_mpcc *p, double *z);
+/* Initial guess with the disk touching the ball off the rotation axis: the
+ * rest contact lies at the ball's -y pole, on the axis of the task about y,
+ * where a tangential push has almost no lever. A small inverse-kinematics
+ * solve (damped Gauss-Newton on q) finds a pose touching the ball 45 degrees
+ * round from the rest contact (four directions tried; of those reached, the
+ * normal farthest from the axis); the arm moves there over the first tenth
+ * of the horizon and holds, the ball turns about the axis over the rest
+ * (smoothstep in both), forces zero. Returns the chosen normal's distance
+ * from the axis (sine of the angle, the lever over the radius), or -1 (z is
+ * then the rest guess) when no candidate pose was reached. */
+double plan_mpcc_offaxis_guess(plan_mpcc *p, double *z, double normal[3]);
+/* 1 when the rest contact's normal is within 60 degrees of the rotation axis. */
+int plan_mpcc_needs_offaxis(const plan_mpcc *p);
 /* Re-integrates the positions of z from its velocities (q_{k+1} = q_k + h
  * v_{k+1}), then overwrites each tau_k with the one that makes the arm rows
  * of step k hold exactly (inverse dynamics along z's states and forces). */
@@ -125,6 +144,15 @@ double plan_mpcc_quaternion_error(const plan_mpcc *p, const double *z);
  * differences of the full rows of each step, column by column: the largest
  * |J - J_fd| / max(1, |J_fd|). Sets the stage (dynamic = 0: kinematic). */
 double plan_mpcc_jacobian_error(plan_mpcc *p, const double *z, int dynamic);
+/* The Hessian of the Lagrangian sigma f + lambda . g IPOPT gets with
+ * exact_hessian (per step: differences of lambda_k^T J_k, the step's
+ * Jacobian, column by column, symmetrized; the objective's analytic), as
+ * the full matrix assembled from its triplets, against second differences
+ * of the Lagrangian from the plain rows (no Jacobian code): the largest
+ * |H_ij - H_fd,ij| / max(1, max_j |H_fd,ij|) over every pair of variables (so an entry
+ * missing from the sparsity pattern shows too). O(nvars^2) evaluations:
+ * small instances only. Sets the stage. */
+double plan_mpcc_hessian_error(plan_mpcc *p, const double *z, const double *lambda, double sigma, int dynamic);
 /* Contact quantities of step k (after the step): gap, normal force, and
  * the unit normal from the ball's centre towards the disk (normal may be NULL). */
 void plan_mpcc_contact(plan_mpcc *p, const double *z, int k, double *gap, double *fz, double normal[3]);

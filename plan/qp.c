@@ -160,6 +160,7 @@ plan_qp_status plan_qp_solve(const plan_qp *qp, double *x, plan_qp_info *info) {
   if (!p) { free(e.jrow); return qp_bad(info, "qp: IPOPT refused the problem (CreateIpoptProblem)"); }
   AddIpoptIntOption(p, "print_level", 0);
   AddIpoptStrOption(p, "sb", "yes");  /* no banner */
+  AddIpoptStrOption(p, "option_file_name", "");  /* never a stray ./ipopt.opt */
   AddIpoptNumOption(p, "tol", info->tol);
   AddIpoptNumOption(p, "nlp_lower_bound_inf", -0.5 * PLAN_INF);
   AddIpoptNumOption(p, "nlp_upper_bound_inf", 0.5 * PLAN_INF);

@@ -18,6 +18,8 @@ static plan_mpcc_params small_task(void) {
   P.tol = 1e-6;
   P.max_iter = 400;
   P.max_iter_kinematic = 200;
+  P.acceptable_tol = 0;   /* IPOPT's defaults: the test requires full success (status 0) */
+  P.acceptable_iter = 0;
   P.lbfgs_memory = 6;  /* IPOPT's default: fewer iterations than the task's 20 on this short instance */
   return P;
 }
