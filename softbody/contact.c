@@ -755,17 +755,15 @@ static void align_friction_frames(sb_contact_problem *p) {
  *     against its slip after the solve (Coulomb: friction opposes the slip),
  *     and the guess a steady slide repeats: the friction's magnitude on t1
  *     alone, gamma the sliding speed (the bound max_l -d_l . v_t, along t1),
- *     so that the warm start's active set stands. The friction would not do here: a pyramid's sliding friction
- *     sits on a vertex, so turned onto it the pyramid keeps its first
- *     direction while the slip turns away by up to pi / r (a box yawing as
- *     it slides);
+ *     so that the warm start's active set stands. The friction's own
+ *     direction would not do: a pyramid's sliding friction sits on a
+ *     vertex, so turned onto it the pyramid keeps its first direction while
+ *     the slip turns away by up to pi / r (a box yawing as it slides);
  *   - else, carrying friction: t1 along it (what sticking took, or a slow
- *     slide met);
- *   - else as solved.
- * Along the friction, beta holds the same friction vector in the new axes
- * (pyramid_of). Returns 1 when it turned them. */
+ *     slide met), beta the same friction vector in these axes (pyramid_of);
+ *   - else as solved. */
 static void pyramid_of(const double lt[2], int r, double *beta);
-static int save_next_direction(const sb_contact_problem *p, int ia, int r, double *t1, double *z) {
+static void save_next_direction(const sb_contact_problem *p, int ia, int r, double *t1, double *z) {
   const double *v = p->uf + 3 * ia, *u = p->u + 3 * ia, *R = p->frame + 9 * ia;
   double a = 0, b = 0, c, s, lt[2];
   for (int l = 0; l < r; l++) {
@@ -781,19 +779,16 @@ static int save_next_direction(const sb_contact_problem *p, int ia, int r, doubl
     z[1] = ft;
     z[r + 1] = speed;
     for (int k = 0; k < 3; k++) t1[k] = c * R[3 * k] + s * R[3 * k + 1];
-    return 1;
-  } else if (ft > 1e-9 * fabs(z[0]) && ft > 0) {
-    c = a / ft;
-    s = b / ft;
-  } else {
-    return 0;
+    return;
   }
+  if (!(ft > 1e-9 * fabs(z[0]) && ft > 0)) return;
+  c = a / ft;
+  s = b / ft;
   /* the new axes are (c, s) and (-s, c) in the solved ones */
   lt[0] = c * a + s * b;
   lt[1] = c * b - s * a;
   pyramid_of(lt, r, z + 1);
   for (int k = 0; k < 3; k++) t1[k] = c * R[3 * k] + s * R[3 * k + 1];
-  return 1;
 }
 
 /* The warm start of kept contact ia (entry k of the last step, r
@@ -1140,7 +1135,8 @@ int sb_contact_solve(sb_contact_problem *p, double h, const sb_contact_options *
     p->prev_id[p->nprev] = p->c[ia].id;
     memcpy(p->prev_z + (size_t)p->nprev * bs, p->z + a * bs, bs * sizeof(double));
     for (int k = 0; k < 3; k++) p->prev_t1[3 * p->nprev + k] = p->frame[9 * ia + 3 * k];
-    if (opt->align_friction) save_next_direction(p, ia, r, p->prev_t1 + 3 * p->nprev, p->prev_z + (size_t)p->nprev * bs);
+    if (opt->align_friction)
+      save_next_direction(p, ia, r, p->prev_t1 + 3 * p->nprev, p->prev_z + (size_t)p->nprev * bs);
     p->nprev++;
   }
   info->dropped_min_vn = 0;
