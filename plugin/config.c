@@ -179,6 +179,12 @@ static const cusp_key key_table[] = {
     {.name = "pyramid", .kind = CUSP_KEY_INT, .unit = "", FIELD(pyramid), .lo = 3, .hi = 16,
      .def = {"4", "4"}, LIVE(CUSP_LIVE_PYRAMID), .doc = "friction directions of the friction pyramid; while running, at most the largest value the "
             "scene's arms were loaded with (the contact workspaces are sized for it)"},
+    {.name = "align_friction", .kind = CUSP_KEY_FLAG, .unit = "", FIELD(align_friction), .def = {"0", "0"},
+     .doc = "lcp contact: 1 turns each contact's first pyramid direction onto the friction it is about to "
+            "need (against its slip while it slides, else along the friction it carried), so a slide or pull "
+            "in any direction meets exactly mu fn; 0: fixed directions from the normal, the paper's pyramid "
+            "(mu fn cos(pi/pyramid) at worst between directions, a sideways drift), which Lemke solves more "
+            "reliably on long sliding arms (docs/capstan.md section 1)"},
     {.name = "contact", .kind = CUSP_KEY_ENUM, .unit = "", FIELD(contact), WORDS(w_contact),
      .def = {"lcp", "lcp"}, LIVE(CUSP_LIVE_CONTACT),
      .doc = "contact model: lcp (complementarity, paper 000), penalty (spring-damper), sap (Drake's "

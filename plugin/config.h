@@ -124,6 +124,8 @@ typedef struct {
   int strains;                 /* strains: cosserat coordinates, e.g. "kx ky kz ex ey ez" (kx ky ez) */
   double friction;             /* friction: Coulomb mu >= 0 (0.5) */
   int pyramid;                 /* pyramid: friction directions 3..16 (4) */
+  int align_friction;          /* align_friction: 0 | 1 (0); lcp: the pyramid's first direction turned onto
+                                  the friction each contact needs (sb_contact_options.align_friction) */
   cusp_contact_kind contact;   /* contact: lcp | penalty | native | sap | ncp (lcp); native = rigid
                                   links on spring joints, MuJoCo's contact (plugin/native.h) */
   cusp_native_joints native_joints; /* native_joints: section | free (section), native only */

@@ -56,11 +56,24 @@ static void pair_force_on_geom1(const cusp_runtime *r, int i, double h, double F
 /* The rows of contact con that MuJoCo's mj_contactForce decodes into the
  * contact-frame force f = [normal, tangent 1, tangent 2] (net of adhesion):
  * elliptic rows are the components; pyramid edges p_2k, p_2k+1 with
- * sum p = normal and mu_k (p_2k - p_2k+1) = tangent k, the normal shared
- * over the edge pairs after each pair's share |tangent k| / mu_k. This is
- * exact inside MuJoCo's pyramid (cusp's pyramid of 4 directions with the
- * same mu is that pyramid); a tangential force beyond it (the pair's force
- * moved onto other points) is scaled onto its boundary. */
+ * sum p = normal and mu_k (p_2k - p_2k+1) = tangent k. Every reader of the
+ * rows after the solver (mj_contactForce, and through it touch sensors,
+ * cfrc_ext and the viewer) decodes them by that linear map, so any f is
+ * given back exactly: pair k's share s_k of the normal sets the edges
+ * (s_k +- u_k) / 2, u_k = tangent k / mu_k.
+ *
+ * Inside MuJoCo's pyramid (sum |u_k| <= normal) each pair gets |u_k| and an
+ * equal part of the rest: all edges >= 0, as MuJoCo's own solver would give.
+ * cusp's friction need not be inside it: its pyramid is turned about the
+ * normal onto the friction (key align_friction), so a contact sliding
+ * diagonally to MuJoCo's tangent axes carries mu fn, beyond MuJoCo's edge
+ * (mu fn / sqrt 2 per axis there); and a pair's force gathered from cusp's
+ * points onto one of MuJoCo's (pair_force_on_geom1) can exceed any one
+ * cone. Then s_k = |u_k| normal / sum |u_k|: one edge of a pair negative,
+ * by the least total, (sum |u_k| - normal) / 2. Clipping it instead would
+ * report a force that did not act. MuJoCo's solver never sees these rows
+ * (they are inactive, and its warm start recomputes efc_force from
+ * qacc_warmstart). */
 static void encode_rows(const mjModel *m, const mjContact *con, const double f_in[3], double *rows) {
   int dim = con->dim;
   double f[3] = {fmax(f_in[0], 0) + con->adhesion, f_in[1], f_in[2]};
@@ -77,16 +90,11 @@ static void encode_rows(const mjModel *m, const mjContact *con, const double f_i
     u[k] = con->friction[k] > 0 ? f[k + 1] / con->friction[k] : 0;
     used += fabs(u[k]);
   }
-  if (used > f[0]) {
-    double scale = used > 0 ? f[0] / used : 0;
-    for (int k = 0; k < 2; k++) u[k] *= scale;
-    used = f[0];
-  }
-  double spare = (f[0] - used) / (dim - 1);
+  double spare = used <= f[0] ? (f[0] - used) / (dim - 1) : 0, scale = used <= f[0] ? 1 : f[0] / used;
   for (int k = 0; k < dim - 1; k++) {
-    double pair = fabs(u[k]) + spare;
-    rows[2 * k] = 0.5 * (pair + u[k]);
-    rows[2 * k + 1] = 0.5 * (pair - u[k]);
+    double share = scale * fabs(u[k]) + spare;
+    rows[2 * k] = 0.5 * (share + u[k]);
+    rows[2 * k + 1] = 0.5 * (share - u[k]);
   }
 }
 

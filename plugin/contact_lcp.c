@@ -10,6 +10,7 @@
 static sb_contact_options options_of(const cusp_instance_config *c) {
   sb_contact_options o = sb_contact_default_options();
   o.directions = c->pyramid;
+  o.align_friction = c->align_friction;
   o.rank_selection = (c->conditioning & CUSP_COND_QR) != 0;
   o.rank_tol = c->eps_rank;
   o.ruiz_iterations = (c->conditioning & CUSP_COND_RUIZ) ? c->ruiz_iterations : 0;

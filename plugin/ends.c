@@ -139,7 +139,8 @@ int cusp_ends_need_rigid(cusp_runtime *r, cusp_contact_kind model) {
 static int mount_share(cusp_runtime *r, soft_t *s, const cusp_held *h, double *jb6) {
   const mjModel *m = r->m;
   int nv = m->nv, n = s->model->n, np = s->mount_npath;
-  double J6[6 * CUSP_MAX_COORDS], Y[36], G[36];
+  /* the frame's Jacobian goes into the instance's preallocated scratch (6 x n) */
+  double *J6 = s->mount_J6, Y[36], G[36];
   sb_pose g;
   if (sb_point_kinematics(s->model, s->work, h->section, h->s, &g, J6, NULL, NULL)) return -1;
   for (int i = 0; i < 6; i++) /* Y = J6 X: the frame's twist (own axes) per unit base twist through the arm */

@@ -75,7 +75,8 @@ typedef struct {
   double *mount_qvel0;      /* npath: those dofs' velocities at compute */
   double *mount_B;          /* n x 6: sb_base_inertia's B */
   double *mount_X;          /* n x 6, column-major: Mt^-1 B */
-  double *mount_J6;         /* 6 x n scratch: a disk frame's Jacobian (cusp_mount_lcp_side) */
+  double *mount_J6;         /* 6 x n scratch: a disk's or a held point's frame Jacobian
+                               (cusp_mount_lcp_side, ends.c's mount_share) */
   double mount_Meff[36];    /* the arm's effective inertia at its base */
   double mount_kappa[6];    /* the mount's velocity-product acceleration (base_acc of the soft step) */
   int mount_coupled;        /* compute coupled this step: advance finishes it */

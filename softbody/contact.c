@@ -58,7 +58,9 @@ struct sb_contact_problem {
   sb_lcp_work *lcp;
   long *prev_id;
   double *prev_z;
-  double *prev_t1;         /* 3 per warm-start entry: the first friction direction (world) it was solved in */
+  double *prev_t1;         /* 3 per warm-start entry: the first friction direction (world) of its
+                              pyramid: the one it was solved in, or with align_friction the one the
+                              next solve starts from (save_next_direction) */
   int nprev, prev_r;
   double *order;           /* stage-1 order keys for the re-selection passes */
   int order_active;
@@ -683,14 +685,22 @@ static int tangent_coordinates(const sb_contact_problem *p, int i, const double 
   return 1;
 }
 
+/* A contact slides when its tangential speed after the solve exceeds this
+ * (m/s): far above what the solvers leave at a sticking contact (their
+ * physical acceptance is 1e-9 of max(1, |b|)), far below any slide whose
+ * friction direction matters. */
+#define SLIDING_SPEED 1e-6
+
 /* The friction pyramid is the cone only along its directions: between two
  * of them it holds mu fn cos(pi / r) at worst, and a contact sliding between
  * them is pushed sideways, toward the nearer one (a block sliding at 30
  * degrees to t1 with r = 4: 0.87 mu g, veering). So each contact's first
  * direction t1 is turned, before the solve, onto the friction it is about to
  * need:
- *   - a contact that carried friction last step: along that friction (what
- *     sticking took, or what sliding met);
+ *   - a contact that carried friction or slid last step: the direction its
+ *     answer was saved in (save_next_direction): against its slip while it
+ *     slides fast, else along the friction it carried (what sticking took,
+ *     or what a slow slide met);
  *   - a new contact, or one without friction last step: against its free
  *     tangential velocity u_t, the sliding or pull to come, unless u_t is
  *     lost in round-off;
@@ -718,10 +728,10 @@ static void align_friction_frames(sb_contact_problem *p) {
         b += sin(2 * M_PI * l / r) * zp[1 + l];
       }
       double ft = hypot(a, b);
-      if (ft > 1e-9 * fabs(zp[0]) && ft > 0) {
-        /* last step's friction, from its axes (cp, sp), (-sp, cp) into the current ones */
-        c = (cp * a - sp * b) / ft;
-        s = (sp * a + cp * b) / ft;
+      /* it carried friction or slid: its saved t1 is where save_next_direction pointed it */
+      if ((ft > 1e-9 * fabs(zp[0]) && ft > 0) || zp[r + 1] > SLIDING_SPEED) {
+        c = cp;
+        s = sp;
         want = 1;
       }
     }
@@ -742,10 +752,61 @@ static void align_friction_frames(sb_contact_problem *p) {
   }
 }
 
+/* A sliding contact's pyramid follows its slip only while the slip is this
+ * many times what the step's impulses changed its tangential velocity by:
+ * the direction is taken one step late, and where the friction itself sets
+ * the slip (a slide about to stop, a box spinning down) following it
+ * overshoots, step after step (a box starting down an incline: the spin's
+ * slip grew 13-fold a step from round-off while under about h mu g). */
+#define SLIP_TRACKING 4
+
+/* For align_friction: the saved answer of contact ia (t1 world, z = [fn,
+ * beta (r), gamma]) re-expressed in the axes the next step should start
+ * from (align_friction_frames takes the saved t1 when the contact carried
+ * friction or slid):
+ *   - sliding faster than SLIP_TRACKING times its velocity change: t1
+ *     against its slip after the solve (Coulomb: friction opposes the slip),
+ *     and the guess a steady slide repeats: the friction's magnitude on t1
+ *     alone, gamma the sliding speed (the bound max_l -d_l . v_t, along t1),
+ *     so that the warm start's active set stands. The friction's own
+ *     direction would not do: a pyramid's sliding friction sits on a
+ *     vertex, so turned onto it the pyramid keeps its first direction while
+ *     the slip turns away by up to pi / r (a box yawing as it slides);
+ *   - else, carrying friction: t1 along it (what sticking took, or a slow
+ *     slide met), beta the same friction vector in these axes (pyramid_of);
+ *   - else as solved. */
+static void pyramid_of(const double lt[2], int r, double *beta);
+static void save_next_direction(const sb_contact_problem *p, int ia, int r, double *t1, double *z) {
+  const double *v = p->uf + 3 * ia, *u = p->u + 3 * ia, *R = p->frame + 9 * ia;
+  double a = 0, b = 0, c, s, lt[2];
+  for (int l = 0; l < r; l++) {
+    a += cos(2 * M_PI * l / r) * z[1 + l];
+    b += sin(2 * M_PI * l / r) * z[1 + l];
+  }
+  double speed = hypot(v[0], v[1]), change = hypot(v[0] - u[0], v[1] - u[1]), ft = hypot(a, b);
+  if (speed > SLIDING_SPEED && speed > SLIP_TRACKING * change) {
+    /* the answer a steady slide repeats: its friction on t1, gamma its speed */
+    c = -v[0] / speed;
+    s = -v[1] / speed;
+    memset(z + 1, 0, r * sizeof(double));
+    z[1] = ft;
+    z[r + 1] = speed;
+    for (int k = 0; k < 3; k++) t1[k] = c * R[3 * k] + s * R[3 * k + 1];
+    return;
+  }
+  if (!(ft > 1e-9 * fabs(z[0]) && ft > 0)) return;
+  c = a / ft;
+  s = b / ft;
+  /* the new axes are (c, s) and (-s, c) in the solved ones */
+  lt[0] = c * a + s * b;
+  lt[1] = c * b - s * a;
+  pyramid_of(lt, r, z + 1);
+  for (int k = 0; k < 3; k++) t1[k] = c * R[3 * k] + s * R[3 * k + 1];
+}
+
 /* The warm start of kept contact ia (entry k of the last step, r
  * directions) in its current axes: as saved when the axes are the saved
  * ones, else its friction impulse turned into them. */
-static void pyramid_of(const double lt[2], int r, double *beta);
 static void warm_guess(const sb_contact_problem *p, int ia, int k, int r, double *z) {
   int bs = r + 2;
   const double *zp = p->prev_z + (size_t)k * bs;
@@ -1116,6 +1177,8 @@ int sb_contact_solve(sb_contact_problem *p, double h, const sb_contact_options *
     p->prev_id[p->nprev] = p->c[ia].id;
     memcpy(p->prev_z + (size_t)p->nprev * bs, p->z + a * bs, bs * sizeof(double));
     for (int k = 0; k < 3; k++) p->prev_t1[3 * p->nprev + k] = p->frame[9 * ia + 3 * k];
+    if (opt->align_friction)
+      save_next_direction(p, ia, r, p->prev_t1 + 3 * p->nprev, p->prev_z + (size_t)p->nprev * bs);
     p->nprev++;
   }
   info->dropped_min_vn = 0;

@@ -66,9 +66,11 @@ typedef struct {
   int speculative;         /* gaps g > 0 enter as g/h (default 1); 0: as 0 */
   int warm_start;          /* start from the last solution of contacts with the same id */
   int align_friction;      /* turn each contact's first pyramid direction onto the friction it is
-                              about to need (contact.c, align_friction_frames; default 0: the
-                              frame from the normal and the tangent hint, which MuJoCo's
-                              pyramidal cone can represent when the plugin publishes forces) */
+                              about to need: against its slip while it slides, else along the
+                              friction it carried, else against its free slip (contact.c,
+                              align_friction_frames), so the pyramid's friction is Coulomb's in
+                              any direction; default 0: the frame from the normal and the
+                              tangent hint, the paper's fixed pyramid (plugin key align_friction) */
   int rank_refine;         /* extra stage-1 passes when a dropped contact would penetrate (default 2);
                               the last keeps the violating contacts too (kept normals then dependent) */
   sb_lcp_options lcp;      /* solver chain, tolerances */
@@ -124,8 +126,10 @@ void sb_contact_clear(sb_contact_problem *p);
 
 /* The warm start (the last solve's impulses by contact id) as a flat array,
  * for a host that keeps the state of a simulation outside the problem
- * (MuJoCo's plugin_state): [count, r, then per contact id, the first
- * friction direction t1 it was solved in (world, 3) and r + 2 impulses]. capacity gives the doubles a problem of max_contacts needs;
+ * (MuJoCo's plugin_state): [count, r, then per contact id, a first friction
+ * direction t1 (world, 3) and the r + 2 impulses in its pyramid]: the axes
+ * it was solved in, or with align_friction the ones its next solve starts
+ * from (against its slip, or along its friction). capacity gives the doubles a problem of max_contacts needs;
  * save returns the doubles written; load takes what save wrote (a count of
  * 0, or an array of zeros, means no warm start). Ids are stored as doubles:
  * exact below 2^53. */

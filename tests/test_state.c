@@ -45,9 +45,14 @@ static void expect_active(const mjModel *m, const mjData *d, const char *what) {
          what, speed, r ? r->solves : -1L);
 }
 
+/* The key align_friction=1: the warm start then also carries the
+ * direction each contact's next pyramid starts from (its slip's or its
+ * friction's), which must travel with the state. */
+static const cusp_override align_on = {"arm", "align_friction", "1"};
+
 /* mj_copyData mid-run: the copy continues exactly as the original. */
-static void test_copy_data(const char *scene) {
-  mjModel *m = load(scene, NULL, 0);
+static void test_copy_data(const char *scene, const cusp_override *ov, int nov) {
+  mjModel *m = load(scene, ov, nov);
   if (!m) return;
   mjData *d = attach(m);
   steps(m, d, 400);
@@ -66,8 +71,8 @@ static void test_copy_data(const char *scene) {
  * mjSTATE_FULLPHYSICS where MuJoCo has no constraint of its own to warm
  * start, mjSTATE_INTEGRATION otherwise (MuJoCo's own solver warm start is
  * outside FULLPHYSICS). */
-static void test_get_set_state(const char *scene, int spec) {
-  mjModel *m = load(scene, NULL, 0);
+static void test_get_set_state(const char *scene, int spec, const cusp_override *ov, int nov) {
+  mjModel *m = load(scene, ov, nov);
   if (!m) return;
   mjData *d = attach(m), *ref = attach(m);
   steps(m, d, 350);
@@ -255,10 +260,13 @@ static void test_refused_options(void) {
 }
 
 int main(void) {
-  test_copy_data(SCENE("coupling_box_on_arm.xml"));
-  test_copy_data(SCENE("repro_push_box_table.xml"));
-  test_get_set_state(SCENE("coupling_fall.xml"), mjSTATE_FULLPHYSICS);
-  test_get_set_state(SCENE("repro_push_box_table.xml"), mjSTATE_INTEGRATION);
+  test_copy_data(SCENE("coupling_box_on_arm.xml"), NULL, 0);
+  test_copy_data(SCENE("repro_push_box_table.xml"), NULL, 0);
+  test_copy_data(SCENE("repro_push_box_table.xml"), &align_on, 1);
+  test_get_set_state(SCENE("coupling_fall.xml"), mjSTATE_FULLPHYSICS, NULL, 0);
+  test_get_set_state(SCENE("repro_push_box_table.xml"), mjSTATE_INTEGRATION, NULL, 0);
+  test_get_set_state(SCENE("repro_push_box_table.xml"), mjSTATE_INTEGRATION, &align_on, 1);
+  test_get_set_state(SCENE("coupling_fall.xml"), mjSTATE_FULLPHYSICS, &align_on, 1);
   test_reset(SCENE("coupling_box_on_arm.xml"));
   test_keyframe();
   test_copy_model(SCENE("coupling_box_on_arm.xml"));

@@ -33,13 +33,20 @@ static inline double tu_relerr(const double *a, const double *b, int n, double f
   return d / fmax(tu_maxabs(b, n), floor);
 }
 
-/* Deterministic uniform in [-1, 1]. */
+/* Deterministic uniform in [-1, 1] from the xorshift state *s (nonzero):
+ * a test that owns its state draws the same numbers whatever ran before. */
+static inline double tu_rand_r(unsigned long long *s) {
+  *s ^= *s << 13;
+  *s ^= *s >> 7;
+  *s ^= *s << 17;
+  return (double)(*s >> 11) / (double)(1ull << 53) * 2 - 1;
+}
+
+/* Deterministic uniform in [-1, 1], one sequence shared by the whole
+ * program: what a test draws depends on what ran before it. */
 static inline double tu_rand(void) {
   static unsigned long long s = 0x9E3779B97F4A7C15ull;
-  s ^= s << 13;
-  s ^= s >> 7;
-  s ^= s << 17;
-  return (double)(s >> 11) / (double)(1ull << 53) * 2 - 1;
+  return tu_rand_r(&s);
 }
 
 static inline int test_report(const char *name) {
