@@ -60,6 +60,95 @@ static int held_disk_pair(const mjModel *m, const soft_t *s, int k, int ob) {
   return 0;
 }
 
+static double dot3(const double a[3], const double b[3]) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
+
+/* Disk k's axial coordinate of world point pos. */
+static double disk_axial(const soft_t *s, int k, const double pos[3]) {
+  const sb_pose *g = &s->disk_pose[k];
+  double a = 0;
+  for (int q = 0; q < 3; q++) a += (pos[q] - g->p[q]) * g->R[3 * q + 2];
+  return a;
+}
+
+/* The rod's centreline point x and tangent t at the arc length *a further
+ * on than its disk k, with *a cut back to the disk's thickness and to the
+ * rod (where the end disks reach past the rod's ends), and axis the disk's
+ * axis point at that *a. Returns 1 when *a needed no cut at the rod's ends,
+ * 0 when it did, -1 when the point cannot be evaluated. */
+static int centreline_at(const soft_t *s, int k, double *a, double x[3], double t[3], double axis[3]) {
+  const cusp_instance_config *c = &s->cfg;
+  if (c->contact == CUSP_CONTACT_NATIVE) return -1; /* MuJoCo places its disks: no kinematics here */
+  double half = 0.5 * c->disk_thickness;
+  *a = fmin(fmax(*a, -half), half);
+  int sec = c->disk[k].section;
+  double at = c->disk[k].s + *a;
+  while (at < 0 && sec > 0) at += c->length[--sec];
+  while (at > c->length[sec] && sec < c->sections - 1) at -= c->length[sec++];
+  double clamped = fmin(fmax(at, 0), c->length[sec]);
+  *a -= at - clamped;
+  sb_pose p;
+  if (sb_point_kinematics(s->model, s->work, sec, clamped, &p, NULL, NULL, NULL)) return -1;
+  const sb_pose *g = &s->disk_pose[k];
+  for (int q = 0; q < 3; q++) {
+    x[q] = p.p[q];
+    t[q] = p.R[3 * q + 2];
+    axis[q] = g->p[q] + *a * g->R[3 * q + 2];
+  }
+  return at == clamped;
+}
+
+/* The gap between the rods' curved surfaces where MuJoCo found disk k of
+ * s at gap dist from geom b (disk ok of instance o when o is not NULL),
+ * along unit u from the disk to b, near pos. A disk is a straight piece of
+ * the rod's tube, but the rod bends inside it: its centreline leaves the
+ * disk's axis by about kappa a^2 / 2 at axial coordinate a (a chain of
+ * straight disks is a polygon of tangents), and two rods crossing where
+ * their disks meet would rest that sag nearer than a diameter apart.
+ * A tube is the points within its radius of its centreline: between two
+ * rods, the distance of their centrelines less both radii, at the arc
+ * lengths nearest each other within the two disks (from pos's, one step
+ * of the tangent lines' nearest points: crossing rods' centrelines are
+ * parted by more than a rod's sag in the error pos's arc lengths leave);
+ * pos and normal (from the other rod into this one) then become those of
+ * the tubes: the point midway between their surfaces on the line of the
+ * centrelines' nearest points. Against a rigid geom, or where pos falls
+ * beyond a rod's end (the end disk's flat face), the disk's gap less how
+ * far the centreline lies beyond the disk's axis along u (pos and normal
+ * MuJoCo's). */
+static double tube_gap(const cusp_runtime *r, const soft_t *s, int k, const soft_t *o, int ok, double pos[3],
+                       double normal[3], const double u[3], double dist) {
+  double a = disk_axial(s, k, pos), x[3], tx[3], ax[3];
+  int on = centreline_at(s, k, &a, x, tx, ax);
+  if (on < 0) return dist;
+  double b = o ? disk_axial(o, ok, pos) : 0, y[3], ty[3], ay[3];
+  int on_other = o ? centreline_at(o, ok, &b, y, ty, ay) : -1;
+  if (on == 1 && on_other == 1) {
+    double w[3] = {x[0] - y[0], x[1] - y[1], x[2] - y[2]};
+    double c = dot3(tx, ty), d = dot3(tx, w), e = dot3(ty, w), den = 1 - c * c;
+    if (den > 1e-8) { /* not parallel: the tangent lines' nearest points */
+      a += (c * e - d) / den;
+      b += (e - c * d) / den;
+      if (centreline_at(s, k, &a, x, tx, ax) < 0 || centreline_at(o, ok, &b, y, ty, ay) < 0) return dist;
+    }
+    const double *size = r->m->geom_size;
+    double rk = size[3 * s->cfg.disk[k].geom_id], ro = size[3 * o->cfg.disk[ok].geom_id];
+    double apart[3] = {x[0] - y[0], x[1] - y[1], x[2] - y[2]}, length = sqrt(dot3(apart, apart));
+    double gap = length - rk - ro;
+    if (!isfinite(gap) || !(length > 1e-9 * (rk + ro))) return dist;
+    /* the tubes' normal, and the point midway between their surfaces */
+    for (int q = 0; q < 3; q++) {
+      normal[q] = apart[q] / length;
+      pos[q] = y[q] + (ro + 0.5 * gap) * normal[q];
+    }
+    return gap;
+  }
+  double beyond = 0;
+  for (int q = 0; q < 3; q++) beyond += (x[q] - ax[q]) * u[q];
+  if (on_other >= 0)
+    for (int q = 0; q < 3; q++) beyond -= (y[q] - ay[q]) * u[q]; /* its outward direction is -u */
+  return isfinite(beyond) ? dist - beyond : dist;
+}
+
 /* Soft contacts of instance i, disk k against everything it may touch. */
 static void collide_disk(cusp_runtime *r, int i, int k) {
   const mjModel *m = r->m;
@@ -92,12 +181,13 @@ static void collide_disk(cusp_runtime *r, int i, int k) {
       contact_meta cm = {.inst = i, .disk = k, .other_geom = b, .other_inst = oi, .other_disk = ok,
                          .pair_index = c};
       cm.model = s->cfg.contact;
-      cm.gap = con->dist;
       /* the normal points from the disk to b; ours from b into the disk */
       for (int q = 0; q < 3; q++) {
         cm.normal[q] = -con->normal[q];
         cm.pos[q] = con->pos[q] - 0.5 * con->dist * con->normal[q];
       }
+      /* the gap between the rods' curved surfaces, not their straight disks' */
+      cm.gap = tube_gap(r, s, k, oi >= 0 ? &r->soft[oi] : NULL, ok, cm.pos, cm.normal, con->normal, con->dist);
       cusp_add_meta(r, &cm); /* beyond the capacity: counted, and said after the stage */
     }
   }
