@@ -97,6 +97,19 @@ static int centreline_at(const soft_t *s, int k, double *a, double x[3], double 
   return at == clamped;
 }
 
+/* How far the rod's surface reaches beyond its disk k's along unit u, at
+ * the section with centreline point x and tangent t whose arc length is
+ * the disk's axis point axis: the centreline's departure from the axis, and
+ * the section's rim against the disk's (tilted against each other, they
+ * reach r sqrt(1 - (t.u)^2) along u). */
+static double surface_beyond_disk(const cusp_runtime *r, const soft_t *s, int k, const double x[3],
+                                  const double t[3], const double axis[3], const double u[3]) {
+  const sb_pose *g = &s->disk_pose[k];
+  double disk_axis[3] = {g->R[2], g->R[5], g->R[8]}, tu = dot3(t, u), du = dot3(disk_axis, u);
+  double rim = r->m->geom_size[3 * s->cfg.disk[k].geom_id] * (sqrt(fmax(0, 1 - tu * tu)) - sqrt(fmax(0, 1 - du * du)));
+  return (x[0] - axis[0]) * u[0] + (x[1] - axis[1]) * u[1] + (x[2] - axis[2]) * u[2] + rim;
+}
+
 /* The gap between the rods' curved surfaces where MuJoCo found disk k of
  * s at gap dist from geom b (disk ok of instance o when o is not NULL),
  * along unit u from the disk to b, near pos. A disk is a straight piece of
@@ -113,8 +126,8 @@ static int centreline_at(const soft_t *s, int k, double *a, double x[3], double 
  * the tubes: the point midway between their surfaces on the line of the
  * centrelines' nearest points. Against a rigid geom, or where pos falls
  * beyond a rod's end (the end disk's flat face), the disk's gap less how
- * far the centreline lies beyond the disk's axis along u (pos and normal
- * MuJoCo's). */
+ * far the rod's surface reaches beyond the disk's along u
+ * (surface_beyond_disk; pos and normal MuJoCo's). */
 static double tube_gap(const cusp_runtime *r, const soft_t *s, int k, const soft_t *o, int ok, double pos[3],
                        double normal[3], const double u[3], double dist) {
   double a = disk_axial(s, k, pos), x[3], tx[3], ax[3];
@@ -142,10 +155,11 @@ static double tube_gap(const cusp_runtime *r, const soft_t *s, int k, const soft
     }
     return gap;
   }
-  double beyond = 0;
-  for (int q = 0; q < 3; q++) beyond += (x[q] - ax[q]) * u[q];
-  if (on_other >= 0)
-    for (int q = 0; q < 3; q++) beyond -= (y[q] - ay[q]) * u[q]; /* its outward direction is -u */
+  double beyond = surface_beyond_disk(r, s, k, x, tx, ax, u);
+  if (on_other >= 0) {
+    double v[3] = {-u[0], -u[1], -u[2]}; /* the other disk's way to this one */
+    beyond += surface_beyond_disk(r, o, ok, y, ty, ay, v);
+  }
   return isfinite(beyond) ? dist - beyond : dist;
 }
 
