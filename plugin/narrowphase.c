@@ -110,32 +110,43 @@ static double surface_beyond_disk(const cusp_runtime *r, const soft_t *s, int k,
   return (x[0] - axis[0]) * u[0] + (x[1] - axis[1]) * u[1] + (x[2] - axis[2]) * u[2] + rim;
 }
 
+/* Whether disk k is a piece of its rod's tube: as thick as the arc
+ * length to each neighbour (disks meeting face to face). Disks spaced
+ * apart are the arm's geometry themselves. */
+static int disk_tiles_tube(const soft_t *s, int k) {
+  const cusp_instance_config *c = &s->cfg;
+  if (c->contact == CUSP_CONTACT_NATIVE || c->ndisk < 2) return 0;
+  double reach = c->disk_thickness * (1 + 1e-6), arc = disk_arc(c, k);
+  return (k == 0 || arc - disk_arc(c, k - 1) <= reach) && (k == c->ndisk - 1 || disk_arc(c, k + 1) - arc <= reach);
+}
+
 /* The gap between the rods' curved surfaces where MuJoCo found disk k of
  * s at gap dist from geom b (disk ok of instance o when o is not NULL),
- * along unit u from the disk to b, near pos. A disk is a straight piece of
- * the rod's tube, but the rod bends inside it: its centreline leaves the
- * disk's axis by about kappa a^2 / 2 at axial coordinate a (a chain of
- * straight disks is a polygon of tangents), and two rods crossing where
- * their disks meet would rest that sag nearer than a diameter apart.
- * A tube is the points within its radius of its centreline: between two
- * rods, the distance of their centrelines less both radii, at the arc
- * lengths nearest each other within the two disks (from pos's, one step
- * of the tangent lines' nearest points: crossing rods' centrelines are
- * parted by more than a rod's sag in the error pos's arc lengths leave);
- * pos and normal (from the other rod into this one) then become those of
- * the tubes: the point midway between their surfaces on the line of the
- * centrelines' nearest points. Against a rigid geom, or where pos falls
- * beyond a rod's end (the end disk's flat face), the disk's gap less how
- * far the rod's surface reaches beyond the disk's along u
- * (surface_beyond_disk; pos and normal MuJoCo's). */
+ * along unit u from the disk to b, near pos. A disk that tiles its rod's
+ * tube (disk_tiles_tube) is a straight piece of it, but the rod bends
+ * inside it: its centreline leaves the disk's axis by about kappa a^2 / 2
+ * at axial coordinate a (a chain of straight disks is a polygon of
+ * tangents), and two rods crossing where their disks meet would rest that
+ * sag nearer than a diameter apart. A tube is the points within its radius
+ * of its centreline: between two rods tiled so, the distance of their
+ * centrelines less both radii, at the arc lengths nearest each other
+ * within the two disks (from pos's, one step of the tangent lines' nearest
+ * points: crossing rods' centrelines are parted by more than a rod's sag
+ * in the error pos's arc lengths leave); pos and normal (from the other
+ * rod into this one) then become those of the tubes: the point midway
+ * between their surfaces on the line of the centrelines' nearest points.
+ * Against a rigid geom, a rod whose disks are spaced apart, or where pos
+ * falls beyond a rod's end (the end disk's flat face), and within one rod
+ * (whose tube, near itself, is always within a diameter of its centreline),
+ * the disk's gap less how far each tiled rod's surface reaches beyond its
+ * disk along the normal (surface_beyond_disk; pos and normal MuJoCo's). */
 static double tube_gap(const cusp_runtime *r, const soft_t *s, int k, const soft_t *o, int ok, double pos[3],
                        double normal[3], const double u[3], double dist) {
   double a = disk_axial(s, k, pos), x[3], tx[3], ax[3];
-  int on = centreline_at(s, k, &a, x, tx, ax);
-  if (on < 0) return dist;
+  int on = disk_tiles_tube(s, k) ? centreline_at(s, k, &a, x, tx, ax) : -1;
   double b = o ? disk_axial(o, ok, pos) : 0, y[3], ty[3], ay[3];
-  int on_other = o ? centreline_at(o, ok, &b, y, ty, ay) : -1;
-  if (on == 1 && on_other == 1) {
+  int on_other = o && disk_tiles_tube(o, ok) ? centreline_at(o, ok, &b, y, ty, ay) : -1;
+  if (on == 1 && on_other == 1 && o != s) {
     double w[3] = {x[0] - y[0], x[1] - y[1], x[2] - y[2]};
     double c = dot3(tx, ty), d = dot3(tx, w), e = dot3(ty, w), den = 1 - c * c;
     if (den > 1e-8) { /* not parallel: the tangent lines' nearest points */
@@ -155,7 +166,7 @@ static double tube_gap(const cusp_runtime *r, const soft_t *s, int k, const soft
     }
     return gap;
   }
-  double beyond = surface_beyond_disk(r, s, k, x, tx, ax, u);
+  double beyond = on >= 0 ? surface_beyond_disk(r, s, k, x, tx, ax, u) : 0;
   if (on_other >= 0) {
     double v[3] = {-u[0], -u[1], -u[2]}; /* the other disk's way to this one */
     beyond += surface_beyond_disk(r, o, ok, y, ty, ay, v);
