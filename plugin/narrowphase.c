@@ -111,13 +111,15 @@ static double surface_beyond_disk(const cusp_runtime *r, const soft_t *s, int k,
 }
 
 /* Whether disk k is a piece of its rod's tube: as thick as the arc
- * length to each neighbour (disks meeting face to face). Disks spaced
- * apart are the arm's geometry themselves. */
+ * length to each neighbour, to 1e-6 of it (disks meeting face to face, as
+ * the cosseratbench adapter tiles a rod). Disks spaced apart, or
+ * overlapping, are the arm's plates themselves. */
 static int disk_tiles_tube(const soft_t *s, int k) {
   const cusp_instance_config *c = &s->cfg;
   if (c->contact == CUSP_CONTACT_NATIVE || c->ndisk < 2) return 0;
-  double reach = c->disk_thickness * (1 + 1e-6), arc = disk_arc(c, k);
-  return (k == 0 || arc - disk_arc(c, k - 1) <= reach) && (k == c->ndisk - 1 || disk_arc(c, k + 1) - arc <= reach);
+  double h = c->disk_thickness, arc = disk_arc(c, k);
+  double before = k > 0 ? arc - disk_arc(c, k - 1) : h, after = k < c->ndisk - 1 ? disk_arc(c, k + 1) - arc : h;
+  return fabs(before - h) <= 1e-6 * h && fabs(after - h) <= 1e-6 * h;
 }
 
 /* The gap between the rods' curved surfaces where MuJoCo found disk k of
