@@ -60,6 +60,122 @@ static int held_disk_pair(const mjModel *m, const soft_t *s, int k, int ob) {
   return 0;
 }
 
+static double dot3(const double a[3], const double b[3]) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
+
+/* Disk k's axial coordinate of world point pos. */
+static double disk_axial(const soft_t *s, int k, const double pos[3]) {
+  const sb_pose *g = &s->disk_pose[k];
+  double a = 0;
+  for (int q = 0; q < 3; q++) a += (pos[q] - g->p[q]) * g->R[3 * q + 2];
+  return a;
+}
+
+/* The rod's centreline point x and tangent t at the arc length *a further
+ * on than its disk k, with *a cut back to the disk's thickness and to the
+ * rod (where the end disks reach past the rod's ends), and axis the disk's
+ * axis point at that *a. Returns 1 when *a needed no cut at the rod's ends,
+ * 0 when it did, -1 when the point cannot be evaluated. */
+static int centreline_at(const soft_t *s, int k, double *a, double x[3], double t[3], double axis[3]) {
+  const cusp_instance_config *c = &s->cfg;
+  if (c->contact == CUSP_CONTACT_NATIVE) return -1; /* MuJoCo places its disks: no kinematics here */
+  double half = 0.5 * c->disk_thickness;
+  *a = fmin(fmax(*a, -half), half);
+  int sec = c->disk[k].section;
+  double at = c->disk[k].s + *a;
+  while (at < 0 && sec > 0) at += c->length[--sec];
+  while (at > c->length[sec] && sec < c->sections - 1) at -= c->length[sec++];
+  double clamped = fmin(fmax(at, 0), c->length[sec]);
+  *a -= at - clamped;
+  sb_pose p;
+  if (sb_point_kinematics(s->model, s->work, sec, clamped, &p, NULL, NULL, NULL)) return -1;
+  const sb_pose *g = &s->disk_pose[k];
+  for (int q = 0; q < 3; q++) {
+    x[q] = p.p[q];
+    t[q] = p.R[3 * q + 2];
+    axis[q] = g->p[q] + *a * g->R[3 * q + 2];
+  }
+  return at == clamped;
+}
+
+/* How far the rod's surface reaches beyond its disk k's along unit u, at
+ * the section with centreline point x and tangent t whose arc length is
+ * the disk's axis point axis: the centreline's departure from the axis, and
+ * the section's rim against the disk's (tilted against each other, they
+ * reach r sqrt(1 - (t.u)^2) along u). */
+static double surface_beyond_disk(const cusp_runtime *r, const soft_t *s, int k, const double x[3],
+                                  const double t[3], const double axis[3], const double u[3]) {
+  const sb_pose *g = &s->disk_pose[k];
+  double disk_axis[3] = {g->R[2], g->R[5], g->R[8]}, tu = dot3(t, u), du = dot3(disk_axis, u);
+  double rim = r->m->geom_size[3 * s->cfg.disk[k].geom_id] * (sqrt(fmax(0, 1 - tu * tu)) - sqrt(fmax(0, 1 - du * du)));
+  return (x[0] - axis[0]) * u[0] + (x[1] - axis[1]) * u[1] + (x[2] - axis[2]) * u[2] + rim;
+}
+
+/* Whether disk k is a piece of its rod's tube: as thick as the arc
+ * length to each neighbour, to 1e-6 of it (disks meeting face to face, as
+ * the cosseratbench adapter tiles a rod). Disks spaced apart, or
+ * overlapping, are the arm's plates themselves. */
+static int disk_tiles_tube(const soft_t *s, int k) {
+  const cusp_instance_config *c = &s->cfg;
+  if (c->contact == CUSP_CONTACT_NATIVE || c->ndisk < 2) return 0;
+  double h = c->disk_thickness, arc = disk_arc(c, k);
+  double before = k > 0 ? arc - disk_arc(c, k - 1) : h, after = k < c->ndisk - 1 ? disk_arc(c, k + 1) - arc : h;
+  return fabs(before - h) <= 1e-6 * h && fabs(after - h) <= 1e-6 * h;
+}
+
+/* The gap between the rods' curved surfaces where MuJoCo found disk k of
+ * s at gap dist from geom b (disk ok of instance o when o is not NULL),
+ * along unit u from the disk to b, near pos. A disk that tiles its rod's
+ * tube (disk_tiles_tube) is a straight piece of it, but the rod bends
+ * inside it: its centreline leaves the disk's axis by about kappa a^2 / 2
+ * at axial coordinate a (a chain of straight disks is a polygon of
+ * tangents), and two rods crossing where their disks meet would rest that
+ * sag nearer than a diameter apart. A tube is the points within its radius
+ * of its centreline: between two rods tiled so, the distance of their
+ * centrelines less both radii, at the arc lengths nearest each other
+ * within the two disks (from pos's, one step of the tangent lines' nearest
+ * points: crossing rods' centrelines are parted by more than a rod's sag
+ * in the error pos's arc lengths leave); pos and normal (from the other
+ * rod into this one) then become those of the tubes: the point midway
+ * between their surfaces on the line of the centrelines' nearest points.
+ * Against a rigid geom, a rod whose disks are spaced apart, or where pos
+ * falls beyond a rod's end (the end disk's flat face), and within one rod
+ * (whose tube, near itself, is always within a diameter of its centreline),
+ * the disk's gap less how far each tiled rod's surface reaches beyond its
+ * disk along the normal (surface_beyond_disk; pos and normal MuJoCo's). */
+static double tube_gap(const cusp_runtime *r, const soft_t *s, int k, const soft_t *o, int ok, double pos[3],
+                       double normal[3], const double u[3], double dist) {
+  double a = disk_axial(s, k, pos), x[3], tx[3], ax[3];
+  int on = disk_tiles_tube(s, k) ? centreline_at(s, k, &a, x, tx, ax) : -1;
+  double b = o ? disk_axial(o, ok, pos) : 0, y[3], ty[3], ay[3];
+  int on_other = o && disk_tiles_tube(o, ok) ? centreline_at(o, ok, &b, y, ty, ay) : -1;
+  if (on == 1 && on_other == 1 && o != s) {
+    double w[3] = {x[0] - y[0], x[1] - y[1], x[2] - y[2]};
+    double c = dot3(tx, ty), d = dot3(tx, w), e = dot3(ty, w), den = 1 - c * c;
+    if (den > 1e-8) { /* not parallel: the tangent lines' nearest points */
+      a += (c * e - d) / den;
+      b += (e - c * d) / den;
+      if (centreline_at(s, k, &a, x, tx, ax) < 0 || centreline_at(o, ok, &b, y, ty, ay) < 0) return dist;
+    }
+    const double *size = r->m->geom_size;
+    double rk = size[3 * s->cfg.disk[k].geom_id], ro = size[3 * o->cfg.disk[ok].geom_id];
+    double apart[3] = {x[0] - y[0], x[1] - y[1], x[2] - y[2]}, length = sqrt(dot3(apart, apart));
+    double gap = length - rk - ro;
+    if (!isfinite(gap) || !(length > 1e-9 * (rk + ro))) return dist;
+    /* the tubes' normal, and the point midway between their surfaces */
+    for (int q = 0; q < 3; q++) {
+      normal[q] = apart[q] / length;
+      pos[q] = y[q] + (ro + 0.5 * gap) * normal[q];
+    }
+    return gap;
+  }
+  double beyond = on >= 0 ? surface_beyond_disk(r, s, k, x, tx, ax, u) : 0;
+  if (on_other >= 0) {
+    double v[3] = {-u[0], -u[1], -u[2]}; /* the other disk's way to this one */
+    beyond += surface_beyond_disk(r, o, ok, y, ty, ay, v);
+  }
+  return isfinite(beyond) ? dist - beyond : dist;
+}
+
 /* Soft contacts of instance i, disk k against everything it may touch. */
 static void collide_disk(cusp_runtime *r, int i, int k) {
   const mjModel *m = r->m;
@@ -92,12 +208,13 @@ static void collide_disk(cusp_runtime *r, int i, int k) {
       contact_meta cm = {.inst = i, .disk = k, .other_geom = b, .other_inst = oi, .other_disk = ok,
                          .pair_index = c};
       cm.model = s->cfg.contact;
-      cm.gap = con->dist;
       /* the normal points from the disk to b; ours from b into the disk */
       for (int q = 0; q < 3; q++) {
         cm.normal[q] = -con->normal[q];
         cm.pos[q] = con->pos[q] - 0.5 * con->dist * con->normal[q];
       }
+      /* the gap between the rods' curved surfaces, not their straight disks' */
+      cm.gap = tube_gap(r, s, k, oi >= 0 ? &r->soft[oi] : NULL, ok, cm.pos, cm.normal, con->normal, con->dist);
       cusp_add_meta(r, &cm); /* beyond the capacity: counted, and said after the stage */
     }
   }
