@@ -841,7 +841,8 @@ static int select_and_solve(sb_contact_problem *p, const sb_contact_options *opt
     /* Assemble eq. (11)-(13) over the kept contacts */
     double *A = p->A, *b = p->b;
     int m3k = 3 * nk;
-    memset(A, 0, (size_t)n * n * sizeof(double));
+    /* every entry of A is written below (the gamma rows and columns of each
+     * block as zeros, then the diagonal block's couplings): no clearing pass */
 #define W_(a, b) p->W[(size_t)(b) * m3k + (a)]
 #define A_(i, j) A[(size_t)(j) * n + (i)]
     for (int a = 0; a < nk; a++) {
@@ -858,6 +859,10 @@ static int select_and_solve(sb_contact_problem *p, const sb_contact_options *opt
           double wx = Dx[k] * W_(ta, tc) + Dy[k] * W_(ta + 1, tc);
           double wy = Dx[k] * W_(ta, tc + 1) + Dy[k] * W_(ta + 1, tc + 1);
           for (int l = 0; l < r; l++) A_(oa + 1 + k, oc + 1 + l) = wx * Dx[l] + wy * Dy[l];
+        }
+        for (int k = 0; k < bs; k++) {
+          A_(oa + bs - 1, oc + k) = 0;
+          A_(oa + k, oc + bs - 1) = 0;
         }
       }
       for (int k = 0; k < r; k++) {
