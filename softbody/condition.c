@@ -162,20 +162,24 @@ int sb_ruiz_scale_ok(double s) {
 
 /* The sweeps, from the scalings in dr, dc (A and b not yet scaled by them;
  * all_one: they are all 1, nothing to apply). work: 2n doubles, this sweep's
- * row factors and the next sweep's row norms: those are the sums of squares
- * of the columns as this sweep leaves them, taken in the same column order
- * as a pass of their own would (the same doubles), while each column is
- * still in hand after its scaling, which saves a pass over A a sweep. */
+ * row factors and the next sweep's row norms. A sweep whose row factors
+ * changed is not the last: the next one's row norms (the sums of squares of
+ * the columns as this sweep leaves them, in column order, the same doubles
+ * as a pass of their own) are then taken while each column is in hand, in
+ * the pass that applies its scale. */
 static void ruiz_sweeps(int n, double *A, double *b, double *dr, double *dc, int iterations, double *work,
                         int all_one) {
   double *f = work, *fnext = work + n;
+  int have_next = 0;
   for (int it = 0; it < iterations; it++) {
     int changed = 0;
     /* row norms, column by column (contiguous); on the first sweep from a
      * start the start's scaling is applied in the same pass */
-    if (it == 0) {
+    if (have_next) {
+      memcpy(f, fnext, (size_t)n * sizeof(double));
+    } else {
       for (int i = 0; i < n; i++) f[i] = 0;
-      if (!all_one) {
+      if (it == 0 && !all_one) {
         for (int i = 0; i < n; i++)
           if (b) b[i] *= dr[i];
         for (int j = 0; j < n; j++) {
@@ -191,19 +195,18 @@ static void ruiz_sweeps(int n, double *A, double *b, double *dr, double *dc, int
           for (int i = 0; i < n; i++) f[i] += a[i] * a[i];
         }
       }
-    } else {
-      memcpy(f, fnext, (size_t)n * sizeof(double));
     }
     for (int i = 0; i < n; i++) {
       f[i] = pow2_inv_fourth_root(f[i]);
       changed |= f[i] != 1;
       dr[i] *= f[i];
       if (b) b[i] *= f[i];
-      fnext[i] = 0;
     }
+    have_next = changed && it + 1 < iterations;
+    if (have_next)
+      for (int i = 0; i < n; i++) fnext[i] = 0;
     /* rows scaled, then the column's norm (four partial sums: the add
-     * chain, not the arithmetic, bounds a single sum), then the column and
-     * its share of the next sweep's row norms */
+     * chain, not the arithmetic, bounds a single sum), then the column */
     for (int j = 0; j < n; j++) {
       double *a = A + (size_t)j * n, s4[4] = {0, 0, 0, 0};
       int i = 0;
@@ -219,12 +222,16 @@ static void ruiz_sweeps(int n, double *A, double *b, double *dr, double *dc, int
       double g = pow2_inv_fourth_root((s4[0] + s4[1]) + (s4[2] + s4[3]));
       if (g != 1) {
         changed = 1;
-        for (i = 0; i < n; i++) {
-          a[i] *= g;
-          fnext[i] += a[i] * a[i];
-        }
         dc[j] *= g;
-      } else {
+        if (have_next) {
+          for (i = 0; i < n; i++) {
+            a[i] *= g;
+            fnext[i] += a[i] * a[i];
+          }
+        } else {
+          for (i = 0; i < n; i++) a[i] *= g;
+        }
+      } else if (have_next) {
         for (i = 0; i < n; i++) fnext[i] += a[i] * a[i];
       }
     }
