@@ -901,10 +901,11 @@ int sb_point_columns(const sb_model *m, int seg, double s) {
  * Jacobian's first sb_point_columns columns are computed, kept and copied;
  * full: J's columns past them are cleared (otherwise not touched). */
 static int point_kinematics(const sb_model *m, sb_work *w, int seg, double s, sb_pose *g, double *J,
-                            double eta[6], double dJv[6], int full) {
+                            double eta[6], double dJv[6], int full, int *ncol) {
   int n = m->n;
   if (!J) return point_query(m, w, seg, s, g, NULL, 0, eta, dJv);
   int c = sb_point_columns(m, seg, s);
+  if (ncol) *ncol = c;
   if (w->last_valid && w->last_seg == seg && w->last_s == s && (!dJv || w->last_has_dJv)) {
     if (g) *g = w->last_g;
     for (int i = 0; i < 6; i++) memcpy(J + (size_t)i * n, w->last_J + (size_t)i * n, c * sizeof(double));
@@ -929,9 +930,10 @@ static int point_kinematics(const sb_model *m, sb_work *w, int seg, double s, sb
 
 int sb_point_kinematics(const sb_model *m, sb_work *w, int seg, double s, sb_pose *g,
                         double *J, double eta[6], double dJv[6]) {
-  return point_kinematics(m, w, seg, s, g, J, eta, dJv, 1);
+  return point_kinematics(m, w, seg, s, g, J, eta, dJv, 1, NULL);
 }
 
-int sb_point_kinematics_head(const sb_model *m, sb_work *w, int seg, double s, sb_pose *g, double *J) {
-  return point_kinematics(m, w, seg, s, g, J, NULL, NULL, 0);
+int sb_point_kinematics_head(const sb_model *m, sb_work *w, int seg, double s, sb_pose *g, double *J,
+                             int *ncol) {
+  return point_kinematics(m, w, seg, s, g, J, NULL, NULL, 0, ncol);
 }

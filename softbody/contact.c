@@ -336,8 +336,8 @@ static int add_side(sb_contact_problem *p, int i, const sb_contact_side *sd, dou
   if (b->kind == BODY_SOFT) {
     sb_pose g;
     /* the point's Jacobian is zero past the coordinates proximal to it */
-    int n = b->nv, nz = sb_point_columns(b->m, sd->seg, sd->s);
-    if (sb_point_kinematics_head(b->m, b->w, sd->seg, sd->s, &g, p->J6)) {
+    int n = b->nv, nz;
+    if (sb_point_kinematics_head(b->m, b->w, sd->seg, sd->s, &g, p->J6, &nz)) {
       sb_errorf(error, error_size, "contact %d: no point at segment %d, s = %g on soft body %d", i,
                 sd->seg, sd->s, sd->body);
       return -1;
