@@ -788,15 +788,17 @@ static void unit_jacobians(const sb_model *m, sb_work *w) {
   w->jend_valid = 1;
 }
 
-void sb_node_jacobian(const sb_model *m, sb_work *w, int k, double *J) {
+/* Node k's Jacobian in the first ncol columns of J's 6 rows (leading
+ * dimension n), ncol at least its unit's cend: the node's columns all lie
+ * there, and J past them is not touched. */
+static void node_jacobian_head(const sb_model *m, sb_work *w, int k, double *J, int ncol) {
   int n = m->n;
   if (!w->jend_valid) unit_jacobians(m, w);
   const sb_node *nd = &m->node[k];
-  const sb_unit *un = &m->unit[nd->unit];
-  memset(J, 0, 6 * n * sizeof(double));
+  for (int i = 0; i < 6; i++) memset(J + (size_t)i * n, 0, ncol * sizeof(double));
   if (nd->unit > 0) {
     /* Jend of the previous unit is zero past its columns: so is A Jend */
-    sb_pose rel = sb_pose_inv_mul(&w->g[k], &w->g[un->node0 - 1]);
+    sb_pose rel = sb_pose_inv_mul(&w->g[k], &w->g[m->unit[nd->unit].node0 - 1]);
     double A[36];
     sb_Ad(&rel, A);
     sb_Ad_matmul(A, m->unit[nd->unit - 1].cend, w->Jend + (size_t)6 * n * (nd->unit - 1), n, J, n);
@@ -805,6 +807,8 @@ void sb_node_jacobian(const sb_model *m, sb_work *w, int k, double *J) {
   for (int i = 0; i < 6; i++)
     for (int j = 0; j < nd->ncol; j++) J[i * n + nd->col0 + j] += Jp[i * nd->ncol + j];
 }
+
+void sb_node_jacobian(const sb_model *m, sb_work *w, int k, double *J) { node_jacobian_head(m, w, k, J, m->n); }
 
 /* The node whose unit holds arc length *s of segment seg, with *s clamped
  * into the segment (0 on a rigid one), or -1 when seg or *s is out of range.
@@ -825,8 +829,10 @@ static int point_locate(const sb_model *m, int seg, double *s) {
   return k;
 }
 
-static int point_query(const sb_model *m, sb_work *w, int seg, double s, sb_pose *g, double *J, double eta[6],
-                       double dJv[6]) {
+/* J, when asked for, in its first ncol columns only (ncol at least the unit's
+ * cend: the rest of the point Jacobian is zero and J there is not touched). */
+static int point_query(const sb_model *m, sb_work *w, int seg, double s, sb_pose *g, double *J, int ncol,
+                       double eta[6], double dJv[6]) {
   int k = point_locate(m, seg, &s);
   if (k < 0) return -1;
   const sb_segment *sg = &m->seg[seg];
@@ -835,7 +841,7 @@ static int point_query(const sb_model *m, sb_work *w, int seg, double s, sb_pose
   int at_node = !is_soft(sg->p.type) || fabs(nd->s1 - s) <= 1e-12 * sg->p.length;
   if (at_node) {
     if (g) *g = w->g[k];
-    if (J) sb_node_jacobian(m, w, k, J);
+    if (J) node_jacobian_head(m, w, k, J, ncol);
     if (eta) memcpy(eta, w->eta + 6 * k, 6 * sizeof(double));
     if (dJv) memcpy(dJv, w->vp + 6 * k, 6 * sizeof(double));
     return 0;
@@ -849,11 +855,12 @@ static int point_query(const sb_model *m, sb_work *w, int seg, double s, sb_pose
   step_frame(sg, nd->element, nd->s0, s, nd->G_identity ? NULL : &nd->G, nd->ncol, w->q + nd->col0, vv, J || dJv ? S : NULL, dJv != NULL, &o);
   if (g) *g = sb_pose_mul(gp, &o.grel);
   if (J) {
-    memset(J, 0, 6 * n * sizeof(double));
+    int cend = m->unit[nd->unit].cend;
+    for (int i = 0; i < 6; i++) memset(J + (size_t)i * n, 0, ncol * sizeof(double));
     if (k) {
       /* the parent node's Jacobian is zero past the columns of this unit */
-      sb_node_jacobian(m, w, k - 1, w->J6tmp);
-      sb_Ad_matmul(o.X, m->unit[nd->unit].cend, w->J6tmp, n, J, n);
+      node_jacobian_head(m, w, k - 1, w->J6tmp, cend);
+      sb_Ad_matmul(o.X, cend, w->J6tmp, n, J, n);
     }
     for (int i = 0; i < 6; i++)
       for (int j = 0; j < nd->ncol; j++) J[i * n + nd->col0 + j] += S[i * nd->ncol + j];
@@ -890,27 +897,43 @@ int sb_point_columns(const sb_model *m, int seg, double s) {
 
 /* A Jacobian query is repeated for every contact point of a disk (two on its
  * rim, four flat, in a row): the last one's answer is kept until the next
- * kinematics pass, and a repeat is a copy of the same numbers. */
-int sb_point_kinematics(const sb_model *m, sb_work *w, int seg, double s, sb_pose *g,
-                        double *J, double eta[6], double dJv[6]) {
+ * kinematics pass, and a repeat is a copy of the same numbers. Only the
+ * Jacobian's first sb_point_columns columns are computed, kept and copied;
+ * full: J's columns past them are cleared (otherwise not touched). */
+static int point_kinematics(const sb_model *m, sb_work *w, int seg, double s, sb_pose *g, double *J,
+                            double eta[6], double dJv[6], int full, int *ncol) {
   int n = m->n;
-  if (J && w->last_valid && w->last_seg == seg && w->last_s == s && (!dJv || w->last_has_dJv)) {
+  if (!J) return point_query(m, w, seg, s, g, NULL, 0, eta, dJv);
+  int c = sb_point_columns(m, seg, s);
+  if (ncol) *ncol = c;
+  if (w->last_valid && w->last_seg == seg && w->last_s == s && (!dJv || w->last_has_dJv)) {
     if (g) *g = w->last_g;
-    memcpy(J, w->last_J, 6 * n * sizeof(double));
+    for (int i = 0; i < 6; i++) memcpy(J + (size_t)i * n, w->last_J + (size_t)i * n, c * sizeof(double));
     if (eta) memcpy(eta, w->last_eta, sizeof w->last_eta);
     if (dJv) memcpy(dJv, w->last_dJv, sizeof w->last_dJv);
-    return 0;
+  } else {
+    w->last_valid = 0;
+    if (point_query(m, w, seg, s, &w->last_g, J, c, w->last_eta, dJv)) return -1;
+    for (int i = 0; i < 6; i++) memcpy(w->last_J + (size_t)i * n, J + (size_t)i * n, c * sizeof(double));
+    if (dJv) memcpy(w->last_dJv, dJv, sizeof w->last_dJv);
+    w->last_valid = 1;
+    w->last_seg = seg;
+    w->last_s = s;
+    w->last_has_dJv = dJv != NULL;
+    if (g) *g = w->last_g;
+    if (eta) memcpy(eta, w->last_eta, sizeof w->last_eta);
   }
-  if (!J) return point_query(m, w, seg, s, g, NULL, eta, dJv);
-  w->last_valid = 0;
-  if (point_query(m, w, seg, s, &w->last_g, J, w->last_eta, dJv)) return -1;
-  memcpy(w->last_J, J, 6 * n * sizeof(double));
-  if (dJv) memcpy(w->last_dJv, dJv, sizeof w->last_dJv);
-  w->last_valid = 1;
-  w->last_seg = seg;
-  w->last_s = s;
-  w->last_has_dJv = dJv != NULL;
-  if (g) *g = w->last_g;
-  if (eta) memcpy(eta, w->last_eta, sizeof w->last_eta);
+  if (full && c < n)
+    for (int i = 0; i < 6; i++) memset(J + (size_t)i * n + c, 0, (size_t)(n - c) * sizeof(double));
   return 0;
+}
+
+int sb_point_kinematics(const sb_model *m, sb_work *w, int seg, double s, sb_pose *g,
+                        double *J, double eta[6], double dJv[6]) {
+  return point_kinematics(m, w, seg, s, g, J, eta, dJv, 1, NULL);
+}
+
+int sb_point_kinematics_head(const sb_model *m, sb_work *w, int seg, double s, sb_pose *g, double *J,
+                             int *ncol) {
+  return point_kinematics(m, w, seg, s, g, J, NULL, NULL, 0, ncol);
 }

@@ -226,6 +226,14 @@ int sb_point_kinematics(const sb_model *m, sb_work *w, int seg, double s, sb_pos
  * segment or s (no structure claimed). */
 int sb_point_columns(const sb_model *m, int seg, double s);
 
+/* sb_point_kinematics's pose and J, J in its first sb_point_columns(m, seg,
+ * s) columns only (their count in *ncol): its rows (leading dimension n)
+ * past them, where the full Jacobian is exactly zero, are not touched. For
+ * callers that read no further (a contact's rows); skips clearing and
+ * copying the zeros. */
+int sb_point_kinematics_head(const sb_model *m, sb_work *w, int seg, double s, sb_pose *g, double *J,
+                             int *ncol);
+
 /* Full 6 x n body Jacobian of node k. */
 void sb_node_jacobian(const sb_model *m, sb_work *w, int k, double *J);
 

@@ -161,29 +161,39 @@ int sb_ruiz_scale_ok(double s) {
 }
 
 /* The sweeps, from the scalings in dr, dc (A and b not yet scaled by them;
- * all_one: they are all 1, nothing to apply). */
+ * all_one: they are all 1, nothing to apply). work: 2n doubles, this sweep's
+ * row factors and the next sweep's row norms. A sweep whose row factors
+ * changed is not the last: the next one's row norms (the sums of squares of
+ * the columns as this sweep leaves them, in column order, the same doubles
+ * as a pass of their own) are then taken while each column is in hand, in
+ * the pass that applies its scale. */
 static void ruiz_sweeps(int n, double *A, double *b, double *dr, double *dc, int iterations, double *work,
                         int all_one) {
-  double *f = work;
+  double *f = work, *fnext = work + n;
+  int have_next = 0;
   for (int it = 0; it < iterations; it++) {
     int changed = 0;
     /* row norms, column by column (contiguous); on the first sweep from a
      * start the start's scaling is applied in the same pass */
-    for (int i = 0; i < n; i++) f[i] = 0;
-    if (it == 0 && !all_one) {
-      for (int i = 0; i < n; i++)
-        if (b) b[i] *= dr[i];
-      for (int j = 0; j < n; j++) {
-        double *a = A + (size_t)j * n, cj = dc[j];
-        for (int i = 0; i < n; i++) {
-          a[i] *= dr[i] * cj; /* powers of two: exact in either order */
-          f[i] += a[i] * a[i];
-        }
-      }
+    if (have_next) {
+      memcpy(f, fnext, (size_t)n * sizeof(double));
     } else {
-      for (int j = 0; j < n; j++) {
-        const double *a = A + (size_t)j * n;
-        for (int i = 0; i < n; i++) f[i] += a[i] * a[i];
+      for (int i = 0; i < n; i++) f[i] = 0;
+      if (it == 0 && !all_one) {
+        for (int i = 0; i < n; i++)
+          if (b) b[i] *= dr[i];
+        for (int j = 0; j < n; j++) {
+          double *a = A + (size_t)j * n, cj = dc[j];
+          for (int i = 0; i < n; i++) {
+            a[i] *= dr[i] * cj; /* powers of two: exact in either order */
+            f[i] += a[i] * a[i];
+          }
+        }
+      } else {
+        for (int j = 0; j < n; j++) {
+          const double *a = A + (size_t)j * n;
+          for (int i = 0; i < n; i++) f[i] += a[i] * a[i];
+        }
       }
     }
     for (int i = 0; i < n; i++) {
@@ -192,6 +202,9 @@ static void ruiz_sweeps(int n, double *A, double *b, double *dr, double *dc, int
       dr[i] *= f[i];
       if (b) b[i] *= f[i];
     }
+    have_next = changed && it + 1 < iterations;
+    if (have_next)
+      for (int i = 0; i < n; i++) fnext[i] = 0;
     /* rows scaled, then the column's norm (four partial sums: the add
      * chain, not the arithmetic, bounds a single sum), then the column */
     for (int j = 0; j < n; j++) {
@@ -209,8 +222,17 @@ static void ruiz_sweeps(int n, double *A, double *b, double *dr, double *dc, int
       double g = pow2_inv_fourth_root((s4[0] + s4[1]) + (s4[2] + s4[3]));
       if (g != 1) {
         changed = 1;
-        for (i = 0; i < n; i++) a[i] *= g;
         dc[j] *= g;
+        if (have_next) {
+          for (i = 0; i < n; i++) {
+            a[i] *= g;
+            fnext[i] += a[i] * a[i];
+          }
+        } else {
+          for (i = 0; i < n; i++) a[i] *= g;
+        }
+      } else if (have_next) {
+        for (i = 0; i < n; i++) fnext[i] += a[i] * a[i];
       }
     }
     if (!changed) break; /* a fixed point: every norm within [1/2, 2] */
@@ -267,7 +289,8 @@ sb_lcp_status sb_lcp_condition_solve(sb_lcp_work *wk, int n, const double *M, co
   }
   memcpy(wk->Ms, M, (size_t)n * n * sizeof(double));
   memcpy(wk->qs, q, n * sizeof(double));
-  sb_ruiz(n, wk->Ms, wk->qs, wk->dr, wk->dc, ruiz_iterations > 0 ? ruiz_iterations : 0, wk->w);
+  /* Lemke's tableau (n (n + 2) doubles) is free scratch until the solve */
+  sb_ruiz(n, wk->Ms, wk->qs, wk->dr, wk->dc, ruiz_iterations > 0 ? ruiz_iterations : 0, wk->T);
   sb_tikhonov(n, wk->Ms, NULL, tikhonov);
   for (int i = 0; i < n; i++) wk->zs[i] = opt->warm_start && isfinite(z[i]) ? z[i] / wk->dc[i] : 0;
   sb_lcp_status st = sb_lcp_solve(wk, n, wk->Ms, wk->qs, wk->zs, NULL, opt, info);

@@ -38,7 +38,7 @@ int sb_rank_select_forced(int N, int m, double *St, const int *priority, const d
 
 /* Stage 2 on a column-major n x n matrix; dr, dc receive the total scalings,
  * powers of two (exact). Stops early when every row and column l2 norm is
- * within [1/2, 2]. work: n doubles of scratch. */
+ * within [1/2, 2]. work: 2n doubles of scratch. */
 void sb_ruiz(int n, double *A, double *b, double *dr, double *dc, int iterations, double *work);
 
 /* Stage 2 warm: the same sweeps and the same stopping test, started from the
@@ -50,7 +50,7 @@ void sb_ruiz(int n, double *A, double *b, double *dr, double *dc, int iterations
  * session 11). An entry that is not a power of two within 2^-64..2^64 (a
  * restored state from elsewhere, or a scale only an extreme problem needs)
  * starts from 1: the start can neither overflow nor round.
- * With iterations <= 0 no scaling at all, as sb_ruiz. */
+ * With iterations <= 0 no scaling at all, as sb_ruiz. work: 2n doubles. */
 void sb_ruiz_from(int n, double *A, double *b, double *dr, double *dc, int iterations, double *work);
 
 /* 1 when s is a power of two within 2^-64..2^64 (a valid warm Ruiz start). */

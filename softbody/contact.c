@@ -54,6 +54,7 @@ struct sb_contact_problem {
   int lqrwork, *iwork, *prio, *keep, *kept;
   int nvar_cap;
   double *A, *b, *As, *bs, *z, *zs, *wv, *dr, *dc, *lambda, *p, *pv;
+  double *ruizw; /* stage 2's scratch, 2 nvar */
   int *normal_mask, *blocks;
   sb_lcp_work *lcp;
   long *prev_id;
@@ -94,7 +95,7 @@ void sb_contact_free(sb_contact_problem *p) {
   if (!p) return;
   void *ptr[] = {p->bodies, p->pool, p->vfree, p->c, p->frame, p->vstatic, p->point, p->Jt, p->Y, p->W,
                  p->u, p->uf, p->J6, p->scratch, p->St, p->qrwork, p->iwork, p->prio, p->keep, p->kept,
-                 p->A, p->b, p->As, p->bs, p->z, p->zs, p->wv, p->dr, p->dc, p->lambda, p->p,
+                 p->A, p->b, p->As, p->bs, p->z, p->zs, p->wv, p->ruizw, p->dr, p->dc, p->lambda, p->p,
                  p->pv, p->normal_mask, p->blocks, p->prev_id, p->prev_z, p->prev_t1, p->stabv, p->order, p->force, p->keep_prev};
   for (size_t k = 0; k < sizeof ptr / sizeof ptr[0]; k++) free(ptr[k]);
   sb_lcp_work_free(p->lcp);
@@ -109,7 +110,7 @@ size_t sb_contact_workspace_bytes_kept(int max_contacts, int max_kept, int max_d
   /* the arrays sb_contact_create_kept allocates, in its order (bodies apart) */
   size_t doubles = nd * nd + nd + 9 * mc + m3 + 2 * m3 + 2 * nd * m3 + m3 * m3 + 2 * m3 + 6 * nd + nd * m3 +
                    nd * mc + (size_t)sb_rank_select_work_size(max_dof, max_contacts) + 2 * nvark * nvark +
-                   7 * nvark + m3 + 2 * nd + nvar + m3 + 2 * mc;
+                   9 * nvark + m3 + 2 * nd + nvar + m3 + 2 * mc;
   size_t ints = 2 * mc + 3 * mc + nvark + mc;
   return sizeof(sb_contact_problem) + sizeof(sb_contact) * mc + sizeof(long) * mc + sizeof(double) * doubles +
          sizeof(int) * ints + sb_lcp_work_bytes((int)nvark);
@@ -175,6 +176,7 @@ sb_contact_problem *sb_contact_create_kept(int max_contacts, int max_kept, int m
   ALLOC(p->z, nvark);
   ALLOC(p->zs, nvark);
   ALLOC(p->wv, nvark);
+  ALLOC(p->ruizw, 2 * nvark);
   ALLOC(p->dr, nvark);
   ALLOC(p->dc, nvark);
   ALLOC(p->normal_mask, nvark);
@@ -349,8 +351,8 @@ static int add_side(sb_contact_problem *p, int i, const sb_contact_side *sd, dou
   if (b->kind == BODY_SOFT) {
     sb_pose g;
     /* the point's Jacobian is zero past the coordinates proximal to it */
-    int n = b->nv, nz = sb_point_columns(b->m, sd->seg, sd->s);
-    if (sb_point_kinematics(b->m, b->w, sd->seg, sd->s, &g, p->J6, NULL, NULL)) {
+    int n = b->nv, nz;
+    if (sb_point_kinematics_head(b->m, b->w, sd->seg, sd->s, &g, p->J6, &nz)) {
       sb_errorf(error, error_size, "contact %d: no point at segment %d, s = %g on soft body %d", i,
                 sd->seg, sd->s, sd->body);
       return -1;
@@ -522,7 +524,7 @@ static void damped_fallback(sb_contact_problem *p, int n, int nk, int bs, const 
     for (int k = o; k < g; k++) p->As[(size_t)k * n + k] += rho * A[(size_t)k * n + k];
     p->As[(size_t)g * n + g] += (mu * mu + 1e-6) / (rho * dn);
   }
-  sb_ruiz(n, p->As, p->bs, p->dr, p->dc, opt->ruiz_iterations, p->wv);
+  sb_ruiz(n, p->As, p->bs, p->dr, p->dc, opt->ruiz_iterations, p->ruizw);
   memset(p->zs, 0, n * sizeof(double));
   sb_lcp_options lo = opt->lcp;
   lo.warm_start = 0;
@@ -542,7 +544,7 @@ static void damped_fallback(sb_contact_problem *p, int n, int nk, int bs, const 
            len ? "; applied " : "applied ", st == SB_LCP_SOLVED ? "the damped answer" : "no impulse", info->residual);
   memcpy(p->As, A, (size_t)n * n * sizeof(double));
   memcpy(p->bs, b, n * sizeof(double));
-  sb_ruiz(n, p->As, p->bs, p->dr, p->dc, opt->ruiz_iterations, p->wv);
+  sb_ruiz(n, p->As, p->bs, p->dr, p->dc, opt->ruiz_iterations, p->ruizw);
   sb_tikhonov(n, p->As, p->normal_mask, opt->tikhonov);
 }
 
@@ -556,7 +558,7 @@ static void solve_assembled(sb_contact_problem *p, int n, int nk, int bs, const 
   const double *A = p->A, *b = p->b;
   memcpy(p->As, A, (size_t)n * n * sizeof(double));
   memcpy(p->bs, b, n * sizeof(double));
-  sb_ruiz(n, p->As, p->bs, p->dr, p->dc, opt->ruiz_iterations, p->wv);
+  sb_ruiz(n, p->As, p->bs, p->dr, p->dc, opt->ruiz_iterations, p->ruizw);
   sb_tikhonov(n, p->As, p->normal_mask, opt->tikhonov);
   for (int i = 0; i < n; i++) p->zs[i] = zwarm && isfinite(zwarm[i]) ? zwarm[i] / p->dc[i] : 0;
   sb_lcp_options lo = opt->lcp;
@@ -942,7 +944,8 @@ static int select_and_solve(sb_contact_problem *p, const sb_contact_options *opt
     /* Assemble eq. (11)-(13) over the kept contacts */
     double *A = p->A, *b = p->b;
     int m3k = 3 * nk;
-    memset(A, 0, (size_t)n * n * sizeof(double));
+    /* every entry of A is written below (the gamma rows and columns of each
+     * block as zeros, then the diagonal block's couplings): no clearing pass */
 #define W_(a, b) p->W[(size_t)(b) * m3k + (a)]
 #define A_(i, j) A[(size_t)(j) * n + (i)]
     for (int a = 0; a < nk; a++) {
@@ -959,6 +962,10 @@ static int select_and_solve(sb_contact_problem *p, const sb_contact_options *opt
           double wx = Dx[k] * W_(ta, tc) + Dy[k] * W_(ta + 1, tc);
           double wy = Dx[k] * W_(ta, tc + 1) + Dy[k] * W_(ta + 1, tc + 1);
           for (int l = 0; l < r; l++) A_(oa + 1 + k, oc + 1 + l) = wx * Dx[l] + wy * Dy[l];
+        }
+        for (int k = 0; k < bs; k++) {
+          A_(oa + bs - 1, oc + k) = 0;
+          A_(oa + k, oc + bs - 1) = 0;
         }
       }
       for (int k = 0; k < r; k++) {

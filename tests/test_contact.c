@@ -367,7 +367,7 @@ static void test_ruiz(void) {
  * stopping rule), and it stops long before the iteration cap. */
 static void test_ruiz_exact(void) {
   enum { n = 30 };
-  static double A0[n * n], As[n * n], b0[n], bs[n], dr[n], dc[n], wk[n];
+  static double A0[n * n], As[n * n], b0[n], bs[n], dr[n], dc[n], wk[2 * n];
   double rs[n], cs[n];
   for (int i = 0; i < n; i++) {
     rs[i] = pow(10, 6 * tu_rand());
@@ -437,7 +437,7 @@ static void norm_range(int n, const double *As, double *lo, double *hi) {
 static void test_ruiz_warm(void) {
   enum { n = 30 };
   static double A0[n * n], A1[n * n], As[n * n], Ac[n * n], b0[n], b1[n], bs[n], bc[n];
-  static double dr[n], dc[n], dr0[n], dc0[n], drc[n], dcc[n], wk[n];
+  static double dr[n], dc[n], dr0[n], dc0[n], drc[n], dcc[n], wk[2 * n];
   double rs[n], cs[n];
   for (int i = 0; i < n; i++) {
     rs[i] = pow(10, 6 * tu_rand());
