@@ -6,27 +6,7 @@ set -u
 SIM=${1:?usage: test_capacity_keys.sh CUSP_SIM SRCDIR}
 SCENE=${2:?usage: test_capacity_keys.sh CUSP_SIM SRCDIR}/mjcf/default.xml
 fail=0
-# refuse CASE... -- WORDS...: cusp-sim exits 2 and its message holds every word
-refuse() {
-  local args=() words=()
-  while [ "$1" != "--" ]; do args+=(--set "$1"); shift; done
-  shift
-  words=("$@")
-  out=$("$SIM" "$SCENE" --seconds 0.01 "${args[@]}" 2>&1)
-  rc=$?
-  local ok=1
-  [ $rc -eq 2 ] || ok=0
-  for w in "${words[@]}"; do case "$out" in *"$w"*) ;; *) ok=0 ;; esac; done
-  if [ $ok -eq 1 ]; then echo "ok   refused ${args[*]}: $out"; else echo "FAIL ${args[*]}: exit $rc, expected 2 and [${words[*]}]: $out"; fail=1; fi
-}
-runs() {
-  local args=()
-  for a in "$@"; do args+=(--set "$a"); done
-  out=$("$SIM" "$SCENE" --seconds 0.05 "${args[@]}" --json 2>&1)
-  rc=$?
-  if [ $rc -eq 0 ] && echo "$out" | tail -1 | grep -q '"completed": true'; then echo "ok   runs ${args[*]}"
-  else echo "FAIL ${args[*]}: exit $rc: $(echo "$out" | tail -2)"; fail=1; fi
-}
+. "$(dirname "$0")/key_checks.sh"
 # default.xml's arm: 3 sections of 6 disks and a plate, and the base disk: 22 disks, at most 176
 refuse arm.contact_capacity=-1 -- 'instance "arm"' 'key "contact_capacity"' '"-1" is out of range' '0..8192'
 refuse arm.contact_capacity=abc -- 'key "contact_capacity"' '"abc" is not an integer'
