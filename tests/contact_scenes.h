@@ -176,4 +176,26 @@ static inline int scene_rod_fill(sb_contact_problem *P, const scene_rod *r, cons
   return body;
 }
 
+/* A point contact of body 0 against the world with friction mu and
+ * normal +z, its 3 x 6 Jacobian (row-major) taking the body's coordinates
+ * first .. first + 2 (jac: 18 doubles, zeroed and filled here, kept by c). */
+static inline sb_contact unit_point_contact(double jac[18], int first, double mu) {
+  sb_contact c;
+  memset(&c, 0, sizeof c);
+  memset(jac, 0, 18 * sizeof *jac);
+  for (int a = 0; a < 3; a++) jac[6 * a + first + a] = 1;
+  c.side[0].body = 0;
+  c.side[0].jac = jac;
+  c.side[1].body = -1;
+  c.friction = mu;
+  c.normal[2] = 1;
+  return c;
+}
+
+/* The unit mass matrix of a 6-dof body (M: 36 doubles). */
+static inline void unit_mass(double M[36]) {
+  memset(M, 0, 36 * sizeof *M);
+  for (int k = 0; k < 6; k++) M[7 * k] = 1;
+}
+
 #endif

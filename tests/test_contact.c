@@ -592,18 +592,11 @@ static void test_bad_input(void) {
 static void test_infeasible(void) {
   char err[256] = "";
   sb_contact_problem *P = sb_contact_create(2, 1, 6, 4, err, sizeof err);
-  double M[36] = {0}, vf[6] = {0}, jac[18] = {0};
-  for (int k = 0; k < 6; k++) M[7 * k] = 1;
-  for (int a = 0; a < 3; a++) jac[6 * a + 3 + a] = 1; /* the point moves with the body's translation */
+  double M[36], vf[6] = {0}, jac[18];
+  unit_mass(M);
   sb_contact_add_dense(P, 6, M, vf, err, sizeof err);
-  sb_contact c;
-  memset(&c, 0, sizeof c);
-  c.side[0].body = 0;
-  c.side[0].jac = jac;
-  c.side[1].body = -1;
-  c.friction = 0.5;
+  sb_contact c = unit_point_contact(jac, 3, 0.5); /* the point moves with the body's translation */
   c.gap = -0.01;
-  c.normal[2] = 1;
   sb_contact_add(P, &c, err, sizeof err);
   c.normal[2] = -1;
   sb_contact_add(P, &c, err, sizeof err);

@@ -24,6 +24,7 @@
 #include "cusp_alloc_count.h"
 
 #include "contact.h"
+#include "contact_scenes.h"
 #include "cusp.h"
 #include "runtime.h"
 #include "testutil.h"
@@ -240,17 +241,10 @@ static void core_capacity(void) {
   sb_contact_problem *P = sb_contact_create_kept(3, 1, 1, 6, 4, err, sizeof err);
   EXPECT(P != NULL, "create: %s", err);
   if (!P) return;
-  double M[36] = {0}, vf[6] = {0, 0, -1, 0, 0, 0}, jac[18] = {0};
-  for (int k = 0; k < 6; k++) M[7 * k] = 1;
-  for (int a = 0; a < 3; a++) jac[6 * a + a] = 1;
+  double M[36], vf[6] = {0, 0, -1, 0, 0, 0}, jac[18];
+  unit_mass(M);
   sb_contact_add_dense(P, 6, M, vf, err, sizeof err);
-  sb_contact c;
-  memset(&c, 0, sizeof c);
-  c.side[0].body = 0;
-  c.side[0].jac = jac;
-  c.side[1].body = -1;
-  c.friction = 0.5;
-  c.normal[2] = 1;
+  sb_contact c = unit_point_contact(jac, 0, 0.5);
   sb_contact_add(P, &c, err, sizeof err);
   c.normal[0] = 1; /* a second, independent normal */
   c.normal[2] = 0;
