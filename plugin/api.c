@@ -32,6 +32,15 @@ int cusp_contact_force(const mjModel *m, const mjData *d, int contact, double fo
   return 0;
 }
 
+int cusp_pair_contacts(const mjModel *m, const mjData *d, const cusp_pair_contact **contacts) {
+  cusp_runtime *r = m && d ? cusp_runtime_of(m, d) : NULL;
+  if (!r) {
+    if (contacts) *contacts = NULL;
+    return 0;
+  }
+  return cusp_runtime_pair_contacts(r, contacts);
+}
+
 int cusp_lcp(const mjModel *m, const mjData *d, const double **M, const double **q) {
   cusp_runtime *r = m && d ? cusp_runtime_of(m, d) : NULL;
   if (M) *M = NULL;

@@ -16,37 +16,36 @@
  * MuJoCo's own zone test. Readers of them: cusp_contacts / cusp_contact_force. */
 #include "pipeline.h"
 
+int cusp_pair_carrier(const cusp_runtime *r, const contact_meta *cm) {
+  const mjData *d = r->d;
+  int nearest = -1;
+  double best = INFINITY;
+  for (int j = 0; j < d->ncon; j++) {
+    const mjContact *cj = d->contact + j;
+    if (!((cj->geom[0] == cm->own_geom && cj->geom[1] == cm->other_geom) ||
+          (cj->geom[0] == cm->other_geom && cj->geom[1] == cm->own_geom)))
+      continue;
+    if (!cusp_contact_yielded(r, j)) continue;
+    double dx = cj->pos[0] - cm->pos[0], dy = cj->pos[1] - cm->pos[1], dz = cj->pos[2] - cm->pos[2];
+    double dist = dx * dx + dy * dy + dz * dz;
+    if (dist < best) {
+      best = dist;
+      nearest = j;
+    }
+  }
+  return nearest;
+}
+
 /* World force (N) that cusp's solved contacts of MuJoCo's contact i's geom
- * pair put on con->geom[1], summed over those of cusp's contacts whose
- * nearest contact of the pair (among MuJoCo's yielding ones) is i. cusp
+ * pair put on con->geom[1], summed over those whose carrier is i. cusp
  * finds the pair's contacts with a speculative margin, so its points can
  * differ from MuJoCo's; the pair's total force is kept. */
 static void pair_force_on_geom1(const cusp_runtime *r, int i, double h, double F[3]) {
-  const mjData *d = r->d;
-  const mjContact *con = d->contact + i;
+  const mjContact *con = r->d->contact + i;
   F[0] = F[1] = F[2] = 0;
   for (int c = 0; c < r->nmeta; c++) {
     const contact_meta *cm = &r->meta[c];
-    if (cm->inst >= 0 || !cm->in_problem) continue;
-    int same = cm->own_geom == con->geom[0] && cm->other_geom == con->geom[1];
-    int swapped = cm->own_geom == con->geom[1] && cm->other_geom == con->geom[0];
-    if (!same && !swapped) continue;
-    int nearest = -1;
-    double best = INFINITY;
-    for (int j = 0; j < d->ncon; j++) {
-      const mjContact *cj = d->contact + j;
-      if (!((cj->geom[0] == con->geom[0] && cj->geom[1] == con->geom[1]) ||
-            (cj->geom[0] == con->geom[1] && cj->geom[1] == con->geom[0])))
-        continue;
-      if (!cusp_contact_yielded(r, j)) continue;
-      double dx = cj->pos[0] - cm->pos[0], dy = cj->pos[1] - cm->pos[1], dz = cj->pos[2] - cm->pos[2];
-      double dist = dx * dx + dy * dy + dz * dz;
-      if (dist < best) {
-        best = dist;
-        nearest = j;
-      }
-    }
-    if (nearest != i) continue;
+    if (cm->inst >= 0 || !cm->in_problem || cm->carrier != i) continue;
     /* cm->impulse is on side 0, the other geom (contact_build.c) */
     double sign = cm->other_geom == con->geom[1] ? 1 : -1;
     for (int q = 0; q < 3; q++) F[q] += sign * cm->impulse[q] / h;
@@ -164,6 +163,21 @@ static void soft_contacts_to_touch(cusp_runtime *r, double h) {
   }
 }
 
+/* A pair contact cusp solved whose force no MuJoCo row carries (carrier
+ * -1), on the touch sensors of both geoms' bodies: the force on
+ * own_geom (MuJoCo's geom[0] of cusp_pair_contact) is along -normal, so its
+ * ray is +normal; other_geom's the opposite. */
+static void rowless_pair_contacts_to_touch(cusp_runtime *r, double h) {
+  const mjModel *m = r->m;
+  for (int c = 0; c < r->nmeta; c++) {
+    const contact_meta *cm = &r->meta[c];
+    if (cm->inst >= 0 || !cm->in_problem || cm->carrier >= 0 || cm->fn <= 0) continue;
+    double ray[3] = {-cm->normal[0], -cm->normal[1], -cm->normal[2]};
+    add_to_touch(m, r->d, m->geom_bodyid[cm->own_geom], cm->pos, cm->normal, cm->fn / h);
+    add_to_touch(m, r->d, m->geom_bodyid[cm->other_geom], cm->pos, ray, cm->fn / h);
+  }
+}
+
 void cusp_publish_contact_forces(cusp_runtime *r) {
   if (!r->forces_pending) return;
   r->forces_pending = 0;
@@ -173,5 +187,8 @@ void cusp_publish_contact_forces(cusp_runtime *r) {
   if (r->yielded)
     for (int i = 0; i < d->ncon; i++)
       if (cusp_contact_yielded(r, i)) write_yielded_contact(r, i, h);
-  if (m->nsensor && !(m->opt.disableflags & mjDSBL_SENSOR)) soft_contacts_to_touch(r, h);
+  if (m->nsensor && !(m->opt.disableflags & mjDSBL_SENSOR)) {
+    soft_contacts_to_touch(r, h);
+    if (r->yielded) rowless_pair_contacts_to_touch(r, h);
+  }
 }

@@ -113,10 +113,36 @@ int cusp_contacts(const mjModel *m, const mjData *d, const cusp_contact_report *
  * impulse over the time step. These contacts have no entry in d->contact
  * (soft disks are contype 0); touch sensors on the body they touch count
  * their normal force. Contacts between MuJoCo geoms that cusp solved (a body
- * touching a disk, with its own other contacts) are MuJoCo's: mj_contactForce
- * and touch sensors report cusp's force for them. 0, or -1 when there is no
- * such contact. */
+ * touching a disk, with its own other contacts) are cusp_pair_contacts'.
+ * 0, or -1 when there is no such contact. */
 int cusp_contact_force(const mjModel *m, const mjData *d, int contact, double force[3]);
+
+/* A contact between two MuJoCo geoms that cusp solved in its coupled
+ * problem last compute (a body a soft disk touches, with its own other
+ * contacts: a box pushed by an arm against a ledge), at cusp's point. Its
+ * force is in MuJoCo's rows when MuJoCo gave the pair rows that step:
+ * mujoco_contact is then the pair's contact in d->contact nearest to this
+ * point, whose rows carry this force (summed with the pair's other contacts
+ * gathered there), and mj_contactForce and touch sensors read it. Otherwise
+ * (mujoco_contact = -1: MuJoCo had no contact of the pair, or only ones it
+ * excluded, dist >= its include margin, with no rows; or rows MuJoCo kept
+ * solving itself) it is in no row, and touch sensors count its normal
+ * force here. So every contact force that acted is, once, in
+ * mj_contactForce over d->contact, cusp_contacts, or a cusp_pair_contacts
+ * entry with mujoco_contact = -1 (README, "Reading contact forces"). */
+typedef struct {
+  int geom[2];           /* MuJoCo geoms; the normal points from geom[0] to geom[1], as mjContact's */
+  double pos[3];         /* world contact point, m */
+  double normal[3];
+  double gap;            /* m, < 0 penetration */
+  double force[3];       /* world force on geom[1] over the last step, N (geom[0] gets the opposite) */
+  double normal_force;   /* its normal part, N */
+  int mujoco_contact;    /* index into d->contact whose efc rows carry this force, or -1: none does */
+  int kept;              /* 1 unless dropped by rank selection */
+} cusp_pair_contact;
+/* The last compute's cusp_pair_contact entries (valid until the next
+ * compute; copied by mj_copyData): returns how many. */
+int cusp_pair_contacts(const mjModel *m, const mjData *d, const cusp_pair_contact **contacts);
 
 /* The last compute's contact LCP w = M z + q (impulses), as solved after rank
  * selection and before scaling: column-major n x n, valid until the next

@@ -110,6 +110,7 @@ typedef struct {
   double pos[3], normal[3], gap;
   double impulse[3], fn;
   int kept;
+  int carrier;              /* inst < 0: the MuJoCo contact whose rows carry its force, or -1 (cusp_pair_carrier) */
 } contact_meta;
 
 struct cusp_runtime {
@@ -128,6 +129,8 @@ struct cusp_runtime {
   mjPreContact *cbuf;       /* collision results of one pair */
   cusp_contact_report *reports;
   int nreport;
+  cusp_pair_contact *pair_reports; /* the touched bodies' own contacts cusp solved */
+  int npair_report;
   cusp_step_report rep;
   /* rigid side */
   double *vfree, *force, *qfrc_cusp, *jac, *jac2, *sqrt_inv_d;
@@ -278,6 +281,11 @@ int cusp_contact_yielded(const cusp_runtime *r, int i);
  * normal forces of those and of the soft disks' contacts into the touch
  * sensors of the bodies they touch. Once per compute. */
 void cusp_publish_contact_forces(cusp_runtime *r);
+/* The MuJoCo contact whose rows carry the force of cusp's contact cm of a
+ * touched body's pair (cm->inst < 0): the pair's yielded contact nearest to
+ * cm->pos; -1 when the pair has none (MuJoCo listed no contact of it, or
+ * excluded it with no rows, or kept solving it). After compute's yield. */
+int cusp_pair_carrier(const cusp_runtime *r, const contact_meta *cm);
 
 /* The contacts of an assembled problem (m, W column-major 3m x 3m) that
  * some impulse can move (trace of W_ii above 1e-12 of the largest; a disk at

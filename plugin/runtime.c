@@ -143,6 +143,31 @@ static void stage_check_capacity(cusp_runtime *r) {
   r->dropped_warned = 1;
 }
 
+/* The touched bodies' own contacts the implicit models solved (r->meta
+ * after the soft ones), each with the MuJoCo contact whose rows will carry
+ * its force, if any (after stage_commit's yield). A force whose impulse was
+ * not applied (non-finite) is 0: it did not act. */
+static void write_pair_reports(cusp_runtime *r, int nsoft_contacts) {
+  double h = r->m->opt.timestep;
+  r->npair_report = 0;
+  for (int c = nsoft_contacts; c < r->nmeta; c++) {
+    contact_meta *cm = &r->meta[c];
+    if (cm->inst >= 0 || !cm->in_problem) continue;
+    cm->carrier = cusp_pair_carrier(r, cm);
+    cusp_pair_contact *pc = &r->pair_reports[r->npair_report++];
+    pc->geom[0] = cm->own_geom;
+    pc->geom[1] = cm->other_geom;
+    memcpy(pc->pos, cm->pos, sizeof pc->pos);
+    memcpy(pc->normal, cm->normal, sizeof pc->normal);
+    pc->gap = cm->gap;
+    /* cm->impulse acts on side 0, other_geom (contact_build.c) */
+    for (int q = 0; q < 3; q++) pc->force[q] = r->yielded ? cm->impulse[q] / h : 0;
+    pc->normal_force = r->yielded ? cm->fn / h : 0;
+    pc->mujoco_contact = cm->carrier;
+    pc->kept = cm->kept;
+  }
+}
+
 static void write_reports(cusp_runtime *r, int nsoft_contacts, const sb_contact_info *info) {
   cusp_step_report *rep = &r->rep;
   rep->ncontact = nsoft_contacts;
@@ -167,6 +192,7 @@ static void write_reports(cusp_runtime *r, int nsoft_contacts, const sb_contact_
   }
   rep->info = *info;
   snprintf(rep->message, sizeof rep->message, "%s", r->message);
+  write_pair_reports(r, nsoft_contacts);
 }
 
 /* ---------- compute / advance ---------- */
@@ -415,7 +441,7 @@ void cusp_runtime_reset(cusp_runtime *r, double *state) {
   r->pending = 0;
   r->yielded = r->forces_pending = 0;
   r->lcp_ran = 0;
-  r->nreport = 0;
+  r->nreport = r->npair_report = 0;
   r->deep_warned = 0;
   r->dropped_warned = 0;
   r->ndropped = 0;
@@ -441,6 +467,8 @@ void cusp_runtime_copy(cusp_runtime *dst, const cusp_runtime *src) {
   dst->dropped_warned = src->dropped_warned;
   dst->nreport = src->nreport;
   memcpy(dst->reports, src->reports, sizeof(cusp_contact_report) * src->nreport);
+  dst->npair_report = src->npair_report;
+  memcpy(dst->pair_reports, src->pair_reports, sizeof(cusp_pair_contact) * src->npair_report);
   for (int i = 0; i < dst->ninst; i++) dst->soft[i].disks_placed = 0;
   /* d->M came with mj_copyData: what compute added to it too */
   dst->mount_augmented = src->mount_augmented;
@@ -471,7 +499,7 @@ void cusp_runtime_free(cusp_runtime *r) {
   sb_contact_free(r->P);
   sb_sap_work_free(r->sap);
   sb_ncp_work_free(r->ncp);
-  void *ptr[] = {r->cW, r->cvec, r->cidx, r->meta, r->cbuf, r->reports, r->vfree, r->force, r->qfrc_cusp, r->jac, r->jac2,
+  void *ptr[] = {r->cW, r->cvec, r->cidx, r->meta, r->cbuf, r->reports, r->pair_reports, r->vfree, r->force, r->qfrc_cusp, r->jac, r->jac2,
                  r->sqrt_inv_d, r->rigid_impulse, r->touched, r->held_tree, r->geom_soft,
                  r->mount_jac, r->mount_M_pre, r->mount_M_post, r->end_jac};
   for (size_t k = 0; k < sizeof ptr / sizeof ptr[0]; k++) free(ptr[k]);
@@ -678,6 +706,7 @@ cusp_runtime *cusp_runtime_create(const mjModel *m, mjData *d, char *error, int 
   size_t nvv = nv ? nv : 1;
   r->meta = calloc(r->max_contacts, sizeof *r->meta);
   r->reports = calloc(r->max_contacts, sizeof *r->reports);
+  r->pair_reports = calloc(r->max_contacts, sizeof *r->pair_reports);
   r->cbuf = calloc(mjMAXCONPAIR, sizeof *r->cbuf);
   r->vfree = calloc(nvv, sizeof(double));
   r->force = calloc(nvv, sizeof(double));
@@ -693,7 +722,7 @@ cusp_runtime *cusp_runtime_create(const mjModel *m, mjData *d, char *error, int 
   r->mount_M_pre = calloc(m->nC ? m->nC : 1, sizeof(double));
   r->mount_M_post = calloc(m->nC ? m->nC : 1, sizeof(double));
   r->geom_soft = malloc(sizeof(int) * 2 * (m->ngeom ? m->ngeom : 1));
-  if (!r->meta || !r->reports || !r->cbuf || !r->vfree || !r->force || !r->qfrc_cusp || !r->jac ||
+  if (!r->meta || !r->reports || !r->pair_reports || !r->cbuf || !r->vfree || !r->force || !r->qfrc_cusp || !r->jac ||
       !r->jac2 || !r->sqrt_inv_d || !r->rigid_impulse || !r->touched || !r->held_tree || !r->geom_soft ||
       !r->mount_jac || !r->mount_M_pre || !r->mount_M_post || !r->end_jac)
     goto oom;
@@ -731,6 +760,11 @@ const cusp_step_report *cusp_runtime_report(const cusp_runtime *r) { return &r->
 int cusp_runtime_contacts(const cusp_runtime *r, const cusp_contact_report **contacts) {
   if (contacts) *contacts = r->reports;
   return r->nreport;
+}
+
+int cusp_runtime_pair_contacts(const cusp_runtime *r, const cusp_pair_contact **contacts) {
+  if (contacts) *contacts = r->pair_reports;
+  return r->npair_report;
 }
 
 int cusp_runtime_held_reaction(const cusp_runtime *r, int instance, int k, double reaction[6]) {

@@ -46,6 +46,7 @@ int cusp_runtime_contact_capacity(const cusp_runtime *r, int *kept);
 const cusp_instance_config *cusp_runtime_config(const cusp_runtime *r, int instance);
 const cusp_step_report *cusp_runtime_report(const cusp_runtime *r);
 int cusp_runtime_contacts(const cusp_runtime *r, const cusp_contact_report **contacts);
+int cusp_runtime_pair_contacts(const cusp_runtime *r, const cusp_pair_contact **contacts);
 /* The reaction of an instance's held point k (cusp_hold_reaction,
  * cusp_end_reaction: the key hold's entries in order, then the far end):
  * 0, or -1 when it has no point k. */

@@ -27,7 +27,7 @@ import numpy as np
 
 __all__ = [
     "LIBRARY", "load", "expand", "make_data", "instance_count", "instance_name", "instance_names",
-    "instance_find", "last_error", "report", "contacts", "soft_state", "tip_pose",
+    "instance_find", "last_error", "report", "contacts", "pair_contacts", "soft_state", "tip_pose",
     "backbone_point", "total_length", "set", "get", "set_all", "apply_force", "end_reaction",
     "hold_reaction",
 ]
@@ -127,6 +127,20 @@ class ContactReport(ctypes.Structure):
   ]
 
 
+class PairContact(ctypes.Structure):
+  """cusp_pair_contact: a contact between two MuJoCo geoms cusp solved."""
+  _fields_ = [
+      ("geom", ctypes.c_int * 2),
+      ("pos", ctypes.c_double * 3),
+      ("normal", ctypes.c_double * 3),
+      ("gap", ctypes.c_double),
+      ("force", ctypes.c_double * 3),
+      ("normal_force", ctypes.c_double),
+      ("mujoco_contact", ctypes.c_int),
+      ("kept", ctypes.c_int),
+  ]
+
+
 class Override(ctypes.Structure):
   """cusp_override: INSTANCE.KEY=VALUE."""
   _fields_ = [("instance", ctypes.c_char_p), ("key", ctypes.c_char_p), ("value", ctypes.c_char_p)]
@@ -149,6 +163,7 @@ _SIGNATURES = {
     "cusp_last_error": (_S, []),
     "cusp_report": (ctypes.POINTER(StepReport), [_P, _P]),
     "cusp_contacts": (_I, [_P, _P, ctypes.POINTER(ctypes.POINTER(ContactReport))]),
+    "cusp_pair_contacts": (_I, [_P, _P, ctypes.POINTER(ctypes.POINTER(PairContact))]),
     "cusp_soft_state": (_I, [_P, _P, _I, ctypes.POINTER(_DP), ctypes.POINTER(_DP)]),
     "cusp_tip_pose": (_I, [_P, _P, _I, _DP, _DP]),
     "cusp_end_reaction": (_I, [_P, _P, _I, _DP]),
@@ -359,6 +374,18 @@ def contacts(m, d):
   for c in out:
     c["force"] = c["impulse"] / m.opt.timestep
   return out
+
+
+def pair_contacts(m, d):
+  """The contacts between MuJoCo geoms cusp solved in the last compute (a body
+  an arm touches, with its own other contacts): a list of dicts
+  (cusp_pair_contact; "force" is the world force on geom[1] in N). An entry
+  with mujoco_contact == -1 is in no MuJoCo row: mj_contactForce over d.contact,
+  contacts(m, d) and these entries hold every contact force once (README,
+  "Reading contact forces")."""
+  p = ctypes.POINTER(PairContact)()
+  n = _lib.cusp_pair_contacts(_ptr(m), _ptr(d), ctypes.byref(p))
+  return [_struct_dict(p[i]) for i in range(max(n, 0))] if p else []
 
 
 def soft_state(m, d, instance=0):

@@ -161,6 +161,44 @@ def test_contacts_and_switches(model):
     cusp.get(model, d, "nope", "contact")
 
 
+def test_every_contact_force_is_read_back_once():
+  """The box of tests/test_contact_force.c pushed over the ledge's edge: at
+  every step its momentum change is m g plus what a user reads,
+  mj_contactForce over d.contact, cusp.contacts and the pair_contacts no
+  MuJoCo row carries (the corner it lands on, which MuJoCo excludes or does
+  not list)."""
+  m = cusp.load(REPO / "tests" / "data" / "scenes" / "contact_force_bridging.xml", {"arm.align_friction": 1})
+  d = mujoco.MjData(m)
+  box = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_GEOM, "box")
+  adr = m.jnt_dofadr[m.body_jntadr[m.geom_bodyid[box]]]
+  mass, h = m.body_mass[m.geom_bodyid[box]], m.opt.timestep
+  while d.time < 0.5:
+    mujoco.mj_step(m, d)
+  d.qvel[adr:adr + 6] = [0.5 * np.cos(-np.pi / 6), 0.5 * np.sin(-np.pi / 6), 0, 0, 0, 0]
+  worst, rowless_steps = 0.0, 0
+  for _ in range(60):
+    v = d.qvel[adr:adr + 3].copy()
+    mujoco.mj_step(m, d)
+    total = mass * np.asarray(m.opt.gravity)
+    for i in range(d.ncon):
+      con = d.contact[i]
+      if box not in con.geom:
+        continue
+      local = np.zeros(6)
+      mujoco.mj_contactForce(m, d, i, local)
+      world = con.frame.reshape(3, 3).T @ local[:3]
+      total += world if con.geom[1] == box else -world
+    for c in cusp.contacts(m, d):
+      if c["other_geom"] == box:
+        total -= c["force"]
+    rowless = [p for p in cusp.pair_contacts(m, d) if box in p["geom"] and p["mujoco_contact"] < 0]
+    rowless_steps += any(p["normal_force"] > 0 for p in rowless)
+    for p in rowless:
+      total += p["force"] if p["geom"][1] == box else -p["force"]
+    worst = max(worst, np.abs(mass * (d.qvel[adr:adr + 3] - v) / h - total).max() / (mass * 9.81))
+  assert rowless_steps >= 10 and worst < 1e-9, (rowless_steps, worst)
+
+
 def _tip_after(model, frames, pull=None, ctrl=None):
   """cusp.view's frames of one step each (a slow machine's) with what the
   viewer's sync does between them: the mouse perturbation of the tip disk
@@ -296,6 +334,7 @@ def test_struct_layout_matches_c(tmp_path):
     pytest.skip("no C compiler")
   src = tmp_path / "layout.c"
   fields = {"cusp_step_report": cusp.StepReport, "cusp_contact_report": cusp.ContactReport,
+            "cusp_pair_contact": cusp.PairContact,
             "sb_contact_info": cusp.ContactInfo, "sb_lcp_info": cusp.LcpInfo, "cusp_override": cusp.Override}
   lines = ["#include <stddef.h>", "#include <stdio.h>", '#include "cusp.h"', "int main(void) {"]
   for cname, py in fields.items():
