@@ -65,54 +65,76 @@ static int add_tube(const mjModel *m, const mjData *d, mjvScene *scn, int k) {
   return 0;
 }
 
-/* The soft contacts and their forces; -1 when the scene is full. */
-static int add_contacts(const mjModel *m, const mjData *d, const mjvOption *opt, mjvScene *scn) {
-  int points = opt->flags[mjVIS_CONTACTPOINT], forces = opt->flags[mjVIS_CONTACTFORCE];
-  if (!points && !forces) return 0;
-  const cusp_contact_report *c = NULL;
-  int n = cusp_contacts(m, d, &c);
-  if (n <= 0 || !c) return 0;
-  double h = m->opt.timestep;
-  double meansize = m->stat.meansize > 0 ? m->stat.meansize : 0.05;
-  /* MuJoCo's contact marker: a flat cylinder along the normal */
-  double rad = m->vis.scale.contactwidth * meansize, half = 0.5 * m->vis.scale.contactheight * meansize;
-  double width = m->vis.scale.forcewidth * meansize;
-  /* MuJoCo's force arrows: vis.map.force metres per N per kg of mean mass,
-   * clipped to half the scene's extent so a huge impulse stays on screen */
-  double scale = m->vis.map.force / (m->stat.meanmass > 0 ? m->stat.meanmass : 1);
-  double maxlen = fmax(0.5 * m->stat.extent, 0.05);
-  for (int i = 0; i < n; i++) {
-    const double *pos = c[i].pos, *nrm = c[i].normal;
-    if (!finite3(pos) || !finite3(nrm)) continue;
-    double a[3], b[3];
-    if (points) {
-      for (int j = 0; j < 3; j++) a[j] = pos[j] - half * nrm[j], b[j] = pos[j] + half * nrm[j];
-      if (add_connector(scn, mjGEOM_CYLINDER, c[i].kept ? CONTACT_RGBA : DROPPED_RGBA, rad, a, b)) return -1;
-      if (!c[i].kept) {
-        /* a dropped contact carries no force: its normal, of a fixed length */
-        for (int j = 0; j < 3; j++) b[j] = pos[j] + 4 * rad * nrm[j];
-        if (add_connector(scn, mjGEOM_ARROW, DROPPED_RGBA, 0.5 * width, pos, b)) return -1;
-      }
-    }
-    if (!forces || !c[i].kept || !(h > 0)) continue;
-    /* normal and friction parts of the force over the step */
-    double fn = c[i].normal_impulse / h, dot = c[i].impulse[0] * nrm[0] + c[i].impulse[1] * nrm[1] +
-                                                c[i].impulse[2] * nrm[2];
-    double ft[3], ftn = 0;
-    for (int j = 0; j < 3; j++) ft[j] = (c[i].impulse[j] - dot * nrm[j]) / h, ftn += ft[j] * ft[j];
-    ftn = sqrt(ftn);
-    double len = fmin(scale * fabs(fn), maxlen);
-    if (isfinite(len) && len > 2 * width) {
-      double sgn = fn < 0 ? -1 : 1;
-      for (int j = 0; j < 3; j++) b[j] = pos[j] + sgn * len * nrm[j];
-      if (add_connector(scn, mjGEOM_ARROW, NORMAL_RGBA, width, pos, b)) return -1;
-    }
-    len = fmin(scale * ftn, maxlen);
-    if (isfinite(len) && len > 2 * width) {
-      for (int j = 0; j < 3; j++) b[j] = pos[j] + len * ft[j] / ftn;
-      if (add_connector(scn, mjGEOM_ARROW, FRICTION_RGBA, width, pos, b)) return -1;
+/* How contacts are drawn, from MuJoCo's visual options and statistics. */
+typedef struct {
+  int points, forces;
+  double rad, half, width; /* MuJoCo's contact marker and force arrow sizes */
+  double scale, maxlen;    /* m per N, and the longest arrow */
+} contact_style;
+
+/* One contact at pos with unit normal nrm, the force F (N) it put on the side
+ * the normal points into and that force's normal part fn; -1 when the scene
+ * is full. */
+static int add_contact(mjvScene *scn, const contact_style *st, const double pos[3], const double nrm[3], int kept,
+                       double fn, const double F[3]) {
+  if (!finite3(pos) || !finite3(nrm)) return 0;
+  double a[3], b[3];
+  if (st->points) {
+    for (int j = 0; j < 3; j++) a[j] = pos[j] - st->half * nrm[j], b[j] = pos[j] + st->half * nrm[j];
+    if (add_connector(scn, mjGEOM_CYLINDER, kept ? CONTACT_RGBA : DROPPED_RGBA, st->rad, a, b)) return -1;
+    if (!kept) {
+      /* a dropped contact carries no force: its normal, of a fixed length */
+      for (int j = 0; j < 3; j++) b[j] = pos[j] + 4 * st->rad * nrm[j];
+      if (add_connector(scn, mjGEOM_ARROW, DROPPED_RGBA, 0.5 * st->width, pos, b)) return -1;
     }
   }
+  if (!st->forces || !kept) return 0;
+  /* normal and friction parts of the force */
+  double dot = F[0] * nrm[0] + F[1] * nrm[1] + F[2] * nrm[2], ft[3], ftn = 0;
+  for (int j = 0; j < 3; j++) ft[j] = F[j] - dot * nrm[j], ftn += ft[j] * ft[j];
+  ftn = sqrt(ftn);
+  double len = fmin(st->scale * fabs(fn), st->maxlen);
+  if (isfinite(len) && len > 2 * st->width) {
+    double sgn = fn < 0 ? -1 : 1;
+    for (int j = 0; j < 3; j++) b[j] = pos[j] + sgn * len * nrm[j];
+    if (add_connector(scn, mjGEOM_ARROW, NORMAL_RGBA, st->width, pos, b)) return -1;
+  }
+  len = fmin(st->scale * ftn, st->maxlen);
+  if (isfinite(len) && len > 2 * st->width) {
+    for (int j = 0; j < 3; j++) b[j] = pos[j] + len * ft[j] / ftn;
+    if (add_connector(scn, mjGEOM_ARROW, FRICTION_RGBA, st->width, pos, b)) return -1;
+  }
+  return 0;
+}
+
+/* The contacts whose forces MuJoCo's own contact drawing does not show: the
+ * soft contacts, and the pair contacts cusp solved that no MuJoCo row
+ * carries (cusp_pair_contacts); -1 when the scene is full. */
+static int add_contacts(const mjModel *m, const mjData *d, const mjvOption *opt, mjvScene *scn) {
+  contact_style st = {.points = opt->flags[mjVIS_CONTACTPOINT], .forces = opt->flags[mjVIS_CONTACTFORCE]};
+  if (!st.points && !st.forces) return 0;
+  double h = m->opt.timestep;
+  if (!(h > 0)) st.forces = 0;
+  double meansize = m->stat.meansize > 0 ? m->stat.meansize : 0.05;
+  /* MuJoCo's contact marker: a flat cylinder along the normal */
+  st.rad = m->vis.scale.contactwidth * meansize;
+  st.half = 0.5 * m->vis.scale.contactheight * meansize;
+  st.width = m->vis.scale.forcewidth * meansize;
+  /* MuJoCo's force arrows: vis.map.force metres per N per kg of mean mass,
+   * clipped to half the scene's extent so a huge impulse stays on screen */
+  st.scale = m->vis.map.force / (m->stat.meanmass > 0 ? m->stat.meanmass : 1);
+  st.maxlen = fmax(0.5 * m->stat.extent, 0.05);
+  const cusp_contact_report *c = NULL;
+  int n = cusp_contacts(m, d, &c);
+  for (int i = 0; i < n && c; i++) {
+    double F[3] = {c[i].impulse[0] / h, c[i].impulse[1] / h, c[i].impulse[2] / h};
+    if (add_contact(scn, &st, c[i].pos, c[i].normal, c[i].kept, c[i].normal_impulse / h, F)) return -1;
+  }
+  const cusp_pair_contact *p = NULL;
+  n = cusp_pair_contacts(m, d, &p);
+  for (int i = 0; i < n && p; i++)
+    if (p[i].mujoco_contact < 0 && add_contact(scn, &st, p[i].pos, p[i].normal, p[i].kept, p[i].normal_force, p[i].force))
+      return -1;
   return 0;
 }
 

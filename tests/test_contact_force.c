@@ -139,6 +139,39 @@ static void test_bridging(const char *model, int cone) {
   finish(m, d);
 }
 
+/* Does the scene of d with MuJoCo's contact-force flag on draw a normal
+ * force arrow starting at each of cusp's pair contacts of the box that no
+ * MuJoCo row carries (MuJoCo's own drawing shows only its rows' forces)?
+ * Returns how many such contacts it found drawn; *missing those not. */
+static int rowless_drawn(const mjModel *m, mjData *d, int *missing) {
+  int box = mj_name2id(m, mjOBJ_GEOM, "box"), drawn = 0;
+  mjvOption opt;
+  mjvCamera cam;
+  mjvScene scn;
+  mjv_defaultOption(&opt);
+  mjv_defaultFreeCamera(m, &cam);
+  mjv_defaultScene(&scn);
+  mjv_makeScene(m, &scn, 2000);
+  opt.flags[mjVIS_CONTACTFORCE] = 1;
+  mjv_updateScene(m, d, &opt, NULL, &cam, mjCAT_ALL, &scn);
+  const cusp_pair_contact *p;
+  int n = cusp_pair_contacts(m, d, &p);
+  *missing = 0;
+  for (int k = 0; k < n; k++) {
+    if ((p[k].geom[0] != box && p[k].geom[1] != box) || p[k].mujoco_contact >= 0 || p[k].normal_force < 0.1) continue;
+    int found = 0;
+    for (int g = 0; g < scn.ngeom && !found; g++) {
+      const mjvGeom *v = scn.geoms + g;
+      found = v->type == mjGEOM_ARROW && v->category == mjCAT_DECOR && fabs(v->pos[0] - p[k].pos[0]) < 1e-6 &&
+              fabs(v->pos[1] - p[k].pos[1]) < 1e-6 && fabs(v->pos[2] - p[k].pos[2]) < 1e-6;
+    }
+    drawn += found;
+    *missing += !found;
+  }
+  mjv_freeScene(&scn);
+  return drawn;
+}
+
 /* The ledge contacts of the box after a step, each against its slip: the
  * worst | |f_t| / (mu fn) - 1 | and sine between f_t and -slip over the
  * contacts that slide faster than min_slip (slip: the box's point velocity
@@ -220,7 +253,7 @@ static void test_sliding_box(int cone, int align) {
   d->qvel[adr + 1] = v0 * sin(phi);
   for (int k = 2; k < 6; k++) d->qvel[adr + k] = 0;
   double worst_balance = 0, worst_dynamics = 0, worst_touch = 0, coulomb = 0, heading = 0, deepest = INFINITY;
-  int sliding = 0, rowless_steps = 0, rowless_only_steps = 0;
+  int sliding = 0, rowless_steps = 0, rowless_only_steps = 0, drawn = 0, undrawn = 0;
   const int verbose = getenv("CUSP_TEST_VERBOSE") != NULL;
   for (int step = 0; step < 60; step++) {
     double v[3];
@@ -244,6 +277,11 @@ static void test_sliding_box(int cone, int align) {
     rowless_steps += f.nrowless > 0;
     rowless_only_steps += f.nrowless > 0 && f.nledge_rows == 0;
     deepest = fmin(deepest, f.ledge_dist);
+    if (f.nrowless > 0) {
+      int missing;
+      drawn += rowless_drawn(m, d, &missing);
+      undrawn += missing;
+    }
     if (verbose)
       printf("  step %2d: MuJoCo ledge contacts %d (rows %d, deepest %.3g m), cusp pair contacts %d (rowless pushing "
              "%d): rowless %.4g N, ledge rows %.4g N, arm %.4g N; read back off %.2e, applied off %.2e\n",
@@ -280,6 +318,7 @@ static void test_sliding_box(int cone, int align) {
          what, worst_balance);
   EXPECT(worst_touch < 1e-9, "%s: the touch sensor sums the normal forces read back (off by %.3g of the weight)", what,
          worst_touch);
+  EXPECT(drawn >= (align ? 10 : 1) && undrawn == 0, "%s: the rowless pair forces are drawn (%d drawn, %d not)", what, drawn, undrawn);
   /* had that corner's force not acted, the box would sink 0.3 mm into the ledge before MuJoCo's rows caught it */
   EXPECT(deepest > -1e-9, "%s: the box never sinks into the ledge (%.3g m)", what, deepest);
   if (align) {
