@@ -542,9 +542,8 @@ static void damped_fallback(sb_contact_problem *p, int n, int nk, int bs, const 
   size_t len = strlen(info->lcp.message);
   snprintf(info->lcp.message + len, sizeof info->lcp.message - len, "%s%s (its physical residual %.3g)",
            len ? "; applied " : "applied ", st == SB_LCP_SOLVED ? "the damped answer" : "no impulse", info->residual);
-  memcpy(p->As, A, (size_t)n * n * sizeof(double));
   memcpy(p->bs, b, n * sizeof(double));
-  sb_ruiz(n, p->As, p->bs, p->dr, p->dc, opt->ruiz_iterations, p->ruizw);
+  sb_ruiz_copy(n, A, p->As, p->bs, p->dr, p->dc, opt->ruiz_iterations, p->ruizw);
   sb_tikhonov(n, p->As, p->normal_mask, opt->tikhonov);
 }
 
@@ -556,9 +555,8 @@ static void damped_fallback(sb_contact_problem *p, int n, int nk, int bs, const 
 static void solve_assembled(sb_contact_problem *p, int n, int nk, int bs, const double *zwarm,
                             const sb_contact_options *opt, sb_contact_info *info) {
   const double *A = p->A, *b = p->b;
-  memcpy(p->As, A, (size_t)n * n * sizeof(double));
   memcpy(p->bs, b, n * sizeof(double));
-  sb_ruiz(n, p->As, p->bs, p->dr, p->dc, opt->ruiz_iterations, p->ruizw);
+  sb_ruiz_copy(n, A, p->As, p->bs, p->dr, p->dc, opt->ruiz_iterations, p->ruizw);
   sb_tikhonov(n, p->As, p->normal_mask, opt->tikhonov);
   for (int i = 0; i < n; i++) p->zs[i] = zwarm && isfinite(zwarm[i]) ? zwarm[i] / p->dc[i] : 0;
   sb_lcp_options lo = opt->lcp;
