@@ -90,6 +90,24 @@ int sb_bilateral_rows(const sb_bilateral_work *b) { return b ? b->ne : 0; }
 
 static double dot3(const double *a, const double *b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
 
+static int pose_finite(const sb_pose *g) {
+  int ok = 1;
+  for (int a = 0; a < 9; a++) ok &= isfinite(g->R[a]);
+  for (int a = 0; a < 3; a++) ok &= isfinite(g->p[a]);
+  return ok;
+}
+
+/* A base without motion (twist and acceleration exactly zero), with finite
+ * poses, offset and step: every term of sb_frame_base_velocity is then a
+ * product of a zero and a finite factor, and its sums, started from +0, are
+ * +0. Most arms sit on a fixed mount, and the contact build asks this for
+ * every contact side. */
+static int base_at_rest(const sb_model *m, const sb_pose *g, const double r[3], double hb) {
+  int rest = isfinite(hb) && isfinite(r[0]) && isfinite(r[1]) && isfinite(r[2]);
+  for (int a = 0; a < 6; a++) rest &= m->base_twist[a] == 0 && m->base_acc[a] == 0;
+  return rest && pose_finite(g) && pose_finite(&m->base);
+}
+
 void sb_frame_base_velocity(const sb_model *m, const sb_work *w, const sb_pose *g, const double r[3],
                             double vb[3], double wb[3]) {
   /* The base's motion moves the point with the coordinates frozen. The
@@ -98,6 +116,13 @@ void sb_frame_base_velocity(const sb_model *m, const sb_work *w, const sb_pose *
    * t + h, which turned by h omega since t (the axes J and the contact
    * frame use): vb = (1 + h omega^) (v + omega x r) to first order. */
   double hb = w->step_ready ? w->h : 0, eb[6], et[6], e0[6], Ab[36], lin[3], ang[3];
+  if (base_at_rest(m, g, r, hb)) { /* the sums below, all of zeros: +0 */
+    for (int a = 0; a < 3; a++) {
+      vb[a] = 0;
+      if (wb) wb[a] = 0;
+    }
+    return;
+  }
   for (int a = 0; a < 6; a++) eb[a] = m->base_twist[a] + hb * m->base_acc[a];
   sb_pose rel = sb_pose_inv_mul(g, &m->base);
   sb_Ad(&rel, Ab);

@@ -9,6 +9,7 @@
 
 #include "lcp_internal.h"
 #include "sb_util.h"
+#include "sb_vector.h"
 
 static int count_kept(int m, const int *keep) {
   int k = 0;
@@ -160,15 +161,79 @@ int sb_ruiz_scale_ok(double s) {
   return (bits & ((UINT64_C(1) << 52) - 1)) == 0 && biased >= 1023 - 64 && biased <= 1023 + 64;
 }
 
+/* The passes of a sweep over one column a (n entries), each with its
+ * operands declared unaliased (restrict) so that the compiler vectorizes
+ * them: the arithmetic and its order are the source's, entry by entry, so
+ * the doubles are the same as the plain loops'. f, fnext: the row factors
+ * and the next sweep's row sums of squares (work), never a column of A. */
+
+/* f[i] += a[i]^2 (a row norm pass, one column) */
+SB_CLONE_INLINE void col_add_squares(int n, const double *restrict a, double *restrict f) {
+  for (int i = 0; i < n; i++) f[i] += a[i] * a[i];
+}
+
+/* a[i] = src[i], then f[i] += a[i]^2: the copy of a cold start's matrix
+ * taken in its first row norm pass */
+SB_CLONE_INLINE void col_copy_add_squares(int n, const double *restrict src, double *restrict a, double *restrict f) {
+  for (int i = 0; i < n; i++) {
+    a[i] = src[i];
+    f[i] += a[i] * a[i];
+  }
+}
+
+/* a[i] *= dr[i] * cj, then f[i] += a[i]^2 (a warm start's scaling) */
+SB_CLONE_INLINE void col_start_add_squares(int n, double *restrict a, const double *restrict dr, double cj,
+                                  double *restrict f) {
+  for (int i = 0; i < n; i++) {
+    a[i] *= dr[i] * cj; /* powers of two: exact in either order */
+    f[i] += a[i] * a[i];
+  }
+}
+
+/* rows scaled, a[i] *= f[i], and the column's sum of squares (four partial
+ * sums: the add chain, not the arithmetic, bounds a single sum) */
+SB_CLONE_INLINE double col_scale_rows(int n, double *restrict a, const double *restrict f) {
+  sb_v4d s4 = {0, 0, 0, 0}; /* lane l: the entries i = l mod 4, in order */
+  int i = 0;
+  for (; i + 4 <= n; i += 4) {
+    sb_v4d x, y;
+    memcpy(&x, a + i, sizeof x);
+    memcpy(&y, f + i, sizeof y);
+    x *= y;
+    memcpy(a + i, &x, sizeof x);
+    s4 += x * x;
+  }
+  for (; i < n; i++) {
+    a[i] *= f[i];
+    s4[0] += a[i] * a[i];
+  }
+  return (s4[0] + s4[1]) + (s4[2] + s4[3]);
+}
+
+/* a[i] *= g, then fnext[i] += a[i]^2 */
+SB_CLONE_INLINE void col_scale_add_squares(int n, double *restrict a, double g, double *restrict fnext) {
+  for (int i = 0; i < n; i++) {
+    a[i] *= g;
+    fnext[i] += a[i] * a[i];
+  }
+}
+
+SB_CLONE_INLINE void col_scale(int n, double *restrict a, double g) {
+  for (int i = 0; i < n; i++) a[i] *= g;
+}
+
 /* The sweeps, from the scalings in dr, dc (A and b not yet scaled by them;
- * all_one: they are all 1, nothing to apply). work: 2n doubles, this sweep's
+ * all_one: they are all 1, nothing to apply). src (all_one only, may be
+ * NULL): the matrix, copied into A in the first pass, which then need not
+ * hold it on entry. work: 2n doubles, this sweep's
  * row factors and the next sweep's row norms. A sweep whose row factors
  * changed is not the last: the next one's row norms (the sums of squares of
  * the columns as this sweep leaves them, in column order, the same doubles
  * as a pass of their own) are then taken while each column is in hand, in
  * the pass that applies its scale. */
-static void ruiz_sweeps(int n, double *A, double *b, double *dr, double *dc, int iterations, double *work,
-                        int all_one) {
+SB_WIDE_CLONES
+static void ruiz_sweeps(int n, const double *src, double *A, double *b, double *dr, double *dc, int iterations,
+                        double *work, int all_one) {
   double *f = work, *fnext = work + n;
   int have_next = 0;
   for (int it = 0; it < iterations; it++) {
@@ -182,18 +247,11 @@ static void ruiz_sweeps(int n, double *A, double *b, double *dr, double *dc, int
       if (it == 0 && !all_one) {
         for (int i = 0; i < n; i++)
           if (b) b[i] *= dr[i];
-        for (int j = 0; j < n; j++) {
-          double *a = A + (size_t)j * n, cj = dc[j];
-          for (int i = 0; i < n; i++) {
-            a[i] *= dr[i] * cj; /* powers of two: exact in either order */
-            f[i] += a[i] * a[i];
-          }
-        }
+        for (int j = 0; j < n; j++) col_start_add_squares(n, A + (size_t)j * n, dr, dc[j], f);
+      } else if (it == 0 && src) {
+        for (int j = 0; j < n; j++) col_copy_add_squares(n, src + (size_t)j * n, A + (size_t)j * n, f);
       } else {
-        for (int j = 0; j < n; j++) {
-          const double *a = A + (size_t)j * n;
-          for (int i = 0; i < n; i++) f[i] += a[i] * a[i];
-        }
+        for (int j = 0; j < n; j++) col_add_squares(n, A + (size_t)j * n, f);
       }
     }
     for (int i = 0; i < n; i++) {
@@ -205,34 +263,19 @@ static void ruiz_sweeps(int n, double *A, double *b, double *dr, double *dc, int
     have_next = changed && it + 1 < iterations;
     if (have_next)
       for (int i = 0; i < n; i++) fnext[i] = 0;
-    /* rows scaled, then the column's norm (four partial sums: the add
-     * chain, not the arithmetic, bounds a single sum), then the column */
+    /* rows scaled, then the column's norm, then the column */
     for (int j = 0; j < n; j++) {
-      double *a = A + (size_t)j * n, s4[4] = {0, 0, 0, 0};
-      int i = 0;
-      for (; i + 4 <= n; i += 4)
-        for (int l = 0; l < 4; l++) {
-          a[i + l] *= f[i + l];
-          s4[l] += a[i + l] * a[i + l];
-        }
-      for (; i < n; i++) {
-        a[i] *= f[i];
-        s4[0] += a[i] * a[i];
-      }
-      double g = pow2_inv_fourth_root((s4[0] + s4[1]) + (s4[2] + s4[3]));
+      double *a = A + (size_t)j * n;
+      double g = pow2_inv_fourth_root(col_scale_rows(n, a, f));
       if (g != 1) {
         changed = 1;
         dc[j] *= g;
-        if (have_next) {
-          for (i = 0; i < n; i++) {
-            a[i] *= g;
-            fnext[i] += a[i] * a[i];
-          }
-        } else {
-          for (i = 0; i < n; i++) a[i] *= g;
-        }
+        if (have_next)
+          col_scale_add_squares(n, a, g, fnext);
+        else
+          col_scale(n, a, g);
       } else if (have_next) {
-        for (i = 0; i < n; i++) fnext[i] += a[i] * a[i];
+        col_add_squares(n, a, fnext);
       }
     }
     if (!changed) break; /* a fixed point: every norm within [1/2, 2] */
@@ -241,7 +284,17 @@ static void ruiz_sweeps(int n, double *A, double *b, double *dr, double *dc, int
 
 void sb_ruiz(int n, double *A, double *b, double *dr, double *dc, int iterations, double *work) {
   for (int i = 0; i < n; i++) dr[i] = dc[i] = 1;
-  ruiz_sweeps(n, A, b, dr, dc, iterations, work, 1);
+  ruiz_sweeps(n, NULL, A, b, dr, dc, iterations, work, 1);
+}
+
+void sb_ruiz_copy(int n, const double *A, double *As, double *b, double *dr, double *dc, int iterations,
+                  double *work) {
+  for (int i = 0; i < n; i++) dr[i] = dc[i] = 1;
+  if (iterations <= 0) {
+    memcpy(As, A, (size_t)n * n * sizeof(double));
+    return;
+  }
+  ruiz_sweeps(n, A, As, b, dr, dc, iterations, work, 1);
 }
 
 void sb_ruiz_from(int n, double *A, double *b, double *dr, double *dc, int iterations, double *work) {
@@ -255,7 +308,7 @@ void sb_ruiz_from(int n, double *A, double *b, double *dr, double *dc, int itera
     for (int i = 0; i < n; i++) dr[i] = dc[i] = 1;
     return;
   }
-  ruiz_sweeps(n, A, b, dr, dc, iterations, work, all_one);
+  ruiz_sweeps(n, NULL, A, b, dr, dc, iterations, work, all_one);
 }
 
 void sb_tikhonov(int n, double *A, const int *mask, double eps) {

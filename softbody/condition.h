@@ -41,6 +41,12 @@ int sb_rank_select_forced(int N, int m, double *St, const int *priority, const d
  * within [1/2, 2]. work: 2n doubles of scratch. */
 void sb_ruiz(int n, double *A, double *b, double *dr, double *dc, int iterations, double *work);
 
+/* sb_ruiz on a copy: As = Dr A Dc (A untouched, As need not hold anything
+ * on entry; the copy is taken in the first sweep's row norm pass instead
+ * of a pass of its own). The same doubles as memcpy then sb_ruiz. */
+void sb_ruiz_copy(int n, const double *A, double *As, double *b, double *dr, double *dc, int iterations,
+                  double *work);
+
 /* Stage 2 warm: the same sweeps and the same stopping test, started from the
  * scalings dr, dc hold on entry (e.g. the last step's, by contact identity)
  * instead of from 1. At a fixed point one sweep (the test) is all it costs,

@@ -334,6 +334,23 @@ static void contact_frame(const double n[3], const double hint[3], double R[9]) 
   }
 }
 
+/* c[j] += sign (u . J6_lin[j] - (u x r) . J6_ang[j]), j < nz: one contact
+ * direction's row of a soft side (J6: the point's 6 x n Jacobian, angular
+ * rows first). The operands are unaliased (restrict) so that the loop runs
+ * over j in vector lanes; each entry's sum is the one it always was. */
+static void add_soft_row(int nz, const double *restrict J6, int n, const double u[3], const double uxr[3],
+                         double sign, double *restrict c) {
+  const double *J0 = J6, *J1 = J6 + n, *J2 = J6 + 2 * n, *J3 = J6 + 3 * n, *J4 = J6 + 4 * n, *J5 = J6 + 5 * n;
+  double u0 = u[0], u1 = u[1], u2 = u[2], x0 = uxr[0], x1 = uxr[1], x2 = uxr[2];
+  for (int j = 0; j < nz; j++) {
+    double v = 0;
+    v += u0 * J3[j] - x0 * J0[j];
+    v += u1 * J4[j] - x1 * J1[j];
+    v += u2 * J5[j] - x2 * J2[j];
+    c[j] += sign * v;
+  }
+}
+
 /* Adds sign * (contact-frame rows of the side's point-velocity Jacobian) into
  * the columns 3i..3i+2 of Jt. */
 static int add_side(sb_contact_problem *p, int i, const sb_contact_side *sd, double sign,
@@ -369,12 +386,7 @@ static int add_side(sb_contact_problem *p, int i, const sb_contact_side *sd, dou
       uxr[0] = u[1] * r[2] - u[2] * r[1];
       uxr[1] = u[2] * r[0] - u[0] * r[2];
       uxr[2] = u[0] * r[1] - u[1] * r[0];
-      double *c = col + k * ld + b->off;
-      for (int j = 0; j < nz; j++) {
-        double v = 0;
-        for (int a = 0; a < 3; a++) v += u[a] * p->J6[(3 + a) * n + j] - uxr[a] * p->J6[a * n + j];
-        c[j] += sign * v;
-      }
+      add_soft_row(nz, p->J6, n, u, uxr, sign, col + k * ld + b->off);
       p->vstatic[3 * i + k] += sign * dot3(u, vb);
     }
     return 0;
@@ -542,9 +554,8 @@ static void damped_fallback(sb_contact_problem *p, int n, int nk, int bs, const 
   size_t len = strlen(info->lcp.message);
   snprintf(info->lcp.message + len, sizeof info->lcp.message - len, "%s%s (its physical residual %.3g)",
            len ? "; applied " : "applied ", st == SB_LCP_SOLVED ? "the damped answer" : "no impulse", info->residual);
-  memcpy(p->As, A, (size_t)n * n * sizeof(double));
   memcpy(p->bs, b, n * sizeof(double));
-  sb_ruiz(n, p->As, p->bs, p->dr, p->dc, opt->ruiz_iterations, p->ruizw);
+  sb_ruiz_copy(n, A, p->As, p->bs, p->dr, p->dc, opt->ruiz_iterations, p->ruizw);
   sb_tikhonov(n, p->As, p->normal_mask, opt->tikhonov);
 }
 
@@ -556,9 +567,8 @@ static void damped_fallback(sb_contact_problem *p, int n, int nk, int bs, const 
 static void solve_assembled(sb_contact_problem *p, int n, int nk, int bs, const double *zwarm,
                             const sb_contact_options *opt, sb_contact_info *info) {
   const double *A = p->A, *b = p->b;
-  memcpy(p->As, A, (size_t)n * n * sizeof(double));
   memcpy(p->bs, b, n * sizeof(double));
-  sb_ruiz(n, p->As, p->bs, p->dr, p->dc, opt->ruiz_iterations, p->ruizw);
+  sb_ruiz_copy(n, A, p->As, p->bs, p->dr, p->dc, opt->ruiz_iterations, p->ruizw);
   sb_tikhonov(n, p->As, p->normal_mask, opt->tikhonov);
   for (int i = 0; i < n; i++) p->zs[i] = zwarm && isfinite(zwarm[i]) ? zwarm[i] / p->dc[i] : 0;
   sb_lcp_options lo = opt->lcp;
@@ -876,6 +886,76 @@ static void final_velocities(sb_contact_problem *p) {
   cblas_dgemv(CblasColMajor, CblasTrans, N, m3, 1.0, p->Jt, ld, p->pv, 1, 1.0, p->uf, 1);
 }
 
+/* Eq. (11)-(13)'s matrix over the nk kept contacts from their Delassus
+ * blocks (p->W, kept_delassus) into p->A (n = nk (r + 2), column-major),
+ * block column by block column. Every entry is written (the gamma rows and
+ * columns of each block as zeros, then the diagonal blocks' couplings): no
+ * clearing pass. Each entry is the sum it always was, term by term. r is a
+ * constant where assemble_kept_lcp calls it with 4, the default: its loops
+ * then unroll. */
+static inline void assemble_kept_matrix(sb_contact_problem *p, int nk, int r, const double *Dx, const double *Dy) {
+  int bs = r + 2, n = nk * bs, m3k = 3 * nk;
+  const double *W = p->W;
+  double *A = p->A;
+  for (int c = 0; c < nk; c++) {
+    int oc = c * bs;
+    /* W's columns of contact c: tangent 1, tangent 2, normal */
+    const double *W1 = W + (size_t)(3 * c) * m3k, *W2 = W1 + m3k, *Wn = W2 + m3k;
+    double *An = A + (size_t)oc * n, *Ag = A + (size_t)(oc + bs - 1) * n;
+    for (int a = 0; a < nk; a++) {
+      int oa = a * bs, na = 3 * a + 2, ta = 3 * a;
+      An[oa] = Wn[na];
+      for (int l = 0; l < r; l++) {
+        double *Al = A + (size_t)(oc + 1 + l) * n + oa;
+        Al[0] = W1[na] * Dx[l] + W2[na] * Dy[l];
+        An[oa + 1 + l] = Dx[l] * Wn[ta] + Dy[l] * Wn[ta + 1];
+      }
+      for (int k = 0; k < r; k++) {
+        double wx = Dx[k] * W1[ta] + Dy[k] * W1[ta + 1];
+        double wy = Dx[k] * W2[ta] + Dy[k] * W2[ta + 1];
+        for (int l = 0; l < r; l++) A[(size_t)(oc + 1 + l) * n + oa + 1 + k] = wx * Dx[l] + wy * Dy[l];
+      }
+      An[oa + bs - 1] = 0;
+      for (int l = 0; l < r; l++) A[(size_t)(oc + 1 + l) * n + oa + bs - 1] = 0;
+      for (int k = 0; k < bs; k++) Ag[oa + k] = 0;
+    }
+  }
+  for (int a = 0; a < nk; a++) {
+    int oa = a * bs;
+    double *Ag = A + (size_t)(oa + bs - 1) * n;
+    for (int k = 0; k < r; k++) {
+      Ag[oa + 1 + k] = 1;
+      A[(size_t)(oa + 1 + k) * n + oa + bs - 1] = -1;
+    }
+    A[(size_t)oa * n + oa + bs - 1] = p->c[p->kept[a]].friction;
+  }
+}
+
+/* Eq. (11)-(13) over the kept contacts: A (assemble_kept_matrix), b, the
+ * normal mask of stage 3 and the blocks. */
+static void assemble_kept_lcp(sb_contact_problem *p, int nk, int r, const double *Dx, const double *Dy) {
+  int bs = r + 2;
+  if (r == 4)
+    assemble_kept_matrix(p, nk, 4, Dx, Dy);
+  else
+    assemble_kept_matrix(p, nk, r, Dx, Dy);
+  for (int a = 0; a < nk; a++) {
+    int ia = p->kept[a], oa = a * bs;
+    double *b = p->b;
+    b[oa] = p->u[3 * ia + 2] + p->stabv[ia];
+    for (int k = 0; k < r; k++) b[oa + 1 + k] = Dx[k] * p->u[3 * ia] + Dy[k] * p->u[3 * ia + 1];
+    b[oa + bs - 1] = 0;
+    /* Stage 3 regularizes the normal and the sliding-speed bound gamma: an
+     * unloaded sliding contact (fn = beta = 0, gamma > 0) has w_gamma = 0
+     * whatever gamma is, a zero row in every Newton matrix (FB then stalls
+     * on the arm sliding along a table with disks just above it); + eps
+     * gamma in w_gamma fixes gamma, at the price of a friction O(eps gamma)
+     * that the proximal step removes like the normal's bias. */
+    for (int k = 0; k < bs; k++) p->normal_mask[oa + k] = k == 0 || k == bs - 1;
+    p->blocks[a] = bs;
+  }
+}
+
 /* Stage 1 with the current priorities, then assembly of eq. (11)-(13) over
  * the kept contacts, stages 2 and 3, and the solve; fills lambda and p. */
 static int select_and_solve(sb_contact_problem *p, const sb_contact_options *opt,
@@ -942,51 +1022,7 @@ static int select_and_solve(sb_contact_problem *p, const sb_contact_options *opt
   if (n > 0) {
     kept_delassus(p, nk);
     /* Assemble eq. (11)-(13) over the kept contacts */
-    double *A = p->A, *b = p->b;
-    int m3k = 3 * nk;
-    /* every entry of A is written below (the gamma rows and columns of each
-     * block as zeros, then the diagonal block's couplings): no clearing pass */
-#define W_(a, b) p->W[(size_t)(b) * m3k + (a)]
-#define A_(i, j) A[(size_t)(j) * n + (i)]
-    for (int a = 0; a < nk; a++) {
-      int ia = p->kept[a], oa = a * bs;
-      for (int c = 0; c < nk; c++) {
-        int oc = c * bs;
-        int na = 3 * a + 2, nc = 3 * c + 2, ta = 3 * a, tc = 3 * c;
-        A_(oa, oc) = W_(na, nc);
-        for (int l = 0; l < r; l++) {
-          A_(oa, oc + 1 + l) = W_(na, tc) * Dx[l] + W_(na, tc + 1) * Dy[l];
-          A_(oa + 1 + l, oc) = Dx[l] * W_(ta, nc) + Dy[l] * W_(ta + 1, nc);
-        }
-        for (int k = 0; k < r; k++) {
-          double wx = Dx[k] * W_(ta, tc) + Dy[k] * W_(ta + 1, tc);
-          double wy = Dx[k] * W_(ta, tc + 1) + Dy[k] * W_(ta + 1, tc + 1);
-          for (int l = 0; l < r; l++) A_(oa + 1 + k, oc + 1 + l) = wx * Dx[l] + wy * Dy[l];
-        }
-        for (int k = 0; k < bs; k++) {
-          A_(oa + bs - 1, oc + k) = 0;
-          A_(oa + k, oc + bs - 1) = 0;
-        }
-      }
-      for (int k = 0; k < r; k++) {
-        A_(oa + 1 + k, oa + bs - 1) = 1;
-        A_(oa + bs - 1, oa + 1 + k) = -1;
-      }
-      A_(oa + bs - 1, oa) = p->c[ia].friction;
-      b[oa] = p->u[3 * ia + 2] + p->stabv[ia];
-      for (int k = 0; k < r; k++) b[oa + 1 + k] = Dx[k] * p->u[3 * ia] + Dy[k] * p->u[3 * ia + 1];
-      b[oa + bs - 1] = 0;
-      /* Stage 3 regularizes the normal and the sliding-speed bound gamma: an
-       * unloaded sliding contact (fn = beta = 0, gamma > 0) has w_gamma = 0
-       * whatever gamma is, a zero row in every Newton matrix (FB then stalls
-       * on the arm sliding along a table with disks just above it); + eps
-       * gamma in w_gamma fixes gamma, at the price of a friction O(eps gamma)
-       * that the proximal step removes like the normal's bias. */
-      for (int k = 0; k < bs; k++) p->normal_mask[oa + k] = k == 0 || k == bs - 1;
-      p->blocks[a] = bs;
-    }
-#undef A_
-#undef W_
+    assemble_kept_lcp(p, nk, r, Dx, Dy);
     /* warm start by contact identity (physical units, in z until the solve) */
     for (int a = 0; a < nk; a++) {
       int ia = p->kept[a], found = opt->warm_start && p->prev_r == r ? previous_index(p, p->c[ia].id) : -1;

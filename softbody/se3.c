@@ -268,13 +268,20 @@ void sb_ad(const double xi[6], double A[36]) {
     }
 }
 
-void sb_ad_apply(const double xi[6], const double x[6], double out[6]) {
+/* sb_ad_apply's arithmetic, inlined where it runs in a loop */
+static inline void ad_apply_inline(const double xi[6], const double x[6], double out[6]) {
   double a[3], b[3], c[3];
   cross3(xi, x, a);
   cross3(xi + 3, x, b);
   cross3(xi, x + 3, c);
   out[0] = a[0]; out[1] = a[1]; out[2] = a[2];
   out[3] = b[0] + c[0]; out[4] = b[1] + c[1]; out[5] = b[2] + c[2];
+}
+
+/* not inlined into sb_tangent_deriv_apply's unrolled loops: there the
+ * inlined form took more instructions (callgrind) */
+__attribute__((noinline)) void sb_ad_apply(const double xi[6], const double x[6], double out[6]) {
+  ad_apply_inline(xi, x, out);
 }
 
 void sb_coad_apply(const double xi[6], const double F[6], double out[6]) {
@@ -336,7 +343,7 @@ void sb_tangent_apply(const sb_tangent *T, const double x[6], double out[6]) {
   memcpy(u, x, sizeof u);
   memcpy(y, x, sizeof y);
   for (int k = 1; k <= 4; k++) {
-    sb_ad_apply(T->Om, u, u);
+    ad_apply_inline(T->Om, u, u);
     for (int i = 0; i < 6; i++) y[i] += T->c[k] * u[i];
   }
   memcpy(out, y, sizeof y);
@@ -388,13 +395,26 @@ void sb_se3_tangent_deriv_apply(const double Om[6], const double dv[6], const do
   sb_tangent_deriv_apply(&T, dv, x, out);
 }
 
-void sb_matmul(int m, int k, int n, const double *A, const double *B, double *C) {
+/* The product's sums, each from +0 in the order l = 0..k-1. */
+static inline void matmul_sums(int m, int k, int n, const double *A, const double *B, double *C) {
   for (int i = 0; i < m; i++)
     for (int j = 0; j < n; j++) {
       double s = 0;
       for (int l = 0; l < k; l++) s += A[i * k + l] * B[l * n + j];
       C[i * n + j] = s;
     }
+}
+
+/* The shapes the kinematics and the mass matrix ask for most (3 x 3 poses,
+ * 6 x 6 inertias times a node's columns) with their sizes known to the
+ * compiler, which then unrolls the sums: the same sums, the same doubles. */
+void sb_matmul(int m, int k, int n, const double *A, const double *B, double *C) {
+  if (m == 3 && k == 3 && n == 3)
+    matmul_sums(3, 3, 3, A, B, C);
+  else if (m == 6 && k == 6)
+    matmul_sums(6, 6, n, A, B, C);
+  else
+    matmul_sums(m, k, n, A, B, C);
 }
 
 void sb_matmul_tn(int m, int k, int n, const double *A, const double *B, double *C) {
