@@ -852,15 +852,72 @@ static int lemke_refine(sb_lcp_work *wk, int n, const double *M, const double *q
  * by the same test as the chain's, sb_lcp_check in this problem, so the
  * meaning of "solved" is unchanged; what fails all three goes to the next
  * solver as before. */
-static void lemke_finish(sb_lcp_work *wk, int n, const double *M, const double *q, double *z, double tol) {
+static int lemke_finish(sb_lcp_work *wk, int n, const double *M, const double *q, double *z, double tol) {
   lemke_polish(wk, n, M, q, z);
   double r, qs = q_scale(n, q), *w = wk->w;
-  if (sb_lcp_check(n, M, q, z, w, tol * qs, tol, &r, NULL, wk->da)) return;
-  if (lemke_refine(wk, n, M, q, z, tol, qs)) return;
+  if (sb_lcp_check(n, M, q, z, w, tol * qs, tol, &r, NULL, wk->da)) return 1;
+  if (lemke_refine(wk, n, M, q, z, tol, qs)) return 1;
   int last_count = -1;
   memcpy(w, q, (size_t)n * sizeof(double));
   cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, 1.0, M, n, z, 1, 1.0, w, 1);
-  fb_pivot_step(wk, n, M, q, z, w, wk->idx, &last_count, tol, qs, 2, 0);
+  return fb_pivot_step(wk, n, M, q, z, w, wk->idx, &last_count, tol, qs, 2, 0) &&
+         sb_lcp_check(n, M, q, z, w, tol * qs, tol, &r, NULL, wk->da);
+}
+
+/* Lemke's path through a degenerate LCP. The contact LCPs are degenerate by
+ * construction: the pyramid's opposite directions make w_beta_k + w_beta_k'
+ * = 2 gamma exactly, so an unloaded contact has several basic variables at
+ * zero at once and the ratio test ties. The lexicographic rule resolves
+ * ties in exact arithmetic; in floating point it compares entries of B^-1
+ * that carry the round-off of every pivot so far, and on the sliding arms
+ * (issue 15) it chose leaving variables that led to a secondary ray on LCPs
+ * that have a solution (Tikhonov on the normals and on gamma makes
+ * z^T M z = 0, z >= 0 imply z = 0, so in exact arithmetic Lemke ends on no
+ * secondary ray, whatever the positive covering vector or diagonal scaling;
+ * FB solved every one of them). Which ties arise, and so whether the ray is
+ * met, followed the last bits of the BLAS kernels. The classical remedy the
+ * lexicographic rule stands for is a perturbation of q, here a finite one:
+ * q_i + delta |q|inf rho_i with rho_i in [1, 2) distinct, so that no two
+ * rows tie; Lemke on it, then its answer finished in the given problem
+ * (lemke_finish: the support's re-solve, refinement, pivoting from its
+ * active set) and accepted only by the same test as any other answer.
+ * Tried after a ray or the pivot budget (cycling), the symptoms of
+ * degeneracy, and not after an answer that failed the test by round-off:
+ * that one keeps its fallback, because another solution of the same
+ * non-unique LCP changed the motion a test checks (test_contact_force's
+ * box on a ledge tipped after 15 steps instead of 31, with the perturbed
+ * answer on 7 such solves). The first attempt's z is kept when no
+ * perturbed attempt solves. wk->qloc holds the perturbed q (free until
+ * lemke_finish, which does not read it before writing it), wk->phi the
+ * first attempt's z (FB's, unused by Lemke). Returns the status, *pivots
+ * accumulated. */
+static const double lemke_deltas[] = {1e-9, 1e-7};
+
+static sb_lcp_status lemke_perturbed(sb_lcp_work *wk, int n, const double *M, const double *q, double *z,
+                                     sb_lcp_status first, int max_pivots, double tol, int *pivots, char *msg,
+                                     int msg_size) {
+  double qmax = 0, *qp = wk->qloc, *zfirst = wk->phi;
+  for (int i = 0; i < n; i++) qmax = fmax(qmax, fabs(q[i]));
+  memcpy(zfirst, z, (size_t)n * sizeof(double));
+  for (size_t k = 0; k < sizeof lemke_deltas / sizeof lemke_deltas[0]; k++) {
+    for (int i = 0; i < n; i++) {
+      double rho = 1 + fmod(0.6180339887498949 * (i + 1), 1.0); /* distinct for i < 2^26 */
+      qp[i] = q[i] + lemke_deltas[k] * qmax * rho;
+    }
+    int more = 0;
+    sb_lcp_status st = lemke_core(wk, n, M, n, qp, z, max_pivots, &more, msg, msg_size);
+    *pivots += more;
+    if (st == SB_LCP_SOLVED && lemke_finish(wk, n, M, q, z, tol)) {
+      sb_errorf(msg, msg_size, "lemke: solved with q perturbed by %g |q| after %s", lemke_deltas[k],
+                sb_lcp_status_name(first));
+      return SB_LCP_SOLVED;
+    }
+  }
+  memcpy(z, zfirst, (size_t)n * sizeof(double));
+  sb_errorf(msg, msg_size, "lemke: %s, and again with q perturbed by up to %g |q| (no solution found)",
+            first == SB_LCP_RAY ? "secondary ray" : "pivot budget exhausted",
+            lemke_deltas[sizeof lemke_deltas / sizeof lemke_deltas[0] - 1]);
+  return first;
 }
 
 /* ---------- projected Gauss-Seidel ---------- */
@@ -1005,7 +1062,8 @@ static sb_lcp_status run_one(sb_lcp_work *wk, sb_lcp_solver solver, int n, const
       int maxp = opt->max_pivots > 0 ? opt->max_pivots : 50 * n + 100;
       sb_lcp_status st = lemke_core(wk, n, M, n, q, z, maxp, iters, msg, msg_size);
       if (st == SB_LCP_SOLVED) lemke_finish(wk, n, M, q, z, tol);
-      return st;
+      if (st != SB_LCP_RAY && st != SB_LCP_MAX_ITER) return st;
+      return lemke_perturbed(wk, n, M, q, z, st, maxp, tol, iters, msg, msg_size);
     }
     case SB_LCP_PGS:
       return solve_pgs(wk, n, M, q, z, opt, tol, iters, msg, msg_size);

@@ -5,7 +5,10 @@
  *   FB     semismooth Newton on the Fischer-Burmeister function with a
  *          Levenberg-Marquardt trust region (the CUSP paper's solver)
  *   LEMKE  complementary pivoting with a lexicographic ratio test (exact;
- *          reports ray termination), then an active-set polish by LU
+ *          reports ray termination), then an active-set polish by LU; after
+ *          a ray or the pivot budget, again on a slightly perturbed q (a
+ *          degenerate problem's ties broken), its answer finished and
+ *          tested in the given problem
  *   PGS    projected Gauss-Seidel, scalar or by blocks (a block that is not
  *          a positive scalar is solved exactly by Lemke: needed for friction
  *          blocks, whose slack variable has a zero diagonal)

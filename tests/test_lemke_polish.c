@@ -13,30 +13,12 @@
 #include <string.h>
 
 #include "lcp.h"
+#include "lcp_scaled_residual.h"
 #include "testutil.h"
 
 #ifndef CUSP_LCP_DATA
 #define CUSP_LCP_DATA "tests/data/lcp"
 #endif
-
-/* max_i |min(z_i, w_i)| / max(qs, s_i) in long double, w_i and
- * s_i = |q_i| + sum_j |M_ij z_j| summed in long double; -1 when z < 0. */
-static double scaled_residual(int n, const double *M, const double *q, const double *z, double qs) {
-  double worst = 0;
-  for (int i = 0; i < n; i++) {
-    if (z[i] < 0) return -1;
-    long double w = q[i], s = fabsl((long double)q[i]);
-    for (int j = 0; j < n; j++) {
-      long double t = (long double)M[(size_t)j * n + i] * z[j];
-      w += t;
-      s += fabsl(t);
-    }
-    long double m = (long double)z[i] < w ? (long double)z[i] : w;
-    double r = (double)(fabsl(m) / (s > qs ? s : qs));
-    worst = r > worst ? r : worst;
-  }
-  return worst;
-}
 
 int main(void) {
   const char *dir = getenv("CUSP_LCP_DATA") && *getenv("CUSP_LCP_DATA") ? getenv("CUSP_LCP_DATA") : CUSP_LCP_DATA;
