@@ -35,6 +35,8 @@ static void stage_json(const char *name, const plan_mpcc_stage *s, int ran) {
   printf("{\"status\": %d, \"iterations\": %d, \"relaxations\": %d, \"solve_s\": ", s->status, s->iterations,
          s->homotopy_steps);
   json_number(s->solve_s);
+  printf(", \"wall_s\": ");
+  json_number(s->wall_s);
   printf(", \"eval_s\": ");
   json_number(s->eval_s);
   printf(", \"objective\": ");
@@ -214,12 +216,12 @@ int main(int argc, char **argv) {
   if (cold && offaxis) plan_mpcc_inverse_dynamics(p, z);
   if (!cold) {
     plan_mpcc_solve(p, 0, z, &kin);
-    if (!quiet) fprintf(stderr, "kinematic stage: IPOPT status %d after %d iterations, %.2f s\n", kin.status, kin.iterations, kin.solve_s);
+    if (!quiet) fprintf(stderr, "kinematic stage: IPOPT status %d after %d iterations, %.2f CPU s\n", kin.status, kin.iterations, kin.solve_s);
     plan_mpcc_inverse_dynamics(p, z);
   }
   int rc = plan_mpcc_solve(p, 1, z, &dyn);
   double step_residual = plan_mpcc_step_residual(p, z);
-  if (!quiet) fprintf(stderr, "dynamic stage: IPOPT status %d after %d iterations, %.2f s\n", dyn.status, dyn.iterations, dyn.solve_s);
+  if (!quiet) fprintf(stderr, "dynamic stage: IPOPT status %d after %d iterations, %.2f CPU s\n", dyn.status, dyn.iterations, dyn.solve_s);
   if (out && write_trajectory(out, p, &P, z)) {
     fprintf(stderr, "cusp-plan: cannot write %s\n", out);
     rc = -1;
@@ -246,14 +248,16 @@ int main(int argc, char **argv) {
     json_number(dyn.solve_s);
     printf(", \"total\": ");
     json_number(kin.solve_s + dyn.solve_s);
-    printf("}, ");
+    printf("}, \"solve_s_clock\": \"process CPU\", \"wall_s\": ");
+    json_number((cold ? 0 : kin.wall_s) + dyn.wall_s);
+    printf(", ");
     stage_json("kinematic", &kin, !cold);
     printf(", ");
     stage_json("dynamic", &dyn, 1);
     printf("}\n");
   } else {
     printf("rotate about %c (%s start): %s, quaternion error %.3g, complementarity %.3g, step residual %.3g, "
-           "%.2f s\n", axis[0], cold ? "cold" : "kinematic", status, dyn.quaternion_error,
+           "%.2f CPU s\n", axis[0], cold ? "cold" : "kinematic", status, dyn.quaternion_error,
            dyn.complementarity, step_residual, kin.solve_s + dyn.solve_s);
   }
   free(z);

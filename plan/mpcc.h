@@ -78,15 +78,16 @@ plan_mpcc_params plan_mpcc_rotate_task(int axis);
 typedef struct {          /* one IPOPT solve of the homotopy */
   double eps;
   int status, iterations;
-  double solve_s, eval_s;
+  double solve_s, eval_s;   /* process CPU seconds */
 } plan_mpcc_relaxation;
 
 typedef struct {
   int status;             /* IPOPT ApplicationReturnStatus */
   int iterations;         /* over all relaxations of the stage */
   int homotopy_steps;     /* IPOPT solves (relaxations) of the stage */
-  double solve_s;
-  double eval_s;          /* of solve_s: in the constraint and Jacobian evaluations (the rest: IPOPT, MUMPS) */
+  double solve_s;         /* process CPU seconds (all threads of the process) */
+  double wall_s;          /* wall clock seconds of the same solve */
+  double eval_s;          /* of solve_s: CPU in the constraint, Jacobian and Hessian evaluations (the rest: IPOPT, MUMPS) */
   double objective;
   double quaternion_error;    /* 1 - (quat_N . target)^2 */
   double complementarity;     /* max over steps and pairs of |min(a, b)| */
