@@ -18,12 +18,14 @@ static int usage(const char *msg) {
   fprintf(stderr,
           "usage: cusp-plan --task rotate --axis x|y|z [--cold] [--N n] [--T seconds] [--angle rad]\n"
           "                 [--eps e] [--eps-start e0] [--eps-factor f] [--relaxed-iter k] [--max-iter k] [--kin-iter k] [--max-seconds s] [--tol t]\n"
-          "                 [--penalty rho | --scholtes] [--lbfgs-memory k] [--guess auto|rest|offaxis] [--ipopt-options file] [--hessian lbfgs|exact]\n"
+          "                 [--penalty rho | --scholtes] [--lbfgs-memory k] [--guess auto|rest|offaxis] [--ipopt-options file] [--hessian lbfgs|exact|last]\n"
           "                 [--out trajectory.csv] [--json] [--quiet] [--derivative-test]\n"
           "--guess: the first stage's initial guess: rest (default), offaxis (the disk first moves to a\n"
           "  contact off the rotation axis), auto (offaxis when the rest contact lies near the axis, as\n"
           "  for y; with --cold only offaxis applies)\n"
           "--ipopt-options: an IPOPT options file read after cusp's options (no file is read otherwise)\n"
+          "--hessian: lbfgs (IPOPT's limited-memory quasi-Newton), exact (the Lagrangian's Hessian in every\n"
+          "  relaxation), last (lbfgs for the intermediate relaxations, exact for the last one)\n"
           "defaults: the paper's task, N = 100, T = 4 s, 90 deg, mu = 0.6, d = 10, eps = 1e-7\n"
           "exit code: 0 converged (or IPOPT-acceptable), 1 not converged, 2 bad arguments\n");
   return 2;
@@ -164,7 +166,8 @@ int main(int argc, char **argv) {
   }
   if (!task || strcmp(task, "rotate")) return usage("--task rotate is required (the only task)");
   if (!axis || strlen(axis) != 1 || !strchr("xyz", axis[0])) return usage("--axis must be x, y or z");
-  if (strcmp(hessian, "lbfgs") && strcmp(hessian, "exact")) return usage("--hessian must be lbfgs or exact");
+  if (strcmp(hessian, "lbfgs") && strcmp(hessian, "exact") && strcmp(hessian, "last"))
+    return usage("--hessian must be lbfgs, exact or last");
   if (strcmp(guess, "auto") && strcmp(guess, "rest") && strcmp(guess, "offaxis"))
     return usage("--guess must be auto, rest or offaxis");
   if (ipopt_options) {  /* IPOPT ignores a file it cannot open: say so instead */
@@ -178,7 +181,7 @@ int main(int argc, char **argv) {
   }
   plan_mpcc_params P = plan_mpcc_rotate_task(axis[0] - 'x');
   P.ipopt_options = ipopt_options;
-  P.exact_hessian = !strcmp(hessian, "exact");
+  P.exact_hessian = !strcmp(hessian, "exact") ? 1 : !strcmp(hessian, "last") ? 2 : 0;
   P.N = N;
   P.T = T;
   P.eps = eps;

@@ -47,6 +47,7 @@ struct plan_mpcc {
     int *used[2];              /* C flags: the column is in some pair */
   } hess;
   struct hessian_cache *hc;
+  int exact_now;         /* the relaxation being solved uses the exact Hessian (prm.exact_hessian) */
   int iterations;
   double eval_s;         /* wall time inside the constraint and Jacobian callbacks */
 };
@@ -840,7 +841,7 @@ static Bool cb_h(Index nv, Number *x, Bool nx, Number of, Index m, Number *l, Bo
                  Index *ir, Index *jc, Number *v, UserDataPtr ud) {
   (void)nx; (void)m; (void)nl; (void)ne;
   plan_mpcc *p = ud;
-  if (!p->prm.exact_hessian) return FALSE;
+  if (!p->exact_now) return FALSE;
   if (!v) { hessian_structure(p, ir, jc); return TRUE; }
   size_t step_nnz = (size_t)p->hess.npairs[p->dynamic];
   double t0 = cpu_now();
@@ -856,7 +857,7 @@ static Bool cb_h(Index nv, Number *x, Bool nx, Number of, Index m, Number *l, Bo
 double plan_mpcc_hessian_error(plan_mpcc *p, const double *z, const double *lambda, double sigma, int dynamic) {
   p->dynamic = dynamic;
   p->nrow = rows_per_step(p, dynamic);
-  int nv = p->nvar, m = p->prm.N * p->nrow, exact = p->prm.exact_hessian;
+  int nv = p->nvar, m = p->prm.N * p->nrow, exact = p->exact_now;
   size_t nnz = hessian_nnz(p);
   Index *ir = malloc(sizeof(Index) * 2 * nnz), *jc = ir + nnz;
   double *v = malloc(sizeof(double) * nnz), *H = calloc((size_t)nv * nv, sizeof(double));
@@ -864,10 +865,10 @@ double plan_mpcc_hessian_error(plan_mpcc *p, const double *z, const double *lamb
   double worst = INFINITY;
   if (!ir || !v || !H || !x || !g) goto done;
   memcpy(x, z, sizeof(double) * nv);
-  p->prm.exact_hessian = 1;
+  p->exact_now = 1;
   cb_h(nv, x, TRUE, sigma, m, (Number *)lambda, TRUE, (Index)nnz, ir, jc, NULL, p);
   int ok = cb_h(nv, x, TRUE, sigma, m, (Number *)lambda, TRUE, (Index)nnz, NULL, NULL, v, p);
-  p->prm.exact_hessian = exact;
+  p->exact_now = exact;
   if (!ok) goto done;
   for (size_t e = 0; e < nnz; e++) {  /* the full symmetric matrix from the triplets (duplicates add) */
     H[(size_t)ir[e] * nv + jc[e]] += v[e];
@@ -1228,15 +1229,15 @@ static int solve_at_eps(plan_mpcc *p, double eps, double tol, int max_iter, doub
   row_bounds(p, gl, gu);
   p->prm.eps = eps_saved;
   int nele = p->prm.N * p->nrow * (p->B + p->ns);
-  IpoptProblem ip = CreateIpoptProblem(nv, xl, xu, m, gl, gu, nele, p->prm.exact_hessian ? (int)hessian_nnz(p) : 0, 0, cb_f, cb_g, cb_grad, cb_jac, cb_h);
+  IpoptProblem ip = CreateIpoptProblem(nv, xl, xu, m, gl, gu, nele, p->exact_now ? (int)hessian_nnz(p) : 0, 0, cb_f, cb_g, cb_grad, cb_jac, cb_h);
   if (!ip) return Invalid_Problem_Definition;
   AddIpoptIntOption(ip, "print_level", p->prm.derivative_test ? 4 : 0);
   AddIpoptStrOption(ip, "sb", "yes");
   /* IPOPT reads ./ipopt.opt unless told otherwise: a stray file in the caller's directory would
      change the plan silently; only a file the caller names is read */
   AddIpoptStrOption(ip, "option_file_name", (char *)(p->prm.ipopt_options ? p->prm.ipopt_options : ""));
-  AddIpoptStrOption(ip, "hessian_approximation", p->prm.exact_hessian ? "exact" : "limited-memory");
-  if (!p->prm.exact_hessian && p->prm.lbfgs_memory > 0) AddIpoptIntOption(ip, "limited_memory_max_history", p->prm.lbfgs_memory);
+  AddIpoptStrOption(ip, "hessian_approximation", p->exact_now ? "exact" : "limited-memory");
+  if (!p->exact_now && p->prm.lbfgs_memory > 0) AddIpoptIntOption(ip, "limited_memory_max_history", p->prm.lbfgs_memory);
   if (p->prm.derivative_test && !warm) {
     AddIpoptStrOption(ip, "derivative_test", "first-order");
     AddIpoptNumOption(ip, "derivative_test_perturbation", 1e-9);
@@ -1300,6 +1301,8 @@ int plan_mpcc_solve(plan_mpcc *p, int dynamic, double *z, plan_mpcc_stage *out) 
     if (cap < 1) { st = Maximum_Iterations_Exceeded; break; }
     if (!last && P->max_iter_relaxed > 0 && cap > P->max_iter_relaxed) cap = P->max_iter_relaxed;
     if (P->verbose) fprintf(stderr, "%s stage: eps %.1e\n", dynamic ? "dynamic" : "kinematic", eps);
+    /* 2: L-BFGS for the rough intermediate relaxations, the exact Hessian for the last one */
+    p->exact_now = P->exact_hessian == 1 || (P->exact_hessian == 2 && last);
     int used_before = used;
     double t_relax = cpu_now(), eval_before = p->eval_s;
     st = solve_at_eps(p, eps, last ? P->tol : fmax(P->tol, 1e-6), cap, left, warm, z, xl, xu, gl, gu, g, mult,

@@ -57,7 +57,8 @@ typedef struct {
   double disk_radius, disk_half_thickness;
   double q_bound, v_bound, tau_bound, force_bound, omega_bound;
   int lbfgs_memory;       /* IPOPT's limited_memory_max_history (0: its default, 6) */
-  int exact_hessian;      /* 1: the Lagrangian's Hessian (plan_mpcc_hessian_error) instead of L-BFGS */
+  int exact_hessian;      /* the Lagrangian's Hessian (plan_mpcc_hessian_error) instead of L-BFGS:
+                           * 0 never, 1 in every relaxation, 2 in the last relaxation only */
   int max_iter;           /* IPOPT iterations of the dynamic stage */
   int max_iter_kinematic; /* of the kinematic stage (a warm start: need not converge) */
   double max_seconds;     /* IPOPT max_cpu_time per stage (0: none) */
