@@ -38,7 +38,7 @@ struct plan_mpcc {
   double ball_inertia;
   int dynamic;           /* stage being solved */
   int nrow;              /* rows per step in that stage */
-  double *Mt, *c, *Q, *tmp;   /* n x n, n, n, n scratch */
+  double *Mt, *c, *tmp;   /* n x n, n, n scratch */
   double *zp, *rp, *rm;  /* scratch for differences */
   double Jpoint[6 * 64], dnu_dv[3 * 64];
   arm_terms terms, terms_fixed;  /* arm terms of the current evaluation, and of the Jacobian's base point */
@@ -49,7 +49,7 @@ struct plan_mpcc {
   struct hessian_cache *hc;
   int exact_now;         /* the relaxation being solved uses the exact Hessian (prm.exact_hessian) */
   int iterations;
-  double eval_s;         /* wall time inside the constraint and Jacobian callbacks */
+  double eval_s;         /* CPU time inside the constraint, Jacobian and Hessian callbacks */
 };
 
 int plan_mpcc_n(const plan_mpcc *p) { return p->n; }
@@ -1044,8 +1044,7 @@ plan_mpcc *plan_mpcc_create(const plan_mpcc_params *prm, char *error, int error_
   p->zp = malloc(sizeof(double) * (p->nvar + 2 * R));
   if (!p->Mt || !p->zp || hessian_cache_create(p)) { snprintf(error, error_size, "mpcc: out of memory"); plan_mpcc_free(p); return NULL; }
   p->c = p->Mt + n * n;
-  p->Q = p->c + n;
-  p->tmp = p->Q + n;
+  p->tmp = p->c + n;
   p->terms.Mt = p->tmp + n;
   p->terms.e = p->terms.Mt + n * n;
   p->terms.JW = p->terms.e + n;
