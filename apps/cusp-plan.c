@@ -18,12 +18,14 @@ static int usage(const char *msg) {
   fprintf(stderr,
           "usage: cusp-plan --task rotate --axis x|y|z [--cold] [--N n] [--T seconds] [--angle rad]\n"
           "                 [--eps e] [--eps-start e0] [--eps-factor f] [--relaxed-iter k] [--max-iter k] [--kin-iter k] [--max-seconds s] [--tol t]\n"
-          "                 [--penalty rho | --scholtes] [--lbfgs-memory k] [--guess auto|rest|offaxis] [--ipopt-options file] [--hessian lbfgs|exact]\n"
+          "                 [--penalty rho | --scholtes] [--lbfgs-memory k] [--guess auto|rest|offaxis] [--ipopt-options file] [--hessian lbfgs|exact|last]\n"
           "                 [--out trajectory.csv] [--json] [--quiet] [--derivative-test]\n"
           "--guess: the first stage's initial guess: rest (default), offaxis (the disk first moves to a\n"
           "  contact off the rotation axis), auto (offaxis when the rest contact lies near the axis, as\n"
           "  for y; with --cold only offaxis applies)\n"
           "--ipopt-options: an IPOPT options file read after cusp's options (no file is read otherwise)\n"
+          "--hessian: lbfgs (IPOPT's limited-memory quasi-Newton), exact (the Lagrangian's Hessian in every\n"
+          "  relaxation), last (lbfgs for the intermediate relaxations, exact for the last one)\n"
           "defaults: the paper's task, N = 100, T = 4 s, 90 deg, mu = 0.6, d = 10, eps = 1e-7\n"
           "exit code: 0 converged (or IPOPT-acceptable), 1 not converged, 2 bad arguments\n");
   return 2;
@@ -35,6 +37,8 @@ static void stage_json(const char *name, const plan_mpcc_stage *s, int ran) {
   printf("{\"status\": %d, \"iterations\": %d, \"relaxations\": %d, \"solve_s\": ", s->status, s->iterations,
          s->homotopy_steps);
   json_number(s->solve_s);
+  printf(", \"wall_s\": ");
+  json_number(s->wall_s);
   printf(", \"eval_s\": ");
   json_number(s->eval_s);
   printf(", \"objective\": ");
@@ -162,7 +166,8 @@ int main(int argc, char **argv) {
   }
   if (!task || strcmp(task, "rotate")) return usage("--task rotate is required (the only task)");
   if (!axis || strlen(axis) != 1 || !strchr("xyz", axis[0])) return usage("--axis must be x, y or z");
-  if (strcmp(hessian, "lbfgs") && strcmp(hessian, "exact")) return usage("--hessian must be lbfgs or exact");
+  if (strcmp(hessian, "lbfgs") && strcmp(hessian, "exact") && strcmp(hessian, "last"))
+    return usage("--hessian must be lbfgs, exact or last");
   if (strcmp(guess, "auto") && strcmp(guess, "rest") && strcmp(guess, "offaxis"))
     return usage("--guess must be auto, rest or offaxis");
   if (ipopt_options) {  /* IPOPT ignores a file it cannot open: say so instead */
@@ -176,7 +181,7 @@ int main(int argc, char **argv) {
   }
   plan_mpcc_params P = plan_mpcc_rotate_task(axis[0] - 'x');
   P.ipopt_options = ipopt_options;
-  P.exact_hessian = !strcmp(hessian, "exact");
+  P.exact_hessian = !strcmp(hessian, "exact") ? 1 : !strcmp(hessian, "last") ? 2 : 0;
   P.N = N;
   P.T = T;
   P.eps = eps;
@@ -214,12 +219,12 @@ int main(int argc, char **argv) {
   if (cold && offaxis) plan_mpcc_inverse_dynamics(p, z);
   if (!cold) {
     plan_mpcc_solve(p, 0, z, &kin);
-    if (!quiet) fprintf(stderr, "kinematic stage: IPOPT status %d after %d iterations, %.2f s\n", kin.status, kin.iterations, kin.solve_s);
+    if (!quiet) fprintf(stderr, "kinematic stage: IPOPT status %d after %d iterations, %.2f CPU s\n", kin.status, kin.iterations, kin.solve_s);
     plan_mpcc_inverse_dynamics(p, z);
   }
   int rc = plan_mpcc_solve(p, 1, z, &dyn);
   double step_residual = plan_mpcc_step_residual(p, z);
-  if (!quiet) fprintf(stderr, "dynamic stage: IPOPT status %d after %d iterations, %.2f s\n", dyn.status, dyn.iterations, dyn.solve_s);
+  if (!quiet) fprintf(stderr, "dynamic stage: IPOPT status %d after %d iterations, %.2f CPU s\n", dyn.status, dyn.iterations, dyn.solve_s);
   if (out && write_trajectory(out, p, &P, z)) {
     fprintf(stderr, "cusp-plan: cannot write %s\n", out);
     rc = -1;
@@ -246,14 +251,16 @@ int main(int argc, char **argv) {
     json_number(dyn.solve_s);
     printf(", \"total\": ");
     json_number(kin.solve_s + dyn.solve_s);
-    printf("}, ");
+    printf("}, \"solve_s_clock\": \"process CPU\", \"wall_s\": ");
+    json_number((cold ? 0 : kin.wall_s) + dyn.wall_s);
+    printf(", ");
     stage_json("kinematic", &kin, !cold);
     printf(", ");
     stage_json("dynamic", &dyn, 1);
     printf("}\n");
   } else {
     printf("rotate about %c (%s start): %s, quaternion error %.3g, complementarity %.3g, step residual %.3g, "
-           "%.2f s\n", axis[0], cold ? "cold" : "kinematic", status, dyn.quaternion_error,
+           "%.2f CPU s\n", axis[0], cold ? "cold" : "kinematic", status, dyn.quaternion_error,
            dyn.complementarity, step_residual, kin.solve_s + dyn.solve_s);
   }
   free(z);

@@ -22,6 +22,8 @@ typedef struct {
   double *Mt, *e, *JW;
 } arm_terms;
 
+typedef struct hessian_cache hessian_cache;
+
 struct plan_mpcc {
   plan_mpcc_params prm;
   sb_cusp_arm arm;
@@ -36,13 +38,18 @@ struct plan_mpcc {
   double ball_inertia;
   int dynamic;           /* stage being solved */
   int nrow;              /* rows per step in that stage */
-  double *Mt, *c, *Q, *tmp;   /* n x n, n, n, n scratch */
+  double *Mt, *c, *tmp;   /* n x n, n, n scratch */
   double *zp, *rp, *rm;  /* scratch for differences */
   double Jpoint[6 * 64], dnu_dv[3 * 64];
   arm_terms terms, terms_fixed;  /* arm terms of the current evaluation, and of the Jacobian's base point */
-  double *hess_work;     /* exact Hessian: two step Jacobians (R x C) and the block's columns (C x C) */
+  struct {               /* exact Hessian: the pattern of a step's block, per stage (0: kinematic) */
+    int npairs[2], *pair[2];   /* (a, b), a >= b, block columns */
+    int *used[2];              /* C flags: the column is in some pair */
+  } hess;
+  struct hessian_cache *hc;
+  int exact_now;         /* the relaxation being solved uses the exact Hessian (prm.exact_hessian) */
   int iterations;
-  double eval_s;         /* wall time inside the constraint and Jacobian callbacks */
+  double eval_s;         /* CPU time inside the constraint, Jacobian and Hessian callbacks */
 };
 
 int plan_mpcc_n(const plan_mpcc *p) { return p->n; }
@@ -230,14 +237,22 @@ static void arm_terms_at(plan_mpcc *p, const state_view *S0, arm_terms *A) {
       A->Mt[i * n + j] += h * m->D[i * n + j] + h * h * m->K[i * n + j];
       A->e[i] += m->K[i * n + j] * (S0->q[j] + h * S0->v[j]) + m->D[i * n + j] * S0->v[j];
     }
+  /* sb_add_world_wrench of the six unit wrenches from one point Jacobian: a world force f at the
+     disk origin is the body wrench [0; R^T f], a moment mo is [R^T mo; 0] */
   int last = m->nseg - 1;
-  for (int c = 0; c < 6; c++) {
-    double f[3] = {0}, mo[3] = {0};
-    if (c < 3) f[c] = 1; else mo[c - 3] = 1;
-    memset(p->Q, 0, sizeof(double) * n);
-    sb_add_world_wrench(m, p->work, last, m->seg[last].p.length, f, mo, p->Q);
-    for (int i = 0; i < n; i++) A->JW[i * 6 + c] = p->Q[i];
-  }
+  sb_pose g;
+  double J[6 * 64];
+  sb_point_kinematics(m, p->work, last, m->seg[last].p.length, &g, J, NULL, NULL);
+  for (int j = 0; j < n; j++)
+    for (int c = 0; c < 3; c++) {
+      double force = 0, moment = 0;
+      for (int i = 0; i < 3; i++) {
+        force += J[(3 + i) * n + j] * g.R[3 * c + i];
+        moment += J[i * n + j] * g.R[3 * c + i];
+      }
+      A->JW[j * 6 + c] = force;
+      A->JW[j * 6 + 3 + c] = moment;
+    }
 }
 
 /* The arm terms at S_k whose q_k is base's: M~ and JW depend on q_k alone,
@@ -448,13 +463,13 @@ static Bool cb_grad(Index nv, Number *x, Bool nx, Number *g, UserDataPtr ud) {
   plan_mpcc_objective(ud, x, g);
   return TRUE;
 }
-static double wall_now(void);
+static double cpu_now(void);
 static Bool cb_g(Index nv, Number *x, Bool nx, Index m, Number *g, UserDataPtr ud) {
   (void)nv; (void)nx; (void)m;
   plan_mpcc *p = ud;
-  double t0 = wall_now();
+  double t0 = cpu_now();
   for (int k = 0; k < p->prm.N; k++) step_rows(p, x, k, g + (size_t)k * p->nrow);
-  p->eval_s += wall_now() - t0;
+  p->eval_s += cpu_now() - t0;
   for (int i = 0; i < m; i++)
     if (!isfinite(g[i])) return FALSE;
   return TRUE;
@@ -516,42 +531,87 @@ static Bool cb_jac(Index nv, Number *x, Bool nx, Index m, Index nele, Index *iro
         for (int c = 0; c < C; c++, e++) { irow[e] = k * R + r; jcol[e] = k * p->B + c; }
     return TRUE;
   }
-  double t0 = wall_now();
+  double t0 = cpu_now();
   memcpy(p->zp, x, sizeof(double) * nv);
   for (int k = 0; k < p->prm.N; k++) step_jacobian(p, p->zp, k, val + (size_t)k * R * C);
-  p->eval_s += wall_now() - t0;
+  p->eval_s += cpu_now() - t0;
   for (size_t i = 0; i < (size_t)p->prm.N * R * C; i++)
     if (!isfinite(val[i])) return FALSE;
   return TRUE;
 }
 
 /* ---- Hessian of the Lagrangian: sigma f + lambda . g ----
- * Lower triangle of each step's C x C column block (the constraints' part),
- * then the objective's entries (IPOPT adds duplicates): per knot the
- * quaternion's 4 x 4, the velocity differences' (v, omega at k and k+1),
- * tau's diagonal, and fz_k's coupling to fz_{k-1}. */
+ * The constraints' part, step by step, inside the transcription's sparsity: L_k = lambda_k . g_k
+ * is linear in most pairs of the step's columns; the pairs where it is not (column_kind,
+ * kinds_couple: read off the rows of mpcc.h) get second differences of L_k, computed from the
+ * plain rows with their expensive parts evaluated once per perturbed column: the arm terms at
+ * S_k (q_k, v_k), the contact geometry at S_{k+1} (q_{k+1}; nu is linear in v_{k+1} and
+ * omega_{k+1}, so their perturbations move nu through d nu / d v and r_ball alone). Off the
+ * diagonal the symmetric formula
+ *   H_ab = [L(+a+b) + L(-a-b) - L(+a) - L(-a) - L(+b) - L(-b) + 2 L] / (2 da db)  (error O(d^2))
+ * costs two evaluations per pair beyond the single perturbations; it is exact where L is
+ * bilinear in the pair (the products a b, the quaternion's quat_k). Then the objective's
+ * entries, analytic: per knot the quaternion's 4 x 4, the velocity differences' (v, omega at k
+ * and k+1), tau's diagonal, and fz_k's coupling to fz_{k-1}. IPOPT adds duplicates (the
+ * states shared by neighbouring steps). */
+enum { K_Q0, K_V0, K_OM0, K_QUAT0, K_TAU, K_FZ, K_FT, K_GAMMA, K_ZETA, K_Q1, K_V1, K_OM1, K_QUAT1 };
+
+static int column_kind(const plan_mpcc *p, int c) {
+  int n = p->n, d = p->prm.d, ns = p->ns;
+  if (c >= p->B) return K_Q1 + column_kind(p, c - p->B);   /* S_{k+1}: the same order as S_k */
+  if (c < n) return K_Q0;
+  if (c < 2 * n) return K_V0;
+  if (c < 2 * n + 3) return K_OM0;
+  if (c < ns) return K_QUAT0;
+  if (c < ns + n) return K_TAU;
+  if (c == ns + n) return K_FZ;
+  if (c < ns + n + 1 + d) return K_FT;
+  return c == ns + n + 1 + d ? K_GAMMA : K_ZETA;
+}
+
+/* Whether a step's rows couple two kinds of column nonlinearly (a <= b). */
+static int kinds_couple(int a, int b, int dynamic) {
+  if (a > b) { int t = a; a = b; b = t; }
+  /* arm rows: M~(q_k) (v_{k+1} - v_k) + h e(q_k, v_k) - h JW(q_k) w(q_{k+1}, fz, ft) */
+  if (dynamic && a == K_Q0 && (b == K_Q0 || b == K_V0 || b == K_FZ || b == K_FT || b == K_Q1 || b == K_V1)) return 1;
+  if (dynamic && a == K_V0 && b == K_V0) return 1;
+  /* ball rows (r_ball x F), the gap and gap fz, the arm's w: the geometry at q_{k+1} times the forces */
+  if ((a == K_FZ || a == K_FT) && b == K_Q1) return 1;
+  if ((a == K_FZ || a == K_FT) && b == K_GAMMA) return 1;   /* cone gamma, ft_j (... + gamma) */
+  /* slips D(q_{k+1}) . nu(q_{k+1}, v_{k+1}, omega_{k+1}), and their products with ft */
+  if (a == K_FT && (b == K_V1 || b == K_OM1)) return 1;
+  if (a == K_Q1 && (b == K_Q1 || b == K_V1 || b == K_OM1)) return 1;
+  /* quat_{k+1} - exp(h omega_{k+1}) quat_k */
+  if ((a == K_QUAT0 || a == K_OM1) && b == K_OM1) return 1;
+  return 0;
+}
+
+/* The pairs (a >= b, block columns) of a stage's pattern, into pair (NULL: count only). */
+static int hessian_pairs(const plan_mpcc *p, int dynamic, int *pair) {
+  int C = p->B + p->ns, np = 0;
+  for (int a = 0; a < C; a++)
+    for (int b = 0; b <= a; b++)
+      if (kinds_couple(column_kind(p, a), column_kind(p, b), dynamic)) {
+        if (pair) { pair[2 * np] = a; pair[2 * np + 1] = b; }
+        np++;
+      }
+  return np;
+}
+
 static int hessian_objective_nnz(const plan_mpcc *p) {
   int n = p->n;
   return p->prm.N * (10 + 3 * (n + 3) + n + 1) + (p->prm.N - 1) * 2;
 }
 static size_t hessian_nnz(const plan_mpcc *p) {
-  size_t C = (size_t)(p->B + p->ns);
-  return (size_t)p->prm.N * C * (C + 1) / 2 + (size_t)hessian_objective_nnz(p);
-}
-
-/* Columns in which every row of a step is linear (its Hessian rows vanish): tau_k (the arm rows'
-   -h tau), zeta_k, omega_k (the ball rows' omega_{k+1} - omega_k). */
-static int column_is_linear(const plan_mpcc *p, int c) {
-  int n = p->n;
-  return (c >= 2 * n && c < 2 * n + 3) || (c >= p->ns && c < p->ns + n) || c == p->ns + n + p->prm.d + 2;
+  return (size_t)p->prm.N * p->hess.npairs[p->dynamic] + (size_t)hessian_objective_nnz(p);
 }
 
 static void hessian_structure(const plan_mpcc *p, Index *ir, Index *jc) {
-  int C = p->B + p->ns, n = p->n, N = p->prm.N;
+  int n = p->n, N = p->prm.N, np = p->hess.npairs[p->dynamic];
+  const int *pair = p->hess.pair[p->dynamic];
   size_t e = 0;
   for (int k = 0; k < N; k++)
-    for (int a = 0; a < C; a++)
-      for (int b = 0; b <= a; b++, e++) { ir[e] = k * p->B + a; jc[e] = k * p->B + b; }
+    for (int i = 0; i < np; i++, e++) { ir[e] = k * p->B + pair[2 * i]; jc[e] = k * p->B + pair[2 * i + 1]; }
   for (int k = 0; k < N; k++) {
     int s0 = k * p->B, s1 = s0 + p->B, u = s0 + p->ns, q1 = s1 + 2 * n + 3;
     for (int a = 0; a < 4; a++)
@@ -568,6 +628,185 @@ static void hessian_structure(const plan_mpcc *p, Index *ir, Index *jc) {
       int fz_prev = s0 - p->B + p->ns + n;
       ir[e] = fz_prev; jc[e++] = fz_prev;
       ir[e] = u + n; jc[e++] = fz_prev;
+    }
+  }
+}
+
+/* The heavy parts of a step's rows at single perturbations of its columns. */
+struct hessian_cache {
+  double *dx, *Ls, *r0, L0;      /* steps (C), L_k at +- dx (2 C), the unmoved rows (R) and L_k there */
+  arm_terms A0, Afresh, *Aq;     /* at S_k; at q_k +- dx (Aq[s n + i], s = 0: +, 1: -) */
+  double *Mpp;                   /* M~ at a (q_k, q_k) pair's (+, +) */
+  double *dM, *d2M;              /* d M / d q_i (dM[(i n + r) n + c]), d2 M / d q_i d q_l (d2M[((i n + l) n + r) n + c]) */
+  contact_geom G0, *Gq;          /* at S_{k+1}; at q_{k+1} +- dx */
+  double *P0, *Pq;               /* d nu / d v_{k+1} (3 x n) there */
+};
+
+static const arm_terms *cached_arm(const plan_mpcc *p, int c, int sign) {
+  return &p->hc->Aq[(sign < 0 ? p->n : 0) + c];
+}
+
+/* The pairs of (q_k, v_k) columns whose second derivatives come from the mass matrix's: the bias
+   is c(q, v) = g(q) + Gamma(q)[v, v] with the Christoffel symbols of M (the base does not move),
+   Gamma_kij = (d_j M_ki + d_i M_kj - d_k M_ij) / 2, so no evaluation of the bias at moved
+   velocities is needed (arm_velocity_pair). */
+static int pair_from_mass_derivatives(int ka, int kb) {
+  return (ka == K_V0 && (kb == K_Q0 || kb == K_V0)) || (kb == K_V0 && ka == K_Q0);
+}
+
+/* nu after moving column c of S_{k+1} (a velocity: nu is linear in v_{k+1}, omega_{k+1}) by delta. */
+static void shift_nu(const plan_mpcc *p, contact_geom *G, const double *P, int c, double delta) {
+  int n = p->n;
+  if (c >= n && c < 2 * n) {
+    for (int i = 0; i < 3; i++) G->nu[i] += delta * P[i * n + (c - n)];
+  } else if (c >= 2 * n && c < 2 * n + 3) {   /* nu = ... - omega x r_ball */
+    double e[3] = {0}, exr[3];
+    e[c - 2 * n] = delta;
+    cross3(e, G->r_ball, exr);
+    for (int i = 0; i < 3; i++) G->nu[i] -= exr[i];
+  }
+}
+
+/* L_k - lambda_k . g_k(z) at z with block column a moved by sa dx_a and (b >= 0) b by sb dx_b;
+   the arm terms and the geometry from the cache when only one column moves them. */
+static double lagrangian_moved(plan_mpcc *p, double *zp, int k, const double *lambda, int a, int sa, int b, int sb) {
+  hessian_cache *H = p->hc;
+  int n = p->n, base = k * p->B;
+  int ka = a >= 0 ? column_kind(p, a) : -1, kb = b >= 0 ? column_kind(p, b) : -1;
+  double xa = a >= 0 ? zp[base + a] : 0, xb = b >= 0 ? zp[base + b] : 0;
+  if (a >= 0) zp[base + a] += sa * H->dx[a];
+  if (b >= 0) zp[base + b] += sb * H->dx[b];
+  const arm_terms *A = NULL;
+  if (p->dynamic) {   /* v_k is never moved here (pair_from_mass_derivatives) */
+    if (ka == K_Q0 && kb == K_Q0) {
+      state_view S0 = state_at(p, zp, k);
+      arm_terms_at(p, &S0, &H->Afresh);
+      A = &H->Afresh;
+    } else {
+      A = ka == K_Q0 ? cached_arm(p, a, sa) : kb == K_Q0 ? cached_arm(p, b, sb) : &H->A0;
+    }
+  }
+  contact_geom G;
+  if (ka == K_Q1 && kb == K_Q1) {
+    state_view S1 = state_at(p, zp, k + 1);
+    contact_geometry(p, S1.q, S1.v, S1.om, &G);
+  } else {
+    int c = ka == K_Q1 ? a : kb == K_Q1 ? b : -1, s = ka == K_Q1 ? sa : sb;
+    int slot = (s < 0 ? n : 0) + c - p->B;
+    const double *P = c >= 0 ? H->Pq + (size_t)slot * 3 * n : H->P0;
+    G = c >= 0 ? H->Gq[slot] : H->G0;
+    if (ka == K_V1 || ka == K_OM1) shift_nu(p, &G, P, a - p->B, sa * H->dx[a]);
+    if (kb == K_V1 || kb == K_OM1) shift_nu(p, &G, P, b - p->B, sb * H->dx[b]);
+  }
+  step_rows_with(p, zp, k, &G, A, p->rp);
+  if (a >= 0) zp[base + a] = xa;
+  if (b >= 0) zp[base + b] = xb;
+  double L = 0;   /* relative to the unmoved rows: the differences lose less to rounding */
+  for (int r = 0; r < p->nrow; r++) L += lambda[r] * (p->rp[r] - H->r0[r]);
+  return L;
+}
+
+/* The cache of step k at zp, and L_k at the single perturbations of the pattern's columns. */
+static void hessian_prepare_step(plan_mpcc *p, double *zp, int k, const double *lambda) {
+  hessian_cache *H = p->hc;
+  int n = p->n, C = p->B + p->ns, base = k * p->B;
+  const int *used = p->hess.used[p->dynamic];
+  for (int c = 0; c < C; c++) H->dx[c] = 3e-5 * (1 + fabs(zp[base + c]));
+  state_view S0 = state_at(p, zp, k), S1 = state_at(p, zp, k + 1);
+  if (p->dynamic) arm_terms_at(p, &S0, &H->A0);
+  contact_geometry(p, S1.q, S1.v, S1.om, &H->G0);
+  contact_velocity_jacobian(p, &H->G0, H->P0);
+  step_rows_with(p, zp, k, &H->G0, p->dynamic ? &H->A0 : NULL, H->r0);
+  for (int s = 0; s < 2; s++)
+    for (int i = 0; i < n; i++) {
+      int slot = s * n + i;
+      double sign = s ? -1 : 1, x0;
+      if (p->dynamic && used[i]) {
+        x0 = zp[base + i];
+        zp[base + i] += sign * H->dx[i];
+        arm_terms_at(p, &S0, &H->Aq[slot]);
+        zp[base + i] = x0;
+      }
+      if (used[p->B + i]) {
+        x0 = zp[base + p->B + i];
+        zp[base + p->B + i] += sign * H->dx[p->B + i];
+        contact_geometry(p, S1.q, S1.v, S1.om, &H->Gq[slot]);
+        contact_velocity_jacobian(p, &H->Gq[slot], H->Pq + (size_t)slot * 3 * n);
+        zp[base + p->B + i] = x0;
+      }
+    }
+  H->L0 = 0;
+  for (int c = 0; c < C; c++)
+    if (used[c]) {
+      H->Ls[c] = lagrangian_moved(p, zp, k, lambda, c, 1, -1, 0);
+      H->Ls[C + c] = lagrangian_moved(p, zp, k, lambda, c, -1, -1, 0);
+    }
+}
+
+/* The arm rows' lambda_a . (M~(q_k) (v_{k+1} - v_k) + h e(q_k, v_k)) differentiated twice, in
+   (v_k, q_k) or (v_k, v_k) (block columns a = n + j > b): from M's derivatives (the cache's dM,
+   d2M) through the Christoffel symbols, e's other terms being linear. */
+static double arm_velocity_pair(const plan_mpcc *p, const double *lambda, const double *v0, int a, int b) {
+  const hessian_cache *H = p->hc;
+  int n = p->n, nn = n * n, j = a - n;
+  double h = p->h, s = 0;
+  if (b >= n) {   /* (v_j, v_i): h lambda . d2 c / dv_i dv_j = h sum_k lambda_k 2 Gamma_kij */
+    int i = b - n;
+    for (int k = 0; k < n; k++)
+      s += lambda[k] * (H->dM[j * nn + k * n + i] + H->dM[i * nn + k * n + j] - H->dM[k * nn + i * n + j]);
+    return h * s;
+  }
+  int i = b;      /* (v_j, q_i): -d_i (M^T lambda)_j + h d_i (sum_l 2 lambda . Gamma_.jl v_l) */
+  for (int k = 0; k < n; k++) s -= lambda[k] * H->dM[i * nn + k * n + j];
+  double c = 0;
+  for (int l = 0; l < n; l++) {
+    const double *d_il = H->d2M + (size_t)(i * n + l) * nn, *d_ij = H->d2M + (size_t)(i * n + j) * nn;
+    double t = 0;
+    for (int k = 0; k < n; k++) t += lambda[k] * (d_il[k * n + j] + d_ij[k * n + l] - H->d2M[(size_t)(i * n + k) * nn + j * n + l]);
+    c += v0[l] * t;
+  }
+  return s + h * c;
+}
+
+/* The constraints' part of step k, in hessian_pairs' order. */
+static void hessian_step(plan_mpcc *p, double *zp, int k, const double *lambda, double *v) {
+  hessian_cache *H = p->hc;
+  int C = p->B + p->ns, np = p->hess.npairs[p->dynamic];
+  const int *pair = p->hess.pair[p->dynamic];
+  int n = p->n, nn = n * n;
+  hessian_prepare_step(p, zp, k, lambda);
+  if (p->dynamic)   /* M's first and pure second derivatives from the single perturbations of q_k */
+    for (int i = 0; i < n; i++) {
+      const double *Mp = H->Aq[i].Mt, *Mm = H->Aq[n + i].Mt, *M0 = H->A0.Mt;
+      double di = H->dx[i];
+      for (int j = 0; j < nn; j++) {
+        H->dM[i * nn + j] = (Mp[j] - Mm[j]) / (2 * di);
+        H->d2M[(size_t)(i * n + i) * nn + j] = (Mp[j] - 2 * M0[j] + Mm[j]) / (di * di);
+      }
+    }
+  for (int e = 0; e < np; e++) {
+    int a = pair[2 * e], b = pair[2 * e + 1], ka = column_kind(p, a), kb = column_kind(p, b);
+    double da = H->dx[a], db = H->dx[b];
+    if (p->dynamic && pair_from_mass_derivatives(ka, kb)) {   /* after every (q_k, q_k) pair: a >= n */
+      v[e] = arm_velocity_pair(p, lambda, zp + (size_t)k * p->B + n, a, b);
+      continue;
+    }
+    if (a == b) {
+      v[e] = (H->Ls[a] - 2 * H->L0 + H->Ls[C + a]) / (da * da);
+      continue;
+    }
+    double Lpp = lagrangian_moved(p, zp, k, lambda, a, 1, b, 1);
+    if (ka == K_Q0 && kb == K_Q0) memcpy(H->Mpp, H->Afresh.Mt, sizeof(double) * nn);   /* keep M(++) */
+    double Lmm = lagrangian_moved(p, zp, k, lambda, a, -1, b, -1);
+    double sum = Lpp + Lmm - H->Ls[a] - H->Ls[C + a] - H->Ls[b] - H->Ls[C + b] + 2 * H->L0;
+    v[e] = sum / (2 * da * db);
+    if (ka == K_Q0 && kb == K_Q0) {
+      const double *Mpp = H->Mpp, *Mmm = H->Afresh.Mt, *M0 = H->A0.Mt;
+      const double *Mpa = H->Aq[a].Mt, *Mma = H->Aq[n + a].Mt, *Mpb = H->Aq[b].Mt, *Mmb = H->Aq[n + b].Mt;
+      for (int j = 0; j < nn; j++) {
+        double d2 = (Mpp[j] + Mmm[j] - Mpa[j] - Mma[j] - Mpb[j] - Mmb[j] + 2 * M0[j]) / (2 * da * db);
+        H->d2M[(size_t)(a * n + b) * nn + j] = H->d2M[(size_t)(b * n + a) * nn + j] = d2;
+      }
     }
   }
 }
@@ -598,49 +837,18 @@ static void hessian_objective(const plan_mpcc *p, const double *z, double sigma,
   }
 }
 
-/* The constraints' part of step k: column c of the Hessian of lambda_k . g_k is the difference
-   of lambda_k^T J_k at x +- delta e_c (J_k: step_jacobian); symmetrized. */
-static void hessian_step(plan_mpcc *p, double *zp, int k, const double *lambda, double *v) {
-  int R = p->nrow, C = p->B + p->ns;
-  double *Jp = p->hess_work, *Jm = Jp + (size_t)R * C, *H = Jm + (size_t)R * C;
-  for (int c = 0; c < C; c++) {
-    double *col = H + (size_t)c * C;
-    if (column_is_linear(p, c)) { memset(col, 0, sizeof(double) * C); continue; }
-    int x_col = k * p->B + c;
-    double x0 = zp[x_col], dx = 1e-5 * (1 + fabs(x0));
-    zp[x_col] = x0 + dx;
-    step_jacobian(p, zp, k, Jp);
-    zp[x_col] = x0 - dx;
-    step_jacobian(p, zp, k, Jm);
-    zp[x_col] = x0;
-    for (int b = 0; b < C; b++) {
-      double s = 0;
-      for (int r = 0; r < R; r++) s += lambda[r] * (Jp[(size_t)r * C + b] - Jm[(size_t)r * C + b]);
-      col[b] = s / (2 * dx);
-    }
-  }
-  size_t e = 0;
-  for (int a = 0; a < C; a++)
-    for (int b = 0; b <= a; b++, e++) {
-      int la = column_is_linear(p, a), lb = column_is_linear(p, b);
-      double hab = H[(size_t)b * C + a], hba = H[(size_t)a * C + b];  /* d/dx_b of row a, d/dx_a of row b */
-      v[e] = la ? hab : lb ? hba : 0.5 * (hab + hba);
-    }
-}
-
 static Bool cb_h(Index nv, Number *x, Bool nx, Number of, Index m, Number *l, Bool nl, Index ne,
                  Index *ir, Index *jc, Number *v, UserDataPtr ud) {
   (void)nx; (void)m; (void)nl; (void)ne;
   plan_mpcc *p = ud;
-  if (!p->prm.exact_hessian) return FALSE;
+  if (!p->exact_now) return FALSE;
   if (!v) { hessian_structure(p, ir, jc); return TRUE; }
-  int C = p->B + p->ns;
-  size_t step_nnz = (size_t)C * (C + 1) / 2;
-  double t0 = wall_now();
+  size_t step_nnz = (size_t)p->hess.npairs[p->dynamic];
+  double t0 = cpu_now();
   memcpy(p->zp, x, sizeof(double) * nv);
   for (int k = 0; k < p->prm.N; k++) hessian_step(p, p->zp, k, l + (size_t)k * p->nrow, v + (size_t)k * step_nnz);
   hessian_objective(p, x, of, v + (size_t)p->prm.N * step_nnz);
-  p->eval_s += wall_now() - t0;
+  p->eval_s += cpu_now() - t0;
   for (size_t i = 0; i < hessian_nnz(p); i++)
     if (!isfinite(v[i])) return FALSE;
   return TRUE;
@@ -649,7 +857,7 @@ static Bool cb_h(Index nv, Number *x, Bool nx, Number of, Index m, Number *l, Bo
 double plan_mpcc_hessian_error(plan_mpcc *p, const double *z, const double *lambda, double sigma, int dynamic) {
   p->dynamic = dynamic;
   p->nrow = rows_per_step(p, dynamic);
-  int nv = p->nvar, m = p->prm.N * p->nrow, exact = p->prm.exact_hessian;
+  int nv = p->nvar, m = p->prm.N * p->nrow, exact = p->exact_now;
   size_t nnz = hessian_nnz(p);
   Index *ir = malloc(sizeof(Index) * 2 * nnz), *jc = ir + nnz;
   double *v = malloc(sizeof(double) * nnz), *H = calloc((size_t)nv * nv, sizeof(double));
@@ -657,10 +865,10 @@ double plan_mpcc_hessian_error(plan_mpcc *p, const double *z, const double *lamb
   double worst = INFINITY;
   if (!ir || !v || !H || !x || !g) goto done;
   memcpy(x, z, sizeof(double) * nv);
-  p->prm.exact_hessian = 1;
+  p->exact_now = 1;
   cb_h(nv, x, TRUE, sigma, m, (Number *)lambda, TRUE, (Index)nnz, ir, jc, NULL, p);
   int ok = cb_h(nv, x, TRUE, sigma, m, (Number *)lambda, TRUE, (Index)nnz, NULL, NULL, v, p);
-  p->prm.exact_hessian = exact;
+  p->exact_now = exact;
   if (!ok) goto done;
   for (size_t e = 0; e < nnz; e++) {  /* the full symmetric matrix from the triplets (duplicates add) */
     H[(size_t)ir[e] * nv + jc[e]] += v[e];
@@ -740,6 +948,60 @@ static Bool cb_progress(Index mode, Index iter, Number obj, Number inf_pr, Numbe
   return TRUE;
 }
 
+/* The pattern of both stages and the cache of hessian_step. Returns 0, or -1 out of memory. */
+static int hessian_cache_create(plan_mpcc *p) {
+  int n = p->n, C = p->B + p->ns, R = rows_per_step(p, 1);
+  for (int dynamic = 0; dynamic < 2; dynamic++) {
+    int np = hessian_pairs(p, dynamic, NULL);
+    p->hess.npairs[dynamic] = np;
+    p->hess.pair[dynamic] = malloc(sizeof(int) * 2 * (size_t)np);
+    p->hess.used[dynamic] = calloc((size_t)C, sizeof(int));
+    if (!p->hess.pair[dynamic] || !p->hess.used[dynamic]) return -1;
+    hessian_pairs(p, dynamic, p->hess.pair[dynamic]);
+    for (int e = 0; e < np; e++) {   /* the columns some second difference moves */
+      int a = p->hess.pair[dynamic][2 * e], b = p->hess.pair[dynamic][2 * e + 1];
+      if (dynamic && pair_from_mass_derivatives(column_kind(p, a), column_kind(p, b))) continue;
+      p->hess.used[dynamic][a] = p->hess.used[dynamic][b] = 1;
+    }
+  }
+  hessian_cache *H = p->hc = calloc(1, sizeof *H);
+  if (!H) return -1;
+  int narm = 2 * n + 2;   /* Aq (+ and -), A0, Afresh */
+  size_t arm_size = (size_t)n * n + 7 * (size_t)n;
+  size_t n3 = (size_t)n * n * n;
+  H->dx = malloc(sizeof(double) * (3 * (size_t)C + R + 3 * (size_t)n * (2 * n + 1) + narm * arm_size + n3 + n3 * n + (size_t)n * n));
+  H->Aq = malloc(sizeof(arm_terms) * 2 * (size_t)n);
+  H->Gq = malloc(sizeof(contact_geom) * 2 * (size_t)n);
+  if (!H->dx || !H->Aq || !H->Gq) return -1;
+  H->Ls = H->dx + C;
+  H->r0 = H->Ls + 2 * C;
+  H->P0 = H->r0 + R;
+  H->Pq = H->P0 + 3 * n;
+  H->dM = H->Pq + 6 * (size_t)n * n;
+  H->d2M = H->dM + n3;
+  H->Mpp = H->d2M + n3 * n;
+  double *a = H->Mpp + (size_t)n * n;
+  arm_terms *all[2 * 64 + 2];
+  for (int i = 0; i < 2 * n; i++) all[i] = &H->Aq[i];
+  all[2 * n] = &H->A0;
+  all[2 * n + 1] = &H->Afresh;
+  for (int i = 0; i < narm; i++, a += arm_size) {
+    all[i]->Mt = a;
+    all[i]->e = a + n * n;
+    all[i]->JW = a + n * n + n;
+  }
+  return 0;
+}
+
+static void hessian_cache_free(plan_mpcc *p) {
+  for (int dynamic = 0; dynamic < 2; dynamic++) { free(p->hess.pair[dynamic]); free(p->hess.used[dynamic]); }
+  if (!p->hc) return;
+  free(p->hc->dx);
+  free(p->hc->Aq);
+  free(p->hc->Gq);
+  free(p->hc);
+}
+
 /* ---- setup ---- */
 plan_mpcc *plan_mpcc_create(const plan_mpcc_params *prm, char *error, int error_size) {
   const plan_mpcc_params *P = prm;
@@ -780,12 +1042,9 @@ plan_mpcc *plan_mpcc_create(const plan_mpcc_params *prm, char *error, int error_
   int n = p->n, R = rows_per_step(p, 1);
   p->Mt = malloc(sizeof(double) * (n * n + 3 * n + 2 * (n * n + 7 * n)));
   p->zp = malloc(sizeof(double) * (p->nvar + 2 * R));
-  int C = p->B + p->ns;
-  p->hess_work = malloc(sizeof(double) * (2 * (size_t)R * C + (size_t)C * C));
-  if (!p->Mt || !p->zp || !p->hess_work) { snprintf(error, error_size, "mpcc: out of memory"); plan_mpcc_free(p); return NULL; }
+  if (!p->Mt || !p->zp || hessian_cache_create(p)) { snprintf(error, error_size, "mpcc: out of memory"); plan_mpcc_free(p); return NULL; }
   p->c = p->Mt + n * n;
-  p->Q = p->c + n;
-  p->tmp = p->Q + n;
+  p->tmp = p->c + n;
   p->terms.Mt = p->tmp + n;
   p->terms.e = p->terms.Mt + n * n;
   p->terms.JW = p->terms.e + n;
@@ -819,7 +1078,7 @@ void plan_mpcc_free(plan_mpcc *p) {
   sb_model_free(p->model);
   free(p->Mt);
   free(p->zp);
-  free(p->hess_work);
+  hessian_cache_free(p);
   free(p);
 }
 
@@ -951,6 +1210,13 @@ static double wall_now(void) {
   return ts.tv_sec + 1e-9 * ts.tv_nsec;
 }
 
+/* The process's CPU time: the figure to compare on a shared machine (wall time grows with the load). */
+static double cpu_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
 /* One IPOPT solve at relaxation eps from z (and the multipliers in mult when
  * warm, which it updates). Returns IPOPT's status; adds its iterations. */
 static int solve_at_eps(plan_mpcc *p, double eps, double tol, int max_iter, double max_seconds, int warm,
@@ -962,15 +1228,15 @@ static int solve_at_eps(plan_mpcc *p, double eps, double tol, int max_iter, doub
   row_bounds(p, gl, gu);
   p->prm.eps = eps_saved;
   int nele = p->prm.N * p->nrow * (p->B + p->ns);
-  IpoptProblem ip = CreateIpoptProblem(nv, xl, xu, m, gl, gu, nele, p->prm.exact_hessian ? (int)hessian_nnz(p) : 0, 0, cb_f, cb_g, cb_grad, cb_jac, cb_h);
+  IpoptProblem ip = CreateIpoptProblem(nv, xl, xu, m, gl, gu, nele, p->exact_now ? (int)hessian_nnz(p) : 0, 0, cb_f, cb_g, cb_grad, cb_jac, cb_h);
   if (!ip) return Invalid_Problem_Definition;
   AddIpoptIntOption(ip, "print_level", p->prm.derivative_test ? 4 : 0);
   AddIpoptStrOption(ip, "sb", "yes");
   /* IPOPT reads ./ipopt.opt unless told otherwise: a stray file in the caller's directory would
      change the plan silently; only a file the caller names is read */
   AddIpoptStrOption(ip, "option_file_name", (char *)(p->prm.ipopt_options ? p->prm.ipopt_options : ""));
-  AddIpoptStrOption(ip, "hessian_approximation", p->prm.exact_hessian ? "exact" : "limited-memory");
-  if (!p->prm.exact_hessian && p->prm.lbfgs_memory > 0) AddIpoptIntOption(ip, "limited_memory_max_history", p->prm.lbfgs_memory);
+  AddIpoptStrOption(ip, "hessian_approximation", p->exact_now ? "exact" : "limited-memory");
+  if (!p->exact_now && p->prm.lbfgs_memory > 0) AddIpoptIntOption(ip, "limited_memory_max_history", p->prm.lbfgs_memory);
   if (p->prm.derivative_test && !warm) {
     AddIpoptStrOption(ip, "derivative_test", "first-order");
     AddIpoptNumOption(ip, "derivative_test_perturbation", 1e-9);
@@ -1024,18 +1290,20 @@ int plan_mpcc_solve(plan_mpcc *p, int dynamic, double *z, plan_mpcc_stage *out) 
   double eps_end = P->eps, eps = P->eps_start > eps_end && !(P->penalty > 0) ? P->eps_start : eps_end;
   double factor = P->eps_factor > 0 && P->eps_factor < 1 ? P->eps_factor : 0.1;
   int max_iter = dynamic ? P->max_iter : P->max_iter_kinematic, used = 0, st = 0, warm = 0;
-  double t0 = wall_now(), obj = NAN;
+  double t0 = cpu_now(), wall0 = wall_now(), obj = NAN;
   p->eval_s = 0;
   for (;;) {
     int last = eps <= eps_end * (1 + 1e-12);
-    double left = P->max_seconds > 0 ? P->max_seconds - (wall_now() - t0) : 0;
+    double left = P->max_seconds > 0 ? P->max_seconds - (cpu_now() - t0) : 0;
     if (P->max_seconds > 0 && left <= 0) { st = Maximum_CpuTime_Exceeded; break; }
     int cap = max_iter - used;
     if (cap < 1) { st = Maximum_Iterations_Exceeded; break; }
     if (!last && P->max_iter_relaxed > 0 && cap > P->max_iter_relaxed) cap = P->max_iter_relaxed;
     if (P->verbose) fprintf(stderr, "%s stage: eps %.1e\n", dynamic ? "dynamic" : "kinematic", eps);
+    /* 2: L-BFGS for the rough intermediate relaxations, the exact Hessian for the last one */
+    p->exact_now = P->exact_hessian == 1 || (P->exact_hessian == 2 && last);
     int used_before = used;
-    double t_relax = wall_now(), eval_before = p->eval_s;
+    double t_relax = cpu_now(), eval_before = p->eval_s;
     st = solve_at_eps(p, eps, last ? P->tol : fmax(P->tol, 1e-6), cap, left, warm, z, xl, xu, gl, gu, g, mult,
                       &used, &obj);
     if (out->homotopy_steps < PLAN_MPCC_MAX_RELAXATIONS) {
@@ -1043,7 +1311,7 @@ int plan_mpcc_solve(plan_mpcc *p, int dynamic, double *z, plan_mpcc_stage *out) 
       r->eps = eps;
       r->status = st;
       r->iterations = used - used_before;
-      r->solve_s = wall_now() - t_relax;
+      r->solve_s = cpu_now() - t_relax;
       r->eval_s = p->eval_s - eval_before;
     }
     out->homotopy_steps++;
@@ -1051,7 +1319,8 @@ int plan_mpcc_solve(plan_mpcc *p, int dynamic, double *z, plan_mpcc_stage *out) 
     warm = st == Solve_Succeeded || st == Solved_To_Acceptable_Level || st == Maximum_Iterations_Exceeded;
     eps = fmax(eps * factor, eps_end);
   }
-  out->solve_s = wall_now() - t0;
+  out->solve_s = cpu_now() - t0;
+  out->wall_s = wall_now() - wall0;
   out->eval_s = p->eval_s;
   row_bounds(p, gl, gu);
   out->status = st;

@@ -35,7 +35,11 @@
  * the mass matrix for q_k alone), the geometry only for q_{k+1}, and nu's
  * columns of v_{k+1}, omega_{k+1} from the disk point's Jacobian (nu is
  * linear in both); Hessian: IPOPT's limited-memory quasi-Newton, or
- * (exact_hessian) differences of lambda_k^T J_k inside each step's block. */
+ * (exact_hessian) the Lagrangian's: per step, second differences of
+ * lambda_k . g_k over the pairs of its columns where the rows are not linear
+ * (the transcription's pattern), the arm terms and the contact geometry
+ * computed once per moved column, the arm's (v_k, .) pairs from the mass
+ * matrix's derivatives (Christoffel symbols); the objective's analytic. */
 #ifndef PLAN_MPCC_H
 #define PLAN_MPCC_H
 
@@ -57,7 +61,8 @@ typedef struct {
   double disk_radius, disk_half_thickness;
   double q_bound, v_bound, tau_bound, force_bound, omega_bound;
   int lbfgs_memory;       /* IPOPT's limited_memory_max_history (0: its default, 6) */
-  int exact_hessian;      /* 1: the Lagrangian's Hessian (plan_mpcc_hessian_error) instead of L-BFGS */
+  int exact_hessian;      /* the Lagrangian's Hessian (plan_mpcc_hessian_error) instead of L-BFGS:
+                           * 0 never, 1 in every relaxation, 2 in the last relaxation only */
   int max_iter;           /* IPOPT iterations of the dynamic stage */
   int max_iter_kinematic; /* of the kinematic stage (a warm start: need not converge) */
   double max_seconds;     /* IPOPT max_cpu_time per stage (0: none) */
@@ -78,15 +83,16 @@ plan_mpcc_params plan_mpcc_rotate_task(int axis);
 typedef struct {          /* one IPOPT solve of the homotopy */
   double eps;
   int status, iterations;
-  double solve_s, eval_s;
+  double solve_s, eval_s;   /* process CPU seconds */
 } plan_mpcc_relaxation;
 
 typedef struct {
   int status;             /* IPOPT ApplicationReturnStatus */
   int iterations;         /* over all relaxations of the stage */
   int homotopy_steps;     /* IPOPT solves (relaxations) of the stage */
-  double solve_s;
-  double eval_s;          /* of solve_s: in the constraint and Jacobian evaluations (the rest: IPOPT, MUMPS) */
+  double solve_s;         /* process CPU seconds (all threads of the process) */
+  double wall_s;          /* wall clock seconds of the same solve */
+  double eval_s;          /* of solve_s: CPU in the constraint, Jacobian and Hessian evaluations (the rest: IPOPT, MUMPS) */
   double objective;
   double quaternion_error;    /* 1 - (quat_N . target)^2 */
   double complementarity;     /* max over steps and pairs of |min(a, b)| */
@@ -145,13 +151,13 @@ double plan_mpcc_quaternion_error(const plan_mpcc *p, const double *z);
  * |J - J_fd| / max(1, |J_fd|). Sets the stage (dynamic = 0: kinematic). */
 double plan_mpcc_jacobian_error(plan_mpcc *p, const double *z, int dynamic);
 /* The Hessian of the Lagrangian sigma f + lambda . g IPOPT gets with
- * exact_hessian (per step: differences of lambda_k^T J_k, the step's
- * Jacobian, column by column, symmetrized; the objective's analytic), as
- * the full matrix assembled from its triplets, against second differences
- * of the Lagrangian from the plain rows (no Jacobian code): the largest
- * |H_ij - H_fd,ij| / max(1, max_j |H_fd,ij|) over every pair of variables (so an entry
- * missing from the sparsity pattern shows too). O(nvars^2) evaluations:
- * small instances only. Sets the stage. */
+ * exact_hessian (mpcc.h's header: second differences inside the pattern,
+ * the arm's velocity pairs through M's derivatives, the objective's
+ * analytic), as the full matrix assembled from its triplets, against second
+ * differences of the Lagrangian from the plain rows (no Jacobian or Hessian
+ * code): the largest |H_ij - H_fd,ij| / max(1, max_j |H_fd,ij|) over every
+ * pair of variables (so an entry missing from the pattern shows too).
+ * O(nvars^2) evaluations: small instances only. Sets the stage. */
 double plan_mpcc_hessian_error(plan_mpcc *p, const double *z, const double *lambda, double sigma, int dynamic);
 /* Contact quantities of step k (after the step): gap, normal force, and
  * the unit normal from the ball's centre towards the disk (normal may be NULL). */

@@ -66,35 +66,17 @@ static void test_jacobian(plan_mpcc *p, const double *z0) {
   free(z);
 }
 
-int main(void) {
-  plan_mpcc_params P = small_task();
-  char err[256];
-  plan_mpcc *p = plan_mpcc_create(&P, err, sizeof err);
-  EXPECT(p != NULL, "create: %s", err);
-  if (!p) return test_report("plan_mpcc");
-  int nv = plan_mpcc_nvars(p), n = plan_mpcc_n(p);
-  double *z = malloc(sizeof(double) * nv);
-  plan_mpcc_rest_guess(p, z);
-  test_gradient(p, z);
-  test_jacobian(p, z);
+/* The dynamic stage from z (the kinematic stage's answer, tau by inverse dynamics): IPOPT's
+ * status, and the answer checked independently. */
+static void check_dynamic_stage(plan_mpcc *p, const plan_mpcc_params *Pp, double *z, const char *hessian) {
+  plan_mpcc_params P = *Pp;
   double gap, fz;
-  plan_mpcc_contact(p, z, 0, &gap, &fz, NULL);
-  EXPECT(gap > 0.015 && gap < 0.025, "rest gap %g: the disk hangs about 2 cm from the ball", gap);
-
-  plan_mpcc_stage kin, dyn;
-  plan_mpcc_solve(p, 0, z, &kin);
-  printf("kinematic: status %d, %d iterations, %.2f s, quaternion error %.3g\n", kin.status,
-         kin.iterations, kin.solve_s, kin.quaternion_error);
-  /* the warm start's controls make every arm step exact under sb_step */
-  plan_mpcc_inverse_dynamics(p, z);
-  double r0 = plan_mpcc_step_residual(p, z);
-  EXPECT(r0 < 1e-12, "inverse dynamics vs sb_step: residual %g", r0);
-
+  plan_mpcc_stage dyn;
   int rc = plan_mpcc_solve(p, 1, z, &dyn);
-  printf("dynamic: status %d, %d iterations, %.2f s, quaternion error %.3g, complementarity %.3g\n",
+  printf("%s: dynamic: status %d, %d iterations, %.2f s, quaternion error %.3g, complementarity %.3g\n", hessian,
          dyn.status, dyn.iterations, dyn.solve_s, dyn.quaternion_error, dyn.complementarity);
   /* Solve_Succeeded: the KKT conditions hold to tol, the rows to eps / 10 */
-  EXPECT(rc == 0 && dyn.status == 0, "dynamic stage: IPOPT status %d (0: optimal)", dyn.status);
+  EXPECT(rc == 0 && dyn.status == 0, "%s: dynamic stage: IPOPT status %d (0: optimal)", hessian, dyn.status);
   double r = plan_mpcc_step_residual(p, z);
   EXPECT(r < 1e-7, "planned motion vs sb_step: residual %g", r);
   EXPECT(dyn.constraint_violation < 1e-6, "constraint violation %g", dyn.constraint_violation);
@@ -120,10 +102,46 @@ int main(void) {
   double still = sin(0.5 * P.angle) * sin(0.5 * P.angle);
   EXPECT(dyn.quaternion_error < 0.1 * still, "quaternion error %g vs %g without motion", dyn.quaternion_error, still);
   /* unit quaternion along the plan */
-  int B = plan_mpcc_block(p);
+  int n = plan_mpcc_n(p), B = plan_mpcc_block(p);
   double qn = 0;
   for (int i = 0; i < 4; i++) qn += z[(size_t)P.N * B + 2 * n + 3 + i] * z[(size_t)P.N * B + 2 * n + 3 + i];
   EXPECT(fabs(qn - 1) < 1e-8, "|quat_N|^2 = %.12g", qn);
+}
+
+int main(void) {
+  plan_mpcc_params P = small_task();
+  char err[256];
+  plan_mpcc *p = plan_mpcc_create(&P, err, sizeof err);
+  EXPECT(p != NULL, "create: %s", err);
+  if (!p) return test_report("plan_mpcc");
+  int nv = plan_mpcc_nvars(p);
+  double *z = malloc(sizeof(double) * nv);
+  plan_mpcc_rest_guess(p, z);
+  test_gradient(p, z);
+  test_jacobian(p, z);
+  double gap, fz;
+  plan_mpcc_contact(p, z, 0, &gap, &fz, NULL);
+  EXPECT(gap > 0.015 && gap < 0.025, "rest gap %g: the disk hangs about 2 cm from the ball", gap);
+
+  plan_mpcc_stage kin;
+  plan_mpcc_solve(p, 0, z, &kin);
+  printf("kinematic: status %d, %d iterations, %.2f s, quaternion error %.3g\n", kin.status,
+         kin.iterations, kin.solve_s, kin.quaternion_error);
+  /* the warm start's controls make every arm step exact under sb_step */
+  plan_mpcc_inverse_dynamics(p, z);
+  double r0 = plan_mpcc_step_residual(p, z);
+  EXPECT(r0 < 1e-12, "inverse dynamics vs sb_step: residual %g", r0);
+
+  double *z_warm = malloc(sizeof(double) * nv);
+  memcpy(z_warm, z, sizeof(double) * nv);
+  check_dynamic_stage(p, &P, z, "L-BFGS");
+  /* the same warm start with the exact Hessian of the Lagrangian in every relaxation */
+  plan_mpcc_free(p);
+  P.exact_hessian = 1;
+  p = plan_mpcc_create(&P, err, sizeof err);
+  EXPECT(p != NULL, "create: %s", err);
+  if (p) check_dynamic_stage(p, &P, z_warm, "exact Hessian");
+  free(z_warm);
   free(z);
   plan_mpcc_free(p);
   return test_report("plan_mpcc");
