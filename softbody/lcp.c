@@ -348,6 +348,20 @@ static int within_tol(int n, const double *M, const double *q, const double *z, 
   return 1;
 }
 
+/* The least-norm half of fb_factor: F = L of A A^T + eps I (eps = 1e-13
+ * of its largest diagonal). Returns 2, or 0 when that fails. */
+static int fb_factor_least_norm(sb_lcp_factor *f, int na) {
+  const double *A = f->A;
+  double *F = f->F;
+  cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, na, na, 1.0, A, na, 0.0, F, na);
+  double dmax = 0;
+  for (int k = 0; k < na; k++) dmax = F[(size_t)k * na + k] > dmax ? F[(size_t)k * na + k] : dmax;
+  if (!(dmax > 0)) return 0;
+  for (int k = 0; k < na; k++) F[(size_t)k * na + k] += 1e-13 * dmax;
+  if (LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'L', na, F, na)) return 0;
+  return 2;
+}
+
 /* Solves A x = b for the na x na matrix A in f->A (b in x on entry). By
  * LU; when its pivots show A singular (dependent friction directions,
  * statically indeterminate sticking: any solution will do, but LU would give
@@ -357,8 +371,12 @@ static int within_tol(int n, const double *M, const double *q, const double *z, 
  * cheaper than dgelsy, 3-5 us at n = 6-9). fb_factor factors (into f->F,
  * pivots in f->piv) and returns 0 on failure, 1 for LU, 2 for least
  * norm; fb_solve then solves, returning 0 on a non-finite x, else how (2:
- * A x = b only if the system is consistent). */
-static int fb_factor(sb_lcp_factor *f, int na) {
+ * A x = b only if the system is consistent). singular: the set is singular
+ * by construction (sb_lcp_friction_set_singular), so LU is not tried: its
+ * pivot test would reject the set, after costing about as much as the
+ * least-norm factorization itself. */
+static int fb_factor(sb_lcp_factor *f, int na, int singular) {
+  if (singular) return fb_factor_least_norm(f, na);
   const double *A = f->A;
   double *F = f->F;
   memcpy(F, A, (size_t)na * na * sizeof(double));
@@ -371,14 +389,22 @@ static int fb_factor(sb_lcp_factor *f, int na) {
     umax = u > umax ? u : umax;
   }
   if (info == 0 && umin > 1e-11 * umax) return 1;
-  /* singular */
-  cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, na, na, 1.0, A, na, 0.0, F, na);
-  double dmax = 0;
-  for (int k = 0; k < na; k++) dmax = F[(size_t)k * na + k] > dmax ? F[(size_t)k * na + k] : dmax;
-  if (!(dmax > 0)) return 0;
-  for (int k = 0; k < na; k++) F[(size_t)k * na + k] += 1e-13 * dmax;
-  if (LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'L', na, F, na)) return 0;
-  return 2;
+  return fb_factor_least_norm(f, na);
+}
+
+int sb_lcp_friction_set_singular(int nblock, const int *block, const int *in) {
+  for (int b = 0, o = 0; block && b < nblock; o += block[b++]) {
+    int r = block[b] - 2, count = 0, first = -1, second = -1;
+    for (int k = 1; k <= r; k++)
+      if (in[o + k]) {
+        count++;
+        if (first < 0) first = k;
+        else if (second < 0) second = k;
+      }
+    int gamma = in[o + r + 1];
+    if (gamma ? count > 3 : count > 2 || (count == 2 && r % 2 == 0 && second - first == r / 2)) return 1;
+  }
+  return 0;
 }
 
 static int fb_solve(sb_lcp_work *wk, const sb_lcp_factor *f, int na, int how, double *x) {
@@ -474,7 +500,7 @@ static int fb_pivot_step(sb_lcp_work *wk, int n, const double *M, const double *
     }
     int how = 1;
     if (na > 0) {
-      how = cached ? f->how : fb_factor(f, na);
+      how = cached ? f->how : fb_factor(f, na, sb_lcp_friction_set_singular(wk->fric_nblock, wk->fric_block, in));
       f->valid = reuse && how != 0;
       if (f->valid && !cached) {
         memcpy(f->set, set, (size_t)na * sizeof(int));
@@ -1047,6 +1073,19 @@ static sb_lcp_status check_input(sb_lcp_work *wk, int n, const double *M, const 
       return SB_LCP_BAD_INPUT;
     }
   }
+  if (opt->friction_blocks) {
+    if (opt->friction_blocks != 1 || opt->nblock < 1) {
+      sb_errorf(msg, size, "lcp: friction_blocks = %d needs 1 and the blocks (nblock = %d)", opt->friction_blocks,
+                opt->nblock);
+      return SB_LCP_BAD_INPUT;
+    }
+    for (int b = 0; b < opt->nblock; b++)
+      if (opt->block[b] < 3) {
+        sb_errorf(msg, size, "lcp: friction block %d has size %d: a pyramid is a normal, at least one "
+                  "direction and gamma (>= 3)", b, opt->block[b]);
+        return SB_LCP_BAD_INPUT;
+      }
+  }
   return SB_LCP_SOLVED;
 }
 
@@ -1096,6 +1135,8 @@ static sb_lcp_status solve_chain(sb_lcp_work *wk, int nchain, const sb_lcp_solve
   sb_lcp_solver best_solver = nchain > 0 ? chain[0] : SB_LCP_FB;
   char best_msg[sizeof info->message] = "", first_msg[sizeof info->message] = "";
   if (!opt->same_matrix) factor_cache_clear(wk);
+  wk->fric_block = opt->friction_blocks ? opt->block : NULL;
+  wk->fric_nblock = opt->friction_blocks ? opt->nblock : 0;
   int warm = opt->warm_start && all_finite(n, z);
   if (warm) memcpy(zbest, z, n * sizeof(double)); /* kept apart from the attempts */
   else memset(zbest, 0, n * sizeof(double));

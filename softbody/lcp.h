@@ -58,6 +58,11 @@ typedef struct {
                             same (same answer, bit for bit) */
   int nblock;            /* PGS blocks (0: scalar) */
   const int *block;      /* their sizes, summing to n */
+  int friction_blocks;   /* 1: the blocks are friction pyramids [normal, beta_1 .. beta_r, gamma]
+                            (size r + 2, r >= 1 directions evenly spaced, as sb_contact assembles
+                            them): active sets that are singular by construction (two opposite
+                            betas of a contact without its gamma, say) then go to the least-norm
+                            factorization without an LU attempt first */
 } sb_lcp_options;
 
 typedef struct {

@@ -29,9 +29,31 @@ struct sb_lcp_work {
    * (the one not used last). */
   sb_lcp_factor fc[2];
   int fc_next;
+  /* The blocks of sb_lcp_options.friction_blocks for the solve under way
+   * (NULL: not a problem of friction pyramids). */
+  const int *fric_block;
+  int fric_nblock;
   /* conditioning (condition.c) */
   double *Ms, *qs, *zs, *dr, *dc;
 };
+
+/* Whether the principal submatrix M_AA of a problem of friction pyramids
+ * (sb_lcp_options.friction_blocks: nblock blocks [normal, beta_1 .. beta_r,
+ * gamma], r = block - 2 directions D_k evenly spaced on the unit circle) is
+ * singular by construction; in: n flags, the set A. Restricted to the set's
+ * columns, a block's beta rows are D_k . (its two tangent rows) (+ gamma's
+ * column, coefficient 1, when gamma is in the set), so they are dependent
+ * when, without gamma, more than two betas or two opposite ones (k and
+ * k + r/2) are in, or, with gamma, more than three (the points (D_k, 1) of a
+ * circle: any three are independent, four are not). Ruiz's row and column
+ * scaling keeps that and Tikhonov touches only the normal and gamma
+ * diagonals, so the conditioned M_AA is within rounding of singular too. A
+ * lying contact holding still with both betas of an opposite pair loaded is
+ * the common case: the least-norm answer splits its tangential impulse
+ * between them, which predicts the same set the next step. Sufficient, not
+ * necessary: sets singular for other reasons (more rows than the dofs) are
+ * not seen. */
+int sb_lcp_friction_set_singular(int nblock, const int *block, const int *in);
 
 /* Wall clock in microseconds. */
 double sb_lcp_now_us(void);

@@ -87,7 +87,8 @@ CONTACT = "lcp"                 # the plugin's complementarity contact, exact Co
 PYRAMID = 8                     # friction directions: within cos(pi/8) = 92 % of the exact cone
 BASE_STEP = 1e-3                # s: the step at time_step_scale 1 (see CuspSolver._steps)
 STEPS_PER_SLOWEST_PERIOD = 500  # and at least this many steps per period of the slowest mode
-STEPS_PER_SLOWEST_PERIOD_AT_REST = 50  # quasi-static without contact: equilibrium is the answer
+STEPS_PER_SLOWEST_PERIOD_AT_REST = 50  # quasi-static, path-independent: equilibrium is the answer
+CONTACT_MARGIN = 5e-3           # m: the plugin's speculative contact margin (plugin/pipeline.h CUSP_MARGIN)
 MOUNT_MASS_FRACTION = 1e-2      # a pinned or free mount weighs this share of one element
 # Rods that can touch a rod: disks per element, as thick as their spacing. A straight
 # disk is flat over its thickness, so a frictionless rod lying across it feels no pull
@@ -259,24 +260,65 @@ class CuspSolver:
 
   def _steps(self, scenario: Scenario, n_frames: int) -> tuple[float, int]:
     """The time step and the steps per frame. The soft step is implicit Euler, stable
-    at any step, so the step is chosen for accuracy: where the motion is the result
-    or contact is made (obstacles, or rods sharing a model), 1 ms and 500 steps per
-    period of the slowest mode; in a quasi-static scenario without them, where only
-    the equilibrium counts (and
-    implicit Euler's dissipation is as allowed as the viscosity), 50 steps per
-    slowest period. Then scaled by time_step_scale; at most one frame."""
+    at any step, so the step is chosen for accuracy, by what the scenario's answer is:
+
+    - a quasi-static scenario whose equilibrium does not depend on the path to it (no
+      contact that can carry friction: _path_dependent): only the equilibrium counts,
+      and implicit Euler's dissipation is as allowed as the viscosity, so 50 steps per
+      period of the slowest mode; where contact can be made, also no more than the
+      plugin's speculative contact margin travelled per step at the fastest approach
+      (_approach_speed), or a contact is passed through unseen;
+    - otherwise (the motion is the result, or friction makes the equilibrium depend on
+      the path: a capstan's rope holds or slides by its stick-slip history), 1 ms and
+      500 steps per period of the slowest mode.
+
+    Then scaled by time_step_scale; at most one frame. That the first rule's step gives
+    converged metrics is checked by halving in bench/cosseratbench_compare.py's report
+    (the change from the step doubled estimates the step's error, implicit Euler being
+    first order)."""
     frame = scenario.duration / (n_frames - 1)
     slowest_period = 2.0 * math.pi / scenario.slowest_frequency()
-    # Rods sharing a model meet as obstacles are met: within the plugin's speculative
-    # contact margin (5 mm) per step, or they pass through each other unseen.
-    shared = any(len(g) > 1 for g in self.groups(scenario))
-    if scenario.quasi_static and not scenario.obstacles and not shared:
+    if scenario.quasi_static and not self._path_dependent(scenario):
       base = slowest_period / STEPS_PER_SLOWEST_PERIOD_AT_REST
+      speed = self._approach_speed(scenario)
+      if speed > 0:
+        base = min(base, CONTACT_MARGIN / speed)
     else:
       base = min(BASE_STEP, slowest_period / STEPS_PER_SLOWEST_PERIOD)
     limit = self.time_step_scale * base
     per_frame = max(1, math.ceil(frame / limit - 1e-9))
     return frame / per_frame, per_frame
+
+  def _contact_pairs(self, scenario: Scenario) -> list[tuple[int, object]]:
+    """What can touch what: (rod, other rod's index) for rods sharing a model, (rod,
+    obstacle) for every rod and obstacle, (rod, rod) for self-contact."""
+    pairs = [(i, j) for g in self.groups(scenario) for i in g for j in g if i < j]
+    pairs += [(i, o) for i in range(len(scenario.rods)) for o in scenario.obstacles]
+    if scenario.self_contact:
+      pairs += [(i, i) for i in range(len(scenario.rods))]
+    return pairs
+
+  def _path_dependent(self, scenario: Scenario) -> bool:
+    """Whether a contact that can be made carries friction (Coulomb friction dissipates
+    along the path, so where a rod comes to rest depends on how it got there)."""
+    rods = scenario.rods   # the coefficient the plugin gives each rod's contacts (_friction)
+    return any(self._friction(scenario, rods[i]) > 0
+               or (isinstance(other, int) and self._friction(scenario, rods[other]) > 0)
+               for i, other in self._contact_pairs(scenario))
+
+  def _approach_speed(self, scenario: Scenario) -> float:
+    """An estimate of the fastest a rod meets what it can touch, in a scenario that
+    starts at rest: free fall across the widest initial gap of any pair that can touch
+    (each pair's least surface gap at the start), sqrt(2 |g| gap). Prescribed motions
+    are not in it (no path-independent scenario has them touching anything faster)."""
+    gravity = float(np.linalg.norm(scenario.gravity))
+    widest = 0.0
+    for i, other in self._contact_pairs(scenario):
+      if isinstance(other, int) and other == i:
+        continue   # self-contact: the rod's parts start touching along it
+      widest = max(widest, _initial_gap(scenario.rods[i],
+                                        scenario.rods[other] if isinstance(other, int) else other))
+    return math.sqrt(2.0 * gravity * widest)
 
   @staticmethod
   def _sections(n_elements: int) -> int:
@@ -588,6 +630,23 @@ class CuspSolver:
 
 
 # ---------- distances between rods ----------
+
+def _initial_gap(rod: Rod, other) -> float:
+  """The least distance between ``rod``'s starting surface and ``other``'s (a rod, a
+  plane or a cylinder, whose caps are left out), at least 0."""
+  points = np.asarray(rod.centerline, dtype=float)
+  if isinstance(other, Rod):
+    gap = _polyline_distance(points, np.asarray(other.centerline, dtype=float)) - rod.radius - other.radius
+  elif isinstance(other, Plane):
+    gap = float(np.min((points - np.asarray(other.point, dtype=float)) @ other.unit_normal)) - rod.radius
+  elif isinstance(other, Cylinder):
+    offset = points - np.asarray(other.center, dtype=float)
+    across = offset - np.outer(offset @ other.unit_axis, other.unit_axis)
+    gap = float(np.min(np.linalg.norm(across, axis=1))) - other.radius - rod.radius
+  else:
+    raise NotImplementedError(f"an obstacle of kind {type(other).__name__}")
+  return max(gap, 0.0)
+
 
 def _polyline_distance(a: np.ndarray, b: np.ndarray) -> float:
   """The least distance between two polylines (every segment against every one)."""

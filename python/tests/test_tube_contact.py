@@ -68,8 +68,8 @@ def test_gap_between_crossing_rods_is_their_surfaces_not_their_disks(angle_deg):
 
 
 def test_crossing_ropes_end_one_diameter_apart_where_they_cross():
-  """cosseratbench's crossing (its default ropes, 51 elements, a 26.7 ms step, which
-  gives the 1 ms step's metrics to four digits): at rest the two centrelines, at their
+  """cosseratbench's crossing (its default ropes, 51 elements, the adapter's own step,
+  10 ms: the margin-limited step of a path-independent quasi-static scenario): at rest the two centrelines, at their
   middles, are one diameter apart to a quarter of a disk's sag at the crossing (0.057 mm
   on either rope: straight disks leave them 9.90 mm apart, 1.7 sags short), one above
   the other (sideways within half a sag), and each middle is where cosseratbench's
@@ -77,7 +77,7 @@ def test_crossing_ropes_end_one_diameter_apart_where_they_cross():
   (straight disks leave the upper one 1.3 sags low)."""
   experiment = registry.load_experiment("crossing")
   scenario = experiment.scenario_for()
-  solver = CuspSolver(time_step_scale=32)
+  solver = CuspSolver()
   xml, _ = solver.scene(scenario, n_elements=experiment.n_elements, n_frames=experiment.n_frames)
   m = _load_text(xml)
   d = cusp.make_data(m)
