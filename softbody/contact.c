@@ -72,6 +72,8 @@ struct sb_contact_problem {
   int nvar;
   double *stabv;           /* per contact gap term added to the normal row */
   sb_bilateral_work *bil;  /* bilateral constraints (bilateral.c), when reserved */
+  int *admit;              /* screen: the contacts stage 1 may keep this step (screen_open) */
+  int screening;           /* the screen is on for this solve */
 };
 
 sb_contact_options sb_contact_default_options(void) {
@@ -87,6 +89,7 @@ sb_contact_options sb_contact_default_options(void) {
   o.warm_start = 1;
   o.rank_refine = 2;
   o.proximal_steps = 1;
+  o.screen_contacts = 128;
   o.lcp = sb_lcp_default_options();
   return o;
 }
@@ -96,7 +99,8 @@ void sb_contact_free(sb_contact_problem *p) {
   void *ptr[] = {p->bodies, p->pool, p->vfree, p->c, p->frame, p->vstatic, p->point, p->Jt, p->Y, p->W,
                  p->u, p->uf, p->J6, p->scratch, p->St, p->qrwork, p->iwork, p->prio, p->keep, p->kept,
                  p->A, p->b, p->As, p->bs, p->z, p->zs, p->wv, p->ruizw, p->dr, p->dc, p->lambda, p->p,
-                 p->pv, p->normal_mask, p->blocks, p->prev_id, p->prev_z, p->prev_t1, p->stabv, p->order, p->force, p->keep_prev};
+                 p->pv, p->normal_mask, p->blocks, p->prev_id, p->prev_z, p->prev_t1, p->stabv, p->order, p->force, p->keep_prev,
+                 p->admit};
   for (size_t k = 0; k < sizeof ptr / sizeof ptr[0]; k++) free(ptr[k]);
   sb_lcp_work_free(p->lcp);
   sb_bilateral_work_free(p->bil);
@@ -111,7 +115,7 @@ size_t sb_contact_workspace_bytes_kept(int max_contacts, int max_kept, int max_d
   size_t doubles = nd * nd + nd + 9 * mc + m3 + 2 * m3 + 2 * nd * m3 + m3 * m3 + 2 * m3 + 6 * nd + nd * m3 +
                    nd * mc + (size_t)sb_rank_select_work_size(max_dof, max_contacts) + 2 * nvark * nvark +
                    9 * nvark + m3 + 2 * nd + nvar + m3 + 2 * mc;
-  size_t ints = 2 * mc + 3 * mc + nvark + mc;
+  size_t ints = 2 * mc + 3 * mc + nvark + mc + mc;
   return sizeof(sb_contact_problem) + sizeof(sb_contact) * mc + sizeof(long) * mc + sizeof(double) * doubles +
          sizeof(int) * ints + sb_lcp_work_bytes((int)nvark);
 }
@@ -191,6 +195,7 @@ sb_contact_problem *sb_contact_create_kept(int max_contacts, int max_kept, int m
   ALLOC(p->order, mc);
   ALLOC(p->force, mc);
   ALLOC(p->keep_prev, mc);
+  ALLOC(p->admit, mc);
 #undef ALLOC
   if (!ok) goto oom;
   p->lcp = sb_lcp_work_create((int)nvark);
@@ -876,6 +881,59 @@ static void final_velocities(sb_contact_problem *p) {
   cblas_dgemv(CblasColMajor, CblasTrans, N, m3, 1.0, p->Jt, ld, p->pv, 1, 1.0, p->uf, 1);
 }
 
+/* ---------- The screen: stage 1 among the contacts that may act ----------
+ * A rope lying in folds has most of its disks within the speculative margin
+ * of disks a few places along it, separating or at rest: contacts that
+ * carry no load, yet each is an independent normal that stage 1 keeps, and
+ * each with a tangential slip costs the solver pivots for its friction and
+ * sliding-speed rows (a falling, piling rope: hundreds of them, minutes a
+ * step). With screen_contacts, stage 1 chooses among the contacts that may
+ * act only; the others are dropped contacts like the dependent ones, and the
+ * check after each pass (a dropped contact that the impulses close) lets
+ * any of them in and solves the pass again, so none is lost. */
+
+/* Whether the screen is on, and which contacts stage 1 may keep: those
+ * loaded in the last step's answer, and those not separating faster than the
+ * fastest one closes (their free normal velocity plus gap term). */
+static void screen_open(sb_contact_problem *p, const sb_contact_options *opt) {
+  int m = p->nc, bs = p->prev_r + 2;
+  p->screening = opt->screen_contacts > 0 && m >= opt->screen_contacts;
+  if (!p->screening) return;
+  double fastest = 0;
+  for (int i = 0; i < m; i++) fastest = fmax(fastest, -closing_speed(p, i));
+  for (int i = 0; i < m; i++) {
+    int k = opt->warm_start && p->prev_r == opt->directions ? previous_index(p, p->c[i].id) : -1;
+    p->admit[i] = closing_speed(p, i) <= fastest || (k >= 0 && p->prev_z[(size_t)k * bs] > 0);
+  }
+}
+
+/* A contact stage 1 may not keep gets a zero column in the whitened
+ * normals St (N x m, column k = contact k): below any tolerance, never kept. */
+static void screen_columns(const sb_contact_problem *p, int N, double *St) {
+  for (int i = 0; i < p->nc; i++)
+    if (!p->admit[i]) memset(St + (size_t)i * N, 0, N * sizeof(double));
+}
+
+/* After a pass: lets in the left-out contacts that its impulses close
+ * within the step (final velocity plus gap term below -vtol). Returns how
+ * many: the pass is then solved again. */
+static int screen_admit_closing(sb_contact_problem *p, double vtol) {
+  int admitted = 0;
+  for (int i = 0; i < p->nc && p->screening; i++)
+    if (!p->admit[i] && p->uf[3 * i + 2] + p->stabv[i] < -vtol) {
+      p->admit[i] = 1;
+      admitted++;
+    }
+  return admitted;
+}
+
+/* Contacts the screen leaves out now. */
+static int screen_count(const sb_contact_problem *p) {
+  int out = 0;
+  for (int i = 0; i < p->nc && p->screening; i++) out += !p->admit[i];
+  return out;
+}
+
 /* Stage 1 with the current priorities, then assembly of eq. (11)-(13) over
  * the kept contacts, stages 2 and 3, and the solve; fills lambda and p. */
 static int select_and_solve(sb_contact_problem *p, const sb_contact_options *opt,
@@ -891,13 +949,14 @@ static int select_and_solve(sb_contact_problem *p, const sb_contact_options *opt
       }
       apply_all(p, 1, p->St, m, N);
       sb_bilateral_project(p->bil, N, ld, m, p->St);
+      if (p->screening) screen_columns(p, N, p->St);
       if (sb_rank_select_forced(N, m, p->St, p->prio, p->order_active ? p->order : NULL, p->force, opt->rank_tol,
                                 p->keep, p->qrwork, p->lqrwork, p->iwork) < 0) {
         sb_errorf(error, error_size, "contact solve: rank-revealing QR failed");
         return -1;
       }
     } else if (!opt->rank_selection) {
-      for (int i = 0; i < m; i++) p->keep[i] = 1;
+      for (int i = 0; i < m; i++) p->keep[i] = !p->screening || p->admit[i];
     }
     nk = 0;
     for (int i = 0; i < m; i++) nk += p->keep[i] != 0;
@@ -1079,6 +1138,7 @@ int sb_contact_solve(sb_contact_problem *p, double h, const sb_contact_options *
   info->assembly_us = sb_lcp_now_us() - t0;
 
   closing_first(p);
+  screen_open(p, opt);
   p->order_active = 0;
   p->keep_given = 0;
   for (int i = 0; i < m; i++) p->force[i] = 0;
@@ -1134,6 +1194,11 @@ int sb_contact_solve(sb_contact_problem *p, double h, const sb_contact_options *
       info->lcp.time_us = lcp_us;
     }
     final_velocities(p);
+    if (!p->keep_given && screen_admit_closing(p, vtol) > 0) {
+      info->screen_passes++;
+      pass--; /* the same pass again, with them */
+      continue;
+    }
     /* Stage 1 is blind to forces: a dependent contact dropped in favour of
      * one that then separates may penetrate. Give priority to the contacts
      * that carry load or would penetrate, and select again. */
@@ -1188,6 +1253,8 @@ int sb_contact_solve(sb_contact_problem *p, double h, const sb_contact_options *
       save_next_direction(p, ia, r, p->prev_t1 + 3 * p->nprev, p->prev_z + (size_t)p->nprev * bs);
     p->nprev++;
   }
+  info->screened = screen_count(p);
+  p->screening = 0;
   info->dropped_min_vn = 0;
   for (int i = 0; i < m; i++)
     if (!p->keep[i]) info->dropped_min_vn = fmin(info->dropped_min_vn, p->uf[3 * i + 2] + p->stabv[i]);
