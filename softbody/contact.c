@@ -73,6 +73,8 @@ struct sb_contact_problem {
   double *stabv;           /* per contact gap term added to the normal row */
   sb_bilateral_work *bil;  /* bilateral constraints (bilateral.c), when reserved */
   int *admit;              /* screen: the contacts stage 1 may keep this step (screen_open) */
+  int *screen_int;         /* 7 per contact: screen_rank_select's gathered columns and flags */
+  double *screen_order;    /* its gathered order keys */
   int screening;           /* the screen is on for this solve */
 };
 
@@ -100,7 +102,7 @@ void sb_contact_free(sb_contact_problem *p) {
                  p->u, p->uf, p->J6, p->scratch, p->St, p->qrwork, p->iwork, p->prio, p->keep, p->kept,
                  p->A, p->b, p->As, p->bs, p->z, p->zs, p->wv, p->ruizw, p->dr, p->dc, p->lambda, p->p,
                  p->pv, p->normal_mask, p->blocks, p->prev_id, p->prev_z, p->prev_t1, p->stabv, p->order, p->force, p->keep_prev,
-                 p->admit};
+                 p->admit, p->screen_int, p->screen_order};
   for (size_t k = 0; k < sizeof ptr / sizeof ptr[0]; k++) free(ptr[k]);
   sb_lcp_work_free(p->lcp);
   sb_bilateral_work_free(p->bil);
@@ -114,8 +116,8 @@ size_t sb_contact_workspace_bytes_kept(int max_contacts, int max_kept, int max_d
   /* the arrays sb_contact_create_kept allocates, in its order (bodies apart) */
   size_t doubles = nd * nd + nd + 9 * mc + m3 + 2 * m3 + 2 * nd * m3 + m3 * m3 + 2 * m3 + 6 * nd + nd * m3 +
                    nd * mc + (size_t)sb_rank_select_work_size(max_dof, max_contacts) + 2 * nvark * nvark +
-                   9 * nvark + m3 + 2 * nd + nvar + m3 + 2 * mc;
-  size_t ints = 2 * mc + 3 * mc + nvark + mc + mc;
+                   9 * nvark + m3 + 2 * nd + nvar + m3 + 2 * mc + mc; /* ..., screen_order */
+  size_t ints = 2 * mc + 3 * mc + nvark + mc + 8 * mc; /* ... admit, screen_int */
   return sizeof(sb_contact_problem) + sizeof(sb_contact) * mc + sizeof(long) * mc + sizeof(double) * doubles +
          sizeof(int) * ints + sb_lcp_work_bytes((int)nvark);
 }
@@ -196,6 +198,8 @@ sb_contact_problem *sb_contact_create_kept(int max_contacts, int max_kept, int m
   ALLOC(p->force, mc);
   ALLOC(p->keep_prev, mc);
   ALLOC(p->admit, mc);
+  ALLOC(p->screen_int, 7 * mc);
+  ALLOC(p->screen_order, mc);
 #undef ALLOC
   if (!ok) goto oom;
   p->lcp = sb_lcp_work_create((int)nvark);
@@ -907,11 +911,37 @@ static void screen_open(sb_contact_problem *p, const sb_contact_options *opt) {
   }
 }
 
-/* A contact stage 1 may not keep gets a zero column in the whitened
- * normals St (N x m, column k = contact k): below any tolerance, never kept. */
-static void screen_columns(const sb_contact_problem *p, int N, double *St) {
-  for (int i = 0; i < p->nc; i++)
-    if (!p->admit[i]) memset(St + (size_t)i * N, 0, N * sizeof(double));
+/* Stage 1 over the admitted contacts only: their whitened normals as the
+ * columns of St (N x admitted), their priorities, order keys and forced
+ * flags gathered alongside, and the selection scattered back to keep (the
+ * others 0). The whitening and the QR then cost O(N admitted), not O(N m).
+ * Returns the number kept, or -1 on a LAPACK failure. */
+static int screen_rank_select(sb_contact_problem *p, const sb_contact_options *opt) {
+  int m = p->nc, N = p->ndof, ld = p->max_dof, na = 0;
+  for (int i = 0; i < m; i++) {
+    p->keep[i] = 0;
+    if (!p->admit[i]) continue;
+    int *at = p->screen_int + 4 * (size_t)na; /* contact, priority, forced, kept */
+    at[0] = i;
+    at[1] = p->prio[i];
+    at[2] = p->force[i];
+    p->screen_order[na] = p->order[i];
+    memcpy(p->St + (size_t)na * N, p->Jt + (size_t)(3 * i + 2) * ld, N * sizeof(double));
+    na++;
+  }
+  if (na == 0) return 0;
+  apply_all(p, 1, p->St, na, N);
+  sb_bilateral_project(p->bil, N, ld, na, p->St);
+  /* the flags as the selection reads them: contiguous per kind */
+  int *prio = p->screen_int + 4 * (size_t)m, *force = prio + m, *keep = force + m;
+  for (int j = 0; j < na; j++) {
+    prio[j] = p->screen_int[4 * j + 1];
+    force[j] = p->screen_int[4 * j + 2];
+  }
+  int kept = sb_rank_select_forced(N, na, p->St, prio, p->order_active ? p->screen_order : NULL, force,
+                                   opt->rank_tol, keep, p->qrwork, p->lqrwork, p->iwork);
+  for (int j = 0; j < na && kept >= 0; j++) p->keep[p->screen_int[4 * j]] = keep[j];
+  return kept;
 }
 
 /* After a pass: lets in the left-out contacts that its impulses close
@@ -943,13 +973,17 @@ static int select_and_solve(sb_contact_problem *p, const sb_contact_options *opt
   memset(p->p, 0, N * sizeof(double));
   int nk = 0;
   for (int attempt = 0;; attempt++) {
-    if (opt->rank_selection && !p->keep_given) {
+    if (opt->rank_selection && !p->keep_given && p->screening) {
+      if (screen_rank_select(p, opt) < 0) {
+        sb_errorf(error, error_size, "contact solve: rank-revealing QR failed");
+        return -1;
+      }
+    } else if (opt->rank_selection && !p->keep_given) {
       for (int i = 0; i < m; i++) {
         memcpy(p->St + (size_t)i * N, p->Jt + (size_t)(3 * i + 2) * ld, N * sizeof(double));
       }
       apply_all(p, 1, p->St, m, N);
       sb_bilateral_project(p->bil, N, ld, m, p->St);
-      if (p->screening) screen_columns(p, N, p->St);
       if (sb_rank_select_forced(N, m, p->St, p->prio, p->order_active ? p->order : NULL, p->force, opt->rank_tol,
                                 p->keep, p->qrwork, p->lqrwork, p->iwork) < 0) {
         sb_errorf(error, error_size, "contact solve: rank-revealing QR failed");
