@@ -71,7 +71,7 @@ def main() -> int:
         "variables": info["nvar"], "pivots": info["lcp"]["iterations"], "solver": info["lcp"]["solver_name"],
         "dynamics_s": r["dynamics_us"] * 1e-6, "collision_s": r["collision_us"] * 1e-6,
         "assembly_s": r["assembly_us"] * 1e-6, "conditioning_s": r["conditioning_us"] * 1e-6,
-        "solve_s": r["solve_us"] * 1e-6, "solves": info["solves"], "cold_solves": info["cold_solves"], "warm_pivot": info["lcp"]["warm_pivot"], "rank_passes": info["rank_passes"], "screened": info["screened"], "screen_passes": info["screen_passes"], "dropped": int(data.warning[mujoco.mjtWarning.mjWARN_CONTACTFULL].number),
+        "solve_s": r["solve_us"] * 1e-6, "solves": info["solves"], "cold_solves": info["cold_solves"], "warm_pivot": info["lcp"]["warm_pivot"], "rank_passes": info["rank_passes"], "screened": info.get("screened"), "screen_passes": info.get("screen_passes"), "dropped": int(data.warning[mujoco.mjtWarning.mjWARN_CONTACTFULL].number),
         "message": r["message"], **(_contact_summary(model, data) if args.contacts else {})}), flush=True)
     if args.save_state and args.save_every > 0 and (step + 1) % args.save_every == 0:
       _save(model, data, spec, args.save_state)
