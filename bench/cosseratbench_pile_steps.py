@@ -25,6 +25,8 @@ from cusp.cosseratbench_adapter import CuspSolver, _load_text, _quat
 def main() -> int:
   parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
   parser.add_argument("--steps", type=int, default=100)
+  parser.add_argument("--time-step-scale", type=float, default=1.0,
+                      help="the adapter's time_step_scale (its step times this)")
   parser.add_argument("--save-state", metavar="FILE.npy",
                       help="write MuJoCo's integration state (with the plugin's) after the last step")
   parser.add_argument("--save-every", type=int, default=0, metavar="N",
@@ -37,7 +39,7 @@ def main() -> int:
   args = parser.parse_args()
   experiment = load_experiment("pile")
   scenario = experiment.build(**{p.name: p.default for p in experiment.parameters})
-  solver = CuspSolver()
+  solver = CuspSolver(time_step_scale=args.time_step_scale)
   xml, drive = solver.scene(scenario, n_elements=experiment.n_elements, n_frames=experiment.n_frames)
   dt, _ = solver._steps(scenario, experiment.n_frames)
   start = time.perf_counter()
@@ -72,7 +74,7 @@ def main() -> int:
         "dynamics_s": r["dynamics_us"] * 1e-6, "collision_s": r["collision_us"] * 1e-6,
         "assembly_s": r["assembly_us"] * 1e-6, "conditioning_s": r["conditioning_us"] * 1e-6,
         "solve_s": r["solve_us"] * 1e-6, "solves": info["solves"], "cold_solves": info["cold_solves"], "warm_pivot": info["lcp"]["warm_pivot"], "rank_passes": info["rank_passes"], "screened": info.get("screened"), "screen_passes": info.get("screen_passes"), "dropped": int(data.warning[mujoco.mjtWarning.mjWARN_CONTACTFULL].number),
-        "message": r["message"], **(_contact_summary(model, data) if args.contacts else {})}), flush=True)
+        "message": r["message"], "max_penetration": r["max_penetration"], **(_contact_summary(model, data) if args.contacts else {})}), flush=True)
     if args.save_state and args.save_every > 0 and (step + 1) % args.save_every == 0:
       _save(model, data, spec, args.save_state)
   if args.save_state:
