@@ -12,9 +12,11 @@
  * to make the problem large enough for the screen (stage 1's re-selection
  * passes off, which would otherwise keep the end in a last pass). Checked: the end carries
  * load and does not penetrate; the impulses equal those of the unscreened
- * problem; the screen left out the flying contacts and solved again once. */
+ * problem; the screen left out the flying contacts and solved again once;
+ * the screened solve allocates nothing. */
 #include <string.h>
 
+#include "alloc_count.h"
 #include "contact.h"
 #include "testutil.h"
 
@@ -70,6 +72,7 @@ int main(void) {
   lever L = {0};
   L.P = sb_contact_create(3 + NFLY, 3, 4, 4, err, sizeof err);
   EXPECT(L.P != NULL, "create: %s", err);
+  EXPECT(allocs > 0, "the allocation counter sees the problem's allocations (%ld)", allocs);
   if (!L.P) return test_report("contact_screen");
 
   double lam[2][3 + NFLY], vend[2][3];
@@ -80,7 +83,9 @@ int main(void) {
     o.rank_refine = 0; /* no re-selection passes: only the screen can let the end in */
     o.screen_contacts = screened ? 128 : 0;
     EXPECT(build(&L, err, sizeof err) == 0, "build: %s", err);
+    long before = allocs;
     int rc = sb_contact_solve(L.P, H, &o, &info[screened], err, sizeof err);
+    EXPECT(allocs == before, "screen %d: the solve made %ld allocations", screened, allocs - before);
     EXPECT(rc == 0, "screen %d: solve failed: %s", screened, err);
     for (int i = 0; i < 3 + NFLY; i++) sb_contact_result(L.P, i, NULL, &lam[screened][i], NULL, NULL);
     sb_contact_relative_velocity(L.P, L.end, vend[screened]);
