@@ -147,7 +147,7 @@ WHY_NOT = {
         "128 contacts on it chooses among those that may act, and lets in any the impulses "
         "would close) and a disk tiling the rope meets the floor in one contact at the tube's "
         "lowest point (MuJoCo's cylinder-plane test gave 2-3 rim points a disk), that step "
-        "takes 0.2 s and the run reached 1.53 s of its 4.45 in 318 s of steps "
+        "takes 0.2 s and the run reached 2.47 s of its 4.45 in 2387 s of steps "
         "(bench/cosseratbench_pile_steps.py). What remains is the rope lying on the floor: "
         "stage 1 keeps about 0.9 contacts per disk on it, every pass is a cold Lemke (the "
         "warm pivot fails on a rod's sticking set on a plane) of about 0.75 n pivots of "
