@@ -154,19 +154,20 @@ WHY_NOT = {
         "(half the physical memory), so the scene was refused at load. Now (key "
         "`contact_capacity`, docs/memory.md) the LCP holds what rank selection can keep, at "
         "most the rope's 600 dofs: 3.56 GiB, and the scene loads and steps. It has not been "
-        "run to its end: a step costs up to a minute already before the heap forms, and the "
-        "run has 4600. Measured on the adapter's scene with bench/cosseratbench_pile_steps.py "
-        "(0.97 ms steps): from about 0.045 s, as the rope's end nears the floor and the rope "
-        "compresses, disks two apart along it come within the plugin's 5 mm speculative "
-        "margin (the disks are 5 mm thick at a 5 mm spacing, so their faces are 5 mm apart "
-        "when straight): at 0.064 s 420 of 427 contacts are disk against disk and 424 have a "
-        "positive gap. Contacts grow by about 20 a step (151 at 0.050 s, 447 at 0.065 s, 711 "
-        "at 0.079 s, 859 at 0.089 s), stage 1 keeps about 0.42 of them (66, 187, 296, 359: "
-        "LCPs of 660 to 3590 variables), and Lemke's pivots (305, 725, 1185, 1427) take 0.06, "
-        "3.3, 21 and 58 s of steps of 0.11, 3.6, 21 and 59 s (a 2-core machine shared with "
-        "other jobs, load 11-18). Needed: a cheaper solve of large kept sets (Lemke's cost "
-        "grows with the cube of the kept contacts), or fewer speculative self-contacts along "
-        "a rope."),
+        "run to its end (4600 steps of 0.97 ms). A step at 0.089 s took 40-60 s: 852 of its "
+        "859 contacts were disks two places apart along the compressed rope, within the 5 mm "
+        "speculative margin (5 mm disks at a 5 mm spacing), none loaded or closing, yet 359 "
+        "kept by stage 1 and pivoted on by Lemke. Since stage 1 screens such contacts (from "
+        "128 contacts on it chooses among those that may act, and lets in any the impulses "
+        "would close) and a disk tiling the rope meets the floor in one contact at the tube's "
+        "lowest point (MuJoCo's cylinder-plane test gave 2-3 rim points a disk), that step "
+        "takes 0.2 s and the run reached 2.47 s of its 4.45 in 2387 s of steps "
+        "(bench/cosseratbench_pile_steps.py). What remains is the rope lying on the floor: "
+        "stage 1 keeps about 0.9 contacts per disk on it, every pass is a cold Lemke (the "
+        "warm pivot fails on a rod's sticking set on a plane) of about 0.75 n pivots of "
+        "O(n^2), 1 s a step at n = 1000 and tens of seconds by the end of the feed (n about "
+        "2500). The warm start surviving and the sticking subsystem through a capacitance of "
+        "the rope's 600 dofs would finish it (docs/contact_scaling.md, Session 13: pile)."),
 }
 
 

@@ -15,6 +15,7 @@ import sys
 import time
 
 import mujoco
+import numpy
 from cosseratbench.registry import load_experiment
 
 import cusp
@@ -24,10 +25,21 @@ from cusp.cosseratbench_adapter import CuspSolver, _load_text, _quat
 def main() -> int:
   parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
   parser.add_argument("--steps", type=int, default=100)
+  parser.add_argument("--time-step-scale", type=float, default=1.0,
+                      help="the adapter's time_step_scale (its step times this)")
+  parser.add_argument("--save-state", metavar="FILE.npy",
+                      help="write MuJoCo's integration state (with the plugin's) after the last step")
+  parser.add_argument("--save-every", type=int, default=0, metavar="N",
+                      help="with --save-state, also write it every N steps (a long run that may be stopped)")
+  parser.add_argument("--load-state", metavar="FILE.npy",
+                      help="start from a state --save-state wrote (the step count continues from its time)")
+  parser.add_argument("--contacts", action="store_true",
+                      help="per step also a histogram of the contacts: against the floor or the rope, "
+                           "kept, loaded, and their gaps")
   args = parser.parse_args()
   experiment = load_experiment("pile")
   scenario = experiment.build(**{p.name: p.default for p in experiment.parameters})
-  solver = CuspSolver()
+  solver = CuspSolver(time_step_scale=args.time_step_scale)
   xml, drive = solver.scene(scenario, n_elements=experiment.n_elements, n_frames=experiment.n_frames)
   dt, _ = solver._steps(scenario, experiment.n_frames)
   start = time.perf_counter()
@@ -36,7 +48,17 @@ def main() -> int:
   print(json.dumps({"load_s": time.perf_counter() - start, "time_step": dt,
                     "steps_in_run": round(scenario.duration / dt), "nv": model.nv}), flush=True)
   mocap = [(model.body(body).mocapid[0], origin, frame, motion) for body, origin, frame, motion in drive]
-  for step in range(args.steps):
+  spec = mujoco.mjtState.mjSTATE_INTEGRATION
+  first = 0
+  if args.load_state:
+    state = numpy.load(args.load_state)
+    if state.size != mujoco.mj_stateSize(model, spec):
+      print(f"{args.load_state}: {state.size} doubles, this scene's state has {mujoco.mj_stateSize(model, spec)}",
+            file=sys.stderr)
+      return 2
+    mujoco.mj_setState(model, data, state, spec)
+    first = round(data.time / dt)
+  for step in range(first, first + args.steps):
     for body, origin, frame, motion in mocap:
       displacement, rotation = motion.pose((step + 1) * dt)
       data.mocap_pos[body] = origin + displacement
@@ -51,9 +73,34 @@ def main() -> int:
         "variables": info["nvar"], "pivots": info["lcp"]["iterations"], "solver": info["lcp"]["solver_name"],
         "dynamics_s": r["dynamics_us"] * 1e-6, "collision_s": r["collision_us"] * 1e-6,
         "assembly_s": r["assembly_us"] * 1e-6, "conditioning_s": r["conditioning_us"] * 1e-6,
-        "solve_s": r["solve_us"] * 1e-6, "dropped": int(data.warning[mujoco.mjtWarning.mjWARN_CONTACTFULL].number),
-        "message": r["message"]}), flush=True)
+        "solve_s": r["solve_us"] * 1e-6, "solves": info["solves"], "cold_solves": info["cold_solves"], "warm_pivot": info["lcp"]["warm_pivot"], "rank_passes": info["rank_passes"], "screened": info.get("screened"), "screen_passes": info.get("screen_passes"), "dropped": int(data.warning[mujoco.mjtWarning.mjWARN_CONTACTFULL].number),
+        "message": r["message"], "max_penetration": r["max_penetration"], **(_contact_summary(model, data) if args.contacts else {})}), flush=True)
+    if args.save_state and args.save_every > 0 and (step + 1) % args.save_every == 0:
+      _save(model, data, spec, args.save_state)
+  if args.save_state:
+    _save(model, data, spec, args.save_state)
   return 0
+
+
+def _save(model, data, spec, path: str) -> None:
+  state = numpy.empty(mujoco.mj_stateSize(model, spec))
+  mujoco.mj_getState(model, data, state, spec)
+  numpy.save(path, state)
+
+
+def _contact_summary(model, data) -> dict:
+  """Counts of the last step's contacts: with the floor or the rope, kept by stage 1,
+  carrying an impulse, and with a gap above 1, 2, 4 mm."""
+  out = {"floor": 0, "rope": 0, "kept_rope": 0, "loaded_floor": 0, "loaded_rope": 0,
+         "gap_over_1mm": 0, "gap_over_2mm": 0, "gap_over_4mm": 0}
+  for c in cusp.contacts(model, data):
+    kind = "rope" if c["other_instance"] >= 0 else "floor"
+    out[kind] += 1
+    out["kept_rope"] += kind == "rope" and bool(c["kept"])
+    out["loaded_" + kind] += c["normal_impulse"] > 0
+    for mm in (1, 2, 4):
+      out[f"gap_over_{mm}mm"] += c["gap"] > mm * 1e-3
+  return out
 
 
 if __name__ == "__main__":

@@ -176,6 +176,66 @@ static double tube_gap(const cusp_runtime *r, const soft_t *s, int k, const soft
   return isfinite(beyond) ? dist - beyond : dist;
 }
 
+/* Height above plane geom b (unit normal nrm through point p0) of the rod's
+ * tube at axial coordinate *a of its disk k: the centreline's height less
+ * the radius (a tube is the points within its radius of its centreline).
+ * x: that centreline point. Returns centreline_at's answer (1: within the
+ * rod, 0: cut at its end, -1: not evaluated). */
+static int tube_height(const soft_t *s, int k, double radius, const double nrm[3], const double p0[3], double *a,
+                       double x[3], double *height) {
+  double t[3], axis[3];
+  int on = centreline_at(s, k, a, x, t, axis);
+  *height = (x[0] - p0[0]) * nrm[0] + (x[1] - p0[1]) * nrm[1] + (x[2] - p0[2]) * nrm[2] - radius;
+  return on;
+}
+
+/* A disk that tiles its rod's tube (disk_tiles_tube) against a plane: one
+ * contact, at the tube's lowest point over the disk's thickness, instead of
+ * MuJoCo's cylinder-plane points on the straight disk's rims (two or more
+ * per disk of a rod lying on the floor, each an independent normal for the
+ * contact LCP, and the rims of a polygon of tangents, not the rod's
+ * surface). The lowest point: of the centreline's heights at the disk's
+ * two faces and middle, or the vertex of the parabola through them when
+ * the middle is lowest (a rod curved up on both sides). Returns 1 when it
+ * answered the pair (with no contact beyond margin), 0 when MuJoCo's
+ * function must (the rod's end disks, whose flat faces reach past the rod;
+ * a point that cannot be evaluated). */
+static int tube_plane_contact(cusp_runtime *r, int i, int k, int b, double margin) {
+  soft_t *s = &r->soft[i];
+  const mjModel *m = r->m;
+  const double *R = r->d->geom_xmat + 9 * b, *p0 = r->d->geom_xpos + 3 * b;
+  double nrm[3] = {R[2], R[5], R[8]}, radius = m->geom_size[3 * s->cfg.disk[k].geom_id];
+  double half = 0.5 * s->cfg.disk_thickness, a[3] = {-half, 0, half}, x[3][3], height[3];
+  for (int j = 0; j < 3; j++)
+    if (tube_height(s, k, radius, nrm, p0, &a[j], x[j], &height[j]) != 1 || !isfinite(height[j])) return 0;
+  int low = height[0] <= height[2] ? 0 : 2;
+  double best = height[low], *at = x[low];
+  double xv[3];
+  double curvature = height[0] + height[2] - 2 * height[1]; /* > 0: the middle is a valley */
+  if (height[1] < best && curvature > 0) {
+    double av = 0.5 * half * (height[0] - height[2]) / curvature, hv; /* the parabola's vertex, within the disk */
+    best = height[1];
+    at = x[1];
+    if (tube_height(s, k, radius, nrm, p0, &av, xv, &hv) == 1 && isfinite(hv) && hv < best) {
+      best = hv;
+      at = xv;
+    }
+  } else if (height[1] < best) {
+    best = height[1];
+    at = x[1];
+  }
+  if (best >= margin) return 1;
+  contact_meta cm = {.inst = i, .disk = k, .other_geom = b, .other_inst = -1, .other_disk = -1, .pair_index = 0};
+  cm.model = s->cfg.contact;
+  cm.gap = best;
+  for (int q = 0; q < 3; q++) {
+    cm.normal[q] = nrm[q]; /* from the plane into the disk */
+    cm.pos[q] = at[q] - (radius + 0.5 * best) * nrm[q]; /* midway between the tube and the plane */
+  }
+  cusp_add_meta(r, &cm);
+  return 1;
+}
+
 /* Soft contacts of instance i, disk k against everything it may touch. */
 static void collide_disk(cusp_runtime *r, int i, int k) {
   const mjModel *m = r->m;
@@ -202,6 +262,8 @@ static void collide_disk(cusp_runtime *r, int i, int k) {
        * not one */
       if (held_disk_pair(m, s, k, ob)) continue;
     }
+    if (oi < 0 && m->geom_type[b] == mjGEOM_PLANE && disk_tiles_tube(s, k) && tube_plane_contact(r, i, k, b, margin))
+      continue;
     int n = cusp_collide_pair(m, r->d, a, b, margin, r->cbuf, mjMAXCONPAIR);
     for (int c = 0; c < n; c++) {
       const mjPreContact *con = &r->cbuf[c];

@@ -72,6 +72,10 @@ struct sb_contact_problem {
   int nvar;
   double *stabv;           /* per contact gap term added to the normal row */
   sb_bilateral_work *bil;  /* bilateral constraints (bilateral.c), when reserved */
+  int *admit;              /* screen: the contacts stage 1 may keep this step (screen_open) */
+  int *screen_int;         /* 7 per contact: screen_rank_select's gathered columns and flags */
+  double *screen_order;    /* its gathered order keys */
+  int screening;           /* the screen is on for this solve */
 };
 
 sb_contact_options sb_contact_default_options(void) {
@@ -87,6 +91,7 @@ sb_contact_options sb_contact_default_options(void) {
   o.warm_start = 1;
   o.rank_refine = 2;
   o.proximal_steps = 1;
+  o.screen_contacts = 128;
   o.lcp = sb_lcp_default_options();
   return o;
 }
@@ -96,7 +101,8 @@ void sb_contact_free(sb_contact_problem *p) {
   void *ptr[] = {p->bodies, p->pool, p->vfree, p->c, p->frame, p->vstatic, p->point, p->Jt, p->Y, p->W,
                  p->u, p->uf, p->J6, p->scratch, p->St, p->qrwork, p->iwork, p->prio, p->keep, p->kept,
                  p->A, p->b, p->As, p->bs, p->z, p->zs, p->wv, p->ruizw, p->dr, p->dc, p->lambda, p->p,
-                 p->pv, p->normal_mask, p->blocks, p->prev_id, p->prev_z, p->prev_t1, p->stabv, p->order, p->force, p->keep_prev};
+                 p->pv, p->normal_mask, p->blocks, p->prev_id, p->prev_z, p->prev_t1, p->stabv, p->order, p->force, p->keep_prev,
+                 p->admit, p->screen_int, p->screen_order};
   for (size_t k = 0; k < sizeof ptr / sizeof ptr[0]; k++) free(ptr[k]);
   sb_lcp_work_free(p->lcp);
   sb_bilateral_work_free(p->bil);
@@ -110,8 +116,8 @@ size_t sb_contact_workspace_bytes_kept(int max_contacts, int max_kept, int max_d
   /* the arrays sb_contact_create_kept allocates, in its order (bodies apart) */
   size_t doubles = nd * nd + nd + 9 * mc + m3 + 2 * m3 + 2 * nd * m3 + m3 * m3 + 2 * m3 + 6 * nd + nd * m3 +
                    nd * mc + (size_t)sb_rank_select_work_size(max_dof, max_contacts) + 2 * nvark * nvark +
-                   9 * nvark + m3 + 2 * nd + nvar + m3 + 2 * mc;
-  size_t ints = 2 * mc + 3 * mc + nvark + mc;
+                   9 * nvark + m3 + 2 * nd + nvar + m3 + 2 * mc + mc; /* ..., screen_order */
+  size_t ints = 2 * mc + 3 * mc + nvark + mc + 8 * mc; /* ... admit, screen_int */
   return sizeof(sb_contact_problem) + sizeof(sb_contact) * mc + sizeof(long) * mc + sizeof(double) * doubles +
          sizeof(int) * ints + sb_lcp_work_bytes((int)nvark);
 }
@@ -191,6 +197,9 @@ sb_contact_problem *sb_contact_create_kept(int max_contacts, int max_kept, int m
   ALLOC(p->order, mc);
   ALLOC(p->force, mc);
   ALLOC(p->keep_prev, mc);
+  ALLOC(p->admit, mc);
+  ALLOC(p->screen_int, 7 * mc);
+  ALLOC(p->screen_order, mc);
 #undef ALLOC
   if (!ok) goto oom;
   p->lcp = sb_lcp_work_create((int)nvark);
@@ -957,6 +966,85 @@ static void assemble_kept_lcp(sb_contact_problem *p, int nk, int r, const double
   }
 }
 
+/* ---------- The screen: stage 1 among the contacts that may act ----------
+ * A rope lying in folds has most of its disks within the speculative margin
+ * of disks a few places along it, separating or at rest: contacts that
+ * carry no load, yet each is an independent normal that stage 1 keeps, and
+ * each with a tangential slip costs the solver pivots for its friction and
+ * sliding-speed rows (a falling, piling rope: hundreds of them, minutes a
+ * step). With screen_contacts, stage 1 chooses among the contacts that may
+ * act only; the others are dropped contacts like the dependent ones, and the
+ * check after each pass (a dropped contact that the impulses close) lets
+ * any of them in and solves the pass again, so none is lost. */
+
+/* Whether the screen is on, and which contacts stage 1 may keep: those
+ * loaded in the last step's answer, and those not separating faster than the
+ * fastest one closes (their free normal velocity plus gap term). */
+static void screen_open(sb_contact_problem *p, const sb_contact_options *opt) {
+  int m = p->nc, bs = p->prev_r + 2;
+  p->screening = opt->screen_contacts > 0 && m >= opt->screen_contacts;
+  if (!p->screening) return;
+  double fastest = 0;
+  for (int i = 0; i < m; i++) fastest = fmax(fastest, -closing_speed(p, i));
+  for (int i = 0; i < m; i++) {
+    int k = opt->warm_start && p->prev_r == opt->directions ? previous_index(p, p->c[i].id) : -1;
+    p->admit[i] = closing_speed(p, i) <= fastest || (k >= 0 && p->prev_z[(size_t)k * bs] > 0);
+  }
+}
+
+/* Stage 1 over the admitted contacts only: their whitened normals as the
+ * columns of St (N x admitted), their priorities, order keys and forced
+ * flags gathered alongside, and the selection scattered back to keep (the
+ * others 0). The whitening and the QR then cost O(N admitted), not O(N m).
+ * Returns the number kept, or -1 on a LAPACK failure. */
+static int screen_rank_select(sb_contact_problem *p, const sb_contact_options *opt) {
+  int m = p->nc, N = p->ndof, ld = p->max_dof, na = 0;
+  for (int i = 0; i < m; i++) {
+    p->keep[i] = 0;
+    if (!p->admit[i]) continue;
+    int *at = p->screen_int + 4 * (size_t)na; /* contact, priority, forced, kept */
+    at[0] = i;
+    at[1] = p->prio[i];
+    at[2] = p->force[i];
+    p->screen_order[na] = p->order[i];
+    memcpy(p->St + (size_t)na * N, p->Jt + (size_t)(3 * i + 2) * ld, N * sizeof(double));
+    na++;
+  }
+  if (na == 0) return 0;
+  apply_all(p, 1, p->St, na, N);
+  sb_bilateral_project(p->bil, N, ld, na, p->St);
+  /* the flags as the selection reads them: contiguous per kind */
+  int *prio = p->screen_int + 4 * (size_t)m, *force = prio + m, *keep = force + m;
+  for (int j = 0; j < na; j++) {
+    prio[j] = p->screen_int[4 * j + 1];
+    force[j] = p->screen_int[4 * j + 2];
+  }
+  int kept = sb_rank_select_forced(N, na, p->St, prio, p->order_active ? p->screen_order : NULL, force,
+                                   opt->rank_tol, keep, p->qrwork, p->lqrwork, p->iwork);
+  for (int j = 0; j < na && kept >= 0; j++) p->keep[p->screen_int[4 * j]] = keep[j];
+  return kept;
+}
+
+/* After a pass: lets in the left-out contacts that its impulses close
+ * within the step (final velocity plus gap term below -vtol). Returns how
+ * many: the pass is then solved again. */
+static int screen_admit_closing(sb_contact_problem *p, double vtol) {
+  int admitted = 0;
+  for (int i = 0; i < p->nc && p->screening; i++)
+    if (!p->admit[i] && p->uf[3 * i + 2] + p->stabv[i] < -vtol) {
+      p->admit[i] = 1;
+      admitted++;
+    }
+  return admitted;
+}
+
+/* Contacts the screen leaves out now. */
+static int screen_count(const sb_contact_problem *p) {
+  int out = 0;
+  for (int i = 0; i < p->nc && p->screening; i++) out += !p->admit[i];
+  return out;
+}
+
 /* Stage 1 with the current priorities, then assembly of eq. (11)-(13) over
  * the kept contacts, stages 2 and 3, and the solve; fills lambda and p. */
 static int select_and_solve(sb_contact_problem *p, const sb_contact_options *opt,
@@ -966,7 +1054,12 @@ static int select_and_solve(sb_contact_problem *p, const sb_contact_options *opt
   memset(p->p, 0, N * sizeof(double));
   int nk = 0;
   for (int attempt = 0;; attempt++) {
-    if (opt->rank_selection && !p->keep_given) {
+    if (opt->rank_selection && !p->keep_given && p->screening) {
+      if (screen_rank_select(p, opt) < 0) {
+        sb_errorf(error, error_size, "contact solve: rank-revealing QR failed");
+        return -1;
+      }
+    } else if (opt->rank_selection && !p->keep_given) {
       for (int i = 0; i < m; i++) {
         memcpy(p->St + (size_t)i * N, p->Jt + (size_t)(3 * i + 2) * ld, N * sizeof(double));
       }
@@ -978,7 +1071,7 @@ static int select_and_solve(sb_contact_problem *p, const sb_contact_options *opt
         return -1;
       }
     } else if (!opt->rank_selection) {
-      for (int i = 0; i < m; i++) p->keep[i] = 1;
+      for (int i = 0; i < m; i++) p->keep[i] = !p->screening || p->admit[i];
     }
     nk = 0;
     for (int i = 0; i < m; i++) nk += p->keep[i] != 0;
@@ -1116,6 +1209,7 @@ int sb_contact_solve(sb_contact_problem *p, double h, const sb_contact_options *
   info->assembly_us = sb_lcp_now_us() - t0;
 
   closing_first(p);
+  screen_open(p, opt);
   p->order_active = 0;
   p->keep_given = 0;
   for (int i = 0; i < m; i++) p->force[i] = 0;
@@ -1171,6 +1265,11 @@ int sb_contact_solve(sb_contact_problem *p, double h, const sb_contact_options *
       info->lcp.time_us = lcp_us;
     }
     final_velocities(p);
+    if (!p->keep_given && screen_admit_closing(p, vtol) > 0) {
+      info->screen_passes++;
+      pass--; /* the same pass again, with them */
+      continue;
+    }
     /* Stage 1 is blind to forces: a dependent contact dropped in favour of
      * one that then separates may penetrate. Give priority to the contacts
      * that carry load or would penetrate, and select again. */
@@ -1225,6 +1324,8 @@ int sb_contact_solve(sb_contact_problem *p, double h, const sb_contact_options *
       save_next_direction(p, ia, r, p->prev_t1 + 3 * p->nprev, p->prev_z + (size_t)p->nprev * bs);
     p->nprev++;
   }
+  info->screened = screen_count(p);
+  p->screening = 0;
   info->dropped_min_vn = 0;
   for (int i = 0; i < m; i++)
     if (!p->keep[i]) info->dropped_min_vn = fmin(info->dropped_min_vn, p->uf[3 * i + 2] + p->stabv[i]);

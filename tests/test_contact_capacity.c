@@ -108,11 +108,11 @@ static void same_runs(const char *what, const char *scene, const cusp_override *
     }
 }
 
-/* The rope with a capacity of 20 beside the rope uncapped, in lockstep: up to
- * the first step that finds more than 20 both are the same; that step keeps
- * 20, says so with the uncapped run's count, and counts mjWARN_CONTACTFULL. */
+/* The rope with a capacity of 10 beside the rope uncapped, in lockstep: up to
+ * the first step that finds more than 10 both are the same; that step keeps
+ * 10, says so with the uncapped run's count, and counts mjWARN_CONTACTFULL. */
 static void exceeding(void) {
-  cusp_override cap = {"rope", "contact_capacity", "20"};
+  cusp_override cap = {"rope", "contact_capacity", "10"};
   mjModel *m = load_with(ROPE, NULL, 0), *mc = load_with(ROPE, &cap, 1);
   mjData *d = m ? make(m) : NULL, *dc = mc ? make(mc) : NULL;
   if (!d || !dc) goto done;
@@ -124,28 +124,28 @@ static void exceeding(void) {
     step(mc, dc, k, 1, z0);
     if (dc->warning[mjWARN_CONTACTFULL].number) dropped_at = k;
   }
-  EXPECT(allocs == before, "capacity 20: no allocation in the steps that drop contacts (%ld)", allocs - before);
-  EXPECT(dropped_at >= 0, "capacity 20: the rope finds more than 20 contacts within 300 steps");
+  EXPECT(allocs == before, "capacity 10: no allocation in the steps that drop contacts (%ld)", allocs - before);
+  EXPECT(dropped_at >= 0, "capacity 10: the rope finds more than 10 contacts within 300 steps");
   if (dropped_at < 0) goto done;
   const cusp_step_report *full = cusp_report(m, d), *capped = cusp_report(mc, dc);
   int found = -1, hold = -1, dropped = -1;
-  EXPECT(strstr(capped->message, "contact_capacity exceeded") && strstr(capped->message, "\"rope\" 20") &&
+  EXPECT(strstr(capped->message, "contact_capacity exceeded") && strstr(capped->message, "\"rope\" 10") &&
              sscanf(capped->message, "contact_capacity exceeded at t = %*g s: %d contacts found, the workspaces "
                     "hold %d; %d dropped", &found, &hold, &dropped) == 3,
-         "capacity 20: the report names the key, the instance's value and the counts: %s", capped->message);
-  EXPECT(hold == 20 && found == full->ncontact && dropped == found - hold && found > hold,
-         "capacity 20 at step %d: %d found (uncapped: %d), %d held, %d dropped", dropped_at, found, full->ncontact, hold,
+         "capacity 10: the report names the key, the instance's value and the counts: %s", capped->message);
+  EXPECT(hold == 10 && found == full->ncontact && dropped == found - hold && found > hold,
+         "capacity 10 at step %d: %d found (uncapped: %d), %d held, %d dropped", dropped_at, found, full->ncontact, hold,
          dropped);
-  EXPECT(capped->ncontact == 20, "capacity 20: the step solved the 20 that fit (%d)", capped->ncontact);
+  EXPECT(capped->ncontact == 10, "capacity 10: the step solved the 10 that fit (%d)", capped->ncontact);
   EXPECT(dc->warning[mjWARN_CONTACTFULL].lastinfo == full->ncontact,
          "mjWARN_CONTACTFULL's lastinfo is the contacts found (%d, uncapped %d)", dc->warning[mjWARN_CONTACTFULL].lastinfo,
          full->ncontact);
   for (int i = 0; i < mc->npluginstate; i++)
     if (!isfinite(dc->plugin_state[i])) {
-      EXPECT(0, "capacity 20: plugin state %d is not finite", i);
+      EXPECT(0, "capacity 10: plugin state %d is not finite", i);
       break;
     }
-  printf("# capacity 20: step %d found %d contacts, kept 20: %s\n", dropped_at, found, capped->message);
+  printf("# capacity 10: step %d found %d contacts, kept 10: %s\n", dropped_at, found, capped->message);
 done:
   if (d) mj_deleteData(d);
   if (dc) mj_deleteData(dc);

@@ -82,6 +82,8 @@ class ContactInfo(ctypes.Structure):
       ("time_us", ctypes.c_double),
       ("assembly_us", ctypes.c_double),
       ("conditioning_us", ctypes.c_double),
+      ("screened", ctypes.c_int),
+      ("screen_passes", ctypes.c_int),
   ]
 
 

@@ -130,3 +130,56 @@ def test_gap_of_a_bent_rod_over_a_plane_is_its_surfaces():
   assert floor, "no contact with the plane"
   gap = min(c["gap"] for c in floor)
   assert abs(gap - CLEARANCE) < 0.01 * sag, (gap, CLEARANCE, CLEARANCE - sag)
+
+
+def _arc_over_plane(shift: float):
+  """The arc of the test above (radius BEND, lowest point CLEARANCE above a plane z = 0),
+  its lowest point moved ``shift`` m of arc from where two of its disks meet; the model
+  and data after one step, and half a disk's thickness."""
+  material = Material(1e6, 1e6 / 3, 1000.0)
+  phi = np.linspace(-SPAN / BEND / 2, SPAN / BEND / 2, 401) + shift / BEND
+  low = RADIUS + CLEARANCE
+  points = np.stack([BEND * np.sin(phi), np.zeros_like(phi), low + BEND * (1 - np.cos(phi))], axis=1)
+  arc = Rod(centerline=tuple(map(tuple, points)), radius=RADIUS, material=material,
+            normal=(0.0, 1.0, 0.0), start=EndCondition.CLAMPED, end=EndCondition.CLAMPED)
+  far = Rod(centerline=((-0.1, 0.025, low + 0.02), (0.1, 0.025, low + 0.02)), radius=RADIUS,
+            material=material, normal=(0.0, 0.0, 1.0), start=EndCondition.CLAMPED, end=EndCondition.CLAMPED)
+  scenario = Scenario(rods=(arc, far), duration=0.1, gravity=(0.0, 0.0, 0.0), quasi_static=True,
+                      self_contact=False, obstacles=(Plane(point=(0.0, 0.0, 0.0), normal=(0.0, 0.0, 1.0)),))
+  xml, _ = CuspSolver().scene(scenario, n_elements=ELEMENTS, n_frames=2)
+  m = _load_text(xml)
+  d = cusp.make_data(m)
+  mujoco.mj_forward(m, d)
+  mujoco.mj_step(m, d)
+  return m, d, SPAN / ELEMENTS / TOUCH_DISKS_PER_ELEMENT / 2
+
+
+def test_a_tiled_disk_over_a_plane_is_one_contact_at_its_tubes_lowest_point():
+  """The arc's lowest point inside a disk (0.4 of half a disk from its middle): MuJoCo's
+  cylinder-plane test gives the straight disk's rim points (two or more per disk), each
+  an independent normal in the LCP; the plugin gives each disk that tiles the rod one
+  contact, at the tube's lowest point over the disk. Checked: at most one contact per
+  disk, the least gap the clearance to 1 % of a disk's sag (found between the disk's
+  faces and middle, by the vertex of the parabola through them), and every disk's gap
+  the tube's height at its lowest point, computed by hand from the arc."""
+  half = SPAN / ELEMENTS / TOUCH_DISKS_PER_ELEMENT / 2
+  shift = 0.6 * half
+  m, d, half = _arc_over_plane(shift)
+  sag = half ** 2 / BEND / 2
+  floor = [c for c in cusp.contacts(m, d) if c["other_instance"] < 0 and c["instance"] == 0]
+  assert floor, "no contact with the plane"
+  disks = [c["disk"] for c in floor]
+  assert len(disks) == len(set(disks)), sorted(disks)
+  gap = min(c["gap"] for c in floor)
+  assert abs(gap - CLEARANCE) < 0.01 * sag, (gap, CLEARANCE, CLEARANCE - sag)
+  # each disk's contact: the tube's lowest point over its arc [s - half, s + half]
+  # (arc length s from the arc's start), the height of a circle of radius BEND less
+  # RADIUS; the end disks (flat faces past the rod's ends) are MuJoCo's, left out
+  for c in floor:
+    k = c["disk"]
+    s0 = k * 2 * half
+    if s0 - half < 0 or s0 + half > SPAN:
+      continue
+    angles = (np.linspace(s0 - half, s0 + half, 2001) - SPAN / 2 + shift) / BEND
+    expected = CLEARANCE + np.min(BEND * (1 - np.cos(angles)))
+    assert abs(c["gap"] - expected) < 0.01 * sag + 1e-9, (k, c["gap"], expected)
