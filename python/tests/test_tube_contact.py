@@ -107,24 +107,7 @@ def test_gap_of_a_bent_rod_over_a_plane_is_its_surfaces():
   a convex curve), so straight disks report 0.76 mm; the plugin's least gap to the
   plane is the clearance to 1 % of that sag (with the centreline's departure alone,
   not the tilted rim's, it would be 2.5 % off)."""
-  material = Material(1e6, 1e6 / 3, 1000.0)
-  phi = np.linspace(-SPAN / BEND / 2, SPAN / BEND / 2, 401)
-  low = RADIUS + CLEARANCE
-  points = np.stack([BEND * np.sin(phi), np.zeros_like(phi), low + BEND * (1 - np.cos(phi))], axis=1)
-  arc = Rod(centerline=tuple(map(tuple, points)), radius=RADIUS, material=material,
-            normal=(0.0, 1.0, 0.0), start=EndCondition.CLAMPED, end=EndCondition.CLAMPED)
-  # a second rod far off puts the arc's disks at TOUCH_DISKS_PER_ELEMENT per element
-  far = Rod(centerline=((-0.1, 0.025, low + 0.02), (0.1, 0.025, low + 0.02)), radius=RADIUS,
-            material=material, normal=(0.0, 0.0, 1.0), start=EndCondition.CLAMPED, end=EndCondition.CLAMPED)
-  scenario = Scenario(rods=(arc, far), duration=0.1, gravity=(0.0, 0.0, 0.0), quasi_static=True,
-                      self_contact=False, obstacles=(Plane(point=(0.0, 0.0, 0.0), normal=(0.0, 0.0, 1.0)),))
-  assert CuspSolver.groups(scenario) == [[0, 1]]
-  xml, _ = CuspSolver().scene(scenario, n_elements=ELEMENTS, n_frames=2)
-  m = _load_text(xml)
-  d = cusp.make_data(m)
-  mujoco.mj_forward(m, d)
-  mujoco.mj_step(m, d)
-  half = SPAN / ELEMENTS / TOUCH_DISKS_PER_ELEMENT / 2
+  m, d, half = _arc_over_plane(0.0)
   sag = half ** 2 / BEND / 2
   floor = [c for c in cusp.contacts(m, d) if c["other_instance"] < 0 and c["instance"] == 0]
   assert floor, "no contact with the plane"
@@ -146,6 +129,7 @@ def _arc_over_plane(shift: float):
             material=material, normal=(0.0, 0.0, 1.0), start=EndCondition.CLAMPED, end=EndCondition.CLAMPED)
   scenario = Scenario(rods=(arc, far), duration=0.1, gravity=(0.0, 0.0, 0.0), quasi_static=True,
                       self_contact=False, obstacles=(Plane(point=(0.0, 0.0, 0.0), normal=(0.0, 0.0, 1.0)),))
+  assert CuspSolver.groups(scenario) == [[0, 1]]
   xml, _ = CuspSolver().scene(scenario, n_elements=ELEMENTS, n_frames=2)
   m = _load_text(xml)
   d = cusp.make_data(m)
