@@ -3,8 +3,8 @@ end disk on a plane: the smallest form of the pile's sinking end disk (docs/cont
 "the rope's end disk sinks into the floor"). Per step one JSON line: time, the rod's tip height
 after the step (the end disk's centre; 2.5 mm = its face on the plane), the mount's move before
 the step, the contacts and the report's max_penetration (measured at the step's start, after
-the move). A mocap mount has no velocity in the LCP, so the penetration settles at
-(mount's move per step) / stabilization.
+the move). Before the plugin gave a mocap mount its last move / h as velocity, the
+penetration settled at (mount's move per step) / stabilization; now it stays at rounding.
 
   PYTHONPATH=python CUSP_LIBRARY=build/libcusp.so .venv/bin/python bench/driven_mount_on_floor.py
 """

@@ -110,6 +110,40 @@ void cusp_mount_motion(cusp_runtime *r, soft_t *s) {
   memcpy(s->mount_kappa, kappa, sizeof kappa);
 }
 
+/* MuJoCo gives a mocap body no velocity: the caller moves it between steps.
+ * Seen standing still, a mount fed at a steady speed carries the whole arm
+ * into whatever its contacts hold it off, one move per step after the LCP
+ * settled them (the depth settles at move / stabilization). Its last move
+ * over h is the twist the step assumes for it: exact for a steady motion. */
+void cusp_mount_mocap_motion(cusp_runtime *r, soft_t *s, const cusp_arm_state *st, double h) {
+  double twist[6] = {0, 0, 0, 0, 0, 0};
+  if (*st->have_mount_pose == 1 && h > 0) {
+    sb_pose now;
+    pose_from_body(r->d, s->cfg.base_body_id, &now);
+    const double *Rp = st->mount_pose, *pp = st->mount_pose + 9;
+    double Rrel[9], w[3], dp[3];
+    for (int i = 0; i < 3; i++)
+      for (int j = 0; j < 3; j++) Rrel[3 * i + j] = Rp[i] * now.R[j] + Rp[3 + i] * now.R[3 + j] + Rp[6 + i] * now.R[6 + j];
+    sb_so3_log(Rrel, w);
+    for (int a = 0; a < 3; a++) dp[a] = now.p[a] - pp[a];
+    mat3t_vec(now.R, dp, twist + 3);
+    for (int a = 0; a < 3; a++) {
+      twist[a] = w[a] / h;
+      twist[3 + a] /= h;
+    }
+    if (!all_finite(twist, 6)) memset(twist, 0, sizeof twist);
+  }
+  sb_set_base_motion(s->model, twist, NULL);
+}
+
+void cusp_mount_mocap_commit(cusp_runtime *r, const soft_t *s, cusp_arm_state *st) {
+  sb_pose now;
+  pose_from_body(r->d, s->cfg.base_body_id, &now);
+  memcpy(st->mount_pose, now.R, 9 * sizeof(double));
+  memcpy(st->mount_pose + 9, now.p, 3 * sizeof(double));
+  *st->have_mount_pose = 1;
+}
+
 /* A wrench [moment; force] in the mount's axes into world axes. */
 static void wrench_to_world(const double R[9], const double Wb[6], double Ww[6]) {
   for (int i = 0; i < 3; i++) {

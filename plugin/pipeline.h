@@ -68,6 +68,7 @@ typedef struct {
   double *next_disk_twist;  /* bodies there and swaps these with disk_pose, disk_twist */
   double live0[CUSP_NLIVE]; /* the live keys as the model sets them (what a reset returns to) */
   int moving_base;          /* the mount has degrees of freedom */
+  int mocap_mount;          /* the mount is a mocap body: its velocity is its last move / h */
   double base_twist[6];     /* the mount's twist at compute (advance commits it) */
   /* the implicit coupling with such a mount (mount.c) */
   int mount_npath, *mount_path; /* the mount's dofs and their ancestors, mount first */
@@ -228,6 +229,11 @@ int cusp_mount_check(const mjModel *m, const soft_t *s);
 /* The mount's pose, twist, velocity-product acceleration and Jacobian into
  * the arm's base motion, before its step is prepared. */
 void cusp_mount_motion(cusp_runtime *r, soft_t *s);
+/* A mocap mount's twist: its move over the last committed step / h (zero
+ * before one), as the base motion of the soft step; cusp_mount_mocap_commit
+ * keeps its pose at the step's end. */
+void cusp_mount_mocap_motion(cusp_runtime *r, soft_t *s, const cusp_arm_state *st, double h);
+void cusp_mount_mocap_commit(cusp_runtime *r, const soft_t *s, cusp_arm_state *st);
 /* After the arms' steps are prepared: each arm's effective inertia into
  * d->M (refactored) and its load at zero mount acceleration into
  * qfrc_passive, so that MuJoCo's own solve gives the coupled acceleration. */

@@ -252,6 +252,7 @@ void cusp_runtime_compute(cusp_runtime *r, const mjModel *m, mjData *d) {
     memcpy(s->state->q, st.q, sizeof(double) * s->model->n);
     memcpy(s->state->v, st.v, sizeof(double) * s->model->n);
     if (s->moving_base) cusp_mount_motion(r, s);
+    if (s->mocap_mount) cusp_mount_mocap_motion(r, s, &st, m->opt.timestep);
     /* the last advance left the work's kinematics at the state it committed:
      * reuse them when this state is exactly that and the mount has not moved */
     sb_pose base;
@@ -400,6 +401,7 @@ void cusp_runtime_advance(cusp_runtime *r, const mjModel *m, mjData *d) {
       memcpy(st.base_twist, s->base_twist, sizeof s->base_twist);
       *st.have_base_twist = 1;
     }
+    if (s->mocap_mount) cusp_mount_mocap_commit(r, s, &st);
     /* the disks where the soft state now is: MuJoCo draws and ray-casts
      * them. The bodies' and geoms' frames too, not only the mocap targets:
      * a viewer that steps once per frame reads xpos before the next
@@ -633,6 +635,7 @@ cusp_runtime *cusp_runtime_create(const mjModel *m, mjData *d, char *error, int 
       return NULL;
     }
     s->moving_base = body_is_rigid(m, s->cfg.base_body_id);
+    s->mocap_mount = s->cfg.base_body_id > 0 && m->body_mocapid[s->cfg.base_body_id] >= 0;
     if (s->moving_base && cusp_mount_create(m, s)) goto oom;
     if (s->moving_base && s->cfg.contact != CUSP_CONTACT_NATIVE && cusp_mount_check(m, s)) {
       sb_errorf(error, error_size, "instance \"%s\": mounted on body \"%s\", which moves, whose mass matrix "

@@ -36,6 +36,10 @@ cusp_arm_state cusp_state_arm(double *block, int arm) {
   a.load = x;
   x += CUSP_LOAD_SIZE;
   a.live = x;
+  x += CUSP_NLIVE;
+  a.mount_pose = x;
+  x += 12;
+  a.have_mount_pose = x;
   return a;
 }
 

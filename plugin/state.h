@@ -37,6 +37,8 @@ typedef struct {
   double *have_feedback_start;
   double *load;             /* cusp_apply_force: active, section, s, force[3], torque[3] */
   double *live;             /* CUSP_NLIVE: the live keys' current values */
+  double *mount_pose;       /* 12: a mocap mount's pose (R row-major, then p) at the last committed step */
+  double *have_mount_pose;  /* 1 when mount_pose holds a step's value */
 } cusp_arm_state;
 
 enum { CUSP_LOAD_ACTIVE, CUSP_LOAD_SECTION, CUSP_LOAD_S, CUSP_LOAD_FORCE, CUSP_LOAD_TORQUE = 6, CUSP_LOAD_SIZE = 9 };
@@ -49,7 +51,7 @@ typedef enum {
 
 #define CUSP_STATE_TAG 1846.0 /* first double of a cusp state block */
 #define CUSP_STATE_HEADER (1 + CUSP_NCOUNT)
-#define CUSP_STATE_SLOT (2 * CUSP_MAX_COORDS + 6 + 1 + CUSP_MAX_COORDS + 1 + CUSP_LOAD_SIZE + CUSP_NLIVE)
+#define CUSP_STATE_SLOT (2 * CUSP_MAX_COORDS + 6 + 1 + CUSP_MAX_COORDS + 1 + CUSP_LOAD_SIZE + CUSP_NLIVE + 12 + 1)
 
 /* Contacts the coupled problem holds for a model with ndisk soft disks in
  * all: room for several contacts per disk (a disk flat on a plane gives 4)
