@@ -19,22 +19,15 @@
 #include "lcp_scaled_residual.h"
 #include "testutil.h"
 
-#ifndef CUSP_LCP_DATA
-#define CUSP_LCP_DATA "tests/data/lcp"
-#endif
 
 static void test_dumped_ray(void) {
-  const char *dir = getenv("CUSP_LCP_DATA") && *getenv("CUSP_LCP_DATA") ? getenv("CUSP_LCP_DATA") : CUSP_LCP_DATA;
-  char path[512], err[256];
-  snprintf(path, sizeof path, "%s/arm12_sliding_ray.dat", dir);
+  char err[256];
   int n;
-  double *M = NULL, *q = NULL;
-  if (sb_lcp_read_dat(path, &n, &M, &q, err, sizeof err)) {
+  double *M = NULL, *q = NULL, qs;
+  if (read_dumped_lcp("arm12_sliding_ray.dat", &n, &M, &q, &qs, err, sizeof err)) {
     EXPECT(0, "%s", err);
     return;
   }
-  double qs = 1;
-  for (int i = 0; i < n; i++) qs = fabs(q[i]) > qs ? fabs(q[i]) : qs;
   sb_lcp_work *wk = sb_lcp_work_create(n);
   double *z = calloc(n, sizeof *z), *w = calloc(n, sizeof *w);
   sb_lcp_options opt = sb_lcp_default_options();
