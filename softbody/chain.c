@@ -896,35 +896,53 @@ int sb_point_columns(const sb_model *m, int seg, double s) {
 }
 
 /* A Jacobian query is repeated for every contact point of a disk (two on its
- * rim, four flat, in a row): the last one's answer is kept until the next
- * kinematics pass, and a repeat is a copy of the same numbers. Only the
- * Jacobian's first sb_point_columns columns are computed, kept and copied;
- * full: J's columns past them are cleared (otherwise not touched). */
+ * rim, four flat, in a row) and for every wrench at a penalty contact point
+ * (four in a row): the last one's answer is kept until the next kinematics
+ * pass, and a repeat is a copy of the same numbers. Only the Jacobian's
+ * first sb_point_columns columns are computed; full: J's columns past them
+ * are cleared (otherwise not touched). A full query keeps all of J, so that
+ * its repeats are one copy (row by row, with the columns counted again,
+ * they cost more than the full copy they replaced); a head query keeps its
+ * columns only (a long rod's contact rows are mostly zeros). */
 static int point_kinematics(const sb_model *m, sb_work *w, int seg, double s, sb_pose *g, double *J,
                             double eta[6], double dJv[6], int full, int *ncol) {
   int n = m->n;
   if (!J) return point_query(m, w, seg, s, g, NULL, 0, eta, dJv);
-  int c = sb_point_columns(m, seg, s);
-  if (ncol) *ncol = c;
+  int c;
   if (w->last_valid && w->last_seg == seg && w->last_s == s && (!dJv || w->last_has_dJv)) {
+    c = w->last_cols;
     if (g) *g = w->last_g;
-    for (int i = 0; i < 6; i++) memcpy(J + (size_t)i * n, w->last_J + (size_t)i * n, c * sizeof(double));
+    if (full && w->last_full) {
+      memcpy(J, w->last_J, (size_t)6 * n * sizeof(double));
+    } else {
+      for (int i = 0; i < 6; i++) memcpy(J + (size_t)i * n, w->last_J + (size_t)i * n, c * sizeof(double));
+      if (full && c < n)
+        for (int i = 0; i < 6; i++) memset(J + (size_t)i * n + c, 0, (size_t)(n - c) * sizeof(double));
+    }
     if (eta) memcpy(eta, w->last_eta, sizeof w->last_eta);
     if (dJv) memcpy(dJv, w->last_dJv, sizeof w->last_dJv);
   } else {
+    c = sb_point_columns(m, seg, s);
     w->last_valid = 0;
     if (point_query(m, w, seg, s, &w->last_g, J, c, w->last_eta, dJv)) return -1;
-    for (int i = 0; i < 6; i++) memcpy(w->last_J + (size_t)i * n, J + (size_t)i * n, c * sizeof(double));
+    if (full) {
+      if (c < n)
+        for (int i = 0; i < 6; i++) memset(J + (size_t)i * n + c, 0, (size_t)(n - c) * sizeof(double));
+      memcpy(w->last_J, J, (size_t)6 * n * sizeof(double));
+    } else {
+      for (int i = 0; i < 6; i++) memcpy(w->last_J + (size_t)i * n, J + (size_t)i * n, c * sizeof(double));
+    }
     if (dJv) memcpy(w->last_dJv, dJv, sizeof w->last_dJv);
     w->last_valid = 1;
     w->last_seg = seg;
     w->last_s = s;
     w->last_has_dJv = dJv != NULL;
+    w->last_cols = c;
+    w->last_full = full;
     if (g) *g = w->last_g;
     if (eta) memcpy(eta, w->last_eta, sizeof w->last_eta);
   }
-  if (full && c < n)
-    for (int i = 0; i < 6; i++) memset(J + (size_t)i * n + c, 0, (size_t)(n - c) * sizeof(double));
+  if (ncol) *ncol = c;
   return 0;
 }
 

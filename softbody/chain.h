@@ -167,6 +167,8 @@ typedef struct {
   double *J6tmp;                  /* 6 x n scratch inside the Jacobian queries */
   /* the last Jacobian query's answer (sb_point_kinematics), until the next kinematics pass */
   int last_valid, last_seg, last_has_dJv;
+  int last_cols;                  /* its sb_point_columns */
+  int last_full;                  /* last_J holds all n columns (zero past last_cols), not only those */
   double last_s;
   sb_pose last_g;
   double *last_J, last_eta[6], last_dJv[6];

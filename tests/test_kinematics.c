@@ -37,6 +37,35 @@ static void check_point(const sb_model *m, sb_work *w, const double *q, const do
     free(J2);
   }
   {
+    /* head and full queries share that answer in either order: a full query
+     * answers all of J (its zeros written over whatever J held), a head
+     * query its first sb_point_columns columns and leaves the rest of J as
+     * it was; each first after a kinematics pass and each repeated */
+    double *J2 = malloc(sizeof(double) * 6 * n), sentinel = 12345.0;
+    int c = sb_point_columns(m, seg, s), ok = 1, nc = -1;
+    for (int order = 0; order < 2; order++) {
+      sb_kinematics(m, w, q, v);
+      /* first the chain's far end (nonzero in every column), so that the
+       * kept answer's columns past c are not this point's zeros */
+      sb_point_kinematics(m, w, m->nseg - 1, m->seg[m->nseg - 1].p.length, NULL, J2, NULL, NULL);
+      for (int rep = 0; rep < 2; rep++)
+        for (int k = 0; k < 2; k++) {
+          int head = (k == 0) == (order == 0);
+          for (int i = 0; i < 6 * n; i++) J2[i] = sentinel;
+          if (head) {
+            ok &= sb_point_kinematics_head(m, w, seg, s, NULL, J2, &nc) == 0 && nc == c;
+            for (int i = 0; i < 6; i++)
+              for (int j = 0; j < n; j++) ok &= J2[i * n + j] == (j < c ? J[i * n + j] : sentinel);
+          } else {
+            ok &= sb_point_kinematics(m, w, seg, s, NULL, J2, NULL, NULL) == 0;
+            ok &= !memcmp(J2, J, sizeof(double) * 6 * n);
+          }
+        }
+    }
+    EXPECT(ok, "%s: head and full point queries at seg %d s %g disagree (%d columns)", what, seg, s, c);
+    free(J2);
+  }
+  {
     /* the contact assembly skips the columns past sb_point_columns: they
      * must be exactly zero (the chain's triangular structure), and the FD
      * Jacobian below checks that the others are right */
