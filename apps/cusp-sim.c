@@ -87,6 +87,7 @@ static struct {
   int max_active, max_kept, max_mj_contacts;
   long iter_solves; /* steps with a solve, and the sum of their iterations */
   long dumps;       /* LCP files written */
+  long empty_solves; /* solves whose LCP had no variables: stage 1 left every contact out (all separating) */
   double sum_iterations, max_penetration, max_mj_penetration;
   char failure[600];
   /* per-step wall times, us: whole mj_step, then cusp's stages (NSTAGE) */
@@ -160,6 +161,8 @@ static void step_loop(const mjModel *m, mjData *d, FILE *log, long nstep, double
     if (solved_now) {
       run.iter_solves++;
       run.sum_iterations += r->info.lcp.iterations;
+      const double *lcp_M, *lcp_q;
+      run.empty_solves += cusp_lcp(m, d, &lcp_M, &lcp_q) <= 0;
     }
     if (r && r->max_penetration > run.max_penetration) run.max_penetration = r->max_penetration;
     run.sum_mj_contacts += d->ncon;
@@ -449,7 +452,8 @@ int main(int argc, char **argv) {
     json_number(rate);
     printf(", \"mean_iterations\": ");
     json_number(mean_iter);
-    printf(", \"fallbacks\": %ld, \"dumped\": %ld}, \"max_penetration_m\": ", fallbacks, run.dumps);
+    printf(", \"fallbacks\": %ld, \"dumped\": %ld, \"empty\": %ld}, \"max_penetration_m\": ", fallbacks, run.dumps,
+           run.empty_solves);
     json_number(run.max_penetration);
     printf(", \"step_us\": {\"samples\": %ld", run.nsample);
     for (int k = 0; k < NSTAGE; k++) {

@@ -91,7 +91,7 @@ sb_contact_options sb_contact_default_options(void) {
   o.warm_start = 1;
   o.rank_refine = 2;
   o.proximal_steps = 1;
-  o.screen_contacts = 128;
+  o.screen = 1;
   o.lcp = sb_lcp_default_options();
   return o;
 }
@@ -972,7 +972,7 @@ static void assemble_kept_lcp(sb_contact_problem *p, int nk, int r, const double
  * carry no load, yet each is an independent normal that stage 1 keeps, and
  * each with a tangential slip costs the solver pivots for its friction and
  * sliding-speed rows (a falling, piling rope: hundreds of them, minutes a
- * step). With screen_contacts, stage 1 chooses among the contacts that may
+ * step). With the screen, stage 1 chooses among the contacts that may
  * act only; the others are dropped contacts like the dependent ones, and the
  * check after each pass (a dropped contact that the impulses close) lets
  * any of them in and solves the pass again, so none is lost. */
@@ -982,7 +982,7 @@ static void assemble_kept_lcp(sb_contact_problem *p, int nk, int r, const double
  * fastest one closes (their free normal velocity plus gap term). */
 static void screen_open(sb_contact_problem *p, const sb_contact_options *opt) {
   int m = p->nc, bs = p->prev_r + 2;
-  p->screening = opt->screen_contacts > 0 && m >= opt->screen_contacts;
+  p->screening = opt->screen != 0;
   if (!p->screening) return;
   double fastest = 0;
   for (int i = 0; i < m; i++) fastest = fmax(fastest, -closing_speed(p, i));

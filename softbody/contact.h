@@ -73,12 +73,12 @@ typedef struct {
                               tangent hint, the paper's fixed pyramid (plugin key align_friction) */
   int rank_refine;         /* extra stage-1 passes when a dropped contact would penetrate (default 2);
                               the last keeps the violating contacts too (kept normals then dependent) */
-  int screen_contacts;     /* from this many contacts on (default 128; 0: never), stage 1 chooses
-                              among the contacts that may act, not every one within the speculative
-                              margin: those closing within the step (or not separating faster than
-                              the fastest one closes) and those loaded last step. A left-out contact
-                              that the impulses would close is let in and the pass solved again, so
-                              no contact is lost that would penetrate (contact.c, screen_*) */
+  int screen;              /* stage 1 chooses among the contacts that may act, not every one
+                              within the speculative margin: those closing within the step (or not
+                              separating faster than the fastest one closes) and those loaded last
+                              step. A left-out contact that the impulses would close is let in and
+                              the pass solved again, so no contact is lost that would penetrate
+                              (contact.c, screen_*). Default 1; 0: stage 1 over every contact */
   sb_lcp_options lcp;      /* solver chain, tolerances */
 } sb_contact_options;
 
@@ -97,7 +97,7 @@ typedef struct {
   double time_us;          /* assembly + conditioning + solve */
   double assembly_us;      /* free velocities, gap terms, Delassus matrix */
   double conditioning_us;  /* stages 1-3 and unscaling: time_us - assembly_us - lcp.time_us */
-  int screened;            /* contacts left out of stage 1 by screen_contacts (separating) */
+  int screened;            /* contacts left out of stage 1 by the screen (separating) */
   int screen_passes;       /* passes solved again because a left-out contact would have closed */
 } sb_contact_info;
 

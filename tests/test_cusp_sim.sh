@@ -165,14 +165,18 @@ print(next(iter(d["soft"])))' 2>&1) && ok "soft: instance '$inst', finite tip an
     head -n 1 "$TMP/soft.csv" | grep -q ",${inst}_tip_x_m,${inst}_tip_y_m,${inst}_tip_z_m" &&
       ok "soft CSV has ${inst}_tip_x_m/y_m/z_m" || bad "soft CSV header: $(head -n 1 "$TMP/soft.csv")"
     expect_exit 0 "$soft" --seconds 0.05 --set "$inst.friction=0.3"
-    # every solved step's LCP, readable by cusp-lcp, which solves it again
+    # every solved step's LCP, readable by cusp-lcp, which solves it again; a
+    # step whose contacts all separate (stage 1's screen leaves them out)
+    # solves an LCP of no variables and writes no file: the JSON's "empty"
     expect_exit 0 "$soft" --seconds 0.4 --json --dump-lcp "$TMP/lcp"
     dumped=$(tail -n 1 "$TMP/out" | sed -n 's/.*"dumped": \([0-9]*\).*/\1/p')
+    empty=$(tail -n 1 "$TMP/out" | sed -n 's/.*"empty": \([0-9]*\).*/\1/p')
     solves=$(tail -n 1 "$TMP/out" | sed -n 's/.*"lcp": {"solves": \([0-9]*\).*/\1/p')
     files=$(ls "$TMP/lcp" | wc -l)
-    if [ -n "$dumped" ] && [ "$dumped" -gt 0 ] && [ "$dumped" = "$files" ] && [ "$dumped" = "$solves" ]; then
-      ok "--dump-lcp: $files files, one per solve"
-    else bad "--dump-lcp: dumped '$dumped', solves '$solves', files $files"; fi
+    if [ -n "$dumped" ] && [ "$dumped" -gt 0 ] && [ "$dumped" = "$files" ] && [ -n "$empty" ] && [ -n "$solves" ] &&
+       [ "$((dumped + empty))" = "$solves" ]; then
+      ok "--dump-lcp: $files files, one per solve with variables ($empty of $solves solves had none)"
+    else bad "--dump-lcp: dumped '$dumped', solves '$solves', files $files, solves with no variables '$empty'"; fi
     lcp_app="$(dirname "$APP")/cusp-lcp"
     last=$(ls "$TMP/lcp" | tail -n 1)
     if [ -x "$lcp_app" ] && [ -n "$last" ]; then
