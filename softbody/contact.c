@@ -850,23 +850,24 @@ static void warm_guess(const sb_contact_problem *p, int ia, int k, int r, double
  * 3 nk, column-major, in the order of p->kept), into p->W. Only the kept
  * contacts: stage 1 keeps at most about the rank of the normals (the
  * bodies' dofs), so this is O(dofs^2 nk) where the product over every
- * contact was O(dofs m^2), and m runs to hundreds along a lying rod. The
- * formula is the full product's restricted to the kept columns (J_k^T
- * times M~^-1 J_k), not G_k^T G_k with G = L^-1 J^T: the same arithmetic
- * gives the same matrix, and on degenerate problems (a block on a plane
- * with dozens of dependent contacts) Lemke's ties follow its last bits. Y
- * and scratch are overwritten. */
+ * contact was O(dofs m^2), and m runs to hundreds along a lying rod. W is
+ * G_k^T G_k with G_k = F^-1 J_k^T (M~ = F F^T, F the bodies' Cholesky or
+ * half_solve factor): one triangular solve instead of the two of M~^-1, and
+ * a symmetric rank-k product (dsyrk, the lower half, mirrored) instead of
+ * a general one. Its last bits differ from J_k^T (M~^-1 J_k^T); the
+ * degenerate LCPs that once followed them (a block on a plane with dozens of
+ * dependent contacts, the 12-section arm sliding) no longer do since Lemke
+ * breaks its ties by perturbation. Y is overwritten. */
 static void kept_delassus(sb_contact_problem *p, int nk) {
   int N = p->ndof, ld = p->max_dof, m3k = 3 * nk;
   for (int a = 0; a < nk; a++)
     for (int k = 0; k < 3; k++)
       memcpy(p->Y + (size_t)(3 * a + k) * ld, p->Jt + (size_t)(3 * p->kept[a] + k) * ld, N * sizeof(double));
-  apply_all(p, 0, p->Y, m3k, ld);
-  /* body_apply used scratch for custom bodies: free again */
-  for (int a = 0; a < nk; a++)
-    for (int k = 0; k < 3; k++)
-      memcpy(p->scratch + (size_t)(3 * a + k) * ld, p->Jt + (size_t)(3 * p->kept[a] + k) * ld, N * sizeof(double));
-  cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, m3k, m3k, N, 1.0, p->scratch, ld, p->Y, ld, 0.0, p->W, m3k);
+  apply_all(p, 1, p->Y, m3k, ld);
+  double *W = p->W;
+  cblas_dsyrk(CblasColMajor, CblasLower, CblasTrans, m3k, N, 1.0, p->Y, ld, 0.0, W, m3k);
+  for (int j = 0; j < m3k; j++)
+    for (int i = j + 1; i < m3k; i++) W[(size_t)i * m3k + j] = W[(size_t)j * m3k + i];
   /* held ends: the kept contacts see the Schur complement of the bilateral block */
   sb_bilateral_schur_kept(p->bil, 3 * p->nc, nk, p->kept, p->W);
 }

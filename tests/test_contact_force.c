@@ -181,10 +181,18 @@ static int ledge_coulomb(const mjModel *m, const mjData *d, double min_slip, dou
   int box = mj_name2id(m, mjOBJ_GEOM, "box"), ledge = mj_name2id(m, mjOBJ_GEOM, "ledge"), sliding = 0;
   double jac[3 * 64];
   if (m->nv > 64) return 0;
+  const cusp_pair_contact *p;
+  int np = cusp_pair_contacts(m, d, &p);
   for (int i = 0; i < d->ncon; i++) {
     const mjContact *con = d->contact + i;
     int on1 = con->geom[1] == box;
     if (!((con->geom[0] == box && con->geom[1] == ledge) || (on1 && con->geom[0] == ledge))) continue;
+    /* only a row that carries one cusp contact: a row onto which several
+     * were gathered carries the sum of their frictions, each against its
+     * own slip (the box yaws) */
+    int carried = 0;
+    for (int k = 0; k < np; k++) carried += p[k].mujoco_contact == i && p[k].normal_force > 0;
+    if (carried != 1) continue;
     double local[6], F[3], slip[3];
     mj_contactForce(m, d, i, local);
     mju_mulMatTVec3(F, con->frame, local);
@@ -253,7 +261,7 @@ static void test_sliding_box(int cone, int align) {
   d->qvel[adr + 1] = v0 * sin(phi);
   for (int k = 2; k < 6; k++) d->qvel[adr + k] = 0;
   double worst_balance = 0, worst_dynamics = 0, worst_touch = 0, coulomb = 0, heading = 0, deepest = INFINITY;
-  int sliding = 0, rowless_steps = 0, rowless_only_steps = 0, drawn = 0, undrawn = 0;
+  int sliding = 0, checked_steps = 0, rowless_steps = 0, rowless_only_steps = 0, drawn = 0, undrawn = 0;
   const int verbose = getenv("CUSP_TEST_VERBOSE") != NULL;
   for (int step = 0; step < 60; step++) {
     double v[3];
@@ -289,10 +297,11 @@ static void test_sliding_box(int cone, int align) {
              off, off_dyn);
     /* From the second step (the first starts from the static friction's
      * direction) to the 30th (then the box tips over the ledge's edge and
-     * hops), while MuJoCo has the face's four corners (with fewer, cusp's
-     * contacts of the pair are gathered onto its nearest point, where the
-     * yawing box slips in another direction: sums of several contacts'
-     * friction), and while the slide is fast against what friction takes
+     * hops), on the rows that carry one cusp contact each (MuJoCo lists
+     * the face's corners at distance -+1e-16 or not, by round-off; with
+     * fewer, cusp's contacts of the pair are gathered onto its nearest point,
+     * where the yawing box slips in another direction: sums of several
+     * contacts' friction, left out by ledge_coulomb), and while the slide is fast against what friction takes
      * off in a step (mu g h = 0.01 m/s; slower, the pyramid stays on the
      * friction it carried, softbody/contact.c save_next_direction). The
      * pyramid follows each contact's slip one step late, and the box yaws:
@@ -300,14 +309,22 @@ static void test_sliding_box(int cone, int align) {
      * step to step by their place in the collision's output, which can swap
      * two corners, whose slips differ by the yaw across the face (8.6e-3 rad
      * measured). */
-    if (step > 0 && step < 30 && f.nledge == 4) sliding += ledge_coulomb(m, d, 0.05, &coulomb, &heading);
+    if (step > 0 && step < 30) {
+      int checked = ledge_coulomb(m, d, 0.05, &coulomb, &heading);
+      sliding += checked;
+      checked_steps += checked > 0;
+    }
   }
   printf("%s: momentum balance over 60 steps %.2e of the weight read back (%d steps with a rowless cusp ledge force, "
          "%d with no ledge row at all), %.2e applied; touch sensor off by %.2e; deepest MuJoCo ledge contact %.3g m; "
          "%d sliding ledge contacts: friction / (mu fn) off by %.2e, off the slip by %.2e rad\n",
          what, worst_balance, rowless_steps, rowless_only_steps, worst_dynamics, worst_touch, deepest, sliding, coulomb,
          heading);
-  EXPECT(sliding >= 40, "%s: the box slides on the ledge (%d sliding contacts)", what, sliding);
+  /* counted by steps, not rows: how many of the face's corners MuJoCo lists
+   * (dist below 0 or not, at +-1e-16) and so how many rows carry one cusp
+   * contact each follows round-off (1 to 4 a step across BLAS kernels) */
+  EXPECT(checked_steps >= 20, "%s: the box slides on the ledge (a sliding contact checked on %d of steps 1-29, %d in all)",
+         what, checked_steps, sliding);
   /* the box tips over the ledge's edge, hops, and lands on one corner that MuJoCo lists outside
    * its include margin (no rows) or not at all, while cusp's speculative contact holds it */
   EXPECT(rowless_only_steps >= (align ? 10 : 1), "%s: steps where only cusp's contact holds the box on the ledge (%d)", what,
