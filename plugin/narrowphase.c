@@ -19,6 +19,45 @@ static double disk_arc(const cusp_instance_config *c, int k) {
   return arc;
 }
 
+/* Disk k's motion at the step's start for the swept margin: its centre's
+ * world velocity (3) and its rim's speed about the centre (the last of the
+ * 4 values): its angular speed across its axis (a disk turning about its
+ * own axis, z of its geom, the cylinder's, moves no surface) times its
+ * bounding radius. */
+static void disk_motion(const mjModel *m, const soft_t *s, int k, double out[4]) {
+  const double *eta = s->disk_twist + 6 * k, *R = s->disk_pose[k].R; /* [w; v], disk axes */
+  for (int i = 0; i < 3; i++) out[i] = R[3 * i] * eta[3] + R[3 * i + 1] * eta[4] + R[3 * i + 2] * eta[5];
+  out[3] = sqrt(eta[0] * eta[0] + eta[1] * eta[1]) * m->geom_rbound[s->cfg.disk[k].geom_id];
+  if (!all_finite(out, 4)) memset(out, 0, 4 * sizeof(double));
+}
+
+/* A bound on how fast any point of disk a approaches any point of disk b
+ * (b NULL: a MuJoCo geom, whose own motion is not counted, as MuJoCo's own
+ * margin does not): their centres' relative speed plus both rims' speeds. */
+static double approach_speed(const double a[4], const double *b) {
+  double dv[3] = {a[0], a[1], a[2]}, rim = a[3];
+  if (b) {
+    for (int i = 0; i < 3; i++) dv[i] -= b[i];
+    rim += b[3];
+  }
+  return sqrt(dv[0] * dv[0] + dv[1] * dv[1] + dv[2] * dv[2]) + rim;
+}
+
+double cusp_swept_margin(double h, double speed) { return fmax(CUSP_MARGIN, CUSP_SWEEP_SAFETY * h * speed); }
+
+/* A pair found only by the swept margin (none of its n contacts within the
+ * fixed one, base) is an approach to stop within the step, not yet a
+ * touch: its nearest contact alone (its index), the others once it is
+ * within base; -1 when every contact is kept. */
+static int swept_only_nearest(const mjPreContact *con, int n, double base) {
+  int nearest = -1;
+  for (int c = 0; c < n; c++) {
+    if (con[c].dist < base) return -1;
+    if (nearest < 0 || con[c].dist < con[nearest].dist) nearest = c;
+  }
+  return n > 1 ? nearest : -1;
+}
+
 /* Whether disk j of an arm may touch its disk k (j > k): self-contact
  * pair selection. Any two disks are a pair unless they already overlap
  * when the arm is straight (arc-length distance within a disk thickness),
@@ -241,10 +280,12 @@ static void collide_disk(cusp_runtime *r, int i, int k) {
   const mjModel *m = r->m;
   soft_t *s = &r->soft[i];
   int a = s->cfg.disk[k].geom_id;
+  double h = m->opt.timestep, *motion = s->disk_motion;
   for (int b = 0; b < m->ngeom; b++) {
     if (b == a) continue;
     int oi = r->geom_soft[2 * b], ok = r->geom_soft[2 * b + 1];
-    double margin = CUSP_MARGIN + m->geom_margin[b];
+    const double *other = oi >= 0 ? r->soft[oi].disk_motion + 4 * ok : NULL;
+    double margin = cusp_swept_margin(h, approach_speed(motion + 4 * k, other)) + m->geom_margin[b];
     if (oi >= 0) {
       if (oi < i) continue; /* each soft pair once */
       if (oi == i && (ok <= k || !self_pair_may_touch(r, s, k, ok, margin))) continue;
@@ -265,7 +306,9 @@ static void collide_disk(cusp_runtime *r, int i, int k) {
     if (oi < 0 && m->geom_type[b] == mjGEOM_PLANE && disk_tiles_tube(s, k) && tube_plane_contact(r, i, k, b, margin))
       continue;
     int n = cusp_collide_pair(m, r->d, a, b, margin, r->cbuf, mjMAXCONPAIR);
+    int only = swept_only_nearest(r->cbuf, n, CUSP_MARGIN + m->geom_margin[b]);
     for (int c = 0; c < n; c++) {
+      if (only >= 0 && c != only) continue;
       const mjPreContact *con = &r->cbuf[c];
       contact_meta cm = {.inst = i, .disk = k, .other_geom = b, .other_inst = oi, .other_disk = ok,
                          .pair_index = c};
@@ -284,6 +327,12 @@ static void collide_disk(cusp_runtime *r, int i, int k) {
 
 void cusp_stage_narrow_phase(cusp_runtime *r) {
   r->ndropped = 0;
+  for (int i = 0; i < r->ninst; i++)
+    for (int k = 0; k < r->soft[i].cfg.ndisk; k++)
+      if (r->soft[i].cfg.contact == CUSP_CONTACT_NATIVE)
+        memset(r->soft[i].disk_motion + 4 * k, 0, 4 * sizeof(double)); /* MuJoCo moves it: not counted */
+      else
+        disk_motion(r->m, &r->soft[i], k, r->soft[i].disk_motion + 4 * k);
   for (int i = 0; i < r->ninst; i++)
     for (int k = 0; k < r->soft[i].cfg.ndisk && r->soft[i].cfg.contact != CUSP_CONTACT_NATIVE; k++)
       collide_disk(r, i, k);
