@@ -46,16 +46,31 @@ static double approach_speed(const double a[4], const double *b) {
 double cusp_swept_margin(double h, double speed) { return fmax(CUSP_MARGIN, CUSP_SWEEP_SAFETY * h * speed); }
 
 /* A pair found only by the swept margin (none of its n contacts within the
- * fixed one, base) is an approach to stop within the step, not yet a
- * touch: its nearest contact alone (its index), the others once it is
- * within base; -1 when every contact is kept. */
-static int swept_only_nearest(const mjPreContact *con, int n, double base) {
+ * fixed one, base): the index of its nearest contact, else -1. */
+static int swept_only(const mjPreContact *con, int n, double base) {
   int nearest = -1;
   for (int c = 0; c < n; c++) {
     if (con[c].dist < base) return -1;
     if (nearest < 0 || con[c].dist < con[nearest].dist) nearest = c;
   }
-  return n > 1 ? nearest : -1;
+  return nearest;
+}
+
+/* Whether a pair found by the swept margin only is an approach to stop
+ * within the step: at its nearest contact con (normal from disk k of s to
+ * the other side: disk ok of o, or a MuJoCo geom, standing still), the
+ * sides close at their speed along the normal at the step's start, which
+ * CUSP_SWEEP_SAFETY times over h would bring within the fixed margin. The
+ * others (pairs passing by, or parting) are left out: a snapping rod has
+ * hundreds of them within the swept margin. */
+static int swept_pair_closes(const soft_t *s, int k, const soft_t *o, int ok, const mjPreContact *con, double base,
+                             double h) {
+  double va[3], vb[3] = {0, 0, 0};
+  cusp_arm_point_velocity(s, k, con->pos, va);
+  if (o) cusp_arm_point_velocity(o, ok, con->pos, vb);
+  double closing = 0;
+  for (int q = 0; q < 3; q++) closing += (va[q] - vb[q]) * con->normal[q];
+  return !isfinite(closing) || con->dist - CUSP_SWEEP_SAFETY * h * closing < base;
 }
 
 /* Whether disk j of an arm may touch its disk k (j > k): self-contact
@@ -306,7 +321,9 @@ static void collide_disk(cusp_runtime *r, int i, int k) {
     if (oi < 0 && m->geom_type[b] == mjGEOM_PLANE && disk_tiles_tube(s, k) && tube_plane_contact(r, i, k, b, margin))
       continue;
     int n = cusp_collide_pair(m, r->d, a, b, margin, r->cbuf, mjMAXCONPAIR);
-    int only = swept_only_nearest(r->cbuf, n, CUSP_MARGIN + m->geom_margin[b]);
+    double base = CUSP_MARGIN + m->geom_margin[b];
+    int only = swept_only(r->cbuf, n, base); /* an approach, not yet a touch: its nearest contact alone */
+    if (only >= 0 && !swept_pair_closes(s, k, oi >= 0 ? &r->soft[oi] : NULL, ok, &r->cbuf[only], base, h)) continue;
     for (int c = 0; c < n; c++) {
       if (only >= 0 && c != only) continue;
       const mjPreContact *con = &r->cbuf[c];
