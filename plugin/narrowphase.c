@@ -322,7 +322,7 @@ static void collide_disk(cusp_runtime *r, int i, int k) {
       continue;
     int n = cusp_collide_pair(m, r->d, a, b, margin, r->cbuf, mjMAXCONPAIR);
     double base = CUSP_MARGIN + m->geom_margin[b];
-    int only = swept_only(r->cbuf, n, base); /* an approach, not yet a touch: its nearest contact alone */
+    int only = margin > base ? swept_only(r->cbuf, n, base) : -1; /* an approach, not yet a touch: its nearest alone */
     if (only >= 0 && !swept_pair_closes(s, k, oi >= 0 ? &r->soft[oi] : NULL, ok, &r->cbuf[only], base, h)) continue;
     for (int c = 0; c < n; c++) {
       if (only >= 0 && c != only) continue;
