@@ -34,7 +34,7 @@ static void disk_motion(const mjModel *m, const soft_t *s, int k, double out[4])
 /* A bound on how fast any point of disk a approaches any point of disk b
  * (b NULL: a MuJoCo geom, whose own motion is not counted, as MuJoCo's own
  * margin does not): their centres' relative speed plus both rims' speeds. */
-static double approach_speed(const double a[4], const double *b) {
+static inline double approach_speed(const double a[4], const double *b) {
   double dv[3] = {a[0], a[1], a[2]}, rim = a[3];
   if (b) {
     for (int i = 0; i < 3; i++) dv[i] -= b[i];
@@ -43,7 +43,12 @@ static double approach_speed(const double a[4], const double *b) {
   return sqrt(dv[0] * dv[0] + dv[1] * dv[1] + dv[2] * dv[2]) + rim;
 }
 
-double cusp_swept_margin(double h, double speed) { return fmax(CUSP_MARGIN, CUSP_SWEEP_SAFETY * h * speed); }
+/* The margin a pair is looked for within at step h when its surfaces
+ * approach each other at most at speed (CUSP_MARGIN, CUSP_SWEEP_SAFETY). */
+static inline double swept_margin(double h, double speed) {
+  double swept = CUSP_SWEEP_SAFETY * h * speed;
+  return swept > CUSP_MARGIN ? swept : CUSP_MARGIN;
+}
 
 /* A pair found only by the swept margin (none of its n contacts within the
  * fixed one, base): the index of its nearest contact, else -1. */
@@ -299,12 +304,8 @@ static void collide_disk(cusp_runtime *r, int i, int k) {
   for (int b = 0; b < m->ngeom; b++) {
     if (b == a) continue;
     int oi = r->geom_soft[2 * b], ok = r->geom_soft[2 * b + 1];
-    const double *other = oi >= 0 ? r->soft[oi].disk_motion + 4 * ok : NULL;
-    double margin = cusp_swept_margin(h, approach_speed(motion + 4 * k, other)) + m->geom_margin[b];
-    if (oi >= 0) {
-      if (oi < i) continue; /* each soft pair once */
-      if (oi == i && (ok <= k || !self_pair_may_touch(r, s, k, ok, margin))) continue;
-    } else {
+    if (oi >= 0 && (oi < i || (oi == i && ok <= k))) continue; /* each soft pair once */
+    if (oi < 0) {
       if (!(m->geom_contype[b] | m->geom_conaffinity[b])) continue;
       /* MuJoCo's parent filter: the arm is a child of its mount and of
        * whatever moves welded to it (a static mount is welded to the world
@@ -318,6 +319,10 @@ static void collide_disk(cusp_runtime *r, int i, int k) {
        * not one */
       if (held_disk_pair(m, s, k, ob)) continue;
     }
+    /* after the cheap filters: every disk meets every geom here */
+    const double *other = oi >= 0 ? r->soft[oi].disk_motion + 4 * ok : NULL;
+    double margin = swept_margin(h, approach_speed(motion + 4 * k, other)) + m->geom_margin[b];
+    if (oi == i && !self_pair_may_touch(r, s, k, ok, margin)) continue;
     if (oi < 0 && m->geom_type[b] == mjGEOM_PLANE && disk_tiles_tube(s, k) && tube_plane_contact(r, i, k, b, margin))
       continue;
     int n = cusp_collide_pair(m, r->d, a, b, margin, r->cbuf, mjMAXCONPAIR);

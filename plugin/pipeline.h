@@ -27,7 +27,7 @@
  * (CUSP_SWEEP_SAFETY times their approach speed at the step's start times
  * h, a safety for a pair that speeds up within the step): a pair that closes a
  * larger gap than the margin in one step is otherwise passed through unseen
- * (narrowphase.c, cusp_swept_margin). */
+ * (narrowphase.c, swept_margin). */
 #define CUSP_MARGIN 0.005
 #define CUSP_SWEEP_SAFETY 2.0
 
@@ -338,9 +338,6 @@ void cusp_ends_mocap_commit(cusp_runtime *r, const soft_t *s, cusp_arm_state *st
 /* Every soft disk's contacts into r->meta (speculative margin, MuJoCo's
  * collision functions, its parent filter, soft pairs once). */
 void cusp_stage_narrow_phase(cusp_runtime *r);
-/* The margin a pair is looked for within at step h when its surfaces
- * approach each other at most at speed (CUSP_MARGIN, CUSP_SWEEP_SAFETY). */
-double cusp_swept_margin(double h, double speed);
 /* MuJoCo's own pair rules for two non-soft geoms: the friction coefficient,
  * or -1 when MuJoCo would not collide them. */
 double cusp_mujoco_pair_friction(const mjModel *m, int g1, int g2);
