@@ -49,12 +49,12 @@ void cusp_arm_write_geoms(cusp_runtime *r, const soft_t *s, const sb_pose *pose)
   }
 }
 
-/* The disks' twists serve only the penalty model's contact velocities (of
- * its own disks and of the disks it touches): without it in the scene a
- * disk's pose alone skips the tangent operator of its partial step. */
+/* The disks' twists serve the penalty model's contact velocities (of its
+ * own disks and of the disks it touches) and the narrow phase's swept
+ * margin (narrowphase.c): every arm that cusp steps needs them. */
 static int disk_twists_needed(const cusp_runtime *r) {
   for (int i = 0; i < r->ninst; i++)
-    if (r->soft[i].cfg.contact == CUSP_CONTACT_PENALTY) return 1;
+    if (r->soft[i].cfg.contact != CUSP_CONTACT_NATIVE) return 1;
   return 0;
 }
 

@@ -12,18 +12,22 @@
  * the model, not of the state, so copies and resets stay exact. Each step
  * the anchor is the body's current pose times that offset:
  *   world, or a body MuJoCo does not move   a fixed anchor
- *   a mocap body                            a prescribed motion: the rows aim
- *                                           at zero relative velocity and the
- *                                           pose error is removed at the rate
- *                                           `stabilization` per step (MuJoCo
- *                                           gives a mocap body no velocity), so
- *                                           the point follows with a lag of
- *                                           (1 - alpha) / alpha * v * h at a
- *                                           steady speed v, and never drifts
+ *   a mocap body                            a prescribed motion: MuJoCo gives a
+ *                                           mocap body no velocity, so the rows
+ *                                           take its last move over h as the
+ *                                           anchor's (cusp_ends_mocap_motion,
+ *                                           the mount's rule in mount.c: exact at
+ *                                           a steady motion, a change of speed
+ *                                           seen one step late); what is left of
+ *                                           the pose error is removed at the rate
+ *                                           `stabilization` per step, so the
+ *                                           point never drifts
  *   a body with degrees of freedom          coupled both ways: its point
  *                                           Jacobian (mj_jac) is the anchor's
  *                                           side, the impulse goes into its tree
- *                                           with the contacts' */
+ *                                           with the contacts'; below a mocap
+ *                                           body (a carriage on a driven clamp)
+ *                                           that body's move is added as above */
 #include "pipeline.h"
 #include "sb_util.h"
 
@@ -37,6 +41,15 @@ static sb_pose body_pose_qpos0(const mjModel *m, int b) {
   memcpy(local.R, R, sizeof R);
   memcpy(local.p, m->body_pos + 3 * b, sizeof local.p);
   return sb_pose_mul(&parent, &local);
+}
+
+/* The mocap body that carries body b's frame, or -1: b itself or its root
+ * (MuJoCo makes a mocap body a child of the world, so it is its subtree's
+ * root). */
+static int mocap_carrier(const mjModel *m, int b) {
+  if (b <= 0) return -1;
+  int root = m->body_rootid[b];
+  return m->body_mocapid[root] >= 0 ? root : -1;
 }
 
 /* The held points of c in the order of soft_t.held: the key hold's
@@ -101,6 +114,8 @@ int cusp_end_create(const mjModel *m, soft_t *s, char *error, int error_size) {
     }
     sb_pose body = body_pose_qpos0(m, h->body_id);
     h->anchor = sb_pose_inv_mul(&body, &point);
+    h->mocap_body = mocap_carrier(m, h->body_id);
+    memset(h->anchor_vel, 0, sizeof h->anchor_vel);
     h->index = -1;
     memset(h->reaction, 0, sizeof h->reaction);
   }
@@ -188,6 +203,7 @@ int cusp_ends_add(cusp_runtime *r, cusp_contact_kind model) {
       sb_pose anchor = sb_pose_mul(&body, &h->anchor);
       memcpy(e.anchor_pos, anchor.p, sizeof e.anchor_pos);
       memcpy(e.anchor_R, anchor.R, sizeof e.anchor_R);
+      memcpy(e.anchor_vel, h->anchor_vel, sizeof e.anchor_vel);
       int rigid = h->body_id > 0 && body_is_rigid(m, h->body_id) && r->rigid_body >= 0;
       int coupled = s->mount_lcp == 1 && r->rigid_body >= 0;
       if (rigid || coupled) {
@@ -223,5 +239,53 @@ void cusp_ends_scatter(cusp_runtime *r, cusp_contact_kind model) {
       if (e->index < 0 || sb_contact_bilateral_result(r->P, e->index, e->reaction, NULL, NULL)) continue;
       for (int a = 0; a < 6; a++) e->reaction[a] = isfinite(e->reaction[a]) ? e->reaction[a] / h : 0;
     }
+  }
+}
+
+static void mat3_vec(const double R[9], const double x[3], double y[3]) {
+  for (int i = 0; i < 3; i++) y[i] = R[3 * i] * x[0] + R[3 * i + 1] * x[1] + R[3 * i + 2] * x[2];
+}
+
+/* The velocity of the anchor as carried by its mocap body: that body's
+ * world angular velocity w = R_prev log(R_prev^T R) / h and origin velocity
+ * (p - p_prev) / h, at the anchor's point p_a: [(p - p_prev) / h + w x (p_a
+ * - p); w] (the mount's backward difference, cusp_mount_mocap_motion, as a
+ * world twist: both ends moved by one motion are seen moving alike). */
+void cusp_ends_mocap_motion(cusp_runtime *r, soft_t *s, const cusp_arm_state *st, double h) {
+  for (int k = 0; k < s->nheld; k++) {
+    cusp_held *e = &s->held[k];
+    memset(e->anchor_vel, 0, sizeof e->anchor_vel);
+    if (e->mocap_body < 0 || st->have_held_pose[k] != 1 || !(h > 0)) continue;
+    const double *Rp = st->held_pose + 12 * k, *pp = Rp + 9;
+    sb_pose now, body;
+    pose_from_body(r->d, e->mocap_body, &now);
+    pose_from_body(r->d, e->body_id, &body);
+    sb_pose anchor = sb_pose_mul(&body, &e->anchor);
+    double Rrel[9], w[3], wp[3];
+    for (int i = 0; i < 3; i++)
+      for (int j = 0; j < 3; j++) Rrel[3 * i + j] = Rp[i] * now.R[j] + Rp[3 + i] * now.R[3 + j] + Rp[6 + i] * now.R[6 + j];
+    sb_so3_log(Rrel, w);
+    mat3_vec(Rp, w, wp);
+    double *v = e->anchor_vel, *om = e->anchor_vel + 3, arm[3];
+    for (int a = 0; a < 3; a++) {
+      om[a] = wp[a] / h;
+      arm[a] = anchor.p[a] - now.p[a];
+    }
+    v[0] = (now.p[0] - pp[0]) / h + om[1] * arm[2] - om[2] * arm[1];
+    v[1] = (now.p[1] - pp[1]) / h + om[2] * arm[0] - om[0] * arm[2];
+    v[2] = (now.p[2] - pp[2]) / h + om[0] * arm[1] - om[1] * arm[0];
+    if (!all_finite(e->anchor_vel, 6)) memset(e->anchor_vel, 0, sizeof e->anchor_vel);
+  }
+}
+
+void cusp_ends_mocap_commit(cusp_runtime *r, const soft_t *s, cusp_arm_state *st) {
+  for (int k = 0; k < s->nheld; k++) {
+    const cusp_held *e = &s->held[k];
+    if (e->mocap_body < 0) continue;
+    sb_pose now;
+    pose_from_body(r->d, e->mocap_body, &now);
+    memcpy(st->held_pose + 12 * k, now.R, 9 * sizeof(double));
+    memcpy(st->held_pose + 12 * k + 9, now.p, 3 * sizeof(double));
+    st->have_held_pose[k] = 1;
   }
 }

@@ -19,6 +19,65 @@ static double disk_arc(const cusp_instance_config *c, int k) {
   return arc;
 }
 
+/* Disk k's motion at the step's start for the swept margin: its centre's
+ * world velocity (3) and its rim's speed about the centre (the last of the
+ * 4 values): its angular speed across its axis (a disk turning about its
+ * own axis, z of its geom, the cylinder's, moves no surface) times its
+ * bounding radius. */
+static void disk_motion(const mjModel *m, const soft_t *s, int k, double out[4]) {
+  const double *eta = s->disk_twist + 6 * k, *R = s->disk_pose[k].R; /* [w; v], disk axes */
+  for (int i = 0; i < 3; i++) out[i] = R[3 * i] * eta[3] + R[3 * i + 1] * eta[4] + R[3 * i + 2] * eta[5];
+  out[3] = sqrt(eta[0] * eta[0] + eta[1] * eta[1]) * m->geom_rbound[s->cfg.disk[k].geom_id];
+  if (!all_finite(out, 4)) memset(out, 0, 4 * sizeof(double));
+}
+
+/* A bound on how fast any point of disk a approaches any point of disk b
+ * (b NULL: a MuJoCo geom, whose own motion is not counted, as MuJoCo's own
+ * margin does not): their centres' relative speed plus both rims' speeds. */
+static inline double approach_speed(const double a[4], const double *b) {
+  double dv[3] = {a[0], a[1], a[2]}, rim = a[3];
+  if (b) {
+    for (int i = 0; i < 3; i++) dv[i] -= b[i];
+    rim += b[3];
+  }
+  return sqrt(dv[0] * dv[0] + dv[1] * dv[1] + dv[2] * dv[2]) + rim;
+}
+
+/* The margin a pair is looked for within at step h when its surfaces
+ * approach each other at most at speed (CUSP_MARGIN, CUSP_SWEEP_SAFETY). */
+static inline double swept_margin(double h, double speed) {
+  double swept = CUSP_SWEEP_SAFETY * h * speed;
+  return swept > CUSP_MARGIN ? swept : CUSP_MARGIN;
+}
+
+/* A pair found only by the swept margin (none of its n contacts within the
+ * fixed one, base): the index of its nearest contact, else -1. */
+static int swept_only(const mjPreContact *con, int n, double base) {
+  int nearest = -1;
+  for (int c = 0; c < n; c++) {
+    if (con[c].dist < base) return -1;
+    if (nearest < 0 || con[c].dist < con[nearest].dist) nearest = c;
+  }
+  return nearest;
+}
+
+/* Whether a pair found by the swept margin only is an approach to stop
+ * within the step: at its nearest contact con (normal from disk k of s to
+ * the other side: disk ok of o, or a MuJoCo geom, standing still), the
+ * sides close at their speed along the normal at the step's start, which
+ * CUSP_SWEEP_SAFETY times over h would bring within the fixed margin. The
+ * others (pairs passing by, or parting) are left out: a snapping rod has
+ * hundreds of them within the swept margin. */
+static int swept_pair_closes(const soft_t *s, int k, const soft_t *o, int ok, const mjPreContact *con, double base,
+                             double h) {
+  double va[3], vb[3] = {0, 0, 0};
+  cusp_arm_point_velocity(s, k, con->pos, va);
+  if (o) cusp_arm_point_velocity(o, ok, con->pos, vb);
+  double closing = 0;
+  for (int q = 0; q < 3; q++) closing += (va[q] - vb[q]) * con->normal[q];
+  return !isfinite(closing) || con->dist - CUSP_SWEEP_SAFETY * h * closing < base;
+}
+
 /* Whether disk j of an arm may touch its disk k (j > k): self-contact
  * pair selection. Any two disks are a pair unless they already overlap
  * when the arm is straight (arc-length distance within a disk thickness),
@@ -241,14 +300,12 @@ static void collide_disk(cusp_runtime *r, int i, int k) {
   const mjModel *m = r->m;
   soft_t *s = &r->soft[i];
   int a = s->cfg.disk[k].geom_id;
+  double h = m->opt.timestep, *motion = s->disk_motion;
   for (int b = 0; b < m->ngeom; b++) {
     if (b == a) continue;
     int oi = r->geom_soft[2 * b], ok = r->geom_soft[2 * b + 1];
-    double margin = CUSP_MARGIN + m->geom_margin[b];
-    if (oi >= 0) {
-      if (oi < i) continue; /* each soft pair once */
-      if (oi == i && (ok <= k || !self_pair_may_touch(r, s, k, ok, margin))) continue;
-    } else {
+    if (oi >= 0 && (oi < i || (oi == i && ok <= k))) continue; /* each soft pair once */
+    if (oi < 0) {
       if (!(m->geom_contype[b] | m->geom_conaffinity[b])) continue;
       /* MuJoCo's parent filter: the arm is a child of its mount and of
        * whatever moves welded to it (a static mount is welded to the world
@@ -262,10 +319,18 @@ static void collide_disk(cusp_runtime *r, int i, int k) {
        * not one */
       if (held_disk_pair(m, s, k, ob)) continue;
     }
+    /* after the cheap filters: every disk meets every geom here */
+    const double *other = oi >= 0 ? r->soft[oi].disk_motion + 4 * ok : NULL;
+    double margin = swept_margin(h, approach_speed(motion + 4 * k, other)) + m->geom_margin[b];
+    if (oi == i && !self_pair_may_touch(r, s, k, ok, margin)) continue;
     if (oi < 0 && m->geom_type[b] == mjGEOM_PLANE && disk_tiles_tube(s, k) && tube_plane_contact(r, i, k, b, margin))
       continue;
     int n = cusp_collide_pair(m, r->d, a, b, margin, r->cbuf, mjMAXCONPAIR);
+    double base = CUSP_MARGIN + m->geom_margin[b];
+    int only = margin > base ? swept_only(r->cbuf, n, base) : -1; /* an approach, not yet a touch: its nearest alone */
+    if (only >= 0 && !swept_pair_closes(s, k, oi >= 0 ? &r->soft[oi] : NULL, ok, &r->cbuf[only], base, h)) continue;
     for (int c = 0; c < n; c++) {
+      if (only >= 0 && c != only) continue;
       const mjPreContact *con = &r->cbuf[c];
       contact_meta cm = {.inst = i, .disk = k, .other_geom = b, .other_inst = oi, .other_disk = ok,
                          .pair_index = c};
@@ -284,6 +349,12 @@ static void collide_disk(cusp_runtime *r, int i, int k) {
 
 void cusp_stage_narrow_phase(cusp_runtime *r) {
   r->ndropped = 0;
+  for (int i = 0; i < r->ninst; i++)
+    for (int k = 0; k < r->soft[i].cfg.ndisk; k++)
+      if (r->soft[i].cfg.contact == CUSP_CONTACT_NATIVE)
+        memset(r->soft[i].disk_motion + 4 * k, 0, 4 * sizeof(double)); /* MuJoCo moves it: not counted */
+      else
+        disk_motion(r->m, &r->soft[i], k, r->soft[i].disk_motion + 4 * k);
   for (int i = 0; i < r->ninst; i++)
     for (int k = 0; k < r->soft[i].cfg.ndisk && r->soft[i].cfg.contact != CUSP_CONTACT_NATIVE; k++)
       collide_disk(r, i, k);

@@ -22,8 +22,14 @@
 #include "sap.h"
 
 /* Contacts are looked for this far before they touch (speculative: a gap g
- * acts only if it would close within the step). */
+ * acts only if it would close within the step), or farther, as far as the
+ * pair's surfaces may travel towards each other in the step
+ * (CUSP_SWEEP_SAFETY times their approach speed at the step's start times
+ * h, a safety for a pair that speeds up within the step): a pair that closes a
+ * larger gap than the margin in one step is otherwise passed through unseen
+ * (narrowphase.c, swept_margin). */
 #define CUSP_MARGIN 0.005
+#define CUSP_SWEEP_SAFETY 2.0
 
 /* vectors of 3 per contact the sap and ncp models keep (cusp_runtime.cvec) */
 #define CUSP_CVEC 8
@@ -49,6 +55,9 @@ typedef struct {
   double s;
   int entry;                /* the key hold's entry (1-based), or 0 for the key end (messages) */
   sb_pose anchor;           /* the anchor in the body's frame (from the initial configuration) */
+  int mocap_body;           /* the mocap body that carries the anchor (body_id or its root), or -1 */
+  double anchor_vel[6];     /* that mocap body's share of the anchor's world [linear; angular] velocity
+                               at compute: its last move / h (ends.c, cusp_ends_mocap_motion) */
   int index;                /* its constraint in this step's problem, or -1 */
   double reaction[6];       /* the anchor's [force; moment about the point] on the rod over the last
                                step, world (N, N*m) */
@@ -62,8 +71,10 @@ typedef struct {
   double *tau;              /* this step's generalized input */
   int pbody;                /* body index in this step's contact problem, or -1 */
   sb_pose *disk_pose;       /* world, at the start of the step */
-  double *disk_twist;       /* 6 per disk: body twist of the disk frame (0 when no
-                             * instance uses the penalty model, its only reader) */
+  double *disk_twist;       /* 6 per disk: body twist of the disk frame [w; v] (the penalty
+                             * model's contact velocities, the narrow phase's swept margin) */
+  double *disk_motion;      /* 4 per disk: world velocity of its centre and its rim's speed about it,
+                             * at the step's start (narrow phase's scratch) */
   sb_pose *next_disk_pose;  /* the same at the state compute prepared: advance moves the mocap */
   double *next_disk_twist;  /* bodies there and swaps these with disk_pose, disk_twist */
   double live0[CUSP_NLIVE]; /* the live keys as the model sets them (what a reset returns to) */
@@ -97,7 +108,7 @@ typedef struct {
   double *native_q, *native_v; /* contact native: the coordinates from MuJoCo's joints */
   /* the held points (ends.c): the key hold's entries in order, then the far end (key end) when held */
   int nheld;
-  cusp_held held[CUSP_MAX_HOLDS + 1];
+  cusp_held held[CUSP_MAX_HELD];
 } soft_t;
 
 /* What a contact of this step joins (index-parallel to the problem's contacts). */
@@ -315,6 +326,12 @@ int cusp_ends_need_rigid(cusp_runtime *r, cusp_contact_kind model);
 int cusp_ends_add(cusp_runtime *r, cusp_contact_kind model);
 /* After the solve: each such held point's reaction. */
 void cusp_ends_scatter(cusp_runtime *r, cusp_contact_kind model);
+/* The anchors' motion a mocap body gives them (MuJoCo gives it none): its
+ * last move / h, from its pose at the last committed step in st (zero
+ * before one), into each held point's anchor_vel; cusp_ends_mocap_commit
+ * keeps those poses at the step's end. */
+void cusp_ends_mocap_motion(cusp_runtime *r, soft_t *s, const cusp_arm_state *st, double h);
+void cusp_ends_mocap_commit(cusp_runtime *r, const soft_t *s, cusp_arm_state *st);
 
 /* ---------- narrowphase.c ---------- */
 

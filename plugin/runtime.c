@@ -253,6 +253,7 @@ void cusp_runtime_compute(cusp_runtime *r, const mjModel *m, mjData *d) {
     memcpy(s->state->v, st.v, sizeof(double) * s->model->n);
     if (s->moving_base) cusp_mount_motion(r, s);
     if (s->mocap_mount) cusp_mount_mocap_motion(r, s, &st, m->opt.timestep);
+    cusp_ends_mocap_motion(r, s, &st, m->opt.timestep);
     /* the last advance left the work's kinematics at the state it committed:
      * reuse them when this state is exactly that and the mount has not moved */
     sb_pose base;
@@ -402,6 +403,7 @@ void cusp_runtime_advance(cusp_runtime *r, const mjModel *m, mjData *d) {
       *st.have_base_twist = 1;
     }
     if (s->mocap_mount) cusp_mount_mocap_commit(r, s, &st);
+    cusp_ends_mocap_commit(r, s, &st);
     /* the disks where the soft state now is: MuJoCo draws and ray-casts
      * them. The bodies' and geoms' frames too, not only the mocap targets:
      * a viewer that steps once per frame reads xpos before the next
@@ -493,7 +495,7 @@ void cusp_runtime_free(cusp_runtime *r) {
     sb_state_free(s->state);
     sb_model_free(s->model);
     cusp_mount_free(s);
-    void *ptr[] = {s->tau, s->disk_pose, s->disk_twist, s->next_disk_pose, s->next_disk_twist,
+    void *ptr[] = {s->tau, s->disk_pose, s->disk_twist, s->disk_motion, s->next_disk_pose, s->next_disk_twist,
                    s->placed_q, s->placed_v, s->native_q, s->native_v, s->impulse};
     for (size_t k = 0; k < sizeof ptr / sizeof ptr[0]; k++) free(ptr[k]);
   }
@@ -626,6 +628,8 @@ cusp_runtime *cusp_runtime_create(const mjModel *m, mjData *d, char *error, int 
     s->next_disk_pose = calloc(nd ? nd : 1, sizeof(sb_pose));
     s->disk_twist = calloc(6 * (size_t)(nd ? nd : 1), sizeof(double));
     s->next_disk_twist = calloc(6 * (size_t)(nd ? nd : 1), sizeof(double));
+    s->disk_motion = calloc(4 * (size_t)(nd ? nd : 1), sizeof(double));
+    if (!s->disk_motion) goto oom;
     if (!s->state || !s->work || !s->tau || !s->placed_q || !s->placed_v || !s->native_q || !s->native_v || !s->impulse ||
         !s->disk_pose || !s->next_disk_pose || !s->disk_twist || !s->next_disk_twist)
       goto oom;

@@ -39,7 +39,10 @@ cusp_arm_state cusp_state_arm(double *block, int arm) {
   x += CUSP_NLIVE;
   a.mount_pose = x;
   x += 12;
-  a.have_mount_pose = x;
+  a.have_mount_pose = x++;
+  a.held_pose = x;
+  x += 12 * CUSP_MAX_HELD;
+  a.have_held_pose = x;
   return a;
 }
 

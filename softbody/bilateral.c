@@ -213,9 +213,8 @@ int sb_bilateral_add(sb_bilateral_work *b, const sb_bilateral *e, const sb_model
       const double *jr = e->jac + (size_t)(angular ? 3 : 0) * other_nv;
       for (int j = 0; j < other_nv; j++)
         col[other_off + j] -= ak[0] * jr[j] + ak[1] * jr[other_nv + j] + ak[2] * jr[2 * other_nv + j];
-    } else {
-      est -= dot3(ak, e->anchor_vel + (angular ? 3 : 0));
     }
+    est -= dot3(ak, e->anchor_vel + (angular ? 3 : 0));
     b->estatic[b->ne + row] = est;
     b->eerr[b->ne + row] = angular ? rot[k] : dot3(ak, dp);
     b->lam[b->ne + row] = 0;

@@ -266,7 +266,8 @@ typedef struct {
                               per unit of that body's velocity (not copied: read at the add) */
   double anchor_pos[3];    /* the anchor frame now: origin, world */
   double anchor_R[9];      /* and axes (row-major, columns a_0 a_1 a_2) */
-  double anchor_vel[6];    /* other = -1: the anchor's prescribed world [linear; angular] velocity */
+  double anchor_vel[6];    /* the anchor's prescribed world [linear; angular] velocity; other >= 0:
+                              added to what jac gives (a body carried by a prescribed motion) */
 } sb_bilateral;
 
 /* Room for max_rows bilateral rows (allocates; call once, not in a step).
