@@ -58,7 +58,7 @@ for ax in $axes; do
   for start in $starts; do
     base=$out/plan_${ax}_$start
     flag=()
-    [[ $start == cold ]] && flag=(--cold)
+    flag=(--warm); [[ $start == cold ]] && flag=(--cold)
     echo "plan_eval.sh: cusp-plan --task rotate --axis $ax ${flag[*]} --N $N --T $T --angle $angle $*" >&2
     "$app" --task rotate --axis "$ax" "${flag[@]}" --N "$N" --T "$T" --angle "$angle" --json --quiet \
       --out "$base.csv" "$@" >"$base.json" || true

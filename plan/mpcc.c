@@ -66,6 +66,9 @@ static int rows_per_step(const plan_mpcc *p, int dynamic) {
   return (dynamic ? p->n : 0) + p->n + 3 + 4 + complementarity_rows(p);
 }
 int plan_mpcc_nconstraints(const plan_mpcc *p, int dynamic) { return p->prm.N * rows_per_step(p, dynamic); }
+/* The most rows a step can have (dynamic stage, Scholtes' form: penalty_from switches forms within
+ * a stage): the size of the per-step scratch. */
+static int rows_per_step_max(const plan_mpcc *p) { return 2 * p->n + 3 + 4 + 4 + 2 * p->prm.d; }
 
 plan_mpcc_params plan_mpcc_rotate_task(int axis) {
   plan_mpcc_params r = {.N = 100, .T = 4.0, .mu = 0.6, .d = 10, .eps = 1e-7, .eps_start = 1e-3, .eps_factor = 0.1, .max_iter_relaxed = 300,
@@ -73,7 +76,7 @@ plan_mpcc_params plan_mpcc_rotate_task(int axis) {
                         .ball_center = {0, 0.1, 0.7}, .ball_radius = 0.05, .ball_mass = 0.1,
                         .ball_damping = 0.002, .disk_radius = 0.03, .disk_half_thickness = 0.005,
                         .q_bound = 0.06, .v_bound = 2, .tau_bound = 100, .force_bound = 100,
-                        .omega_bound = 20, .lbfgs_memory = 20, .max_iter = 3000, .max_iter_kinematic = 300, .max_seconds = 0, .tol = 1e-8,
+                        .omega_bound = 20, .terminal_weight = 100, .lbfgs_memory = 20, .max_iter = 3000, .max_iter_kinematic = 300, .max_seconds = 0, .tol = 1e-8,
                         /* with the limited-memory Hessian the last relaxation's dual infeasibility
                            stalls at a few 1e-6 (docs/planning.md, session 12): IPOPT's default
                            acceptable level (1e-6 over 15 iterations) is never met and its
@@ -127,6 +130,8 @@ typedef struct {
   double r_ball[3];     /* ball's contact point - ball centre = R n */
   double nu[3];         /* velocity of x relative to the ball's surface point */
   double D[3 * 16];     /* friction directions (d <= 16), world */
+  double rho, wz;       /* the ball centre in the disk frame: distance from the axis, height (which
+                         * feature of the capped cylinder is closest: face, side or rim) */
 } contact_geom;
 
 static void contact_geometry(plan_mpcc *p, const double *q, const double *v, const double *omega,
@@ -145,6 +150,8 @@ static void contact_geometry(plan_mpcc *p, const double *q, const double *v, con
   double rho_c = smin(rho, P->disk_radius);
   double z_c = smax(-P->disk_half_thickness, smin(wl[2], P->disk_half_thickness));
   double xl[3] = {wl[0] * rho_c / rho, wl[1] * rho_c / rho, z_c};
+  G->rho = rho;
+  G->wz = wl[2];
   for (int i = 0; i < 3; i++) {
     G->r_disk[i] = g.R[i * 3] * xl[0] + g.R[i * 3 + 1] * xl[1] + g.R[i * 3 + 2] * xl[2];
     G->x[i] = g.p[i] + G->r_disk[i];
@@ -420,7 +427,7 @@ double plan_mpcc_objective(const plan_mpcc *p, const double *z, double *grad) {
     const double *quat = s1 + 2 * n + 3;
     double qt = 0, qq = 0;
     for (int i = 0; i < 4; i++) { qt += quat[i] * p->target[i]; qq += quat[i] * quat[i]; }
-    double w_quat = 10 * h + (k == N - 1 ? 100 : 0);
+    double w_quat = 10 * h + (k == N - 1 ? p->prm.terminal_weight : 0);
     f += w_quat * (1 - qt * qt) + 10 * h * (qq - 1) * (qq - 1);
     double fz = u[n];
     f += -1e-3 * h * fz;
@@ -820,7 +827,7 @@ static void hessian_objective(const plan_mpcc *p, const double *z, double sigma,
     const double *quat = z + (size_t)(k + 1) * p->B + 2 * n + 3;
     double qt = 0, qq = 0;
     for (int i = 0; i < 4; i++) { qt += quat[i] * p->target[i]; qq += quat[i] * quat[i]; }
-    double w_quat = 10 * h + (k == N - 1 ? 100 : 0);
+    double w_quat = 10 * h + (k == N - 1 ? p->prm.terminal_weight : 0);
     /* w (1 - (q.t)^2) + 10 h (q.q - 1)^2 */
     for (int a = 0; a < 4; a++)
       for (int b = 0; b <= a; b++, e++)
@@ -950,7 +957,7 @@ static Bool cb_progress(Index mode, Index iter, Number obj, Number inf_pr, Numbe
 
 /* The pattern of both stages and the cache of hessian_step. Returns 0, or -1 out of memory. */
 static int hessian_cache_create(plan_mpcc *p) {
-  int n = p->n, C = p->B + p->ns, R = rows_per_step(p, 1);
+  int n = p->n, C = p->B + p->ns, R = rows_per_step_max(p);
   for (int dynamic = 0; dynamic < 2; dynamic++) {
     int np = hessian_pairs(p, dynamic, NULL);
     p->hess.npairs[dynamic] = np;
@@ -1039,7 +1046,7 @@ plan_mpcc *plan_mpcc_create(const plan_mpcc_params *prm, char *error, int error_
   p->target[0] = cos(0.5 * P->angle);
   p->n_rest[1] = -1;   /* until the rest geometry below */
   p->t1_rest[0] = 1;
-  int n = p->n, R = rows_per_step(p, 1);
+  int n = p->n, R = rows_per_step_max(p);
   p->Mt = malloc(sizeof(double) * (n * n + 3 * n + 2 * (n * n + 7 * n)));
   p->zp = malloc(sizeof(double) * (p->nvar + 2 * R));
   if (!p->Mt || !p->zp || hessian_cache_create(p)) { snprintf(error, error_size, "mpcc: out of memory"); plan_mpcc_free(p); return NULL; }
@@ -1154,7 +1161,8 @@ double plan_mpcc_offaxis_guess(plan_mpcc *p, double *z, double normal[3]) {
   double best = -1, q_c[64], q_try[64], n_best[3] = {0};
   for (int c = 0; c < 4; c++) {
     double sgn = c % 2 ? -1 : 1, n_c[3];
-    for (int i = 0; i < 3; i++) n_c[i] = M_SQRT1_2 * (p->n_rest[i] + sgn * dirs[c / 2][i]);
+    double ang = P->offaxis_angle > 0 ? P->offaxis_angle : 0.25 * M_PI;
+    for (int i = 0; i < 3; i++) n_c[i] = cos(ang) * p->n_rest[i] + sin(ang) * sgn * dirs[c / 2][i];
     double res = touch_pose(p, n_c, q_try);
     double lever = sqrt(fmax(0, 1 - dot3(n_c, a) * dot3(n_c, a)));
     double score = res < 1e-6 ? lever : -1;
@@ -1217,6 +1225,76 @@ static double cpu_now(void) {
   return ts.tv_sec + 1e-9 * ts.tv_nsec;
 }
 
+/* Where a relaxation's dual infeasibility sits (stderr, with prm.diagnose): the
+ * gradient of the Lagrangian r = grad f + J^T lambda - z_L + z_U at IPOPT's
+ * final primal-dual point (unscaled), its largest |r| per kind of variable and
+ * the step where it occurs; the largest |lambda| per group of rows; and the
+ * pairs whose both sides are below sqrt(eps) (biactive: Scholtes' multipliers
+ * are not unique there). */
+static void diagnose_dual(plan_mpcc *p, double eps, const double *x, const double *mult) {
+  int nv = p->nvar, N = p->prm.N, R = p->nrow, C = p->B + p->ns, n = p->n, d = p->prm.d;
+  int m = N * R;
+  double *r = calloc((size_t)nv + (size_t)N * R * C, sizeof(double));
+  if (!r) return;
+  double *val = r + nv;
+  plan_mpcc_objective(p, x, r);
+  memcpy(p->zp, x, sizeof(double) * nv);
+  for (int k = 0; k < N; k++) step_jacobian(p, p->zp, k, val + (size_t)k * R * C);
+  for (int k = 0; k < N; k++)
+    for (int i = 0; i < R; i++)
+      for (int c = 0; c < C; c++) r[k * p->B + c] += val[((size_t)k * R + i) * C + c] * mult[k * R + i];
+  for (int j = 0; j < nv; j++) r[j] += -mult[m + j] + mult[m + nv + j];
+  static const char *kind_name[] = {"q", "v", "omega", "quat", "tau", "fz", "ft", "gamma", "zeta"};
+  double worst[9] = {0};
+  int at[9] = {0};
+  for (int j = p->B; j < nv; j++) {  /* S_0 is fixed */
+    int kind = column_kind(p, j % p->B);
+    if (fabs(r[j]) > worst[kind]) { worst[kind] = fabs(r[j]); at[kind] = j / p->B; }
+  }
+  fprintf(stderr, "diagnose eps %.1e: |grad L| by variable (max, at knot):", eps);
+  for (int i = 0; i < 9; i++) fprintf(stderr, " %s %.1e@%d", kind_name[i], worst[i], at[i]);
+  /* multipliers by row group, in step_rows_with's order */
+  const char *gname[] = {"arm", "kin", "ball", "quat", "gap", "gap.fz", "cone", "cone.gamma", "slip", "ft.slip"};
+  int gsize[] = {p->dynamic ? n : 0, n, 3, 4, 1, 1, 1, 1, d, d};
+  int ngroups = p->prm.penalty > 0 ? 4 : 10;
+  fprintf(stderr, "\ndiagnose eps %.1e: |lambda| by rows (max, at step):", eps);
+  for (int g = 0, o = 0; g < ngroups; o += gsize[g], g++) {
+    double w = 0;
+    int wk = 0;
+    for (int k = 0; k < N; k++)
+      for (int i = 0; i < gsize[g]; i++)
+        if (fabs(mult[k * R + o + i]) > w) { w = fabs(mult[k * R + o + i]); wk = k; }
+    if (gsize[g]) fprintf(stderr, " %s %.1e@%d", gname[g], w, wk);
+  }
+  /* biactive pairs: both sides below sqrt(eps) */
+  double small = sqrt(eps);
+  int bi_gap = 0, bi_cone = 0, bi_slip = 0, touching = 0, face = 0, side = 0, rim = 0, kink = 0;
+  double rd = p->prm.disk_radius, hz = p->prm.disk_half_thickness, near = 1e-4;
+  for (int k = 0; k < N; k++) {
+    state_view S1 = state_at(p, x, k + 1);
+    control_view U = control_at(p, x, k);
+    contact_geom G;
+    contact_geometry(p, S1.q, S1.v, S1.om, &G);
+    double cone = p->prm.mu * U.fz;
+    for (int j = 0; j < d; j++) cone -= U.ft[j];
+    touching += G.gap < small;
+    if (G.gap < small) {  /* the closest feature of the disk, or within 0.1 mm of a switch between two */
+      double dr = G.rho - rd, dz = fabs(G.wz) - hz;
+      if (fabs(dr) < near || fabs(dz) < near) kink++;
+      else if (dr < 0) face++;
+      else if (dz < 0) side++;
+      else rim++;
+    }
+    bi_gap += G.gap < small && U.fz < small;
+    bi_cone += cone < small && U.gamma < small;
+    for (int j = 0; j < d; j++) bi_slip += U.ft[j] < small && dot3(G.D + 3 * j, G.nu) + U.gamma < small;
+  }
+  fprintf(stderr, "\ndiagnose eps %.1e: steps touching %d of %d (on the disk's face %d, side %d, rim %d, within 0.1 mm "
+          "of a switch between them %d); biactive pairs: gap %d, cone %d, slip %d (of %d)\n",
+          eps, touching, N, face, side, rim, kink, bi_gap, bi_cone, bi_slip, N * d);
+  free(r);
+}
+
 /* One IPOPT solve at relaxation eps from z (and the multipliers in mult when
  * warm, which it updates). Returns IPOPT's status; adds its iterations. */
 static int solve_at_eps(plan_mpcc *p, double eps, double tol, int max_iter, double max_seconds, int warm,
@@ -1254,7 +1332,15 @@ static int solve_at_eps(plan_mpcc *p, double eps, double tol, int max_iter, doub
   AddIpoptStrOption(ip, "mu_strategy", "adaptive");
   AddIpoptNumOption(ip, "nlp_upper_bound_inf", 1e19);
   AddIpoptNumOption(ip, "nlp_lower_bound_inf", -1e19);
-  if (warm) {
+  if (warm == 2) {
+    /* the previous solve's primal point only (another formulation: its multipliers do not
+       carry over), barely pushed off the bounds */
+    AddIpoptNumOption(ip, "bound_push", 1e-9);
+    AddIpoptNumOption(ip, "bound_frac", 1e-9);
+    AddIpoptNumOption(ip, "slack_bound_push", 1e-9);
+    AddIpoptNumOption(ip, "slack_bound_frac", 1e-9);
+    AddIpoptNumOption(ip, "mu_init", 1e-6);
+  } else if (warm) {
     /* the previous relaxation's primal-dual point, barely pushed off the bounds */
     AddIpoptStrOption(ip, "warm_start_init_point", "yes");
     AddIpoptNumOption(ip, "warm_start_bound_push", 1e-9);
@@ -1268,13 +1354,47 @@ static int solve_at_eps(plan_mpcc *p, double eps, double tol, int max_iter, doub
   p->iterations = 0;
   enum ApplicationReturnStatus st = IpoptSolve(ip, z, g, obj, mult, mult + m, mult + m + nv, p);
   FreeIpoptProblem(ip);
+  if (p->prm.diagnose) diagnose_dual(p, eps, z, mult);
   *iterations += p->iterations;
   return st;
+}
+
+/* Records one solve of the stage in out->relaxation. */
+static void record_relaxation(plan_mpcc_stage *out, double eps, double penalty, int st, int iterations,
+                              double solve_s, double eval_s) {
+  if (out->homotopy_steps < PLAN_MPCC_MAX_RELAXATIONS) {
+    plan_mpcc_relaxation *r = &out->relaxation[out->homotopy_steps];
+    r->eps = eps;
+    r->penalty = penalty;
+    r->status = st;
+    r->iterations = iterations;
+    r->solve_s = solve_s;
+    r->eval_s = eval_s;
+  }
+  out->homotopy_steps++;
+}
+
+/* The penalty row of step k (sum of the products - zeta_k) vanishes when zeta_k is the products' sum. */
+static void zeta_from_products(plan_mpcc *p, double *z) {
+  for (int k = 0; k < p->prm.N; k++) {
+    double *zeta = z + (size_t)k * p->B + p->ns + p->n + p->prm.d + 2;
+    *zeta = 0;
+    step_rows(p, z, k, p->rp);
+    *zeta = p->rp[p->nrow - 1];
+  }
 }
 
 int plan_mpcc_solve(plan_mpcc *p, int dynamic, double *z, plan_mpcc_stage *out) {
   memset(out, 0, sizeof *out);
   p->dynamic = dynamic;
+  /* penalty_from: Scholtes' homotopy down to penalty_from, then the penalty form (from that
+     primal point) for the final solve */
+  double rho = p->prm.penalty, weight = p->prm.terminal_weight;
+  int hybrid = rho > 0 && p->prm.penalty_from > 0;
+  /* terminal_weight_final: the homotopy at terminal_weight, then one more solve at the task's eps
+     with the final weight, from that primal-dual point */
+  int reweigh = !hybrid && p->prm.terminal_weight_final > 0 && p->prm.terminal_weight_final != weight;
+  if (hybrid) p->prm.penalty = 0;
   p->nrow = rows_per_step(p, dynamic);
   int nv = p->nvar, m = p->prm.N * p->nrow;
   double *xl = malloc(sizeof(double) * (2 * (size_t)nv + 3 * (size_t)m + (size_t)m + 2 * (size_t)nv));
@@ -1287,37 +1407,66 @@ int plan_mpcc_solve(plan_mpcc *p, int dynamic, double *z, plan_mpcc_stage *out) 
    * each solve warm-started from the previous one's primal-dual point; the
    * intermediate relaxations need only be roughly solved */
   const plan_mpcc_params *P = &p->prm;
-  double eps_end = P->eps, eps = P->eps_start > eps_end && !(P->penalty > 0) ? P->eps_start : eps_end;
+  double eps_end = hybrid ? fmax(P->penalty_from, P->eps) : P->eps;
+  double eps = P->eps_start > eps_end && !(P->penalty > 0) ? P->eps_start : eps_end;
   double factor = P->eps_factor > 0 && P->eps_factor < 1 ? P->eps_factor : 0.1;
   int max_iter = dynamic ? P->max_iter : P->max_iter_kinematic, used = 0, st = 0, warm = 0;
   double t0 = cpu_now(), wall0 = wall_now(), obj = NAN;
   p->eval_s = 0;
   for (;;) {
-    int last = eps <= eps_end * (1 + 1e-12);
+    int last = eps <= eps_end * (1 + 1e-12), final = last && !hybrid && !reweigh;
     double left = P->max_seconds > 0 ? P->max_seconds - (cpu_now() - t0) : 0;
     if (P->max_seconds > 0 && left <= 0) { st = Maximum_CpuTime_Exceeded; break; }
     int cap = max_iter - used;
     if (cap < 1) { st = Maximum_Iterations_Exceeded; break; }
-    if (!last && P->max_iter_relaxed > 0 && cap > P->max_iter_relaxed) cap = P->max_iter_relaxed;
+    if (!final && P->max_iter_relaxed > 0 && cap > P->max_iter_relaxed) cap = P->max_iter_relaxed;
     if (P->verbose) fprintf(stderr, "%s stage: eps %.1e\n", dynamic ? "dynamic" : "kinematic", eps);
-    /* 2: L-BFGS for the rough intermediate relaxations, the exact Hessian for the last one */
+    /* 2: L-BFGS for the rough intermediate relaxations, the exact Hessian for the final one */
     p->exact_now = P->exact_hessian == 1 || (P->exact_hessian == 2 && last);
     int used_before = used;
     double t_relax = cpu_now(), eval_before = p->eval_s;
-    st = solve_at_eps(p, eps, last ? P->tol : fmax(P->tol, 1e-6), cap, left, warm, z, xl, xu, gl, gu, g, mult,
+    st = solve_at_eps(p, eps, final ? P->tol : fmax(P->tol, 1e-6), cap, left, warm, z, xl, xu, gl, gu, g, mult,
                       &used, &obj);
-    if (out->homotopy_steps < PLAN_MPCC_MAX_RELAXATIONS) {
-      plan_mpcc_relaxation *r = &out->relaxation[out->homotopy_steps];
-      r->eps = eps;
-      r->status = st;
-      r->iterations = used - used_before;
-      r->solve_s = cpu_now() - t_relax;
-      r->eval_s = p->eval_s - eval_before;
-    }
-    out->homotopy_steps++;
-    if (last) break;
+    record_relaxation(out, eps, 0, st, used - used_before, cpu_now() - t_relax, p->eval_s - eval_before);
     warm = st == Solve_Succeeded || st == Solved_To_Acceptable_Level || st == Maximum_Iterations_Exceeded;
+    if (last) break;
     eps = fmax(eps * factor, eps_end);
+  }
+  if (reweigh && warm) {
+    p->prm.terminal_weight = P->terminal_weight_final;
+    double left = P->max_seconds > 0 ? P->max_seconds - (cpu_now() - t0) : 0;
+    int cap = max_iter - used;
+    if (cap < 1) st = Maximum_Iterations_Exceeded;
+    else if (P->max_seconds > 0 && left <= 0) st = Maximum_CpuTime_Exceeded;
+    else {
+      if (P->verbose) fprintf(stderr, "%s stage: eps %.1e, terminal weight %g\n", dynamic ? "dynamic" : "kinematic",
+                              eps_end, P->terminal_weight);
+      p->exact_now = P->exact_hessian != 0;
+      int used_before = used;
+      double t_relax = cpu_now(), eval_before = p->eval_s;
+      st = solve_at_eps(p, eps_end, P->tol, cap, left, 1, z, xl, xu, gl, gu, g, mult, &used, &obj);
+      record_relaxation(out, eps_end, 0, st, used - used_before, cpu_now() - t_relax, p->eval_s - eval_before);
+    }
+  }
+  if (hybrid && warm) {
+    p->prm.penalty = rho;
+    p->nrow = rows_per_step(p, dynamic);
+    m = p->prm.N * p->nrow;
+    var_bounds(p, xl, xu);
+    zeta_from_products(p, z);
+    memset(mult, 0, sizeof(double) * ((size_t)m + 2 * (size_t)nv));
+    double left = P->max_seconds > 0 ? P->max_seconds - (cpu_now() - t0) : 0;
+    int cap = max_iter - used;
+    if (cap < 1) st = Maximum_Iterations_Exceeded;
+    else if (P->max_seconds > 0 && left <= 0) st = Maximum_CpuTime_Exceeded;
+    else {
+      if (P->verbose) fprintf(stderr, "%s stage: penalty %.1e\n", dynamic ? "dynamic" : "kinematic", rho);
+      p->exact_now = P->exact_hessian != 0;
+      int used_before = used;
+      double t_relax = cpu_now(), eval_before = p->eval_s;
+      st = solve_at_eps(p, P->eps, P->tol, cap, left, 2, z, xl, xu, gl, gu, g, mult, &used, &obj);
+      record_relaxation(out, P->eps, rho, st, used - used_before, cpu_now() - t_relax, p->eval_s - eval_before);
+    }
   }
   out->solve_s = cpu_now() - t0;
   out->wall_s = wall_now() - wall0;
@@ -1334,6 +1483,8 @@ int plan_mpcc_solve(plan_mpcc *p, int dynamic, double *z, plan_mpcc_stage *out) 
   for (int i = 0; i < nv; i++) viol = fmax(viol, fmax(xl[i] - z[i], z[i] - xu[i]));
   out->constraint_violation = viol;
   free(xl);
+  p->prm.penalty = rho;
+  p->prm.terminal_weight = weight;
   return st == Solve_Succeeded || st == Solved_To_Acceptable_Level ? 0 : -1;
 }
 

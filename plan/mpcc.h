@@ -52,6 +52,8 @@ typedef struct {
   int d;                  /* friction directions */
   double eps;             /* Scholtes relaxation; with penalty > 0, the rows' tolerance (eps / 10) */
   double penalty;         /* > 0: penalty formulation instead of Scholtes' (see below) */
+  double penalty_from;    /* with penalty > 0: Scholtes' homotopy down to this eps first, then the
+                           * penalty form from its primal point (0: the penalty form alone) */
   double eps_start;       /* homotopy: solve at eps_start, eps_start * eps_factor, ..., eps (<= eps: none) */
   double eps_factor;      /* in (0, 1) */
   int max_iter_relaxed;   /* iteration cap of each relaxation above eps (0: the stage's cap) */
@@ -60,6 +62,10 @@ typedef struct {
   double ball_center[3], ball_radius, ball_mass, ball_damping;
   double disk_radius, disk_half_thickness;
   double q_bound, v_bound, tau_bound, force_bound, omega_bound;
+  double offaxis_angle;   /* plan_mpcc_offaxis_guess's contact, rad round the ball from the rest contact (0: 45 deg) */
+  double terminal_weight; /* of J_quat(quat_N) in eq. (20): the paper's 100 */
+  double terminal_weight_final; /* > 0 and != terminal_weight: after the homotopy, one more solve at eps
+                                 * with this weight, warm from its primal-dual point (0: none) */
   int lbfgs_memory;       /* IPOPT's limited_memory_max_history (0: its default, 6) */
   int exact_hessian;      /* the Lagrangian's Hessian (plan_mpcc_hessian_error) instead of L-BFGS:
                            * 0 never, 1 in every relaxation, 2 in the last relaxation only */
@@ -70,6 +76,8 @@ typedef struct {
   double acceptable_tol;  /* IPOPT acceptable_tol (0: its default, 1e-6) */
   int acceptable_iter;    /* IPOPT acceptable_iter (0: its default, 15) */
   int verbose;            /* progress lines (IPOPT iterations) on stderr */
+  int diagnose;           /* after each relaxation, where the dual infeasibility and the large
+                           * multipliers sit, and the biactive pairs (stderr) */
   int derivative_test;    /* IPOPT's first-order derivative checker at the start point (prints to stdout) */
   const char *ipopt_options; /* an IPOPT options file read after (and overriding) the solver's own
                               * options; NULL or "": none (IPOPT would otherwise read ./ipopt.opt) */
@@ -82,6 +90,7 @@ plan_mpcc_params plan_mpcc_rotate_task(int axis);
 #define PLAN_MPCC_MAX_RELAXATIONS 16
 typedef struct {          /* one IPOPT solve of the homotopy */
   double eps;
+  double penalty;           /* > 0: the penalty form's solve (rho), 0: Scholtes' at eps */
   int status, iterations;
   double solve_s, eval_s;   /* process CPU seconds */
 } plan_mpcc_relaxation;

@@ -65,8 +65,30 @@ int main(void) {
     printf("%s stage: objective's Hessian vs second differences %.3g\n", dynamic ? "dynamic" : "kinematic", e);
     free(lambda);
   }
+  plan_mpcc_free(p);
+
+  /* the penalty form (the products' sum as one row per step, rho zeta in the objective: the last
+     solve of penalty_from) and a terminal weight other than the paper's, at the same point (the
+     variables are the same; another draw could put the disk near a kink) */
+  P.penalty = 100;
+  P.terminal_weight = 1000;
+  p = plan_mpcc_create(&P, err, sizeof err);
+  EXPECT(p != NULL, "create: %s", err);
+  if (!p) return test_report("plan_mpcc_hessian");
+  for (int dynamic = 0; dynamic < 2; dynamic++) {
+    int m = plan_mpcc_nconstraints(p, dynamic);
+    double *lambda = malloc(sizeof(double) * m);
+    for (int i = 0; i < m; i++) lambda[i] = tu_rand();
+    double e = plan_mpcc_hessian_error(p, z, lambda, 0.7, dynamic);
+    EXPECT(e < 1e-3, "penalty form, %s stage: Hessian vs second differences: %g", dynamic ? "dynamic" : "kinematic", e);
+    printf("penalty form, terminal weight 1000, %s stage: Hessian vs second differences %.3g\n",
+           dynamic ? "dynamic" : "kinematic", e);
+    free(lambda);
+  }
   free(z);
   plan_mpcc_free(p);
+  P.penalty = 0;
+  P.terminal_weight = 100;
 
   /* one step, one group of rows at a time (the dynamic stage's rows, in mpcc.h's order) */
   P.N = 1;

@@ -41,6 +41,8 @@ def short_plan(tmp_path_factory):
   out = tmp_path_factory.mktemp("plan") / "x5.csv"
   r = subprocess.run([str(app), "--task", "rotate", "--axis", "x", "--N", "5", "--T", "0.2", "--angle", "0.2",
                       "--kin-iter", "200", "--max-iter", "400", "--tol", "1e-6", "--quiet", "--json",
+                      # the two-stage warm start with L-BFGS (not the N = 100 tasks' defaults)
+                      "--warm", "--hessian", "lbfgs", "--relaxed-iter", "300", "--guess", "rest",
                       "--out", str(out)], capture_output=True, text=True, timeout=600,
                      env=dict(os.environ, OPENBLAS_NUM_THREADS="1"))
   assert r.returncode == 0, r.stderr[-2000:]
