@@ -1178,7 +1178,7 @@ static sb_lcp_status solve_chain(sb_lcp_work *wk, int nchain, const sb_lcp_solve
     cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, 1.0, M, n, zg, 1, 1.0, wg, 1);
     double rg;
     if ((fb_pivot_step(wk, n, M, q, zg, wg, wk->idx, &last_count, tol, qs, WARM_PIVOT_PASSES, 1) ||
-         warm_pivot_from_support(wk, n, M, q, zg, tol, qs)) &&
+         (opt->warm_from_support && warm_pivot_from_support(wk, n, M, q, zg, tol, qs))) &&
         sb_lcp_check(n, M, q, zg, wk->w, tol * qs, tol, &rg, NULL, wk->da)) {
       memcpy(z, zg, n * sizeof(double));
       if (wout) memcpy(wout, wk->w, n * sizeof(double));
