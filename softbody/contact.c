@@ -585,13 +585,6 @@ static void solve_assembled(sb_contact_problem *p, int n, int nk, int bs, const 
   lo.nblock = nk;
   lo.block = p->blocks;
   lo.friction_blocks = 1; /* eq. (11)-(13)'s pyramids: the warm pivot knows their singular sets */
-  /* Many contacts (the screen is on): a rope lying along a plane, more
-   * friction rows than dofs, whose predicted warm sets fail where the last
-   * step's active set holds (sb_lcp_options.warm_from_support); a cold Lemke
-   * there costs O(n^3). Below, the answers stay Lemke's where they were:
-   * another answer within the acceptance moved test_contact_force's box on a
-   * ledge onto cusp's speculative contacts, where MuJoCo lists none. */
-  lo.warm_from_support = p->screening;
   sb_lcp_solve(p->lcp, n, p->As, p->bs, p->zs, NULL, &lo, &info->lcp);
   count_solve(info, &info->lcp);
   /* Proximal correction: solving (A + eps I_N) z = ... - eps I_N z_prev

@@ -63,9 +63,6 @@ typedef struct {
                             them): active sets that are singular by construction (two opposite
                             betas of a contact without its gamma, say) then go to the least-norm
                             factorization without an LU attempt first */
-  int warm_from_support; /* 1: with warm_start, when the pivot from the guess's predicted set
-                            {z - w > eps} fails, a second try from the guess's support {z > eps}
-                            (the last step's active set; six passes) before the chain */
 } sb_lcp_options;
 
 typedef struct {
