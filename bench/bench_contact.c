@@ -11,6 +11,9 @@
  *        n sections (chamber stiffness and damping x n/3: springs in series,
  *        the same pre-elongation strain, the distal two thirds actuated as
  *        in Scenario A; bench-eval scaling's arm), same windows
+ *   arm24_{lying,sliding}  the same arm in 24 sections: run only when named
+ *        by --case (the asymptote of the dofs exponent, under callgrind);
+ *        not in the default run nor its exponent
  *   rod_{plane,free}  a Cosserat rod of 80 elements (240 coordinates) with a
  *        contact disk at each element's end, lying along a plane
  *        (bench/scenes/rod_plane.xml), and the same rod without the plane
@@ -71,6 +74,7 @@ typedef struct {
   char label[48];
   const char *scene;      /* relative to the source directory */
   int sections;           /* > 0: the cut arm of n sections */
+  int named_only;         /* run only when --case names it */
   const char *contact;    /* NULL: the scene's */
   double t0, t1;          /* timed window, s */
   /* run */
@@ -214,6 +218,15 @@ int main(int argc, char **argv) {
       c->t0 = w0[p];
       c->t1 = w0[p] + 0.5;
     }
+  for (int p = 0; p < 2; p++) {
+    bench_case *c = &all[n++];
+    snprintf(c->label, sizeof c->label, "arm24_%s", phase[p]);
+    c->scene = "mjcf/scenario_a.xml";
+    c->sections = 24;
+    c->named_only = 1;
+    c->t0 = w0[p];
+    c->t1 = w0[p] + 0.5;
+  }
   for (int k = 0; k < 2; k++) {
     bench_case *c = &all[n++];
     snprintf(c->label, sizeof c->label, "rod_%s", k ? "free" : "plane");
@@ -231,7 +244,7 @@ int main(int argc, char **argv) {
   bench_case *cs[MAX_CASES];
   int nc = 0;
   for (int i = 0; i < n; i++)
-    if (!only || !strcmp(only, all[i].label)) cs[nc++] = &all[i];
+    if (only ? !strcmp(only, all[i].label) : !all[i].named_only) cs[nc++] = &all[i];
   if (nc == 0) {
     fprintf(stderr, "bench-contact: no case \"%s\"; cases:", only);
     for (int i = 0; i < n; i++) fprintf(stderr, " %s", all[i].label);

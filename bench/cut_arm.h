@@ -12,7 +12,7 @@
 #include <string.h>
 
 #define CUT_ARM_NKEYS 8
-#define CUT_ARM_VALUE_LEN 640
+#define CUT_ARM_VALUE_LEN 1024 /* the schedule of 24 sections */
 
 typedef struct {
   char key[32], value[CUT_ARM_VALUE_LEN];

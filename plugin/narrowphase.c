@@ -301,7 +301,9 @@ static void collide_disk(cusp_runtime *r, int i, int k) {
   soft_t *s = &r->soft[i];
   int a = s->cfg.disk[k].geom_id;
   double h = m->opt.timestep, *motion = s->disk_motion;
-  for (int b = 0; b < m->ngeom; b++) {
+  const int *partner = r->disk_partners + (size_t)i * m->ngeom;
+  for (int p = 0; p < r->ndisk_partners[i]; p++) {
+    int b = partner[p];
     if (b == a) continue;
     int oi = r->geom_soft[2 * b], ok = r->geom_soft[2 * b + 1];
     if (oi >= 0 && (oi < i || (oi == i && ok <= k))) continue; /* each soft pair once */
@@ -344,6 +346,23 @@ static void collide_disk(cusp_runtime *r, int i, int k) {
       cm.gap = tube_gap(r, s, k, oi >= 0 ? &r->soft[oi] : NULL, ok, cm.pos, cm.normal, con->normal, con->dist);
       cusp_add_meta(r, &cm); /* beyond the capacity: counted, and said after the stage */
     }
+  }
+}
+
+/* The geoms collide_disk would not skip on their soft identity alone, in
+ * its order (ascending): a disk's loop over them then costs the rigid geoms
+ * and the other arms' disks, not its own arm's (a quadratic loop in the
+ * disks when self-contact is off). The geom-dependent filters (contype,
+ * parent, held points, self pairs) stay in collide_disk. */
+void cusp_disk_partners(cusp_runtime *r) {
+  const mjModel *m = r->m;
+  for (int i = 0; i < r->ninst; i++) {
+    int *partner = r->disk_partners + (size_t)i * m->ngeom, n = 0;
+    for (int b = 0; b < m->ngeom; b++) {
+      int oi = r->geom_soft[2 * b];
+      if (oi < 0 || oi > i || (oi == i && r->soft[i].cfg.self_contact)) partner[n++] = b;
+    }
+    r->ndisk_partners[i] = n;
   }
 }
 

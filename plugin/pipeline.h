@@ -151,6 +151,10 @@ struct cusp_runtime {
   char *touched;            /* per body */
   char *held_tree;          /* per kinematic tree: a constraint MuJoCo keeps acts on it (contact_build.c) */
   int *geom_soft;           /* per geom: instance and disk of a soft disk, or -1 -1 */
+  int *disk_partners;       /* per instance (ngeom apart), ascending: the geoms its disks are tested
+                               against, all but its own disks (unless self_contact) and the disks of
+                               instances before it (narrowphase.c) */
+  int *ndisk_partners;      /* per instance: how many */
   int rigid_body;           /* problem body of the MuJoCo system, or -1 */
   int lcp_ran;              /* the last compute solved a coupled contact problem (lcp, sap or ncp;
                                cusp_lcp shows the LCP's) */
@@ -338,6 +342,8 @@ void cusp_ends_mocap_commit(cusp_runtime *r, const soft_t *s, cusp_arm_state *st
 /* Every soft disk's contacts into r->meta (speculative margin, MuJoCo's
  * collision functions, its parent filter, soft pairs once). */
 void cusp_stage_narrow_phase(cusp_runtime *r);
+/* At init, after geom_soft: each instance's disk_partners. */
+void cusp_disk_partners(cusp_runtime *r);
 /* MuJoCo's own pair rules for two non-soft geoms: the friction coefficient,
  * or -1 when MuJoCo would not collide them. */
 double cusp_mujoco_pair_friction(const mjModel *m, int g1, int g2);

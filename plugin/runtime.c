@@ -505,6 +505,7 @@ void cusp_runtime_free(cusp_runtime *r) {
   sb_ncp_work_free(r->ncp);
   void *ptr[] = {r->cW, r->cvec, r->cidx, r->meta, r->cbuf, r->reports, r->pair_reports, r->vfree, r->force, r->qfrc_cusp, r->jac, r->jac2,
                  r->sqrt_inv_d, r->rigid_impulse, r->touched, r->held_tree, r->geom_soft,
+                 r->disk_partners, r->ndisk_partners,
                  r->mount_jac, r->mount_M_pre, r->mount_M_post, r->end_jac};
   for (size_t k = 0; k < sizeof ptr / sizeof ptr[0]; k++) free(ptr[k]);
   free(r);
@@ -729,7 +730,10 @@ cusp_runtime *cusp_runtime_create(const mjModel *m, mjData *d, char *error, int 
   r->mount_M_pre = calloc(m->nC ? m->nC : 1, sizeof(double));
   r->mount_M_post = calloc(m->nC ? m->nC : 1, sizeof(double));
   r->geom_soft = malloc(sizeof(int) * 2 * (m->ngeom ? m->ngeom : 1));
-  if (!r->meta || !r->reports || !r->pair_reports || !r->cbuf || !r->vfree || !r->force || !r->qfrc_cusp || !r->jac ||
+  r->disk_partners = malloc(sizeof(int) * (size_t)(ninst ? ninst : 1) * (m->ngeom ? m->ngeom : 1));
+  r->ndisk_partners = calloc(ninst ? ninst : 1, sizeof(int));
+  if (!r->disk_partners || !r->ndisk_partners ||
+      !r->meta || !r->reports || !r->pair_reports || !r->cbuf || !r->vfree || !r->force || !r->qfrc_cusp || !r->jac ||
       !r->jac2 || !r->sqrt_inv_d || !r->rigid_impulse || !r->touched || !r->held_tree || !r->geom_soft ||
       !r->mount_jac || !r->mount_M_pre || !r->mount_M_post || !r->end_jac)
     goto oom;
@@ -739,6 +743,7 @@ cusp_runtime *cusp_runtime_create(const mjModel *m, mjData *d, char *error, int 
       r->geom_soft[2 * r->soft[i].cfg.disk[k].geom_id] = i;
       r->geom_soft[2 * r->soft[i].cfg.disk[k].geom_id + 1] = k;
     }
+  cusp_disk_partners(r);
   r->rigid_body = -1;
   return r;
 oom:

@@ -755,6 +755,7 @@ void sb_kinematics(const sb_model *m, sb_work *w, const double *q, const double 
   w->kin_valid = 1;
   w->jend_valid = 0;
   w->last_valid = 0;
+  w->tmp_node = 0;
   w->kin_base = m->base;
   memcpy(w->kin_base_twist, m->base_twist, sizeof w->kin_base_twist);
 }
@@ -858,8 +859,13 @@ static int point_query(const sb_model *m, sb_work *w, int seg, double s, sb_pose
     int cend = m->unit[nd->unit].cend;
     for (int i = 0; i < 6; i++) memset(J + (size_t)i * n, 0, ncol * sizeof(double));
     if (k) {
-      /* the parent node's Jacobian is zero past the columns of this unit */
-      node_jacobian_head(m, w, k - 1, w->J6tmp, cend);
+      /* the parent node's Jacobian is zero past the columns of this unit;
+       * a disk's contact points between the same two nodes share it */
+      if (w->tmp_node != k || w->tmp_cols < cend) {
+        node_jacobian_head(m, w, k - 1, w->J6tmp, cend);
+        w->tmp_node = k;
+        w->tmp_cols = cend;
+      }
       sb_Ad_matmul(o.X, cend, w->J6tmp, n, J, n);
     }
     for (int i = 0; i < 6; i++)

@@ -417,13 +417,28 @@ void sb_matmul(int m, int k, int n, const double *A, const double *B, double *C)
     matmul_sums(m, k, n, A, B, C);
 }
 
-void sb_matmul_tn(int m, int k, int n, const double *A, const double *B, double *C) {
+static inline void matmul_tn_sums(int m, int k, int n, const double *A, const double *B, double *C) {
   for (int i = 0; i < m; i++)
     for (int j = 0; j < n; j++) {
       double s = 0;
       for (int l = 0; l < k; l++) s += A[l * m + i] * B[l * n + j];
       C[i * n + j] = s;
     }
+}
+
+/* As sb_matmul: the relative rotations of poses, the mass matrix's cross
+ * blocks between two 3-column units (one per pair of units, the matrix's
+ * quadratic part) and the base's 6-row blocks with their sizes known to the
+ * compiler. */
+void sb_matmul_tn(int m, int k, int n, const double *A, const double *B, double *C) {
+  if (m == 3 && k == 3 && n == 3)
+    matmul_tn_sums(3, 3, 3, A, B, C);
+  else if (m == 3 && k == 6 && n == 3)
+    matmul_tn_sums(3, 6, 3, A, B, C);
+  else if (m == 6 && k == 6)
+    matmul_tn_sums(6, 6, n, A, B, C);
+  else
+    matmul_tn_sums(m, k, n, A, B, C);
 }
 
 void sb_mat6_vec(const double A[36], const double x[6], double y[6]) {
