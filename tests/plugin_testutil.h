@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "../apps/mj_state.h"
 #include "chain.h"
@@ -148,6 +149,24 @@ static inline double tip_travel_x(const char *path, const cusp_override *ov, int
 /* Steps until time T (to within half a step). */
 static inline void step_until(const mjModel *m, mjData *d, double T) {
   while (d->time < T - 0.5 * m->opt.timestep) mj_step(m, d);
+}
+
+/* d's state as MuJoCo defines what a step continues from
+ * (mjSTATE_INTEGRATION: time, qpos, qvel, act, the plugin state, mocap,
+ * warm start), in a new array of mj_stateSize numbers; freed by the caller. */
+static inline mjtNum *integration_state(const mjModel *m, const mjData *d) {
+  int n = mj_stateSize(m, mjSTATE_INTEGRATION);
+  mjtNum *state = malloc(sizeof(mjtNum) * (n > 0 ? n : 1));
+  if (state) mj_getState(m, d, state, mjSTATE_INTEGRATION);
+  return state;
+}
+
+/* d continues from saved (an integration_state), bit for bit. */
+static inline int same_integration_state(const mjModel *m, const mjData *d, const mjtNum *saved) {
+  mjtNum *now = integration_state(m, d);
+  int same = now && saved && !memcmp(now, saved, sizeof(mjtNum) * mj_stateSize(m, mjSTATE_INTEGRATION));
+  free(now);
+  return same;
 }
 
 #endif
