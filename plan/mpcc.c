@@ -1398,7 +1398,11 @@ int plan_mpcc_solve(plan_mpcc *p, int dynamic, double *z, plan_mpcc_stage *out) 
   p->nrow = rows_per_step(p, dynamic);
   int nv = p->nvar, m = p->prm.N * p->nrow;
   double *xl = malloc(sizeof(double) * (2 * (size_t)nv + 3 * (size_t)m + (size_t)m + 2 * (size_t)nv));
-  if (!xl) { out->status = Insufficient_Memory; return -1; }
+  if (!xl) {
+    p->prm.penalty = rho; /* the planner keeps the form it was given */
+    out->status = Insufficient_Memory;
+    return -1;
+  }
   double *xu = xl + nv, *gl = xu + nv, *gu = gl + m, *g = gu + m, *mult = g + m;
   memset(mult, 0, sizeof(double) * ((size_t)m + 2 * (size_t)nv));
   var_bounds(p, xl, xu);
@@ -1427,7 +1431,7 @@ int plan_mpcc_solve(plan_mpcc *p, int dynamic, double *z, plan_mpcc_stage *out) 
     double t_relax = cpu_now(), eval_before = p->eval_s;
     st = solve_at_eps(p, eps, final ? P->tol : fmax(P->tol, 1e-6), cap, left, warm, z, xl, xu, gl, gu, g, mult,
                       &used, &obj);
-    record_relaxation(out, eps, 0, st, used - used_before, cpu_now() - t_relax, p->eval_s - eval_before);
+    record_relaxation(out, eps, p->prm.penalty, st, used - used_before, cpu_now() - t_relax, p->eval_s - eval_before);
     warm = st == Solve_Succeeded || st == Solved_To_Acceptable_Level || st == Maximum_Iterations_Exceeded;
     if (last) break;
     eps = fmax(eps * factor, eps_end);
@@ -1445,7 +1449,7 @@ int plan_mpcc_solve(plan_mpcc *p, int dynamic, double *z, plan_mpcc_stage *out) 
       int used_before = used;
       double t_relax = cpu_now(), eval_before = p->eval_s;
       st = solve_at_eps(p, eps_end, P->tol, cap, left, 1, z, xl, xu, gl, gu, g, mult, &used, &obj);
-      record_relaxation(out, eps_end, 0, st, used - used_before, cpu_now() - t_relax, p->eval_s - eval_before);
+      record_relaxation(out, eps_end, p->prm.penalty, st, used - used_before, cpu_now() - t_relax, p->eval_s - eval_before);
     }
   }
   if (hybrid && warm) {

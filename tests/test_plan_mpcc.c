@@ -108,6 +108,36 @@ static void check_dynamic_stage(plan_mpcc *p, const plan_mpcc_params *Pp, double
   EXPECT(fabs(qn - 1) < 1e-8, "|quat_N|^2 = %.12g", qn);
 }
 
+/* Each relaxation reports the form it was solved in: the penalty form's
+ * rho throughout when it is the only form, Scholtes' (0) down to
+ * penalty_from and rho for the last solve when both are asked. */
+static void test_relaxation_forms(void) {
+  for (int hybrid = 0; hybrid < 2; hybrid++) {
+    plan_mpcc_params P = small_task();
+    P.penalty = 100;
+    if (hybrid) P.penalty_from = 1e-5;
+    P.max_iter_relaxed = 10; /* what is checked is what each solve reports, not where it got */
+    P.max_iter_kinematic = 100;
+    char err[256];
+    plan_mpcc *p = plan_mpcc_create(&P, err, sizeof err);
+    EXPECT(p != NULL, "create with penalty %g: %s", P.penalty, err);
+    if (!p) continue;
+    double *z = malloc(sizeof(double) * plan_mpcc_nvars(p));
+    plan_mpcc_rest_guess(p, z);
+    plan_mpcc_stage kin;
+    plan_mpcc_solve(p, 0, z, &kin);
+    int nr = kin.homotopy_steps < PLAN_MPCC_MAX_RELAXATIONS ? kin.homotopy_steps : PLAN_MPCC_MAX_RELAXATIONS;
+    EXPECT(nr >= (hybrid ? 2 : 1), "%s: %d relaxations recorded", hybrid ? "penalty_from" : "penalty", nr);
+    for (int i = 0; i < nr; i++) {
+      double want = !hybrid || i == nr - 1 ? P.penalty : 0;
+      EXPECT(kin.relaxation[i].penalty == want, "%s: relaxation %d of %d (eps %g) reports penalty %g, solved with %g",
+             hybrid ? "penalty_from" : "penalty", i, nr, kin.relaxation[i].eps, kin.relaxation[i].penalty, want);
+    }
+    free(z);
+    plan_mpcc_free(p);
+  }
+}
+
 int main(void) {
   plan_mpcc_params P = small_task();
   char err[256];
@@ -144,5 +174,6 @@ int main(void) {
   free(z_warm);
   free(z);
   plan_mpcc_free(p);
+  test_relaxation_forms();
   return test_report("plan_mpcc");
 }
