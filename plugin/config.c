@@ -350,6 +350,16 @@ static const cusp_key key_table[] = {
             "equality rows of the contact problem, solved exactly (no solref softness); dependent rows (a "
             "pin where a clamp is) are dropped. `end` is the hold at S = the rest length (contact lcp "
             "only)"},
+    {.name = "teleport_speed", .kind = CUSP_KEY_REAL, .unit = "m/s", FIELD(teleport_speed), GT0, .plo = 1e-2,
+     .phi = 1e4, .def = {"10", "10"},
+     .why = "below 1 cm/s a slow drive would be taken for jumps; above 1e4 m/s no jump would be seen",
+     .doc = "a mocap mount, or a mocap body that carries a held point (keys `end_body`, `hold`), is "
+            "given its last move over the step as its velocity (MuJoCo gives a mocap body none); a move "
+            "that would carry a point of the rod faster than this (the point's displacement plus the "
+            "turn times the rod's length, over h) is a jump (teleport): that step takes no velocity from it, "
+            "the arm rides on a jumped mount rigidly and a held point is pulled to its jumped anchor by "
+            "`stabilization` of the distance per step. A reset (mj_resetData, a keyframe) starts "
+            "with no velocity whatever the mocap bodies' poses"},
 };
 
 #define NKEY ((int)(sizeof key_table / sizeof key_table[0]))

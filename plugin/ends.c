@@ -21,7 +21,13 @@
  *                                           seen one step late); what is left of
  *                                           the pose error is removed at the rate
  *                                           `stabilization` per step, so the
- *                                           point never drifts
+ *                                           point never drifts. A move faster than
+ *                                           `teleport_speed` is a jump, not a
+ *                                           motion: it gives no velocity, and the
+ *                                           point is pulled to the jumped anchor
+ *                                           by that removal alone (a fraction
+ *                                           alpha of the distance per step, never
+ *                                           past it), as after a reset
  *   a body with degrees of freedom          coupled both ways: its point
  *                                           Jacobian (mj_jac) is the anchor's
  *                                           side, the impulse goes into its tree
@@ -246,6 +252,20 @@ static void mat3_vec(const double R[9], const double x[3], double y[3]) {
   for (int i = 0; i < 3; i++) y[i] = R[3 * i] * x[0] + R[3 * i + 1] * x[1] + R[3 * i + 2] * x[2];
 }
 
+int cusp_mocap_jumped(cusp_runtime *r, const soft_t *s, const char *what, int body, const double v[3],
+                      const double w[3]) {
+  double length = 0;
+  for (int i = 0; i < s->cfg.sections; i++) length += s->cfg.length[i];
+  double speed = sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]) + sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]) * length;
+  if (speed <= s->cfg.teleport_speed) return 0; /* NaN too: the callers zero a non-finite velocity */
+  const char *name = mj_id2name(r->m, mjOBJ_BODY, body);
+  sb_errorf(r->message, sizeof r->message,
+            "instance \"%s\": %s: mocap body \"%s\" moved at %.3g m/s in one step, above key \"teleport_speed\" "
+            "%g m/s: a jump, given no velocity",
+            s->cfg.name, what, name ? name : "(unnamed)", speed, s->cfg.teleport_speed);
+  return 1;
+}
+
 /* The velocity of the anchor as carried by its mocap body: that body's
  * world angular velocity w = R_prev log(R_prev^T R) / h and origin velocity
  * (p - p_prev) / h, at the anchor's point p_a: [(p - p_prev) / h + w x (p_a
@@ -274,7 +294,10 @@ void cusp_ends_mocap_motion(cusp_runtime *r, soft_t *s, const cusp_arm_state *st
     v[0] = (now.p[0] - pp[0]) / h + om[1] * arm[2] - om[2] * arm[1];
     v[1] = (now.p[1] - pp[1]) / h + om[2] * arm[0] - om[0] * arm[2];
     v[2] = (now.p[2] - pp[2]) / h + om[0] * arm[1] - om[1] * arm[0];
-    if (!all_finite(e->anchor_vel, 6)) memset(e->anchor_vel, 0, sizeof e->anchor_vel);
+    char key[48];
+    if (!all_finite(e->anchor_vel, 6) ||
+        cusp_mocap_jumped(r, s, held_key(e, key, sizeof key), e->mocap_body, e->anchor_vel, e->anchor_vel + 3))
+      memset(e->anchor_vel, 0, sizeof e->anchor_vel);
   }
 }
 

@@ -114,7 +114,10 @@ void cusp_mount_motion(cusp_runtime *r, soft_t *s) {
  * Seen standing still, a mount fed at a steady speed carries the whole arm
  * into whatever its contacts hold it off, one move per step after the LCP
  * settled them (the depth settles at move / stabilization). Its last move
- * over h is the twist the step assumes for it: exact for a steady motion. */
+ * over h is the twist the step assumes for it: exact for a steady motion.
+ * A move faster than `teleport_speed` (cusp_mocap_jumped) is a jump: the
+ * step takes no twist from it, and the arm, whose coordinates are relative
+ * to its mount, is carried along rigidly. */
 void cusp_mount_mocap_motion(cusp_runtime *r, soft_t *s, const cusp_arm_state *st, double h) {
   double twist[6] = {0, 0, 0, 0, 0, 0};
   if (*st->have_mount_pose == 1 && h > 0) {
@@ -131,7 +134,8 @@ void cusp_mount_mocap_motion(cusp_runtime *r, soft_t *s, const cusp_arm_state *s
       twist[a] = w[a] / h;
       twist[3 + a] /= h;
     }
-    if (!all_finite(twist, 6)) memset(twist, 0, sizeof twist);
+    if (!all_finite(twist, 6) || cusp_mocap_jumped(r, s, "its mount", s->cfg.base_body_id, twist + 3, twist))
+      memset(twist, 0, sizeof twist); /* a jump: the arm rides on it rigidly */
   }
   sb_set_base_motion(s->model, twist, NULL);
 }

@@ -43,10 +43,22 @@ static inline double approach_speed(const double a[4], const double *b) {
   return sqrt(dv[0] * dv[0] + dv[1] * dv[1] + dv[2] * dv[2]) + rim;
 }
 
+/* How far a pair whose surfaces approach each other at speed (at the
+ * step's start) may travel towards each other within step h: the travel h
+ * speed, plus as much again for a pair that speeds up within the step, that
+ * allowance capped at CUSP_SWEEP_ALLOWANCE. A margin must cover the travel
+ * or the pair passes through unseen; beyond the travel only the allowance
+ * is looked at, so a fast body does not pull in everything within twice its
+ * travel. */
+static inline double swept_reach(double h, double speed) {
+  double travel = h * speed;
+  return travel + fmin(travel, CUSP_SWEEP_ALLOWANCE);
+}
+
 /* The margin a pair is looked for within at step h when its surfaces
- * approach each other at most at speed (CUSP_MARGIN, CUSP_SWEEP_SAFETY). */
+ * approach each other at most at speed (CUSP_MARGIN, swept_reach). */
 static inline double swept_margin(double h, double speed) {
-  double swept = CUSP_SWEEP_SAFETY * h * speed;
+  double swept = swept_reach(h, speed);
   return swept > CUSP_MARGIN ? swept : CUSP_MARGIN;
 }
 
@@ -65,9 +77,9 @@ static int swept_only(const mjPreContact *con, int n, double base) {
  * within the step: at its nearest contact con (normal from disk k of s to
  * the other side: disk ok of o, or a MuJoCo geom, standing still), the
  * sides close at their speed along the normal at the step's start, which
- * CUSP_SWEEP_SAFETY times over h would bring within the fixed margin. The
- * others (pairs passing by, or parting) are left out: a snapping rod has
- * hundreds of them within the swept margin. */
+ * over swept_reach would bring within the fixed margin. The others (pairs
+ * passing by, or parting) are left out: a snapping rod has hundreds of
+ * them within the swept margin. */
 static int swept_pair_closes(const soft_t *s, int k, const soft_t *o, int ok, const mjPreContact *con, double base,
                              double h) {
   double va[3], vb[3] = {0, 0, 0};
@@ -75,7 +87,8 @@ static int swept_pair_closes(const soft_t *s, int k, const soft_t *o, int ok, co
   if (o) cusp_arm_point_velocity(o, ok, con->pos, vb);
   double closing = 0;
   for (int q = 0; q < 3; q++) closing += (va[q] - vb[q]) * con->normal[q];
-  return !isfinite(closing) || con->dist - CUSP_SWEEP_SAFETY * h * closing < base;
+  if (!isfinite(closing)) return 1;
+  return closing > 0 && con->dist - swept_reach(h, closing) < base;
 }
 
 /* Whether disk j of an arm may touch its disk k (j > k): self-contact
@@ -259,7 +272,7 @@ static int tube_height(const soft_t *s, int k, double radius, const double nrm[3
  * answered the pair (with no contact beyond margin), 0 when MuJoCo's
  * function must (the rod's end disks, whose flat faces reach past the rod;
  * a point that cannot be evaluated). */
-static int tube_plane_contact(cusp_runtime *r, int i, int k, int b, double margin) {
+static int tube_plane_contact(cusp_runtime *r, int i, int k, int b, double margin, double base) {
   soft_t *s = &r->soft[i];
   const mjModel *m = r->m;
   const double *R = r->d->geom_xmat + 9 * b, *p0 = r->d->geom_xpos + 3 * b;
@@ -290,6 +303,14 @@ static int tube_plane_contact(cusp_runtime *r, int i, int k, int b, double margi
   for (int q = 0; q < 3; q++) {
     cm.normal[q] = nrm[q]; /* from the plane into the disk */
     cm.pos[q] = at[q] - (radius + 0.5 * best) * nrm[q]; /* midway between the tube and the plane */
+  }
+  if (best >= base) { /* found by the swept margin only: kept when it closes, as collide_disk's pairs */
+    mjPreContact con = {.dist = best};
+    for (int q = 0; q < 3; q++) {
+      con.pos[q] = cm.pos[q];
+      con.normal[q] = -nrm[q]; /* MuJoCo's way: from the disk to the plane */
+    }
+    if (!swept_pair_closes(s, k, NULL, -1, &con, base, r->m->opt.timestep)) return 1;
   }
   cusp_add_meta(r, &cm);
   return 1;
@@ -325,14 +346,19 @@ static void collide_disk(cusp_runtime *r, int i, int k) {
     const double *other = oi >= 0 ? r->soft[oi].disk_motion + 4 * ok : NULL;
     double margin = swept_margin(h, approach_speed(motion + 4 * k, other)) + m->geom_margin[b];
     if (oi == i && !self_pair_may_touch(r, s, k, ok, margin)) continue;
-    if (oi < 0 && m->geom_type[b] == mjGEOM_PLANE && disk_tiles_tube(s, k) && tube_plane_contact(r, i, k, b, margin))
+    double base = CUSP_MARGIN + m->geom_margin[b];
+    if (oi < 0 && m->geom_type[b] == mjGEOM_PLANE && disk_tiles_tube(s, k) &&
+        tube_plane_contact(r, i, k, b, margin, base))
       continue;
     int n = cusp_collide_pair(m, r->d, a, b, margin, r->cbuf, mjMAXCONPAIR);
-    double base = CUSP_MARGIN + m->geom_margin[b];
-    int only = margin > base ? swept_only(r->cbuf, n, base) : -1; /* an approach, not yet a touch: its nearest alone */
+    /* an approach, not yet a touch: kept when its nearest contact closes,
+     * with its contacts within the fixed margin of that one (a disk arriving
+     * face on is held at its whole face, not at one rim point) */
+    int only = margin > base ? swept_only(r->cbuf, n, base) : -1;
     if (only >= 0 && !swept_pair_closes(s, k, oi >= 0 ? &r->soft[oi] : NULL, ok, &r->cbuf[only], base, h)) continue;
+    double farthest = only >= 0 ? r->cbuf[only].dist + CUSP_MARGIN : INFINITY;
     for (int c = 0; c < n; c++) {
-      if (only >= 0 && c != only) continue;
+      if (only >= 0 && !(r->cbuf[c].dist <= farthest)) continue;
       const mjPreContact *con = &r->cbuf[c];
       contact_meta cm = {.inst = i, .disk = k, .other_geom = b, .other_inst = oi, .other_disk = ok,
                          .pair_index = c};

@@ -23,13 +23,14 @@
 
 /* Contacts are looked for this far before they touch (speculative: a gap g
  * acts only if it would close within the step), or farther, as far as the
- * pair's surfaces may travel towards each other in the step
- * (CUSP_SWEEP_SAFETY times their approach speed at the step's start times
- * h, a safety for a pair that speeds up within the step): a pair that closes a
- * larger gap than the margin in one step is otherwise passed through unseen
- * (narrowphase.c, swept_margin). */
+ * pair's surfaces may travel towards each other in the step: their travel at
+ * their approach speed at the step's start times h, plus as much again (a
+ * pair that speeds up within the step) but at most CUSP_SWEEP_ALLOWANCE. A
+ * pair that closes a larger gap than the margin in one step is otherwise
+ * passed through unseen (narrowphase.c, swept_reach). A pair found by the
+ * swept margin only keeps its contacts within CUSP_MARGIN of its nearest. */
 #define CUSP_MARGIN 0.005
-#define CUSP_SWEEP_SAFETY 2.0
+#define CUSP_SWEEP_ALLOWANCE (4 * CUSP_MARGIN)
 
 /* vectors of 3 per contact the sap and ncp models keep (cusp_runtime.cvec) */
 #define CUSP_CVEC 8
@@ -335,6 +336,14 @@ void cusp_ends_scatter(cusp_runtime *r, cusp_contact_kind model);
  * before one), into each held point's anchor_vel; cusp_ends_mocap_commit
  * keeps those poses at the step's end. */
 void cusp_ends_mocap_motion(cusp_runtime *r, soft_t *s, const cusp_arm_state *st, double h);
+/* Whether mocap body `body`'s last move, as the velocity v (m/s) of the
+ * point it carries (a held anchor, the mount's origin) and its angular
+ * velocity w (rad/s, any axes), is a jump rather than a motion: |v| + |w|
+ * times the rod's rest length (the fastest a point of the rod carried
+ * rigidly would go) above key teleport_speed. Says so in r->message, naming
+ * the instance, `what`, the body and the speed. */
+int cusp_mocap_jumped(cusp_runtime *r, const soft_t *s, const char *what, int body, const double v[3],
+                      const double w[3]);
 void cusp_ends_mocap_commit(cusp_runtime *r, const soft_t *s, cusp_arm_state *st);
 
 /* ---------- narrowphase.c ---------- */
