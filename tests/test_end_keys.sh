@@ -27,6 +27,12 @@ refuse "rod.hold=0.3 pin world extra" -- 'key "hold", entry 1' 'expected "S pin|
 refuse "rod.hold=0.3 pin nosuch" -- 'key "hold", entry 1' 'no body "nosuch"'
 refuse "rod.hold=$(for i in $(seq 17); do printf '0.%02d pin;' $i; done)" -- 'key "hold", entry 17' 'more than 16 entries'
 refuse rod.end=free "rod.hold=0.3 pin" rod.contact=penalty -- 'key "hold"' 'key "contact"' penalty
+refuse rod.teleport_speed=0 -- 'instance "rod"' 'key "teleport_speed"' '"0" is out of range' 'must be > 0'
+refuse rod.teleport_speed=-5 -- 'key "teleport_speed"' '"-5" is out of range'
+refuse rod.teleport_speed=fast -- 'key "teleport_speed"' '"fast" is not a number'
+refuse rod.teleport_speed=1e5 -- 'key "teleport_speed"' '"1e5"' 'plausible range 0.01 .. 10000 m/s'
+refuse rod.teleport_speed=0.001 -- 'key "teleport_speed"' '"0.001"' 'plausible range'
+runs rod.teleport_speed=0.5
 runs "rod.hold=0.3 pin"
 runs "rod.hold=0.3 clamp handle; 0.3 pin; 0.6 pin"
 runs "rod.hold=none"

@@ -14,9 +14,27 @@
  *    across its path (the twist's case: disk against disk).
  * Before the change both went through: the plate's top passed by the end
  * disk's centre by 1.3 cm, and the rod passed by a disk 9 mm deep in the
- * struck rod's (the plugin's message) and was thrown 0.83 m back up. */
+ * struck rod's (the plugin's message) and was thrown 0.83 m back up.
+ * 3. Face on: in 1 (a box) and onto a plane, the end disk arrives flat and
+ *    is stopped in a step whose start found it within the swept margin only.
+ *    Such a pair kept its nearest contact alone, one rim point, and the disk
+ *    was turned over by the impulse there; it now keeps every contact within
+ *    the fixed margin of the nearest, its face, and must not tilt beyond
+ *    rounding, nor go into the plane.
+ * 4. Very fast: thrown at 30 and 100 m/s (0.3 and 1 m a step) onto a plate
+ *    1.5 travels below: beyond the travel plus the bounded allowance
+ *    (CUSP_SWEEP_ALLOWANCE) but within twice the travel (the unbounded
+ *    margin), so no contact at the first step; the disks must still not go
+ *    through it (found at the next step), at most the four of each disk's
+ *    face a step.
+ * 5. A rod tiled by its disks (the tube-plane path) carried sideways fast
+ *    over a plane 1 cm below its surface: passing by, not approaching, so no
+ *    contact, as the other swept paths filter; carried down onto it, it is
+ *    found and stopped. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "plugin_testutil.h"
 
@@ -109,7 +127,179 @@ static void throw_down(const char *name, const char *xml, double *tip_z, double 
   finish(m, d);
 }
 
+/* The end disk's axis off vertical (rad): the tip frame's z axis against world z. */
+static double tip_tilt(const mjModel *m, const mjData *d) {
+  double p[3], q[4], R[9];
+  cusp_tip_pose(m, d, 0, p, q);
+  mju_quat2Mat(R, q);
+  return sqrt(R[2] * R[2] + R[5] * R[5]);
+}
+
+typedef struct {
+  double lowest;       /* the tip's lowest height, m */
+  double tilt;         /* the tip's largest tilt over the first four steps (the impact's), rad */
+  int most_contacts;   /* the most contacts of a step */
+  int first_contacts;  /* the first step's */
+  double deepest;      /* the least gap of a contact, m (< 0: penetration) */
+  int passed;          /* a step reported a disk passing through */
+} throw_result;
+
+/* The rod of scene xml (the carriage's slide first dof) thrown down at
+ * speed for nsteps steps. */
+static throw_result throw_at(const char *name, const char *xml, double speed, int nsteps) {
+  throw_result t = {.lowest = NAN, .tilt = NAN};
+  mjData *d;
+  mjModel *m = load_text_attached(name, xml, &d);
+  if (!m) return t;
+  d->qvel[0] = speed;
+  t.lowest = t.deepest = INFINITY;
+  t.tilt = 0;
+  for (int k = 0; k < nsteps; k++) {
+    mj_step(m, d);
+    double p[3];
+    cusp_tip_pose(m, d, 0, p, NULL);
+    t.lowest = fmin(t.lowest, p[2]);
+    if (k < 4) t.tilt = fmax(t.tilt, tip_tilt(m, d));
+    const cusp_step_report *r = cusp_report(m, d);
+    if (r && strstr(r->message, "pass")) t.passed = 1;
+    const cusp_contact_report *c;
+    int n = cusp_contacts(m, d, &c);
+    if (n > t.most_contacts) t.most_contacts = n;
+    if (k == 0) t.first_contacts = n;
+    for (int i = 0; i < n; i++) t.deepest = fmin(t.deepest, c[i].gap);
+    if (getenv("SWEPT_DEBUG")) {
+      printf("  step %d tip %.5f n %d tilt %.3e msg %s\n", k, p[2], n, tip_tilt(m, d), r ? r->message : "");
+      for (int i = 0; i < n && i < 80; i++)
+        printf("    disk %d geom %d gap %.5f pos %.4f %.4f %.4f imp %.3e\n", c[i].disk, c[i].other_geom, c[i].gap,
+               c[i].pos[0], c[i].pos[1], c[i].pos[2], c[i].normal_impulse);
+    }
+  }
+  finish(m, d);
+  return t;
+}
+
+/* The falling rod over geoms (MJCF) at 10 ms steps. */
+static void falling_scene(char *xml, size_t n, const char *young, const char *geoms) {
+  snprintf(xml, n,
+           "<mujoco model=\"falling\">\n"
+           "  <option timestep=\"0.01\" gravity=\"0 0 0\"/>\n"
+           "  <extension><plugin plugin=\"cusp.softbody\">\n"
+           "    <instance name=\"rod\">\n"
+           "    <config key=\"model\" value=\"cosserat\"/>\n"
+           "    <config key=\"sections\" value=\"4\"/>\n"
+           "    <config key=\"length\" value=\"0.025\"/>\n"
+           "    <config key=\"radius\" value=\"0.005\"/>\n"
+           "    <config key=\"density\" value=\"1000\"/>\n"
+           "    <config key=\"young\" value=\"%s\"/>\n"
+           "    <config key=\"viscosity\" value=\"0\"/>\n"
+           "    <config key=\"strains\" value=\"kx ky kz ex ey ez\"/>\n"
+           "    <config key=\"disks\" value=\"1\"/>\n"
+           "    <config key=\"disk_radius\" value=\"0.005\"/>\n"
+           "    <config key=\"disk_thickness\" value=\"0.005\"/>\n"
+           "    <config key=\"contact\" value=\"lcp\"/>\n"
+           "    <config key=\"actuated\" value=\"none\"/>\n"
+           "    </instance>\n"
+           "  </plugin></extension>\n"
+           "  <worldbody>\n%s" CARRIAGE "  </worldbody>\n"
+           "</mujoco>\n",
+           young, geoms);
+}
+
+/* 3: face on, onto the box plate of 1 and onto a plane. */
+static void face_on(void) {
+  throw_result t = throw_at("face_on_plate", plate_xml, 3.0, 20);
+  printf("face on onto a 4 mm plate at 3 m/s: tilt at most %.3e rad over the impact, lowest tip %.5f m (top 0.0825)\n",
+         t.tilt, t.lowest);
+  EXPECT(t.tilt < 1e-9, "face on onto the plate: the end disk tilted %.3e rad (a one-sided impulse)", t.tilt);
+  char xml[4096];
+  /* the plane 4.5 cm below the disk's face (at 0.0975): at the second step's
+   * start 1.5 cm, within the swept margin only, where it is stopped */
+  falling_scene(xml, sizeof xml, "1e7", "    <geom type=\"plane\" pos=\"0 0 0.0525\" size=\"0.1 0.1 0.01\"/>\n");
+  t = throw_at("face_on_plane", xml, 3.0, 20);
+  printf("face on onto a plane at 3 m/s: tilt at most %.3e rad over the impact, deepest contact gap %.2e m\n", t.tilt,
+         t.deepest);
+  EXPECT(t.tilt < 1e-9, "face on onto the plane: the end disk tilted %.3e rad (a one-sided impulse)", t.tilt);
+  EXPECT(t.deepest > -1e-6 && !t.passed, "face on onto the plane: a disk %.2e m into the plane", -t.deepest);
+}
+
+/* 4: very fast: a plate 1.5 travels below the end disk's face. */
+static void very_fast(void) {
+  const double speeds[] = {30.0, 100.0}, h = 0.01, face = 0.0975;
+  for (int i = 0; i < 2; i++) {
+    double travel = speeds[i] * h, top = face - 1.5 * travel;
+    char geoms[512], xml[4096];
+    snprintf(geoms, sizeof geoms, "    <geom name=\"plate\" type=\"box\" pos=\"0 0 %.6f\" size=\"0.05 0.05 0.002\"/>\n",
+             top - 0.002);
+    falling_scene(xml, sizeof xml, "1e9", geoms);
+    throw_result t = throw_at("very_fast", xml, speeds[i], 10);
+    printf("thrown at %.0f m/s (%.2f m a step) onto a plate %.3f m below: %d contacts at the first step (the margin "
+           "%.3f m, unbounded %.3f m), at most %d a step (9 disks), deepest gap %.2e m\n",
+           speeds[i], travel, face - top, t.first_contacts, travel + 0.02, 2 * travel, t.most_contacts, t.deepest);
+    EXPECT(t.first_contacts == 0, "thrown at %.0f m/s: %d contacts with a plate beyond the travel and its allowance",
+           speeds[i], t.first_contacts);
+    EXPECT(t.deepest > -1e-4 && !t.passed, "thrown at %.0f m/s: a disk %.4f m into the plate", speeds[i], -t.deepest);
+    EXPECT(t.most_contacts <= 4 * 9, "thrown at %.0f m/s: %d contacts in a step (4 per disk face)", speeds[i],
+           t.most_contacts);
+  }
+}
+
+/* 5: a rod tiled by its disks (the tube-plane path) on a mocap mount carried
+ * at 2 m/s (2 cm a step, 10 ms; the margin 4 cm), its surface 3 cm over a
+ * plane: along y (passing by) no contact may be kept; down (approaching, 1
+ * cm over it at the second step's start) it is found there. Returns the most
+ * contacts of the steps after the first (which sees the mount standing
+ * still). */
+static int tube_carried(const double dir[3]) {
+  static const char *xml =
+      "<mujoco model=\"tube_over_plane\">\n"
+      "  <option timestep=\"0.01\" gravity=\"0 0 0\"/>\n"
+      "  <extension><plugin plugin=\"cusp.softbody\"><instance name=\"tube\">\n"
+      "    <config key=\"model\" value=\"cosserat\"/>\n"
+      "    <config key=\"sections\" value=\"4\"/>\n"
+      "    <config key=\"length\" value=\"0.025\"/>\n"
+      "    <config key=\"radius\" value=\"0.005\"/>\n"
+      "    <config key=\"density\" value=\"1000\"/>\n"
+      "    <config key=\"young\" value=\"1e7\"/>\n"
+      "    <config key=\"strains\" value=\"kx ky kz ex ey ez\"/>\n"
+      "    <config key=\"disks\" value=\"4\"/>\n"
+      "    <config key=\"disk_radius\" value=\"0.005\"/>\n"
+      "    <config key=\"disk_thickness\" value=\"0.005000000005\"/>\n"
+      "    <config key=\"contact\" value=\"lcp\"/>\n"
+      "    <config key=\"actuated\" value=\"none\"/>\n"
+      "  </instance></plugin></extension>\n"
+      "  <worldbody>\n"
+      "    <geom name=\"floor\" type=\"plane\" size=\"1 1 0.01\"/>\n"
+      "    <body name=\"mount\" mocap=\"true\" pos=\"0 0 0.035\" euler=\"0 90 0\"><plugin instance=\"tube\"/></body>\n"
+      "  </worldbody>\n"
+      "</mujoco>\n";
+  mjData *d;
+  mjModel *m = load_text_attached("tube_over_plane", xml, &d);
+  if (!m) return -1;
+  const double v = 2.0, p0[3] = {0, 0, 0.035};
+  int most = 0, nsteps = dir[2] < 0 ? 2 : 6;
+  for (int k = 0; k < nsteps; k++) {
+    for (int a = 0; a < 3; a++) d->mocap_pos[a] = p0[a] + v * d->time * dir[a];
+    mj_step(m, d);
+    int n = cusp_contacts(m, d, NULL);
+    if (k >= 1 && n > most) most = n;
+  }
+  finish(m, d);
+  return most;
+}
+
+static void tube_plane_closing(void) {
+  const double along_y[3] = {0, 1, 0}, down[3] = {0, 0, -1};
+  int passing = tube_carried(along_y), approaching = tube_carried(down);
+  printf("a tiled rod carried at 2 m/s 3 cm over a plane: %d contacts passing by, %d approaching\n", passing,
+         approaching);
+  EXPECT(passing == 0, "a tiled rod passing over a plane keeps %d contacts found by the swept margin only", passing);
+  EXPECT(approaching > 0, "a tiled rod carried down onto a plane: no contact found");
+}
+
 int main(void) {
+  face_on();
+  very_fast();
+  tube_plane_closing();
   double z, low, above;
   int passed;
   throw_down("thrown_on_plate", plate_xml, &z, &low, &above, &passed);
