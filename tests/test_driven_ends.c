@@ -23,7 +23,27 @@
  *    end's anchor velocity is the w x (p_anchor - p_hub) term: the rod turns
  *    rigidly and its tip sits on the grip after every step. Seen standing
  *    still (or with that term's sign or frame wrong) the tip trails by
- *    w L h / alpha or more. */
+ *    w L h / alpha or more.
+ *
+ * A mocap body set far away in one step (a teleport) is not a motion: its
+ * move over h would be a velocity of tens of m/s, which the rows and the
+ * mount's twist then carry into the step (key teleport_speed, ends.c's
+ * cusp_mocap_jumped):
+ * 4. The handle of 1 jumped 2 cm sideways at rest (20 m/s over h): the end
+ *    is pulled to it by the stabilization alone, alpha of the distance a
+ *    step, never past it. Taken as a velocity, the end went (1 + alpha)
+ *    times the jump, 4 mm past the handle.
+ * 5. A mocap mount turned by 90 degrees in one step, the far end free: the
+ *    arm rides on it rigidly, at rest. Taken as a velocity (1571 rad/s), the
+ *    rod was flung out.
+ * 6. The handle jumped 0.3 m (1.5 rod lengths): the rows' pull, alpha of
+ *    the distance over h (60 m/s), is held to teleport_speed (ends.c,
+ *    bound_pull): no NaN, the end reaches the handle and not past it. Taken
+ *    as a velocity (300 m/s), the rod blew up within 15 steps (a 0.1 m jump
+ *    too). A rod dragged farther than it can stretch at all (here about 2.5
+ *    times its length, driven steadily at 1 m/s as well) fails as driven.
+ * 7. mj_resetData and mj_resetDataKeyframe (mocap bodies elsewhere than at
+ *    the last step) start at rest: no velocity from the reset's jump. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,7 +51,7 @@
 
 #include "plugin_testutil.h"
 
-#define ROD_KEYS                                                   \
+#define ROD_FREE_KEYS                                              \
   "    <config key=\"model\" value=\"cosserat\"/>\n"               \
   "    <config key=\"sections\" value=\"8\"/>\n"                   \
   "    <config key=\"length\" value=\"0.025\"/>\n"                 \
@@ -42,8 +62,8 @@
   "    <config key=\"strains\" value=\"kx ky kz ex ey ez\"/>\n"    \
   "    <config key=\"disks\" value=\"1\"/>\n"                      \
   "    <config key=\"contact\" value=\"lcp\"/>\n"                  \
-  "    <config key=\"actuated\" value=\"none\"/>\n"                \
-  "    <config key=\"end\" value=\"clamp\"/>\n"
+  "    <config key=\"actuated\" value=\"none\"/>\n"
+#define ROD_KEYS ROD_FREE_KEYS "    <config key=\"end\" value=\"clamp\"/>\n"
 
 /* a 0.2 m rod along +x from the mount (its z axis turned onto x) */
 static const char *both_xml =
@@ -244,7 +264,146 @@ static void held_off_axis_swung(void) {
   finish(m, d);
 }
 
+/* The rod's largest generalized speed. */
+static double max_speed(const mjModel *m, const mjData *d) {
+  const double *q, *v;
+  int n = cusp_soft_state(m, d, 0, &q, &v);
+  double x = 0;
+  for (int i = 0; i < n; i++) x = isfinite(v[i]) && isfinite(q[i]) ? fmax(x, fabs(v[i])) : INFINITY;
+  return x;
+}
+
+/* 4 and 6: both_xml's handle (mount standing) jumped by `jump` along y after
+ * 5 steps at rest; nsteps after it. The tip's farthest along y over the
+ * steps after the jump, its distance to the handle at the end, the report's
+ * message at the jump and the NaN events. */
+static void handle_jumped(double jump, int nsteps, double *farthest, double *final, char *message, int *nan_events) {
+  mjData *d;
+  *farthest = *final = NAN;
+  message[0] = 0;
+  mjModel *m = load_text_attached("handle_jumped", both_xml, &d);
+  if (!m) return;
+  int handle = m->body_mocapid[mj_name2id(m, mjOBJ_BODY, "handle")];
+  for (int k = 0; k < 5; k++) mj_step(m, d);
+  d->mocap_pos[3 * handle + 1] += jump;
+  *farthest = -INFINITY;
+  for (int k = 0; k < nsteps; k++) {
+    mj_step(m, d);
+    if (k == 0) snprintf(message, 256, "%s", cusp_report(m, d)->message);
+    double tip[3];
+    cusp_tip_pose(m, d, 0, tip, NULL);
+    *farthest = fmax(*farthest, isfinite(tip[1]) ? tip[1] : INFINITY);
+    double dist = dist3(tip, d->mocap_pos + 3 * handle);
+    *final = dist;
+  }
+  *nan_events = (int)cusp_report(m, d)->nan_events;
+  finish(m, d);
+}
+
+static void jumps_of_the_handle(void) {
+  const double alpha = 0.2;
+  double farthest, final;
+  int nan;
+  char message[256];
+  handle_jumped(0.02, 80, &farthest, &final, message, &nan);
+  printf("handle jumped 2 cm in one step: the tip went %.6f m along the jump at most (taken as a velocity: (1 + "
+         "alpha) x 0.02 = %.3f m), %.2e m off the handle after 80 steps\n  the step's message: %s\n",
+         farthest, (1 + alpha) * 0.02, final, message);
+  EXPECT(farthest <= 0.02 + 1e-9, "handle jumped 2 cm: the end went %.6f m, past the handle", farthest);
+  EXPECT(final < 0.01 * 0.02, "handle jumped 2 cm: the end %.2e m off the handle after 80 steps", final);
+  EXPECT(strstr(message, "teleport_speed") && strstr(message, "handle") && strstr(message, "key \"end\""),
+         "handle jumped 2 cm: the message does not name the key, the body and the held point: %s", message);
+  EXPECT(nan == 0, "handle jumped 2 cm: %d NaN events", nan);
+  /* pulled at key teleport_speed (10 m/s, 1 cm a step) over most of the way,
+   * not at alpha 0.3 m / h = 60 m/s; the undamped rod rings on around it */
+  handle_jumped(0.3, 600, &farthest, &final, message, &nan);
+  printf("handle jumped 0.3 m (1.5 rod lengths): the tip went %.6f m along the jump at most, %.2e m off the handle "
+         "after 600 steps, %d NaN events\n",
+         farthest, final, nan);
+  EXPECT(nan == 0 && isfinite(final), "handle jumped 0.3 m: NaN events (%d) or a non-finite tip", nan);
+  EXPECT(farthest <= 0.3 * (1 + 1e-3) && final < 0.01 * 0.3,
+         "handle jumped 0.3 m: the end went %.6f m, and ends %.2e m off it", farthest, final);
+}
+
+static const char *free_mount_xml =
+    "<mujoco model=\"mount_jumped\">\n"
+    "  <option timestep=\"0.001\" gravity=\"0 0 0\"/>\n"
+    "  <extension><plugin plugin=\"cusp.softbody\"><instance name=\"rod\">\n" ROD_FREE_KEYS
+    "  </instance></plugin></extension>\n"
+    "  <worldbody>\n"
+    "    <body name=\"mount\" pos=\"0 0 0\" euler=\"0 90 0\" mocap=\"true\"><plugin instance=\"rod\"/></body>\n"
+    "  </worldbody>\n"
+    "</mujoco>\n";
+
+/* 5: the mount turned by 90 degrees about world z in one step. */
+static void mount_turned_at_once(void) {
+  mjData *d;
+  mjModel *m = load_text_attached("mount_jumped", free_mount_xml, &d);
+  if (!m) return;
+  int mount = m->body_mocapid[mj_name2id(m, mjOBJ_BODY, "mount")];
+  for (int k = 0; k < 5; k++) mj_step(m, d);
+  double qz[4] = {cos(M_PI / 4), 0, 0, sin(M_PI / 4)}, q0[4];
+  memcpy(q0, d->mocap_quat + 4 * mount, sizeof q0);
+  mju_mulQuat(d->mocap_quat + 4 * mount, qz, q0);
+  double speed = 0, off = 0;
+  for (int k = 0; k < 20; k++) {
+    mj_step(m, d);
+    speed = fmax(speed, max_speed(m, d));
+    double tip[3], there[3] = {0, 0.2, 0};
+    cusp_tip_pose(m, d, 0, tip, NULL);
+    off = fmax(off, dist3(tip, there));
+  }
+  printf("mount turned 90 degrees in one step: the rod's largest generalized speed after it %.3e, its tip at most "
+         "%.3e m off the turned rod's (0, 0.2, 0)\n",
+         speed, off);
+  EXPECT(speed < 1e-9, "mount turned at once: the rod moves (generalized speed %.3e)", speed);
+  EXPECT(off < 1e-9, "mount turned at once: the tip %.3e m off where the turned rod's is", off);
+  finish(m, d);
+}
+
+/* 7: resets. both_xml with a keyframe whose mocap bodies are set below. */
+static void resets_start_at_rest(void) {
+  char xml[4096];
+  snprintf(xml, sizeof xml, "%s", both_xml);
+  char *end = strstr(xml, "</mujoco>");
+  snprintf(end, sizeof xml - (size_t)(end - xml), "  <keyframe><key name=\"moved\"/></keyframe>\n</mujoco>\n");
+  mjData *d;
+  mjModel *m = load_text_attached("reset_jumps", xml, &d);
+  if (!m) return;
+  int mount = m->body_mocapid[mj_name2id(m, mjOBJ_BODY, "mount")];
+  int handle = m->body_mocapid[mj_name2id(m, mjOBJ_BODY, "handle")];
+  /* the key: mount and handle 0.3 m along y, the rod between them as at the start */
+  m->key_mpos[3 * mount + 1] = m->key_mpos[3 * handle + 1] = 0.3;
+  for (int which = 0; which < 2; which++) {
+    for (int k = 0; k < 100; k++) { /* driven at 0.1 m/s: the last move is plugin state */
+      d->mocap_pos[3 * mount + 1] = d->mocap_pos[3 * handle + 1] = 0.1 * d->time;
+      mj_step(m, d);
+    }
+    if (which == 0)
+      mj_resetData(m, d);
+    else
+      mj_resetDataKeyframe(m, d, 0);
+    mj_forward(m, d);
+    double speed = 0, off = 0;
+    for (int k = 0; k < 5; k++) {
+      mj_step(m, d);
+      speed = fmax(speed, max_speed(m, d));
+      double tip[3];
+      cusp_tip_pose(m, d, 0, tip, NULL);
+      off = fmax(off, dist3(tip, d->mocap_pos + 3 * handle));
+    }
+    const char *name = which ? "mj_resetDataKeyframe (mocap bodies 0.3 m away)" : "mj_resetData";
+    printf("after %s: the rod's largest generalized speed %.3e, its tip %.3e m off the handle\n", name, speed, off);
+    EXPECT(speed < 1e-12 && off < 1e-9, "after %s: the rod moves (speed %.3e, tip %.3e m off the handle)", name,
+           speed, off);
+  }
+  finish(m, d);
+}
+
 int main(void) {
+  jumps_of_the_handle();
+  mount_turned_at_once();
+  resets_start_at_rest();
   both_ends_driven();
   twist_clamp_turned();
   held_off_axis_swung();
