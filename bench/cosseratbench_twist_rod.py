@@ -18,7 +18,7 @@ does.
 capped at one frame, 0.05 s, up to scale 0.25.) docs/twist.md has what it showed."""
 import sys, json, math, time, argparse
 import numpy as np, mujoco, cusp
-from cusp.cosseratbench_adapter import CuspSolver, _load_text, _quat
+from cusp.cosseratbench_adapter import CuspSolver, _load_text, mocap_drive, move_mocap
 from cosseratbench.experiments.twist import twist
 
 ap = argparse.ArgumentParser()
@@ -42,7 +42,7 @@ rod = sc.rods[a.rod]
 length = cusp.total_length(model, 0)
 for load in rod.loads:
   cusp.apply_force(model, data, 0, length, np.asarray(load.force, dtype=float))
-mocap = [(model.body(b).mocapid[0], o, f, mo) for b, o, f, mo in drive]
+mocap = mocap_drive(model, drive)
 mujoco.mj_forward(model, data)
 gid = [i for i in range(model.ngeom) if "/disk" in (model.body(model.geom_bodyid[i]).name or "")]  # disk k is gid[k]
 print("dt", dt, "per_frame", per_frame, file=sys.stderr)
@@ -50,11 +50,7 @@ step = 0
 Pprev = None
 t0 = time.time()
 while step * dt < a.until - 1e-12:
-  t_next = (step + 1) * dt
-  for body, origin, frame, motion in mocap:
-    disp, rot = motion.pose(t_next)
-    data.mocap_pos[body] = origin + disp
-    data.mocap_quat[body] = _quat(rot @ frame)
+  move_mocap(data, mocap, (step + 1) * dt)
   mujoco.mj_step(model, data)
   step += 1
   r = cusp.report(model, data)

@@ -229,6 +229,21 @@ def _quat(rotation: np.ndarray) -> np.ndarray:
   return q
 
 
+def mocap_drive(model: mujoco.MjModel, drive) -> list:
+  """CuspSolver.scene's drive (body name, origin, frame, motion) with each body's
+  mocap index in place of its name: what move_mocap takes."""
+  return [(model.body(body).mocapid[0], origin, frame, motion) for body, origin, frame, motion in drive]
+
+
+def move_mocap(data: mujoco.MjData, mocap: list, t: float) -> None:
+  """The driven mocap bodies to their poses at time t (the step's end: MuJoCo reads a
+  mocap body's pose when the step that ends at t starts)."""
+  for body, origin, frame, motion in mocap:
+    displacement, rotation = motion.pose(t)
+    data.mocap_pos[body] = origin + displacement
+    data.mocap_quat[body] = _quat(rotation @ frame)
+
+
 class CuspSolver:
   """cosseratbench's solver protocol over cusp.softbody (model cosserat)."""
 
@@ -577,8 +592,7 @@ class CuspSolver:
     names = cusp.instance_names(model)
     instance = [names.index(f"rod{i}") for i in group]
     lengths = [cusp.total_length(model, k) for k in instance]
-    mocap = [(model.body(body).mocapid[0], origin, frame, motion)
-             for body, origin, frame, motion in drive]
+    mocap = mocap_drive(model, drive)
     for i, k, length in zip(group, instance, lengths):
       for load in scenario.rods[i].loads:
         if load.at is End.END:
@@ -616,11 +630,7 @@ class CuspSolver:
     step = 0
     for _ in range(n_frames - 1):
       for _ in range(per_frame):
-        t_next = (step + 1) * dt
-        for body, origin, frame, motion in mocap:
-          displacement, rotation = motion.pose(t_next)
-          data.mocap_pos[body] = origin + displacement
-          data.mocap_quat[body] = _quat(rotation @ frame)
+        move_mocap(data, mocap, (step + 1) * dt)
         mujoco.mj_step(model, data)
         step += 1
         check(step * dt)
