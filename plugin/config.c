@@ -358,7 +358,8 @@ static const cusp_key key_table[] = {
             "that would carry a point of the rod faster than this (the point's displacement plus the "
             "turn times the rod's length, over h) is a jump (teleport): that step takes no velocity from it, "
             "the arm rides on a jumped mount rigidly and a held point is pulled to its jumped anchor by "
-            "`stabilization` of the distance per step. A reset (mj_resetData, a keyframe) starts "
+            "`stabilization` of the distance per step, at most at this speed (so is any held point far from "
+            "its anchor). A reset (mj_resetData, a keyframe) starts "
             "with no velocity whatever the mocap bodies' poses"},
 };
 

@@ -26,8 +26,9 @@
  *                                           motion: it gives no velocity, and the
  *                                           point is pulled to the jumped anchor
  *                                           by that removal alone (a fraction
- *                                           alpha of the distance per step, never
- *                                           past it), as after a reset
+ *                                           alpha of the distance per step, at
+ *                                           most at `teleport_speed`: bound_pull;
+ *                                           never past it), as after a reset
  *   a body with degrees of freedom          coupled both ways: its point
  *                                           Jacobian (mj_jac) is the anchor's
  *                                           side, the impulse goes into its tree
@@ -185,6 +186,13 @@ static int mount_share(cusp_runtime *r, soft_t *s, const cusp_held *h, double *j
   return 0;
 }
 
+/* The rod's rest length, m: the reach of a turn carrying it rigidly. */
+static double rest_length(const soft_t *s) {
+  double length = 0;
+  for (int i = 0; i < s->cfg.sections; i++) length += s->cfg.length[i];
+  return length;
+}
+
 static void mat3_vec(const double R[9], const double x[3], double y[3]) {
   for (int i = 0; i < 3; i++) y[i] = R[3 * i] * x[0] + R[3 * i + 1] * x[1] + R[3 * i + 2] * x[2];
 }
@@ -201,8 +209,7 @@ static void mat3_vec(const double R[9], const double x[3], double y[3]) {
 static void bound_pull(const soft_t *s, const cusp_held *h, double alpha, double step, sb_bilateral *e) {
   sb_pose g;
   if (sb_point_kinematics(s->model, s->work, h->section, h->s, &g, NULL, NULL, NULL)) return;
-  double c = s->cfg.teleport_speed, length = 0, err[3], Rrel[9], rot[3], rotw[3];
-  for (int i = 0; i < s->cfg.sections; i++) length += s->cfg.length[i];
+  double c = s->cfg.teleport_speed, length = rest_length(s), err[3], Rrel[9], rot[3], rotw[3];
   for (int a = 0; a < 3; a++) err[a] = g.p[a] - e->anchor_pos[a];
   double dist = sqrt(err[0] * err[0] + err[1] * err[1] + err[2] * err[2]);
   if (alpha * dist / step > c)
@@ -282,12 +289,10 @@ void cusp_ends_scatter(cusp_runtime *r, cusp_contact_kind model) {
   }
 }
 
-
 int cusp_mocap_jumped(cusp_runtime *r, const soft_t *s, const char *what, int body, const double v[3],
                       const double w[3]) {
-  double length = 0;
-  for (int i = 0; i < s->cfg.sections; i++) length += s->cfg.length[i];
-  double speed = sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]) + sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]) * length;
+  double speed =
+      sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]) + sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]) * rest_length(s);
   if (speed <= s->cfg.teleport_speed) return 0; /* NaN too: the callers zero a non-finite velocity */
   const char *name = mj_id2name(r->m, mjOBJ_BODY, body);
   sb_errorf(r->message, sizeof r->message,
