@@ -211,16 +211,20 @@ int plan_mpcc_polish(plan_mpcc *p, double *z, const double *mult_in, plan_mpcc_p
         out->rnlp_certified = 1;
       }
     }
-    if (P->verbose)
+    if (P->verbose) {
       fprintf(stderr, "polish: %d rows and %d variables fixed to 0 (%d pairs biactive below sqrt(eps)); IPOPT status %d "
-              "after %d iterations; %s: complementarity %.2e -> %.2e (tightened NLP's last iterate %.2e, its violation "
-              "%.2e), objective %.6f -> %.6f, %d biactive (%d with a multiplier < 0), relaxed NLP check %d (%d iterations, "
-              "objective %.6f, complementarity %.2e), stationarity %s\n",
-              out->fixed_rows, out->fixed_vars, out->biactive_relaxed, st, out->iterations,
+              "after %d iterations; %s: complementarity %.2e -> %.2e (the tightened NLP's last iterate: %.2e, "
+              "violation %.2e), objective %.6f -> %.6f; %d pairs biactive, %d of them with a multiplier < 0",
+              out->fixed_rows, out->fixed_vars, out->biactive_relaxed, st, out->iterations - out->rnlp_iterations,
               plan_mpcc_polish_status_name(out->status), out->complementarity_before, out->complementarity_after, comp,
               out->constraint_violation, out->objective_before, out->objective_after, out->biactive,
-              out->biactive_negative, out->rnlp_status, out->rnlp_iterations, out->rnlp_objective,
-              out->rnlp_complementarity, plan_mpcc_stationarity_name(out->stationarity));
+              out->biactive_negative);
+      if (out->rnlp_status != PLAN_MPCC_RNLP_NOT_RUN)
+        fprintf(stderr, "; relaxed NLP: IPOPT status %d after %d iterations, objective %.9f, complementarity %.2e, %s",
+                out->rnlp_status, out->rnlp_iterations, out->rnlp_objective, out->rnlp_complementarity,
+                out->rnlp_certified ? "certifies" : "does not certify");
+      fprintf(stderr, "; stationarity %s\n", plan_mpcc_stationarity_name(out->stationarity));
+    }
   }
   out->solve_s = cpu_seconds() - t0;
   free(buf);
