@@ -141,6 +141,43 @@ static void test_polish_relaxed(double **z_relaxed_out, int *nv_out, plan_mpcc_s
   free(zp);
 }
 
+/* The pairs the polish fixes are the rows' pairs: at a point with every
+ * force and velocity nonzero, each product row is its side row times its
+ * variable, and every pair's side row and variable appear once. */
+static void test_pairs(void) {
+  plan_mpcc_params P = small_task();
+  char err[256];
+  plan_mpcc *p = plan_mpcc_create(&P, err, sizeof err);
+  if (!p) { EXPECT(0, "create: %s", err); return; }
+  int nv = plan_mpcc_nvars(p), m = plan_mpcc_nconstraints(p, 1), np = P.N * (2 + P.d);
+  double *z = malloc(sizeof(double) * (5 * (size_t)nv + 3 * (size_t)m));
+  double *xl = z + nv, *xu = xl + nv, *gl = xu + nv, *gu = gl + m, *g = gu + m;
+  int *idx = malloc(sizeof(int) * 3 * (size_t)np), *seen = calloc((size_t)m + nv, sizeof(int));
+  plan_mpcc_rest_guess(p, z);
+  unsigned long long seed = 0x2545F4914F6CDD1Dull;
+  for (int i = plan_mpcc_block(p); i < nv; i++) z[i] += 0.5 * tu_rand_r(&seed);
+  plan_mpcc_nlp_bounds(p, 1, xl, xu, gl, gu);
+  plan_mpcc_nlp_rows(p, z, g);
+  int got = plan_mpcc_complementarity_pairs(p, idx, idx + np, idx + 2 * np);
+  EXPECT(got == np, "%d pairs, expected N (2 + d) = %d", got, np);
+  double worst = 0;
+  int dup = 0, bounds = 0;
+  for (int e = 0; e < got; e++) {
+    int ra = idx[e], rp = idx[np + e], vb = idx[2 * np + e];
+    worst = fmax(worst, fabs(g[rp] - g[ra] * z[vb]) / fmax(1e-12, fabs(g[rp])));
+    dup += seen[ra]++ + seen[rp]++ + seen[m + vb]++;
+    /* Scholtes' rows: the side a >= 0, the product <= eps; the variable b >= 0 */
+    bounds += gl[ra] != 0 || gu[ra] < 1e19 || gu[rp] != P.eps || xl[vb] != 0;
+  }
+  EXPECT(worst < 1e-12, "a product row is not its side row times its variable: relative %g", worst);
+  EXPECT(dup == 0, "%d rows or variables in two pairs", dup);
+  EXPECT(bounds == 0, "%d pairs whose bounds are not a >= 0, a b <= eps, b >= 0", bounds);
+  free(z);
+  free(idx);
+  free(seen);
+  plan_mpcc_free(p);
+}
+
 /* 2: a tightened NLP without a solution. */
 static void test_infeasible(void) {
   plan_mpcc_params P = small_task();
@@ -197,6 +234,7 @@ int main(void) {
   double *z_relaxed = NULL;
   int nv = 0;
   plan_mpcc_stage relaxed;
+  test_pairs();
   test_polish_relaxed(&z_relaxed, &nv, &relaxed);
   test_infeasible();
   if (z_relaxed) test_capped(z_relaxed, nv, &relaxed);
