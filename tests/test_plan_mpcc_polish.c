@@ -1,5 +1,6 @@
 /* The complementarity polish (plan/mpcc_polish.h) on a short horizon.
  *
+ * 0. The pairs it fixes are the rows' pairs (products, bounds, no overlap).
  * 1. The same relaxed solve without and with the polish (the solve is
  *    deterministic, so the first is the relaxed plan the second polished):
  *    the polished plan's complementarity recomputed from the contact geometry
