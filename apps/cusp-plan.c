@@ -109,6 +109,10 @@ static void stage_json(const char *name, const plan_mpcc_stage *s, int ran) {
 static void polish_json(const plan_mpcc_polish_result *r) {
   printf("\"polish\": ");
   if (r->status == PLAN_MPCC_POLISH_OFF) { printf("null"); return; }
+  if (r->status == PLAN_MPCC_POLISH_SKIPPED) {   /* the dynamic stage did not converge: nothing was polished */
+    printf("{\"status\": \"skipped\"}");
+    return;
+  }
   printf("{\"status\": \"%s\", \"ipopt_status\": %d, \"iterations\": %d, \"solve_s\": ",
          plan_mpcc_polish_status_name(r->status), r->ipopt_status, r->iterations);
   json_number(r->solve_s);

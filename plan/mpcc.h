@@ -121,7 +121,7 @@ typedef enum {
 } plan_mpcc_stationarity;
 
 #define PLAN_MPCC_RNLP_NOT_RUN (-1000)
-typedef struct {
+typedef struct {            /* with status OFF or SKIPPED, the other fields are 0 */
   plan_mpcc_polish_status status;
   int ipopt_status, iterations;
   double solve_s;               /* process CPU seconds of the polish (in the stage's solve_s) */
