@@ -13,6 +13,7 @@
 
 #include "cli_util.h"
 #include "mpcc.h"
+#include "mpcc_polish.h"
 
 /* The settings that meet issue 18's goals on the paper's task about each axis, measured
  * (docs/planning.md, session 14); every option given on the command line overrides them. */
@@ -37,9 +38,15 @@ static int usage(const char *msg) {
           "                 [--eps e] [--eps-start e0] [--eps-factor f] [--relaxed-iter k] [--max-iter k] [--kin-iter k] [--max-seconds s] [--tol t]\n"
           "                 [--penalty rho [--penalty-from e] | --scholtes] [--lbfgs-memory k] [--guess auto|rest|offaxis] [--offaxis-angle deg] [--ipopt-options file] [--hessian lbfgs|exact|last]\n"
           "                 [--terminal-weight w] [--terminal-weight-final w] [--out trajectory.csv] [--json] [--quiet] [--derivative-test] [--diagnose]\n"
+          "                 [--polish | --no-polish] [--polish-certify]\n"
           "--penalty-from: Scholtes' homotopy down to eps = e, then the penalty form (rho) from that point\n"
           "--terminal-weight: the weight of the final quaternion error in eq. (20) (the paper's: 100)\n"
           "--terminal-weight-final: after the homotopy, one more solve at eps with this terminal weight\n"
+          "--polish (default) / --no-polish: after the last relaxation, fix each complementarity pair's\n"
+          "  smaller side to zero and solve that tightened NLP (exact complementarity; the relaxed plan is\n"
+          "  kept if it fails)\n"
+          "--polish-certify: where a biactive pair's multiplier of that NLP is negative, solve the relaxed\n"
+          "  NLP from the polished point to tell whether it is strongly stationary (about the polish's cost)\n"
           "--diagnose: after each relaxation, where the dual infeasibility and the large multipliers\n"
           "  sit and how many complementarity pairs are biactive (stderr)\n"
           "--cold: the dynamic stage from rest; --warm: from the kinematic stage (the paper's two stages)\n"
@@ -98,6 +105,50 @@ static void stage_json(const char *name, const plan_mpcc_stage *s, int ran) {
   printf("]}");
 }
 
+/* The complementarity polish (mpcc_polish.h): null when not asked for. */
+static void polish_json(const plan_mpcc_polish_result *r) {
+  printf("\"polish\": ");
+  if (r->status == PLAN_MPCC_POLISH_OFF) { printf("null"); return; }
+  if (r->status == PLAN_MPCC_POLISH_SKIPPED) {   /* the dynamic stage did not converge: nothing was polished */
+    printf("{\"status\": \"skipped\"}");
+    return;
+  }
+  printf("{\"status\": \"%s\", \"ipopt_status\": %d, \"iterations\": %d, \"solve_s\": ",
+         plan_mpcc_polish_status_name(r->status), r->ipopt_status, r->iterations);
+  json_number(r->solve_s);
+  printf(", \"complementarity_before\": ");
+  json_number(r->complementarity_before);
+  printf(", \"complementarity_after\": ");
+  json_number(r->complementarity_after);
+  printf(", \"product_before\": ");
+  json_number(r->product_before);
+  printf(", \"product_after\": ");
+  json_number(r->product_after);
+  printf(", \"objective_before\": ");
+  json_number(r->objective_before);
+  printf(", \"objective_after\": ");
+  json_number(r->objective_after);
+  printf(", \"fixed_rows\": %d, \"fixed_variables\": %d, \"biactive_relaxed\": %d, \"tightened_violation\": ",
+         r->fixed_rows, r->fixed_vars, r->biactive_relaxed);
+  json_number(r->constraint_violation);
+  printf(", \"biactive\": %d, \"biactive_negative\": %d, \"min_biactive_multiplier\": ", r->biactive,
+         r->biactive_negative);
+  json_number(r->min_biactive_multiplier);
+  printf(", \"relaxed_nlp\": ");
+  if (r->rnlp_status == PLAN_MPCC_RNLP_NOT_RUN) {
+    printf("null");
+  } else {
+    printf("{\"ipopt_status\": %d, \"iterations\": %d, \"objective\": ", r->rnlp_status, r->rnlp_iterations);
+    json_number(r->rnlp_objective);
+    printf(", \"complementarity\": ");
+    json_number(r->rnlp_complementarity);
+    printf(", \"certified\": %s}", r->rnlp_certified ? "true" : "false");
+  }
+  /* strong: by IPOPT's multipliers, or (relaxed_nlp.certified) by the relaxed NLP; M, C, weak: the class of
+     IPOPT's multipliers, which need not be unique where MPEC-LICQ fails */
+  printf(", \"stationarity\": \"%s\"}", plan_mpcc_stationarity_name(r->stationarity));
+}
+
 /* One row per knot: t, q (n), v (n), omega (3), quat (4), then the step's
  * tau (n), fz, gap and the contact normal nx, ny, nz from the ball's centre
  * (empty on the last knot). */
@@ -131,7 +182,7 @@ int main(int argc, char **argv) {
   const char *task = NULL, *axis = NULL, *out = NULL, *guess = NULL, *ipopt_options = NULL, *hessian = NULL;
   int cold = -1, json = 0, quiet = 0, N = 100, max_iter = 3000, kin_iter = 300;
   double T = 4, angle = -1, eps = 1e-7, tol = 1e-8, max_seconds = 0, eps_start = -1, eps_factor = -1;
-  int relaxed_iter = -1, derivative_test = 0, diagnose = 0;
+  int relaxed_iter = -1, derivative_test = 0, diagnose = 0, polish = 1, polish_certify = 0;
   double terminal_weight = -1, penalty_from = -1, offaxis_deg = -1, terminal_weight_final = -1;
   double penalty = -1;
   int lbfgs_memory = 0;
@@ -145,6 +196,9 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--json")) json = 1;
     else if (!strcmp(a, "--quiet")) quiet = 1;
     else if (!strcmp(a, "--diagnose")) diagnose = 1;
+    else if (!strcmp(a, "--polish")) polish = 1;
+    else if (!strcmp(a, "--no-polish")) polish = 0;
+    else if (!strcmp(a, "--polish-certify")) polish_certify = 1;
     else if (!strcmp(a, "--derivative-test")) derivative_test = 1;
     else if (!strcmp(a, "--out") && more) out = argv[++i];
     else if (!strcmp(a, "--guess") && more) guess = argv[++i];
@@ -249,6 +303,8 @@ int main(int argc, char **argv) {
   P.verbose = !quiet;
   P.derivative_test = derivative_test;
   P.diagnose = diagnose;
+  P.polish = polish;
+  P.polish_certify = polish_certify;
   if (offaxis_deg > 0) P.offaxis_angle = offaxis_deg * M_PI / 180;
   if (terminal_weight > 0) P.terminal_weight = terminal_weight;
   if (terminal_weight_final > 0) P.terminal_weight_final = terminal_weight_final;
@@ -302,6 +358,8 @@ int main(int argc, char **argv) {
     json_number(dyn.complementarity_product);
     printf(", \"step_residual\": ");
     json_number(step_residual);
+    printf(", ");
+    polish_json(&dyn.polish);
     printf(", \"iterations\": %d, \"solve_s\": {\"kinematic\": ", kin.iterations + dyn.iterations);
     json_number(cold ? 0 : kin.solve_s);
     printf(", \"dynamic\": ");

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "mpcc_polish.h"
 #include "presets.h"
 
 #include <cblas.h>
@@ -1295,16 +1296,30 @@ static void diagnose_dual(plan_mpcc *p, double eps, const double *x, const doubl
   free(r);
 }
 
+static int ipopt_solve(plan_mpcc *p, double eps, double tol, int max_iter, double max_seconds, int warm,
+                       double *z, double *xl, double *xu, double *gl, double *gu, double *g,
+                       double *mult, int *iterations, double *obj);
+
 /* One IPOPT solve at relaxation eps from z (and the multipliers in mult when
  * warm, which it updates). Returns IPOPT's status; adds its iterations. */
 static int solve_at_eps(plan_mpcc *p, double eps, double tol, int max_iter, double max_seconds, int warm,
                         double *z, double *xl, double *xu, double *gl, double *gu, double *g,
                         double *mult, int *iterations, double *obj) {
-  int nv = p->nvar, m = p->prm.N * p->nrow;
   double eps_saved = p->prm.eps;
   p->prm.eps = eps;
   row_bounds(p, gl, gu);
   p->prm.eps = eps_saved;
+  int st = ipopt_solve(p, eps, tol, max_iter, max_seconds, warm, z, xl, xu, gl, gu, g, mult, iterations, obj);
+  if (p->prm.diagnose) diagnose_dual(p, eps, z, mult);
+  return st;
+}
+
+/* One IPOPT solve of the current stage within the bounds given; eps sets the
+ * rows' tolerance. */
+static int ipopt_solve(plan_mpcc *p, double eps, double tol, int max_iter, double max_seconds, int warm,
+                       double *z, double *xl, double *xu, double *gl, double *gu, double *g,
+                       double *mult, int *iterations, double *obj) {
+  int nv = p->nvar, m = p->prm.N * p->nrow;
   int nele = p->prm.N * p->nrow * (p->B + p->ns);
   IpoptProblem ip = CreateIpoptProblem(nv, xl, xu, m, gl, gu, nele, p->exact_now ? (int)hessian_nnz(p) : 0, 0, cb_f, cb_g, cb_grad, cb_jac, cb_h);
   if (!ip) return Invalid_Problem_Definition;
@@ -1354,7 +1369,6 @@ static int solve_at_eps(plan_mpcc *p, double eps, double tol, int max_iter, doub
   p->iterations = 0;
   enum ApplicationReturnStatus st = IpoptSolve(ip, z, g, obj, mult, mult + m, mult + m + nv, p);
   FreeIpoptProblem(ip);
-  if (p->prm.diagnose) diagnose_dual(p, eps, z, mult);
   *iterations += p->iterations;
   return st;
 }
@@ -1472,6 +1486,14 @@ int plan_mpcc_solve(plan_mpcc *p, int dynamic, double *z, plan_mpcc_stage *out) 
       record_relaxation(out, P->eps, rho, st, used - used_before, cpu_now() - t_relax, p->eval_s - eval_before);
     }
   }
+  if (P->polish && dynamic) {   /* the tightened NLP from the last relaxation's primal-dual point */
+    if ((st == Solve_Succeeded || st == Solved_To_Acceptable_Level) && !hybrid && !(P->penalty > 0)) {
+      plan_mpcc_polish(p, z, mult, &out->polish);
+      used += out->polish.iterations;
+    } else {
+      out->polish.status = PLAN_MPCC_POLISH_SKIPPED;
+    }
+  }
   out->solve_s = cpu_now() - t0;
   out->wall_s = wall_now() - wall0;
   out->eval_s = p->eval_s;
@@ -1490,6 +1512,66 @@ int plan_mpcc_solve(plan_mpcc *p, int dynamic, double *z, plan_mpcc_stage *out) 
   p->prm.penalty = rho;
   p->prm.terminal_weight = weight;
   return st == Solve_Succeeded || st == Solved_To_Acceptable_Level ? 0 : -1;
+}
+
+/* ---- the NLP as the complementarity polish sees it (mpcc_polish.h) ---- */
+const plan_mpcc_params *plan_mpcc_params_of(const plan_mpcc *p) { return &p->prm; }
+
+void plan_mpcc_nlp_bounds(plan_mpcc *p, int dynamic, double *xl, double *xu, double *gl, double *gu) {
+  p->dynamic = dynamic;
+  p->nrow = rows_per_step(p, dynamic);
+  var_bounds(p, xl, xu);
+  row_bounds(p, gl, gu);
+}
+
+void plan_mpcc_nlp_rows(plan_mpcc *p, const double *z, double *g) {
+  for (int k = 0; k < p->prm.N; k++) step_rows(p, z, k, g + (size_t)k * p->nrow);
+}
+
+int plan_mpcc_complementarity_pairs(const plan_mpcc *p, int *row_side, int *row_product, int *var_side) {
+  if (p->prm.penalty > 0) return -1;
+  int n = p->n, d = p->prm.d, R = p->nrow, o = (p->dynamic ? n : 0) + n + 3 + 4, e = 0;
+  for (int k = 0; k < p->prm.N; k++) {
+    int r0 = k * R + o, u0 = k * p->B + p->ns;
+    for (int j = 0; j < 2 + d; j++, e++) {
+      if (j == 0) { row_side[e] = r0; row_product[e] = r0 + 1; var_side[e] = u0 + n; }              /* gap, fz */
+      else if (j == 1) { row_side[e] = r0 + 2; row_product[e] = r0 + 3; var_side[e] = u0 + n + 1 + d; }  /* cone, gamma */
+      else { row_side[e] = r0 + 4 + (j - 2); row_product[e] = r0 + 4 + d + (j - 2); var_side[e] = u0 + n + 1 + (j - 2); }  /* slip, ft */
+    }
+  }
+  return e;
+}
+
+int plan_mpcc_lagrangian_gradient(plan_mpcc *p, const double *z, const double *lambda, double *r) {
+  int R = p->nrow, C = p->B + p->ns;
+  double *val = malloc(sizeof(double) * (size_t)R * C);
+  if (!val) return -1;
+  plan_mpcc_objective(p, z, r);
+  memcpy(p->zp, z, sizeof(double) * p->nvar);
+  for (int k = 0; k < p->prm.N; k++) {
+    step_jacobian(p, p->zp, k, val);
+    for (int i = 0; i < R; i++)
+      for (int c = 0; c < C; c++) r[(size_t)k * p->B + c] += val[(size_t)i * C + c] * lambda[(size_t)k * R + i];
+  }
+  free(val);
+  return 0;
+}
+
+int plan_mpcc_nlp_solve(plan_mpcc *p, const double *xl, const double *xu, const double *gl, const double *gu,
+                        int max_iter, double *z, double *mult, int *iterations, double *obj) {
+  int m = p->prm.N * p->nrow;
+  double *b = malloc(sizeof(double) * (2 * (size_t)p->nvar + 3 * (size_t)m));
+  if (!b) return Insufficient_Memory;
+  double *xl_c = b, *xu_c = xl_c + p->nvar, *gl_c = xu_c + p->nvar, *gu_c = gl_c + m, *g = gu_c + m;
+  memcpy(xl_c, xl, sizeof(double) * p->nvar);
+  memcpy(xu_c, xu, sizeof(double) * p->nvar);
+  memcpy(gl_c, gl, sizeof(double) * m);
+  memcpy(gu_c, gu, sizeof(double) * m);
+  p->exact_now = 1;   /* near a solution: where the exact Hessian pays (docs/planning.md, session 13) */
+  int st = ipopt_solve(p, p->prm.eps, p->prm.tol, max_iter, p->prm.max_seconds, 1, z, xl_c, xu_c, gl_c, gu_c, g,
+                       mult, iterations, obj);
+  free(b);
+  return st;
 }
 
 double plan_mpcc_quaternion_error(const plan_mpcc *p, const double *z) {

@@ -79,6 +79,12 @@ typedef struct {
   int diagnose;           /* after each relaxation, where the dual infeasibility and the large
                            * multipliers sit, and the biactive pairs (stderr) */
   int derivative_test;    /* IPOPT's first-order derivative checker at the start point (prints to stdout) */
+  int polish;             /* after the last Scholtes relaxation of the dynamic stage, the tightened NLP
+                           * (mpcc_polish.h): complementarity exact to IPOPT's tolerance */
+  int polish_max_iter;    /* the tightened NLP's IPOPT iteration cap (0: 200) */
+  int polish_certify;     /* where a biactive pair's multiplier is negative, solve the relaxed NLP from the
+                           * polished point to tell strong stationarity (mpcc_polish.h; costs about as
+                           * much as the polish) */
   const char *ipopt_options; /* an IPOPT options file read after (and overriding) the solver's own
                               * options; NULL or "": none (IPOPT would otherwise read ./ipopt.opt) */
 } plan_mpcc_params;
@@ -95,6 +101,49 @@ typedef struct {          /* one IPOPT solve of the homotopy */
   double solve_s, eval_s;   /* process CPU seconds */
 } plan_mpcc_relaxation;
 
+/* What the complementarity polish (mpcc_polish.h) did after the last relaxation. */
+typedef enum {
+  PLAN_MPCC_POLISH_OFF = 0,      /* not asked for */
+  PLAN_MPCC_POLISH_SKIPPED,      /* no relaxed solution to polish (the relaxation failed, or the penalty form) */
+  PLAN_MPCC_POLISH_ACCEPTED,     /* the tightened NLP converged: its solution replaced the relaxed plan */
+  PLAN_MPCC_POLISH_FAILED        /* it did not: the relaxed plan is kept, untouched */
+} plan_mpcc_polish_status;
+
+/* Stationarity of the polished point as an MPCC, from the signs of the
+ * multipliers of the pairs with both sides zero (biactive). */
+typedef enum {
+  PLAN_MPCC_STATIONARY_UNKNOWN = 0,  /* not polished */
+  PLAN_MPCC_STATIONARY_STRONG,       /* both multipliers >= 0 on every biactive pair (no biactive pair: the
+                                      * TNLP's KKT point is strongly stationary); B-stationary under MPEC-LICQ */
+  PLAN_MPCC_STATIONARY_M,            /* each biactive pair: both >= 0, or one of them zero */
+  PLAN_MPCC_STATIONARY_C,            /* each biactive pair: their product >= 0 */
+  PLAN_MPCC_STATIONARY_WEAK          /* only the TNLP's KKT conditions (weakly stationary) */
+} plan_mpcc_stationarity;
+
+#define PLAN_MPCC_RNLP_NOT_RUN (-1000)
+typedef struct {            /* with status OFF or SKIPPED, the other fields are 0 */
+  plan_mpcc_polish_status status;
+  int ipopt_status, iterations;
+  double solve_s;               /* process CPU seconds of the polish (in the stage's solve_s) */
+  int fixed_rows, fixed_vars;   /* pairs whose row side (gap, cone, slip), or variable side (fz, gamma, ft), was fixed to 0 */
+  int biactive_relaxed;         /* pairs with both sides below sqrt(eps) at the relaxed point */
+  double complementarity_before, complementarity_after;   /* max |min(a, b)| */
+  double product_before, product_after;                   /* max a b */
+  double objective_before, objective_after;
+  double constraint_violation;  /* of the tightened NLP at its last iterate */
+  int biactive;                 /* pairs with both sides <= 1e-6 at the polished point */
+  int biactive_negative;        /* of them, with a multiplier below -tolerance */
+  double min_biactive_multiplier; /* the most negative multiplier of a biactive pair (0: none) */
+  /* when some biactive multiplier is negative: the relaxed NLP (those pairs' sides only >= 0) from the
+   * polished point (mpcc_polish.h) */
+  int rnlp_status;              /* IPOPT's, or PLAN_MPCC_RNLP_NOT_RUN */
+  int rnlp_iterations;          /* (in iterations) */
+  double rnlp_objective, rnlp_complementarity;
+  int rnlp_certified;           /* the relaxed NLP found no descent (stationarity strong by it, not by
+                                 * the multipliers of the tightened NLP) */
+  plan_mpcc_stationarity stationarity;
+} plan_mpcc_polish_result;
+
 typedef struct {
   int status;             /* IPOPT ApplicationReturnStatus */
   int iterations;         /* over all relaxations of the stage */
@@ -108,6 +157,7 @@ typedef struct {
   double complementarity_product; /* max over steps and pairs of a b (Scholtes: <= eps) */
   double constraint_violation;/* max violation of the NLP's constraints and bounds */
   plan_mpcc_relaxation relaxation[PLAN_MPCC_MAX_RELAXATIONS];  /* the first homotopy_steps of them */
+  plan_mpcc_polish_result polish;  /* with prm.polish: the plan's figures above are the polished plan's when accepted */
 } plan_mpcc_stage;
 
 typedef struct plan_mpcc plan_mpcc;
