@@ -27,7 +27,7 @@
  *                                           point is pulled to the jumped anchor
  *                                           by that removal alone (a fraction
  *                                           alpha of the distance per step, at
- *                                           most at `teleport_speed`: bound_pull;
+ *                                           most at `teleport_speed`: the rows' cap;
  *                                           never past it), as after a reset
  *   a body with degrees of freedom          coupled both ways: its point
  *                                           Jacobian (mj_jac) is the anchor's
@@ -197,34 +197,6 @@ static void mat3_vec(const double R[9], const double x[3], double y[3]) {
   for (int i = 0; i < 3; i++) y[i] = R[3 * i] * x[0] + R[3 * i + 1] * x[1] + R[3 * i + 2] * x[2];
 }
 
-/* The rows pull a held point towards its anchor by alpha of its error a
- * step, at alpha |e| / h: after a jump of the anchor (or any far anchor)
- * that is as fast as the jump was. The pull is held to key teleport_speed
- * c (its linear part; the turn's times the rod's length L) by an added
- * anchor velocity that takes off the excess: the rows then ask the point
- * for -c e / |e| (and the frame for -c / L r / |r|) on top of the anchor's
- * own motion, and once within c h / alpha of the anchor for the usual
- * alpha of the error. A held point is never moved faster by its rows'
- * correction than a motion the key allows. */
-static void bound_pull(const soft_t *s, const cusp_held *h, double alpha, double step, sb_bilateral *e) {
-  sb_pose g;
-  if (sb_point_kinematics(s->model, s->work, h->section, h->s, &g, NULL, NULL, NULL)) return;
-  double c = s->cfg.teleport_speed, length = rest_length(s), err[3], Rrel[9], rot[3], rotw[3];
-  for (int a = 0; a < 3; a++) err[a] = g.p[a] - e->anchor_pos[a];
-  double dist = sqrt(err[0] * err[0] + err[1] * err[1] + err[2] * err[2]);
-  if (alpha * dist / step > c)
-    for (int a = 0; a < 3; a++) e->anchor_vel[a] += (alpha / step - c / dist) * err[a];
-  if (e->rows < 6) return;
-  for (int i = 0; i < 3; i++)
-    for (int j = 0; j < 3; j++)
-      Rrel[3 * i + j] = e->anchor_R[i] * g.R[j] + e->anchor_R[3 + i] * g.R[3 + j] + e->anchor_R[6 + i] * g.R[6 + j];
-  sb_so3_log(Rrel, rot);
-  mat3_vec(e->anchor_R, rot, rotw); /* world axes */
-  double angle = sqrt(rot[0] * rot[0] + rot[1] * rot[1] + rot[2] * rot[2]);
-  if (length > 0 && alpha * angle * length / step > c)
-    for (int a = 0; a < 3; a++) e->anchor_vel[3 + a] += (alpha / step - c / (length * angle)) * rotw[a];
-}
-
 int cusp_ends_add(cusp_runtime *r, cusp_contact_kind model) {
   const mjModel *m = r->m;
   mjData *d = r->d;
@@ -250,7 +222,12 @@ int cusp_ends_add(cusp_runtime *r, cusp_contact_kind model) {
       memcpy(e.anchor_pos, anchor.p, sizeof e.anchor_pos);
       memcpy(e.anchor_R, anchor.R, sizeof e.anchor_R);
       memcpy(e.anchor_vel, h->anchor_vel, sizeof e.anchor_vel);
-      bound_pull(s, h, c->stabilization, m->opt.timestep, &e);
+      /* the rows' pull to the anchor, alpha of the error over h with the
+       * solve's alpha (a jumped or far anchor: as fast as the jump), held
+       * to the key's speed; the turn's so that a point a rod's length out
+       * goes no faster (softbody/contact.h, "Bilateral constraints") */
+      e.max_speed = c->teleport_speed;
+      e.max_turn = rest_length(s) > 0 ? c->teleport_speed / rest_length(s) : 0;
       int rigid = h->body_id > 0 && body_is_rigid(m, h->body_id) && r->rigid_body >= 0;
       int coupled = s->mount_lcp == 1 && r->rigid_body >= 0;
       if (rigid || coupled) {

@@ -336,6 +336,12 @@ static void rank_deficient(void) {
   e.rows = 3;
   e.other = 5;
   EXPECT(sb_contact_add_bilateral(P, &e, err, sizeof err) < 0 && strstr(err, "anchor body"), "bad body: %s", err);
+  e.other = -1;
+  e.max_speed = -1;
+  EXPECT(sb_contact_add_bilateral(P, &e, err, sizeof err) < 0 && strstr(err, "caps"), "negative cap: %s", err);
+  e.max_speed = 0;
+  e.max_turn = NAN;
+  EXPECT(sb_contact_add_bilateral(P, &e, err, sizeof err) < 0 && strstr(err, "caps"), "NaN cap: %s", err);
   sb_contact_free(P);
   rod_free(&r);
 }

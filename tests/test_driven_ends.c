@@ -43,7 +43,12 @@
  *    too). A rod dragged farther than it can stretch at all (here about 2.5
  *    times its length, driven steadily at 1 m/s as well) fails as driven.
  * 7. mj_resetData and mj_resetDataKeyframe (mocap bodies elsewhere than at
- *    the last step) start at rest: no velocity from the reset's jump. */
+ *    the last step) start at rest: no velocity from the reset's jump.
+ * 8. 6 with a second rod lying on a floor, of another stabilization: one
+ *    coupled solve uses the alpha of its first instance in contact (the
+ *    lying rod), and the pull's cap must hold for that alpha. Capped with
+ *    the held rod's own alpha (1 against the solve's 0.2), the rows pushed
+ *    the end away from its anchor and the step blew up (3e19 m). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -400,7 +405,60 @@ static void resets_start_at_rest(void) {
   finish(m, d);
 }
 
+/* 8: a rod lying on a floor (stabilization alpha_lying; first, so its
+ * contacts set the solve's alpha) and both_xml's clamped rod (alpha_held),
+ * whose handle jumps 0.3 m. */
+static void jump_beside_another_alpha(double alpha_lying, double alpha_held) {
+  char xml[4096];
+  snprintf(xml, sizeof xml,
+           "<mujoco model=\"two_alphas\">\n"
+           "  <option timestep=\"0.001\" gravity=\"0 0 0\"/>\n"
+           "  <extension><plugin plugin=\"cusp.softbody\">\n"
+           "  <instance name=\"lying\">\n" ROD_FREE_KEYS "    <config key=\"stabilization\" value=\"%g\"/>\n"
+           "  </instance>\n"
+           "  <instance name=\"rod\">\n" ROD_KEYS "    <config key=\"end_body\" value=\"handle\"/>\n"
+           "    <config key=\"stabilization\" value=\"%g\"/>\n"
+           "  </instance></plugin></extension>\n"
+           "  <worldbody>\n"
+           "    <geom name=\"floor\" type=\"plane\" pos=\"0 0 -0.1\" size=\"2 2 0.01\"/>\n"
+           "    <body name=\"lmount\" pos=\"0 0.5 -0.093\" euler=\"0 90 0\"><plugin instance=\"lying\"/></body>\n"
+           "    <body name=\"mount\" pos=\"0 0 0\" euler=\"0 90 0\" mocap=\"true\"><plugin instance=\"rod\"/></body>\n"
+           "    <body name=\"handle\" mocap=\"true\" pos=\"0.2 0 0\"/>\n"
+           "  </worldbody>\n"
+           "</mujoco>\n",
+           alpha_lying, alpha_held);
+  mjData *d;
+  mjModel *m = load_text_attached("two_alphas", xml, &d);
+  if (!m) return;
+  int handle = m->body_mocapid[mj_name2id(m, mjOBJ_BODY, "handle")];
+  for (int k = 0; k < 5; k++) mj_step(m, d);
+  int contacts = cusp_report(m, d)->ncontact;
+  const double jump = 0.3;
+  d->mocap_pos[3 * handle + 1] += jump;
+  double farthest = -INFINITY, final = NAN;
+  for (int k = 0; k < 600; k++) {
+    mj_step(m, d);
+    double tip[3];
+    cusp_tip_pose(m, d, 1, tip, NULL);
+    farthest = fmax(farthest, isfinite(tip[1]) ? tip[1] : INFINITY);
+    final = dist3(tip, d->mocap_pos + 3 * handle);
+  }
+  int nan = (int)cusp_report(m, d)->nan_events;
+  printf("handle jumped %.1f m beside a lying rod in contact (%d contacts; stabilization %g lying, %g held): the tip "
+         "went %.6f m along the jump at most, %.2e m off the handle after 600 steps, %d NaN events\n",
+         jump, contacts, alpha_lying, alpha_held, farthest, final, nan);
+  EXPECT(contacts > 0, "two alphas: the lying rod has no contact, so it does not lead the solve");
+  EXPECT(nan == 0 && isfinite(final), "two alphas %g/%g: NaN events (%d) or a non-finite tip", alpha_lying,
+         alpha_held, nan);
+  EXPECT(farthest <= jump * (1 + 1e-3) && final < 0.01 * jump,
+         "two alphas %g/%g: the end went %.6f m, and ends %.2e m off the handle", alpha_lying, alpha_held, farthest,
+         final);
+  finish(m, d);
+}
+
 int main(void) {
+  jump_beside_another_alpha(0.2, 1.0);
+  jump_beside_another_alpha(0.5, 0.2);
   jumps_of_the_handle();
   mount_turned_at_once();
   resets_start_at_rest();
