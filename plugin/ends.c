@@ -21,13 +21,14 @@
  *                                           seen one step late); what is left of
  *                                           the pose error is removed at the rate
  *                                           `stabilization` per step, so the
- *                                           point never drifts. A move faster than
+ *                                           point never drifts. A move whose
+ *                                           velocity changed by more than
  *                                           `teleport_speed` is a jump, not a
  *                                           motion: it gives no velocity, and the
  *                                           point is pulled to the jumped anchor
  *                                           by that removal alone (a fraction
  *                                           alpha of the distance per step, at
- *                                           most at `teleport_speed`: the rows' cap;
+ *                                           most at `pull_speed`: the rows' cap;
  *                                           never past it), as after a reset
  *   a body with degrees of freedom          coupled both ways: its point
  *                                           Jacobian (mj_jac) is the anchor's
@@ -186,13 +187,6 @@ static int mount_share(cusp_runtime *r, soft_t *s, const cusp_held *h, double *j
   return 0;
 }
 
-/* The rod's rest length, m: the reach of a turn carrying it rigidly. */
-static double rest_length(const soft_t *s) {
-  double length = 0;
-  for (int i = 0; i < s->cfg.sections; i++) length += s->cfg.length[i];
-  return length;
-}
-
 static void mat3_vec(const double R[9], const double x[3], double y[3]) {
   for (int i = 0; i < 3; i++) y[i] = R[3 * i] * x[0] + R[3 * i + 1] * x[1] + R[3 * i + 2] * x[2];
 }
@@ -226,8 +220,8 @@ int cusp_ends_add(cusp_runtime *r, cusp_contact_kind model) {
        * solve's alpha (a jumped or far anchor: as fast as the jump), held
        * to the key's speed; the turn's so that a point a rod's length out
        * goes no faster (softbody/contact.h, "Bilateral constraints") */
-      e.max_speed = c->teleport_speed;
-      e.max_turn = rest_length(s) > 0 ? c->teleport_speed / rest_length(s) : 0;
+      e.max_speed = c->pull_speed;
+      e.max_turn = cusp_rest_length(s) > 0 ? c->pull_speed / cusp_rest_length(s) : 0;
       int rigid = h->body_id > 0 && body_is_rigid(m, h->body_id) && r->rigid_body >= 0;
       int coupled = s->mount_lcp == 1 && r->rigid_body >= 0;
       if (rigid || coupled) {
@@ -266,17 +260,52 @@ void cusp_ends_scatter(cusp_runtime *r, cusp_contact_kind model) {
   }
 }
 
-int cusp_mocap_jumped(cusp_runtime *r, const soft_t *s, const char *what, int body, const double v[3],
-                      const double w[3]) {
-  double speed =
-      sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]) + sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]) * rest_length(s);
-  if (speed <= s->cfg.teleport_speed) return 0; /* NaN too: the callers zero a non-finite velocity */
+static double norm3(const double *x) { return sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]); }
+
+/* |v - ref_v| and |w - ref_w| of two [linear; angular] velocities */
+static void velocity_change(const double *vel, const double *ref, double *dv, double *dw) {
+  double a[3], b[3];
+  for (int k = 0; k < 3; k++) {
+    a[k] = vel[k] - ref[k];
+    b[k] = vel[3 + k] - ref[3 + k];
+  }
+  *dv = norm3(a);
+  *dw = norm3(b);
+}
+
+int cusp_mocap_jumped(cusp_runtime *r, const soft_t *s, const char *what, int body, const double vel[6],
+                      double lever, double move[12]) {
+  double dv_seen, dw_seen, dv, dw;
+  velocity_change(vel, move, &dv_seen, &dw_seen);
+  velocity_change(vel, move + 6, &dv, &dw);
+  double change_seen = dv_seen + dw_seen * lever, change = dv + dw * lever;
+  if (change_seen < change) {
+    change = change_seen;
+    dv = dv_seen;
+    dw = dw_seen;
+  }
+  int jumped = !(change <= s->cfg.teleport_speed); /* NaN too: the callers zero a non-finite velocity */
+  memcpy(move, vel, 6 * sizeof(double));
+  if (!jumped) {
+    memcpy(move + 6, vel, 6 * sizeof(double));
+    return 0;
+  }
   const char *name = mj_id2name(r->m, mjOBJ_BODY, body);
+  double h = r->m->opt.timestep;
   sb_errorf(r->message, sizeof r->message,
-            "instance \"%s\": %s: mocap body \"%s\" moved at %.3g m/s in one step, above key \"teleport_speed\" "
-            "%g m/s: a jump, given no velocity",
-            s->cfg.name, what, name ? name : "(unnamed)", speed, s->cfg.teleport_speed);
+            "instance \"%s\": %s: mocap body \"%s\" moved %.4g m and turned %.4g rad in one step, a change of "
+            "its velocity by %.4g m/s and %.4g rad/s (times lever %.4g m), above key \"teleport_speed\" %.4g m/s: "
+            "a jump, given no velocity",
+            s->cfg.name, what, name ? name : "(unnamed)", norm3(vel) * h, norm3(vel + 3) * h, dv, dw, lever,
+            s->cfg.teleport_speed);
   return 1;
+}
+
+/* The rod's rest length, m: the reach of a turn carrying it rigidly. */
+double cusp_rest_length(const soft_t *s) {
+  double length = 0;
+  for (int i = 0; i < s->cfg.sections; i++) length += s->cfg.length[i];
+  return length;
 }
 
 /* The velocity of the anchor as carried by its mocap body: that body's
@@ -288,7 +317,11 @@ void cusp_ends_mocap_motion(cusp_runtime *r, soft_t *s, const cusp_arm_state *st
   for (int k = 0; k < s->nheld; k++) {
     cusp_held *e = &s->held[k];
     memset(e->anchor_vel, 0, sizeof e->anchor_vel);
-    if (e->mocap_body < 0 || st->have_held_pose[k] != 1 || !(h > 0)) continue;
+    memcpy(e->move, st->held_move + 12 * k, sizeof e->move);
+    if (e->mocap_body < 0 || st->have_held_pose[k] != 1 || !(h > 0)) {
+      memset(e->move, 0, 6 * sizeof(double)); /* seen standing still: no move */
+      continue;
+    }
     const double *Rp = st->held_pose + 12 * k, *pp = Rp + 9;
     sb_pose now, body;
     pose_from_body(r->d, e->mocap_body, &now);
@@ -308,8 +341,11 @@ void cusp_ends_mocap_motion(cusp_runtime *r, soft_t *s, const cusp_arm_state *st
     v[1] = (now.p[1] - pp[1]) / h + om[2] * arm[0] - om[0] * arm[2];
     v[2] = (now.p[2] - pp[2]) / h + om[0] * arm[1] - om[1] * arm[0];
     char key[48];
-    if (!all_finite(e->anchor_vel, 6) ||
-        cusp_mocap_jumped(r, s, held_key(e, key, sizeof key), e->mocap_body, e->anchor_vel, e->anchor_vel + 3))
+    double lever = e->rows == 6 ? cusp_rest_length(s) : 0;
+    if (!all_finite(e->anchor_vel, 6)) {
+      memset(e->anchor_vel, 0, sizeof e->anchor_vel);
+      memset(e->move, 0, 6 * sizeof(double));
+    } else if (cusp_mocap_jumped(r, s, held_key(e, key, sizeof key), e->mocap_body, e->anchor_vel, lever, e->move))
       memset(e->anchor_vel, 0, sizeof e->anchor_vel);
   }
 }
@@ -323,5 +359,6 @@ void cusp_ends_mocap_commit(cusp_runtime *r, const soft_t *s, cusp_arm_state *st
     memcpy(st->held_pose + 12 * k, now.R, 9 * sizeof(double));
     memcpy(st->held_pose + 12 * k + 9, now.p, 3 * sizeof(double));
     st->have_held_pose[k] = 1;
+    memcpy(st->held_move + 12 * k, e->move, sizeof e->move);
   }
 }

@@ -27,8 +27,9 @@
  *
  * A mocap body set far away in one step (a teleport) is not a motion: its
  * move over h would be a velocity of tens of m/s, which the rows and the
- * mount's twist then carry into the step (key teleport_speed, ends.c's
- * cusp_mocap_jumped):
+ * mount's twist then carry into the step. A jump is a change of the
+ * velocity beyond key teleport_speed (ends.c's cusp_mocap_jumped), and the
+ * rows' pull to a far anchor is held to key pull_speed:
  * 4. The handle of 1 jumped 2 cm sideways at rest (20 m/s over h): the end
  *    is pulled to it by the stabilization alone, alpha of the distance a
  *    step, never past it. Taken as a velocity, the end went (1 + alpha)
@@ -37,8 +38,8 @@
  *    arm rides on it rigidly, at rest. Taken as a velocity (1571 rad/s), the
  *    rod was flung out.
  * 6. The handle jumped 0.3 m (1.5 rod lengths): the rows' pull, alpha of
- *    the distance over h (60 m/s), is held to teleport_speed (ends.c,
- *    bound_pull): no NaN, the end reaches the handle and not past it. Taken
+ *    the distance over h (60 m/s), is held to pull_speed (the rows' cap,
+ *    softbody/bilateral.c): no NaN, the end reaches the handle and not past it. Taken
  *    as a velocity (300 m/s), the rod blew up within 15 steps (a 0.1 m jump
  *    too). A rod dragged farther than it can stretch at all (here about 2.5
  *    times its length, driven steadily at 1 m/s as well) fails as driven.
@@ -48,7 +49,16 @@
  *    coupled solve uses the alpha of its first instance in contact (the
  *    lying rod), and the pull's cap must hold for that alpha. Capped with
  *    the held rod's own alpha (1 against the solve's 0.2), the rows pushed
- *    the end away from its anchor and the step blew up (3e19 m). */
+ *    the end away from its anchor and the step blew up (3e19 m).
+ * 9. A steady fast drive is a motion, not a jump: mount and handle of 1 spun
+ *    rigidly about world z, ramped up to 26 rad/s over 0.2 s (handle speed
+ *    5.2 m/s; the old test, speed + |w| L = 10.4 m/s above teleport_speed,
+ *    called every step a jump, dropped the velocity and the tip trailed by
+ *    26 mm). The tip follows the handle within twice the circle's
+ *    4 R sin^2(w h / 2) / alpha (tests/mocap_circle.h). A 2 cm jump of the
+ *    handle in the steady spin is still a jump, that step alone; a copy
+ *    (mj_copyData) and a saved state (mj_getState, mj_setState) taken right
+ *    after it step on bit for bit (the last moves are plugin state). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -319,7 +329,7 @@ static void jumps_of_the_handle(void) {
   EXPECT(strstr(message, "teleport_speed") && strstr(message, "handle") && strstr(message, "key \"end\""),
          "handle jumped 2 cm: the message does not name the key, the body and the held point: %s", message);
   EXPECT(nan == 0, "handle jumped 2 cm: %d NaN events", nan);
-  /* pulled at key teleport_speed (10 m/s, 1 cm a step) over most of the way,
+  /* pulled at key pull_speed (10 m/s, 1 cm a step) over most of the way,
    * not at alpha 0.3 m / h = 60 m/s; the undamped rod rings on around it */
   handle_jumped(0.3, 600, &farthest, &final, message, &nan);
   printf("handle jumped 0.3 m (1.5 rod lengths): the tip went %.6f m along the jump at most, %.2e m off the handle "
@@ -456,7 +466,85 @@ static void jump_beside_another_alpha(double alpha_lying, double alpha_held) {
   finish(m, d);
 }
 
+/* mount (its initial orientation q0) and handle of both_xml turned by
+ * angle th about world z through the origin; the handle raised by lift */
+static void spin_both(const mjModel *m, mjData *d, const double q0[4], double th, double lift) {
+  int mount = m->body_mocapid[mj_name2id(m, mjOBJ_BODY, "mount")];
+  int handle = m->body_mocapid[mj_name2id(m, mjOBJ_BODY, "handle")];
+  double qz[4] = {cos(0.5 * th), 0, 0, sin(0.5 * th)};
+  mju_mulQuat(d->mocap_quat + 4 * mount, qz, q0);
+  d->mocap_pos[3 * handle] = 0.2 * cos(th);
+  d->mocap_pos[3 * handle + 1] = 0.2 * sin(th);
+  d->mocap_pos[3 * handle + 2] = lift;
+  memcpy(d->mocap_quat + 4 * handle, qz, sizeof qz);
+}
+
+static double spin_angle(double t, double w, double ramp) {
+  return t < ramp ? 0.5 * w * t * t / ramp : 0.5 * w * ramp + w * (t - ramp);
+}
+
+static void spun_rigidly(void) {
+  mjData *d;
+  mjModel *m = load_text_attached("spun", both_xml, &d);
+  if (!m) return;
+  const double w = 26, ramp = 0.2, h = m->opt.timestep, alpha = 0.2, R = 0.2, jump = 0.02;
+  const int nsteps = 400, jump_step = 300, ncopy = 30;
+  int handle = m->body_mocapid[mj_name2id(m, mjOBJ_BODY, "handle")];
+  double q0[4];
+  memcpy(q0, d->mocap_quat + 4 * m->body_mocapid[mj_name2id(m, mjOBJ_BODY, "mount")], sizeof q0);
+  int jumps = 0, jump_seen = 0, jumps_after = 0;
+  double lag = 0;
+  mjData *copy = NULL, *restored = NULL;
+  for (int k = 0; k < nsteps; k++) {
+    double lift = k >= jump_step ? jump : 0;
+    spin_both(m, d, q0, spin_angle(d->time, w, ramp), lift);
+    mj_step(m, d);
+    int jumped = strstr(cusp_report(m, d)->message, "teleport_speed") != NULL;
+    if (k < jump_step) jumps += jumped;
+    if (k == jump_step) jump_seen = jumped;
+    if (k > jump_step) jumps_after += jumped;
+    double tip[3];
+    cusp_tip_pose(m, d, 0, tip, NULL);
+    if (d->time > ramp + 0.05 && k < jump_step) lag = fmax(lag, dist3(tip, d->mocap_pos + 3 * handle));
+    if (k == jump_step) {
+      copy = mj_copyData(NULL, m, d);
+      mjtNum *saved = integration_state(m, d);
+      restored = attach(m);
+      if (restored && saved) mj_setState(m, restored, saved, mjSTATE_INTEGRATION);
+      free(saved);
+    }
+    if (k > jump_step && k <= jump_step + ncopy && copy && restored) {
+      spin_both(m, copy, q0, spin_angle(copy->time, w, ramp), lift);
+      mj_step(m, copy);
+      spin_both(m, restored, q0, spin_angle(restored->time, w, ramp), lift);
+      mj_step(m, restored);
+      if (k == jump_step + ncopy) {
+        mjtNum *now = integration_state(m, d);
+        EXPECT(now && same_integration_state(m, copy, now), "spun: a copy taken after the jump steps on differently");
+        EXPECT(now && same_integration_state(m, restored, now),
+               "spun: a state saved after the jump (mj_getState, mj_setState) steps on differently");
+        free(now);
+      }
+    }
+  }
+  double circle = 4 * R * sin(0.5 * w * h) * sin(0.5 * w * h) / alpha;
+  int nan = (int)cusp_report(m, d)->nan_events;
+  printf("mount and handle spun rigidly at %.0f rad/s (handle %.1f m/s): %d of %d steps called jumps, the tip off "
+         "the handle at most %.3e m (circle's 4 R sin^2(w h/2) / alpha = %.3e m); a %.0f mm jump in the spin %s, %d "
+         "steps after it called jumps, %d NaN events\n",
+         w, w * R, jumps, jump_step, lag, circle, 1e3 * jump, jump_seen ? "seen" : "NOT seen", jumps_after, nan);
+  EXPECT(jumps == 0, "spun: %d steps of a steady drive called jumps", jumps);
+  EXPECT(lag < 2 * circle, "spun: the tip trails the handle by %.3e m", lag);
+  EXPECT(jump_seen && jumps_after == 0, "spun: the jump in the spin seen %d, %d steps after it called jumps",
+         jump_seen, jumps_after);
+  EXPECT(nan == 0, "spun: %d NaN events", nan);
+  if (copy) mj_deleteData(copy);
+  if (restored) mj_deleteData(restored);
+  finish(m, d);
+}
+
 int main(void) {
+  spun_rigidly();
   jump_beside_another_alpha(0.2, 1.0);
   jump_beside_another_alpha(0.5, 0.2);
   jumps_of_the_handle();
