@@ -292,7 +292,7 @@ int cusp_mocap_jumped(cusp_runtime *r, const soft_t *s, const char *what, int bo
   }
   const char *name = mj_id2name(r->m, mjOBJ_BODY, body);
   double h = r->m->opt.timestep;
-  sb_errorf(r->message, sizeof r->message,
+  sb_errorf(r->note, sizeof r->note,
             "instance \"%s\": %s: mocap body \"%s\" moved %.4g m and turned %.4g rad in one step, a change of "
             "its velocity by %.4g m/s and %.4g rad/s (times lever %.4g m), above key \"teleport_speed\" %.4g m/s: "
             "a jump, given no velocity",

@@ -178,6 +178,8 @@ struct cusp_runtime {
   double pending_time;
   double pending_count[CUSP_NCOUNT];
   char message[256];         /* why this compute failed or its state is not physical ("" if neither) */
+  char note[256];            /* what this compute noticed and went on with (a mocap body's jump): the
+                                report's message when message is "", never hiding a failure */
   int deep_warned;           /* a disk was found inside a solid and mju_warning said so (until it leaves) */
   int ndropped;              /* contacts this compute found beyond max_contacts (not solved) */
   int dropped_warned;        /* mju_warning said so (until a step drops none) */
@@ -349,7 +351,7 @@ void cusp_ends_mocap_motion(cusp_runtime *r, soft_t *s, const cusp_arm_state *st
  * for a mount and a clamp (a turn of the anchor turns the whole rod), 0 for
  * a pin (its rows see only the point's velocity, which holds the turn's
  * w x arm). On return move holds this step's (seen; taken), and a jump is
- * said in r->message, naming the instance, `what`, the body, the move and the
+ * said in r->note, naming the instance, `what`, the body, the move and the
  * turn in the step, the change and the key's value. */
 int cusp_mocap_jumped(cusp_runtime *r, const soft_t *s, const char *what, int body, const double vel[6],
                       double lever, double move[12]);

@@ -58,7 +58,11 @@
  *    4 R sin^2(w h / 2) / alpha (tests/mocap_circle.h). A 2 cm jump of the
  *    handle in the steady spin is still a jump, that step alone; a copy
  *    (mj_copyData) and a saved state (mj_getState, mj_setState) taken right
- *    after it step on bit for bit (the last moves are plugin state). */
+ *    after it step on bit for bit (the last moves are plugin state).
+ * 10. A jump is a note, not a failure, and hides none: 4's rod lying on a
+ *    floor with key contact_capacity too small for its contacts, its handle
+ *    jumped. The report's message in the jump step says the contacts
+ *    dropped (the jump's note, written first, suppressed it before). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -543,7 +547,37 @@ static void spun_rigidly(void) {
   finish(m, d);
 }
 
+static void jump_hides_no_failure(void) {
+  char xml[4096];
+  snprintf(xml, sizeof xml, "%s", both_xml);
+  char *at = strstr(xml, "  </instance>");
+  char tail[4096];
+  snprintf(tail, sizeof tail, "%s", at);
+  snprintf(at, sizeof xml - (size_t)(at - xml), "    <config key=\"contact_capacity\" value=\"2\"/>\n%s", tail);
+  at = strstr(xml, "  <worldbody>\n") + strlen("  <worldbody>\n");
+  snprintf(tail, sizeof tail, "%s", at);
+  snprintf(at, sizeof xml - (size_t)(at - xml),
+           "    <geom name=\"floor\" type=\"plane\" pos=\"0 0 -0.0052\" size=\"1 1 0.01\"/>\n%s", tail);
+  mjData *d;
+  mjModel *m = load_text_attached("jump_on_floor", xml, &d);
+  if (!m) return;
+  int handle = m->body_mocapid[mj_name2id(m, mjOBJ_BODY, "handle")];
+  for (int k = 0; k < 5; k++) mj_step(m, d);
+  char before[256];
+  snprintf(before, sizeof before, "%s", cusp_report(m, d)->message);
+  d->mocap_pos[3 * handle + 1] += 0.02;
+  mj_step(m, d);
+  const char *message = cusp_report(m, d)->message;
+  printf("handle jumped on a floor with contacts dropped: the step before says \"%.60s...\"; the jump step \"%.60s...\"\n",
+         before, message);
+  EXPECT(strstr(before, "contact_capacity exceeded"), "jump on a floor: the scene drops no contacts: %s", before);
+  EXPECT(strstr(message, "contact_capacity exceeded"), "jump on a floor: the jump step's message hides the dropped "
+         "contacts: %s", message);
+  finish(m, d);
+}
+
 int main(void) {
+  jump_hides_no_failure();
   spun_rigidly();
   jump_beside_another_alpha(0.2, 1.0);
   jump_beside_another_alpha(0.5, 0.2);
