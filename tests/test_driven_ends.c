@@ -32,8 +32,9 @@
  * rows' pull to a far anchor is held to key pull_speed:
  * 4. The handle of 1 jumped 2 cm sideways at rest (20 m/s over h): the end
  *    is pulled to it by the stabilization alone, alpha of the distance a
- *    step, never past it. Taken as a velocity, the end went (1 + alpha)
- *    times the jump, 4 mm past the handle.
+ *    step, never past it. Taken as a velocity, the end went 22.35 mm along
+ *    the jump, 2.35 mm past the handle. The message gives the move (0.02 m),
+ *    the turn and the change of velocity (20 m/s) apart, to 4 digits.
  * 5. A mocap mount turned by 90 degrees in one step, the far end free: the
  *    arm rides on it rigidly, at rest. Taken as a velocity (1571 rad/s), the
  *    rod was flung out.
@@ -325,13 +326,15 @@ static void jumps_of_the_handle(void) {
   int nan;
   char message[256];
   handle_jumped(0.02, 80, &farthest, &final, message, &nan);
-  printf("handle jumped 2 cm in one step: the tip went %.6f m along the jump at most (taken as a velocity: (1 + "
-         "alpha) x 0.02 = %.3f m), %.2e m off the handle after 80 steps\n  the step's message: %s\n",
+  printf("handle jumped 2 cm in one step: the tip went %.6f m along the jump at most (taken as a velocity: 0.02235 "
+         "m, at most (1 + alpha) x 0.02 = %.3f m), %.2e m off the handle after 80 steps\n  the step's message: %s\n",
          farthest, (1 + alpha) * 0.02, final, message);
   EXPECT(farthest <= 0.02 + 1e-9, "handle jumped 2 cm: the end went %.6f m, past the handle", farthest);
   EXPECT(final < 0.01 * 0.02, "handle jumped 2 cm: the end %.2e m off the handle after 80 steps", final);
   EXPECT(strstr(message, "teleport_speed") && strstr(message, "handle") && strstr(message, "key \"end\""),
          "handle jumped 2 cm: the message does not name the key, the body and the held point: %s", message);
+  EXPECT(strstr(message, "moved 0.02 m and turned 0 rad") && strstr(message, "by 20 m/s and 0 rad/s"),
+         "handle jumped 2 cm: the message does not give the move and the change apart: %s", message);
   EXPECT(nan == 0, "handle jumped 2 cm: %d NaN events", nan);
   /* pulled at key pull_speed (10 m/s, 1 cm a step) over most of the way,
    * not at alpha 0.3 m / h = 60 m/s; the undamped rod rings on around it */
@@ -365,8 +368,10 @@ static void mount_turned_at_once(void) {
   memcpy(q0, d->mocap_quat + 4 * mount, sizeof q0);
   mju_mulQuat(d->mocap_quat + 4 * mount, qz, q0);
   double speed = 0, off = 0;
+  char message[256] = "";
   for (int k = 0; k < 20; k++) {
     mj_step(m, d);
+    if (k == 0) snprintf(message, sizeof message, "%s", cusp_report(m, d)->message);
     speed = fmax(speed, max_speed(m, d));
     double tip[3], there[3] = {0, 0.2, 0};
     cusp_tip_pose(m, d, 0, tip, NULL);
@@ -377,6 +382,10 @@ static void mount_turned_at_once(void) {
          speed, off);
   EXPECT(speed < 1e-9, "mount turned at once: the rod moves (generalized speed %.3e)", speed);
   EXPECT(off < 1e-9, "mount turned at once: the tip %.3e m off where the turned rod's is", off);
+  /* a pure turn: no move, pi/2 in the step, a change of 1571 rad/s over the rod's 0.2 m */
+  EXPECT(strstr(message, "its mount") && strstr(message, "moved 0 m and turned 1.571 rad") &&
+             strstr(message, "1571 rad/s (times lever 0.2 m)"),
+         "mount turned at once: the message does not give the turn apart: %s", message);
   finish(m, d);
 }
 
