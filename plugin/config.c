@@ -352,15 +352,24 @@ static const cusp_key key_table[] = {
             "only)"},
     {.name = "teleport_speed", .kind = CUSP_KEY_REAL, .unit = "m/s", FIELD(teleport_speed), GT0, .plo = 1e-2,
      .phi = 1e4, .def = {"10", "10"},
-     .why = "below 1 cm/s a slow drive would be taken for jumps; above 1e4 m/s no jump would be seen",
+     .why = "below 1 cm/s a slowly accelerated drive would be taken for jumps; above 1e4 m/s no jump would be seen",
      .doc = "a mocap mount, or a mocap body that carries a held point (keys `end_body`, `hold`), is "
             "given its last move over the step as its velocity (MuJoCo gives a mocap body none); a move "
-            "that would carry a point of the rod faster than this (the point's displacement plus the "
-            "turn times the rod's length, over h) is a jump (teleport): that step takes no velocity from it, "
-            "the arm rides on a jumped mount rigidly and a held point is pulled to its jumped anchor by "
-            "`stabilization` of the distance per step, at most at this speed (so is any held point far from "
-            "its anchor). A reset (mj_resetData, a keyframe) starts "
-            "with no velocity whatever the mocap bodies' poses"},
+            "whose velocity differs from the last step's by more than this (|dv| + |dw| times the rod's "
+            "length; for a pin |dv| of the point alone, which holds the turn's w x arm) is a jump "
+            "(teleport): that step takes no velocity from it, the arm rides on a jumped mount rigidly and "
+            "a held point is pulled to its jumped anchor by its rows (key `pull_speed`). A steady "
+            "motion, however fast, is no jump; the step after a jump is measured against the jump and "
+            "against the motion before it. A reset (mj_resetData, a keyframe) starts with no velocity "
+            "whatever the mocap bodies' poses"},
+    {.name = "pull_speed", .kind = CUSP_KEY_REAL, .unit = "m/s", FIELD(pull_speed), GT0, .plo = 1e-3,
+     .phi = 1e4, .def = {"10", "10"},
+     .why = "below 1 mm/s a held point would crawl to its anchor; above 1e4 m/s the pull is not held at all",
+     .doc = "a held point's rows (keys `end`, `hold`) remove its error from its anchor at `stabilization` "
+            "of it per step, alpha |e| / h: after a jump of its anchor (or any far anchor) that is as fast "
+            "as the jump. That correction is held to this speed (its turn to this over the rod's length), "
+            "where the coupled solve's alpha forms it: a far anchor is approached at this speed, never "
+            "passed"},
 };
 
 #define NKEY ((int)(sizeof key_table / sizeof key_table[0]))

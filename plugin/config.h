@@ -137,7 +137,8 @@ typedef struct {
   int ruiz_iterations;         /* ruiz_iterations: 0..100 (10) */
   double tikhonov;             /* tikhonov: eps_W (1e-10) */
   double stabilization;        /* stabilization: alpha in (0, 1] (0.2) */
-  double teleport_speed;       /* teleport_speed: m/s (10); a mocap mount's or hold's move faster is a jump */
+  double teleport_speed;       /* teleport_speed: m/s (10); a mocap mount's or hold's velocity change beyond is a jump */
+  double pull_speed;           /* pull_speed: m/s (10); the fastest a held point's rows pull it to its anchor */
   double penalty_stiffness;    /* penalty_stiffness: N/m (1e4) */
   double penalty_damping;      /* penalty_damping: N*s/m (50) */
   double sap_stiffness;        /* sap_stiffness: N/m (1e5) */

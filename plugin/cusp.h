@@ -98,11 +98,15 @@ typedef struct {
    * Jacobians, penalty forces, Delassus matrix), conditioning (stages 1-3),
    * solve (the LCP solver chain); total covers the whole compute */
   double dynamics_us, collision_us, assembly_us, conditioning_us, solve_us, total_us;
-  /* "" when the last compute found nothing wrong; else why its state is not
-   * physical, in words: a soft disk deeper inside a geom (or another disk)
-   * than its own radius, which contact cannot push out (an arm mounted inside
-   * a solid), naming the instance, disk, geom and depth; or a failed soft
-   * step. When a disk first goes that deep, MuJoCo's mju_warning says it too. */
+  /* "" when the last compute found nothing wrong and noticed nothing; else
+   * why its state is not physical, in words: a soft disk deeper inside a geom
+   * (or another disk) than its own radius, which contact cannot push out (an
+   * arm mounted inside a solid), naming the instance, disk, geom and depth; a
+   * failed soft step or contact solve; contacts dropped (contact_capacity).
+   * When a disk first goes that deep, MuJoCo's mju_warning says it too. With
+   * no failure it may hold a note of what the step noticed and went on with
+   * (a mocap body's jump, key teleport_speed): a failure is always said
+   * instead of a note, never hidden by one. */
   char message[256];
 } cusp_step_report;
 

@@ -21,13 +21,14 @@
  *                                           seen one step late); what is left of
  *                                           the pose error is removed at the rate
  *                                           `stabilization` per step, so the
- *                                           point never drifts. A move faster than
+ *                                           point never drifts. A move whose
+ *                                           velocity changed by more than
  *                                           `teleport_speed` is a jump, not a
  *                                           motion: it gives no velocity, and the
  *                                           point is pulled to the jumped anchor
  *                                           by that removal alone (a fraction
  *                                           alpha of the distance per step, at
- *                                           most at `teleport_speed`: bound_pull;
+ *                                           most at `pull_speed`: the rows' cap;
  *                                           never past it), as after a reset
  *   a body with degrees of freedom          coupled both ways: its point
  *                                           Jacobian (mj_jac) is the anchor's
@@ -186,43 +187,8 @@ static int mount_share(cusp_runtime *r, soft_t *s, const cusp_held *h, double *j
   return 0;
 }
 
-/* The rod's rest length, m: the reach of a turn carrying it rigidly. */
-static double rest_length(const soft_t *s) {
-  double length = 0;
-  for (int i = 0; i < s->cfg.sections; i++) length += s->cfg.length[i];
-  return length;
-}
-
 static void mat3_vec(const double R[9], const double x[3], double y[3]) {
   for (int i = 0; i < 3; i++) y[i] = R[3 * i] * x[0] + R[3 * i + 1] * x[1] + R[3 * i + 2] * x[2];
-}
-
-/* The rows pull a held point towards its anchor by alpha of its error a
- * step, at alpha |e| / h: after a jump of the anchor (or any far anchor)
- * that is as fast as the jump was. The pull is held to key teleport_speed
- * c (its linear part; the turn's times the rod's length L) by an added
- * anchor velocity that takes off the excess: the rows then ask the point
- * for -c e / |e| (and the frame for -c / L r / |r|) on top of the anchor's
- * own motion, and once within c h / alpha of the anchor for the usual
- * alpha of the error. A held point is never moved faster by its rows'
- * correction than a motion the key allows. */
-static void bound_pull(const soft_t *s, const cusp_held *h, double alpha, double step, sb_bilateral *e) {
-  sb_pose g;
-  if (sb_point_kinematics(s->model, s->work, h->section, h->s, &g, NULL, NULL, NULL)) return;
-  double c = s->cfg.teleport_speed, length = rest_length(s), err[3], Rrel[9], rot[3], rotw[3];
-  for (int a = 0; a < 3; a++) err[a] = g.p[a] - e->anchor_pos[a];
-  double dist = sqrt(err[0] * err[0] + err[1] * err[1] + err[2] * err[2]);
-  if (alpha * dist / step > c)
-    for (int a = 0; a < 3; a++) e->anchor_vel[a] += (alpha / step - c / dist) * err[a];
-  if (e->rows < 6) return;
-  for (int i = 0; i < 3; i++)
-    for (int j = 0; j < 3; j++)
-      Rrel[3 * i + j] = e->anchor_R[i] * g.R[j] + e->anchor_R[3 + i] * g.R[3 + j] + e->anchor_R[6 + i] * g.R[6 + j];
-  sb_so3_log(Rrel, rot);
-  mat3_vec(e->anchor_R, rot, rotw); /* world axes */
-  double angle = sqrt(rot[0] * rot[0] + rot[1] * rot[1] + rot[2] * rot[2]);
-  if (length > 0 && alpha * angle * length / step > c)
-    for (int a = 0; a < 3; a++) e->anchor_vel[3 + a] += (alpha / step - c / (length * angle)) * rotw[a];
 }
 
 int cusp_ends_add(cusp_runtime *r, cusp_contact_kind model) {
@@ -250,7 +216,12 @@ int cusp_ends_add(cusp_runtime *r, cusp_contact_kind model) {
       memcpy(e.anchor_pos, anchor.p, sizeof e.anchor_pos);
       memcpy(e.anchor_R, anchor.R, sizeof e.anchor_R);
       memcpy(e.anchor_vel, h->anchor_vel, sizeof e.anchor_vel);
-      bound_pull(s, h, c->stabilization, m->opt.timestep, &e);
+      /* the rows' pull to the anchor, alpha of the error over h with the
+       * solve's alpha (a jumped or far anchor: as fast as the jump), held
+       * to the key's speed; the turn's so that a point a rod's length out
+       * goes no faster (softbody/contact.h, "Bilateral constraints") */
+      e.max_speed = c->pull_speed;
+      e.max_turn = cusp_rest_length(s) > 0 ? c->pull_speed / cusp_rest_length(s) : 0;
       int rigid = h->body_id > 0 && body_is_rigid(m, h->body_id) && r->rigid_body >= 0;
       int coupled = s->mount_lcp == 1 && r->rigid_body >= 0;
       if (rigid || coupled) {
@@ -289,17 +260,52 @@ void cusp_ends_scatter(cusp_runtime *r, cusp_contact_kind model) {
   }
 }
 
-int cusp_mocap_jumped(cusp_runtime *r, const soft_t *s, const char *what, int body, const double v[3],
-                      const double w[3]) {
-  double speed =
-      sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]) + sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]) * rest_length(s);
-  if (speed <= s->cfg.teleport_speed) return 0; /* NaN too: the callers zero a non-finite velocity */
+static double norm3(const double *x) { return sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]); }
+
+/* |v - ref_v| and |w - ref_w| of two [linear; angular] velocities */
+static void velocity_change(const double *vel, const double *ref, double *dv, double *dw) {
+  double a[3], b[3];
+  for (int k = 0; k < 3; k++) {
+    a[k] = vel[k] - ref[k];
+    b[k] = vel[3 + k] - ref[3 + k];
+  }
+  *dv = norm3(a);
+  *dw = norm3(b);
+}
+
+int cusp_mocap_jumped(cusp_runtime *r, const soft_t *s, const char *what, int body, const double vel[6],
+                      double lever, double move[12]) {
+  double dv_seen, dw_seen, dv, dw;
+  velocity_change(vel, move, &dv_seen, &dw_seen);
+  velocity_change(vel, move + 6, &dv, &dw);
+  double change_seen = dv_seen + dw_seen * lever, change = dv + dw * lever;
+  if (change_seen < change) {
+    change = change_seen;
+    dv = dv_seen;
+    dw = dw_seen;
+  }
+  int jumped = !(change <= s->cfg.teleport_speed); /* NaN too: the callers zero a non-finite velocity */
+  memcpy(move, vel, 6 * sizeof(double));
+  if (!jumped) {
+    memcpy(move + 6, vel, 6 * sizeof(double));
+    return 0;
+  }
   const char *name = mj_id2name(r->m, mjOBJ_BODY, body);
-  sb_errorf(r->message, sizeof r->message,
-            "instance \"%s\": %s: mocap body \"%s\" moved at %.3g m/s in one step, above key \"teleport_speed\" "
-            "%g m/s: a jump, given no velocity",
-            s->cfg.name, what, name ? name : "(unnamed)", speed, s->cfg.teleport_speed);
+  double h = r->m->opt.timestep;
+  sb_errorf(r->note, sizeof r->note,
+            "instance \"%s\": %s: mocap body \"%s\" moved %.4g m and turned %.4g rad in one step, a change of "
+            "its velocity by %.4g m/s and %.4g rad/s (times lever %.4g m), above key \"teleport_speed\" %.4g m/s: "
+            "a jump, given no velocity",
+            s->cfg.name, what, name ? name : "(unnamed)", norm3(vel) * h, norm3(vel + 3) * h, dv, dw, lever,
+            s->cfg.teleport_speed);
   return 1;
+}
+
+/* The rod's rest length, m: the reach of a turn carrying it rigidly. */
+double cusp_rest_length(const soft_t *s) {
+  double length = 0;
+  for (int i = 0; i < s->cfg.sections; i++) length += s->cfg.length[i];
+  return length;
 }
 
 /* The velocity of the anchor as carried by its mocap body: that body's
@@ -311,7 +317,11 @@ void cusp_ends_mocap_motion(cusp_runtime *r, soft_t *s, const cusp_arm_state *st
   for (int k = 0; k < s->nheld; k++) {
     cusp_held *e = &s->held[k];
     memset(e->anchor_vel, 0, sizeof e->anchor_vel);
-    if (e->mocap_body < 0 || st->have_held_pose[k] != 1 || !(h > 0)) continue;
+    memcpy(e->move, st->held_move + 12 * k, sizeof e->move);
+    if (e->mocap_body < 0 || st->have_held_pose[k] != 1 || !(h > 0)) {
+      memset(e->move, 0, 6 * sizeof(double)); /* seen standing still: no move */
+      continue;
+    }
     const double *Rp = st->held_pose + 12 * k, *pp = Rp + 9;
     sb_pose now, body;
     pose_from_body(r->d, e->mocap_body, &now);
@@ -331,8 +341,11 @@ void cusp_ends_mocap_motion(cusp_runtime *r, soft_t *s, const cusp_arm_state *st
     v[1] = (now.p[1] - pp[1]) / h + om[2] * arm[0] - om[0] * arm[2];
     v[2] = (now.p[2] - pp[2]) / h + om[0] * arm[1] - om[1] * arm[0];
     char key[48];
-    if (!all_finite(e->anchor_vel, 6) ||
-        cusp_mocap_jumped(r, s, held_key(e, key, sizeof key), e->mocap_body, e->anchor_vel, e->anchor_vel + 3))
+    double lever = e->rows == 6 ? cusp_rest_length(s) : 0;
+    if (!all_finite(e->anchor_vel, 6)) {
+      memset(e->anchor_vel, 0, sizeof e->anchor_vel);
+      memset(e->move, 0, 6 * sizeof(double));
+    } else if (cusp_mocap_jumped(r, s, held_key(e, key, sizeof key), e->mocap_body, e->anchor_vel, lever, e->move))
       memset(e->anchor_vel, 0, sizeof e->anchor_vel);
   }
 }
@@ -346,5 +359,6 @@ void cusp_ends_mocap_commit(cusp_runtime *r, const soft_t *s, cusp_arm_state *st
     memcpy(st->held_pose + 12 * k, now.R, 9 * sizeof(double));
     memcpy(st->held_pose + 12 * k + 9, now.p, 3 * sizeof(double));
     st->have_held_pose[k] = 1;
+    memcpy(st->held_move + 12 * k, e->move, sizeof e->move);
   }
 }

@@ -115,11 +115,14 @@ void cusp_mount_motion(cusp_runtime *r, soft_t *s) {
  * into whatever its contacts hold it off, one move per step after the LCP
  * settled them (the depth settles at move / stabilization). Its last move
  * over h is the twist the step assumes for it: exact for a steady motion.
- * A move faster than `teleport_speed` (cusp_mocap_jumped) is a jump: the
+ * A move whose velocity changed by more than `teleport_speed` from the
+ * last step's (cusp_mocap_jumped) is a jump: the
  * step takes no twist from it, and the arm, whose coordinates are relative
  * to its mount, is carried along rigidly. */
 void cusp_mount_mocap_motion(cusp_runtime *r, soft_t *s, const cusp_arm_state *st, double h) {
   double twist[6] = {0, 0, 0, 0, 0, 0};
+  memcpy(s->mount_move, st->mount_move, sizeof s->mount_move);
+  memset(s->mount_move, 0, 6 * sizeof(double)); /* seen standing still unless a move is seen below */
   if (*st->have_mount_pose == 1 && h > 0) {
     sb_pose now;
     pose_from_body(r->d, s->cfg.base_body_id, &now);
@@ -134,7 +137,10 @@ void cusp_mount_mocap_motion(cusp_runtime *r, soft_t *s, const cusp_arm_state *s
       twist[a] = w[a] / h;
       twist[3 + a] /= h;
     }
-    if (!all_finite(twist, 6) || cusp_mocap_jumped(r, s, "its mount", s->cfg.base_body_id, twist + 3, twist))
+    double vel[6] = {twist[3], twist[4], twist[5], twist[0], twist[1], twist[2]}; /* [v; w], its axes */
+    if (!all_finite(twist, 6))
+      memset(twist, 0, sizeof twist);
+    else if (cusp_mocap_jumped(r, s, "its mount", s->cfg.base_body_id, vel, cusp_rest_length(s), s->mount_move))
       memset(twist, 0, sizeof twist); /* a jump: the arm rides on it rigidly */
   }
   sb_set_base_motion(s->model, twist, NULL);
@@ -146,6 +152,7 @@ void cusp_mount_mocap_commit(cusp_runtime *r, const soft_t *s, cusp_arm_state *s
   memcpy(st->mount_pose, now.R, 9 * sizeof(double));
   memcpy(st->mount_pose + 9, now.p, 3 * sizeof(double));
   *st->have_mount_pose = 1;
+  memcpy(st->mount_move, s->mount_move, sizeof s->mount_move);
 }
 
 /* A wrench [moment; force] in the mount's axes into world axes. */

@@ -59,6 +59,7 @@ typedef struct {
   int mocap_body;           /* the mocap body that carries the anchor (body_id or its root), or -1 */
   double anchor_vel[6];     /* that mocap body's share of the anchor's world [linear; angular] velocity
                                at compute: its last move / h (ends.c, cusp_ends_mocap_motion) */
+  double move[12];          /* that move as seen, and the last one taken as a motion, for the state */
   int index;                /* its constraint in this step's problem, or -1 */
   double reaction[6];       /* the anchor's [force; moment about the point] on the rod over the last
                                step, world (N, N*m) */
@@ -82,6 +83,7 @@ typedef struct {
   int moving_base;          /* the mount has degrees of freedom */
   int mocap_mount;          /* the mount is a mocap body: its velocity is its last move / h */
   double base_twist[6];     /* the mount's twist at compute (advance commits it) */
+  double mount_move[12];    /* a mocap mount's last move over h: as seen, and the last one taken as a motion */
   /* the implicit coupling with such a mount (mount.c) */
   int mount_npath, *mount_path; /* the mount's dofs and their ancestors, mount first */
   double *mount_J;          /* 6 x npath: the mount's body Jacobian ([w; v], its axes) at compute */
@@ -176,6 +178,8 @@ struct cusp_runtime {
   double pending_time;
   double pending_count[CUSP_NCOUNT];
   char message[256];         /* why this compute failed or its state is not physical ("" if neither) */
+  char note[256];            /* what this compute noticed and went on with (a mocap body's jump): the
+                                report's message when message is "", never hiding a failure */
   int deep_warned;           /* a disk was found inside a solid and mju_warning said so (until it leaves) */
   int ndropped;              /* contacts this compute found beyond max_contacts (not solved) */
   int dropped_warned;        /* mju_warning said so (until a step drops none) */
@@ -336,14 +340,23 @@ void cusp_ends_scatter(cusp_runtime *r, cusp_contact_kind model);
  * before one), into each held point's anchor_vel; cusp_ends_mocap_commit
  * keeps those poses at the step's end. */
 void cusp_ends_mocap_motion(cusp_runtime *r, soft_t *s, const cusp_arm_state *st, double h);
-/* Whether mocap body `body`'s last move, as the velocity v (m/s) of the
- * point it carries (a held anchor, the mount's origin) and its angular
- * velocity w (rad/s, any axes), is a jump rather than a motion: |v| + |w|
- * times the rod's rest length (the fastest a point of the rod carried
- * rigidly would go) above key teleport_speed. Says so in r->message, naming
- * the instance, `what`, the body and the speed. */
-int cusp_mocap_jumped(cusp_runtime *r, const soft_t *s, const char *what, int body, const double v[3],
-                      const double w[3]);
+/* Whether mocap body `body`'s last move is a jump rather than a motion.
+ * move[12] holds on entry, as [linear (m/s); angular (rad/s)] velocities of
+ * the point it carries (a held anchor, the mount's origin), the move of the
+ * last committed step as seen (0..5) and the last one taken as a motion
+ * (6..11); vel (6, same order) is this step's. A jump changes the velocity:
+ * |dv| + |dw| lever above key teleport_speed against both (a steady motion,
+ * however fast, is no jump, and the step after a jump is measured against
+ * the jump and against the motion before it). lever: the rod's rest length
+ * for a mount and a clamp (a turn of the anchor turns the whole rod), 0 for
+ * a pin (its rows see only the point's velocity, which holds the turn's
+ * w x arm). On return move holds this step's (seen; taken), and a jump is
+ * said in r->note, naming the instance, `what`, the body, the move and the
+ * turn in the step, the change and the key's value. */
+int cusp_mocap_jumped(cusp_runtime *r, const soft_t *s, const char *what, int body, const double vel[6],
+                      double lever, double move[12]);
+/* The rod's rest length, m. */
+double cusp_rest_length(const soft_t *s);
 void cusp_ends_mocap_commit(cusp_runtime *r, const soft_t *s, cusp_arm_state *st);
 
 /* ---------- narrowphase.c ---------- */

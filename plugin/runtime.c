@@ -191,7 +191,7 @@ static void write_reports(cusp_runtime *r, int nsoft_contacts, const sb_contact_
     rep->max_penetration = fmax(rep->max_penetration, -cm->gap);
   }
   rep->info = *info;
-  snprintf(rep->message, sizeof rep->message, "%s", r->message);
+  snprintf(rep->message, sizeof rep->message, "%s", r->message[0] ? r->message : r->note);
   write_pair_reports(r, nsoft_contacts);
 }
 
@@ -229,7 +229,7 @@ void cusp_runtime_compute(cusp_runtime *r, const mjModel *m, mjData *d) {
   double t_start = now_us(), t_dyn = 0, t_col = 0, t_asm = 0, t_mark = t_start;
   r->nmeta = 0;
   r->has_rigid_impulse = 0;
-  r->message[0] = 0;
+  r->message[0] = r->note[0] = 0;
   memcpy(r->pending_count, cusp_state_counters(block), sizeof r->pending_count);
   memset(r->qfrc_cusp, 0, sizeof(double) * (nv ? nv : 1));
   memset(r->touched, 0, m->nbody);
@@ -449,7 +449,7 @@ void cusp_runtime_reset(cusp_runtime *r, double *state) {
   r->deep_warned = 0;
   r->dropped_warned = 0;
   r->ndropped = 0;
-  r->message[0] = 0;
+  r->message[0] = r->note[0] = 0;
   r->mount_augmented = 0;
   memset(&r->rep, 0, sizeof r->rep);
   if (!state) return;

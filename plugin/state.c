@@ -43,6 +43,10 @@ cusp_arm_state cusp_state_arm(double *block, int arm) {
   a.held_pose = x;
   x += 12 * CUSP_MAX_HELD;
   a.have_held_pose = x;
+  x += CUSP_MAX_HELD;
+  a.mount_move = x;
+  x += 12;
+  a.held_move = x;
   return a;
 }
 

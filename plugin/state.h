@@ -42,6 +42,11 @@ typedef struct {
   double *held_pose;        /* 12 per held point (CUSP_MAX_HELD): the pose of the mocap body that carries
                                its anchor (R row-major, then p) at the last committed step */
   double *have_held_pose;   /* CUSP_MAX_HELD: 1 when that held point's held_pose holds a step's value */
+  double *mount_move;       /* 12: a mocap mount's move over h at the last committed step, as a twist [w; v]
+                               (its axes): as seen (0..5), then the last one taken as a motion (6..11) */
+  double *held_move;        /* 12 per held point (CUSP_MAX_HELD): its mocap body's share of the anchor's
+                               velocity [v; w] (world) at the last committed step: as seen, then the last
+                               one taken as a motion (a jump's change is measured against both) */
 } cusp_arm_state;
 
 enum { CUSP_LOAD_ACTIVE, CUSP_LOAD_SECTION, CUSP_LOAD_S, CUSP_LOAD_FORCE, CUSP_LOAD_TORQUE = 6, CUSP_LOAD_SIZE = 9 };
@@ -56,7 +61,7 @@ typedef enum {
 #define CUSP_STATE_HEADER (1 + CUSP_NCOUNT)
 #define CUSP_MAX_HELD (CUSP_MAX_HOLDS + 1) /* the key hold's entries and the far end */
 #define CUSP_STATE_SLOT \
-  (2 * CUSP_MAX_COORDS + 6 + 1 + CUSP_MAX_COORDS + 1 + CUSP_LOAD_SIZE + CUSP_NLIVE + 12 + 1 + 13 * CUSP_MAX_HELD)
+  (2 * CUSP_MAX_COORDS + 6 + 1 + CUSP_MAX_COORDS + 1 + CUSP_LOAD_SIZE + CUSP_NLIVE + 12 + 1 + 13 * CUSP_MAX_HELD + 12 + 12 * CUSP_MAX_HELD)
 
 /* Contacts the coupled problem holds for a model with ndisk soft disks in
  * all: room for several contacts per disk (a disk flat on a plane gives 4)

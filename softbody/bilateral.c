@@ -20,6 +20,7 @@ typedef struct {
   int rows, body, off;     /* its rows are off..off+rows-1 */
   double R[9];             /* anchor axes, row-major */
   double point[3];         /* the soft point, world */
+  double cap[2];           /* the correction's caps: linear m/s, angular rad/s (+inf: none) */
 } con_t;
 
 struct sb_bilateral_work {
@@ -33,6 +34,7 @@ struct sb_bilateral_work {
   double *Wee, *L;         /* max_rows^2: the block, and its pivoted factor */
   int *piv, *kept;
   double *ue;              /* kept rows: free velocity + stabilization */
+  double *corr;            /* per row: the stabilization's velocity alpha e / h, capped */
   double *Wce;             /* m3 x rank: the contacts' coupling to the kept rows */
   double *X;               /* rank x max(m3, ...): scratch for W_ee^-1 solves */
   double *lam;             /* per row, the last multipliers (0 for dropped rows) */
@@ -60,6 +62,7 @@ sb_bilateral_work *sb_bilateral_work_create(int max_rows, int max_dof, int max_c
   ALLOC(b->piv, mr);
   ALLOC(b->kept, mr);
   ALLOC(b->ue, mr);
+  ALLOC(b->corr, mr);
   ALLOC(b->Wce, c3 * mr);
   ALLOC(b->X, mr * (c3 > nd ? c3 : nd));
   ALLOC(b->lam, mr);
@@ -76,7 +79,7 @@ sb_bilateral_work *sb_bilateral_work_create(int max_rows, int max_dof, int max_c
 void sb_bilateral_work_free(sb_bilateral_work *b) {
   if (!b) return;
   void *ptr[] = {b->con, b->Et, b->estatic, b->eerr, b->Yk, b->Gk, b->Wee, b->L, b->piv, b->kept,
-                 b->ue, b->Wce, b->X, b->lam, b->J6, b->work};
+                 b->ue, b->corr, b->Wce, b->X, b->lam, b->J6, b->work};
   for (size_t k = 0; k < sizeof ptr / sizeof ptr[0]; k++) free(ptr[k]);
   free(b);
 }
@@ -157,6 +160,11 @@ int sb_bilateral_add(sb_bilateral_work *b, const sb_bilateral *e, const sb_model
       sb_errorf(error, error_size, "bilateral constraint: anchor position and velocity must be finite");
       return -1;
     }
+  if (!(e->max_speed >= 0) || !(e->max_turn >= 0)) {
+    sb_errorf(error, error_size, "bilateral constraint: correction caps %g m/s, %g rad/s; >= 0 (0: none)",
+              e->max_speed, e->max_turn);
+    return -1;
+  }
   for (int k = 0; k < 9; k++)
     if (!isfinite(e->anchor_R[k])) {
       sb_errorf(error, error_size, "bilateral constraint: anchor axes must be finite");
@@ -188,6 +196,8 @@ int sb_bilateral_add(sb_bilateral_work *b, const sb_bilateral *e, const sb_model
   c->off = b->ne;
   memcpy(c->R, e->anchor_R, sizeof c->R);
   memcpy(c->point, g.p, sizeof c->point);
+  c->cap[0] = e->max_speed > 0 ? e->max_speed : INFINITY;
+  c->cap[1] = e->max_turn > 0 ? e->max_turn : INFINITY;
   size_t ld = b->max_dof;
   /* errors in the anchor's axes: R_a^T (p - p_a), log(R_a^T R_g) */
   double dp[3], Rrel[9], rot[3];
@@ -223,6 +233,20 @@ int sb_bilateral_add(sb_bilateral_work *b, const sb_bilateral *e, const sb_model
   return b->nc++;
 }
 
+/* Each row's stabilization alpha e_k / h into b->corr, a constraint's
+ * position and orientation parts each scaled as a vector to its cap. */
+static void capped_corrections(sb_bilateral_work *b, double h, double alpha) {
+  for (int c = 0; c < b->nc; c++) {
+    const con_t *k = &b->con[c];
+    for (int part = 0; part * 3 < k->rows; part++) {
+      const double *err = b->eerr + k->off + 3 * part;
+      double *corr = b->corr + k->off + 3 * part;
+      double speed = alpha * sqrt(dot3(err, err)) / h, scale = speed > k->cap[part] ? k->cap[part] / speed : 1;
+      for (int a = 0; a < 3; a++) corr[a] = scale * alpha * err[a] / h;
+    }
+  }
+}
+
 void sb_bilateral_eliminate(sb_bilateral_work *b, int N, int ld, const double *vfree, double h, double alpha,
                             sb_bilateral_apply_fn apply, void *ctx, int m3, const double *Jt, double *W, double *u) {
   if (!b) return;
@@ -246,11 +270,12 @@ void sb_bilateral_eliminate(sb_bilateral_work *b, int N, int ld, const double *v
   if (info < 0 || rank <= 0) return;
   b->rank = rank;
   for (int i = 0; i < rank; i++) b->kept[i] = b->piv[i] - 1;
+  capped_corrections(b, h, alpha);
   /* the kept rows' free velocity (stabilized) and their M~^-1 E^T, F^-1 E^T */
   for (int i = 0; i < rank; i++) {
     int r = b->kept[i];
     const double *col = b->Et + (size_t)r * ld;
-    b->ue[i] = cblas_ddot(N, col, 1, vfree, 1) + b->estatic[r] + alpha * b->eerr[r] / h;
+    b->ue[i] = cblas_ddot(N, col, 1, vfree, 1) + b->estatic[r] + b->corr[r];
     memcpy(b->Gk + (size_t)i * ld, col, N * sizeof(double));
   }
   /* Yk holds every row's M~^-1 E^T: keep the kept ones, in kept order */

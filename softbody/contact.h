@@ -244,6 +244,12 @@ int sb_contact_warm_impulse(const sb_contact_problem *p, long id, double lambda[
  * e = R_a^T (p_point - p_anchor), r = log(R_a^T R_frame) (rotation vector):
  * the position (and orientation) error is removed at the contacts'
  * stabilization rate alpha per step, so a held end does not drift.
+ * max_speed and max_turn (> 0) cap that correction: alpha |e| / h at most
+ * max_speed (m/s) and alpha |r| / h at most max_turn (rad/s), the error
+ * vectors scaled as wholes (a far anchor, or one that jumped, is pulled at
+ * the cap along its direction, and at alpha of the error a step once near).
+ * The cap sits where alpha is applied (the solve's), so it holds whatever
+ * alpha the problem is solved with.
  * The multipliers are eliminated before the LCP by the Schur complement of
  * the bilateral block W_ee = E M~^-1 E^T: the contacts see
  *   W' = W - W_ce W_ee^-1 W_ec,   u' = u - W_ce W_ee^-1 u_e
@@ -268,6 +274,8 @@ typedef struct {
   double anchor_R[9];      /* and axes (row-major, columns a_0 a_1 a_2) */
   double anchor_vel[6];    /* the anchor's prescribed world [linear; angular] velocity; other >= 0:
                               added to what jac gives (a body carried by a prescribed motion) */
+  double max_speed;        /* > 0: the position correction's cap, m/s; 0 or +inf: none */
+  double max_turn;         /* > 0: the orientation correction's cap, rad/s; 0 or +inf: none */
 } sb_bilateral;
 
 /* Room for max_rows bilateral rows (allocates; call once, not in a step).

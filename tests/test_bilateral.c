@@ -101,8 +101,10 @@ static void mtilde(const rod_t *r, double *M) {
 
 /* 1. Pin and clamp to the world, an anchor off the tip (a position and an
  * orientation error to remove): the problem's answer against the KKT
- * system's. */
-static void against_kkt(int rows) {
+ * system's. With caps (max_speed m/s, max_turn rad/s; 0: none) below the
+ * correction alpha e / h, the KKT's right side holds each error vector
+ * scaled to its cap. */
+static void against_kkt(int rows, double max_speed, double max_turn) {
   rod_t r;
   rod_make(&r, SB_KX | SB_KY | SB_KZ | SB_EZ, 1);
   int n = r.m->n, N = n + rows;
@@ -128,6 +130,8 @@ static void against_kkt(int rows) {
   e.other = -1;
   memcpy(e.anchor_R, Ra, sizeof Ra);
   for (int k = 0; k < 3; k++) e.anchor_pos[k] = g0.p[k] + 0.001 * (k + 1);
+  e.max_speed = max_speed;
+  e.max_turn = max_turn;
   EXPECT(sb_contact_add_bilateral(P, &e, err, sizeof err) == 0, "add: %s", err);
   sb_contact_options opt = sb_contact_default_options();
   EXPECT(sb_contact_solve(P, H, &opt, NULL, err, sizeof err) == 0, "solve: %s", err);
@@ -149,6 +153,13 @@ static void against_kkt(int rows) {
     for (int j = 0; j < n; j++) x += M[i * n + j] * r.w->vstar[j];
     rhs[i] = x;
   }
+  double dist = 0, scale[2] = {1, 1};
+  for (int a = 0; a < 3; a++) dist += (g0.p[a] - e.anchor_pos[a]) * (g0.p[a] - e.anchor_pos[a]);
+  double speed[2] = {opt.stabilization * sqrt(dist) / H,
+                     opt.stabilization * sqrt(rot[0] * rot[0] + rot[1] * rot[1] + rot[2] * rot[2]) / H};
+  double cap[2] = {max_speed, max_turn};
+  for (int q = 0; q < 2; q++)
+    if (cap[q] > 0 && speed[q] > cap[q]) scale[q] = cap[q] / speed[q];
   for (int k = 0; k < rows; k++) {
     for (int j = 0; j < n; j++) K[(n + k) * N + j] = K[j * N + n + k] = E[k * n + j];
     double err_k = 0;
@@ -156,7 +167,7 @@ static void against_kkt(int rows) {
       for (int a = 0; a < 3; a++) err_k += Ra[3 * a + k] * (g0.p[a] - e.anchor_pos[a]);
     else
       err_k = rot[k - 3];
-    rhs[n + k] = -opt.stabilization * err_k / H;
+    rhs[n + k] = -scale[k >= 3] * opt.stabilization * err_k / H;
   }
   lapack_int *piv = malloc(sizeof(lapack_int) * N);
   EXPECT(LAPACKE_dgesv(LAPACK_ROW_MAJOR, N, 1, K, N, piv, rhs, 1) == 0, "KKT solve");
@@ -167,8 +178,10 @@ static void against_kkt(int rows) {
   }
   double imp[6], errs[6];
   sb_contact_bilateral_result(P, 0, imp, NULL, errs);
-  printf("bilateral %s: v+ against the KKT system %.2e (of %.2e); errors seen %.2e m, %.2e rad\n",
-         rows == 3 ? "pin" : "clamp", ev, vmax, errs[0], rows == 6 ? errs[3] : 0.0);
+  printf("bilateral %s (correction %.3g m/s, %.3g rad/s; caps %g, %g): v+ against the KKT system %.2e (of %.2e); "
+         "errors seen %.2e m, %.2e rad\n",
+         rows == 3 ? "pin" : "clamp", speed[0], speed[1], max_speed, max_turn, ev, vmax, errs[0],
+         rows == 6 ? errs[3] : 0.0);
   EXPECT(ev < 1e-9 * fmax(vmax, 1), "bilateral %d rows: v+ off the KKT system's by %.3e", rows, ev);
   int nr, rk;
   sb_contact_bilateral_rank(P, &nr, &rk);
@@ -336,13 +349,22 @@ static void rank_deficient(void) {
   e.rows = 3;
   e.other = 5;
   EXPECT(sb_contact_add_bilateral(P, &e, err, sizeof err) < 0 && strstr(err, "anchor body"), "bad body: %s", err);
+  e.other = -1;
+  e.max_speed = -1;
+  EXPECT(sb_contact_add_bilateral(P, &e, err, sizeof err) < 0 && strstr(err, "caps"), "negative cap: %s", err);
+  e.max_speed = 0;
+  e.max_turn = NAN;
+  EXPECT(sb_contact_add_bilateral(P, &e, err, sizeof err) < 0 && strstr(err, "caps"), "NaN cap: %s", err);
   sb_contact_free(P);
   rod_free(&r);
 }
 
 int main(void) {
-  against_kkt(3);
-  against_kkt(6);
+  against_kkt(3, 0, 0);
+  against_kkt(6, 0, 0);
+  against_kkt(3, 0.1, 0);  /* below the linear correction */
+  against_kkt(6, 0.1, 1);  /* below both */
+  against_kkt(6, 1e3, 1e3); /* above both: no change */
   mixed_with_body();
   rank_deficient();
   return test_report("bilateral");

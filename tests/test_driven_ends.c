@@ -27,23 +27,43 @@
  *
  * A mocap body set far away in one step (a teleport) is not a motion: its
  * move over h would be a velocity of tens of m/s, which the rows and the
- * mount's twist then carry into the step (key teleport_speed, ends.c's
- * cusp_mocap_jumped):
+ * mount's twist then carry into the step. A jump is a change of the
+ * velocity beyond key teleport_speed (ends.c's cusp_mocap_jumped), and the
+ * rows' pull to a far anchor is held to key pull_speed:
  * 4. The handle of 1 jumped 2 cm sideways at rest (20 m/s over h): the end
  *    is pulled to it by the stabilization alone, alpha of the distance a
- *    step, never past it. Taken as a velocity, the end went (1 + alpha)
- *    times the jump, 4 mm past the handle.
+ *    step, never past it. Taken as a velocity, the end went 22.35 mm along
+ *    the jump, 2.35 mm past the handle. The message gives the move (0.02 m),
+ *    the turn and the change of velocity (20 m/s) apart, to 4 digits.
  * 5. A mocap mount turned by 90 degrees in one step, the far end free: the
  *    arm rides on it rigidly, at rest. Taken as a velocity (1571 rad/s), the
  *    rod was flung out.
  * 6. The handle jumped 0.3 m (1.5 rod lengths): the rows' pull, alpha of
- *    the distance over h (60 m/s), is held to teleport_speed (ends.c,
- *    bound_pull): no NaN, the end reaches the handle and not past it. Taken
+ *    the distance over h (60 m/s), is held to pull_speed (the rows' cap,
+ *    softbody/bilateral.c): no NaN, the end reaches the handle and not past it. Taken
  *    as a velocity (300 m/s), the rod blew up within 15 steps (a 0.1 m jump
  *    too). A rod dragged farther than it can stretch at all (here about 2.5
  *    times its length, driven steadily at 1 m/s as well) fails as driven.
  * 7. mj_resetData and mj_resetDataKeyframe (mocap bodies elsewhere than at
- *    the last step) start at rest: no velocity from the reset's jump. */
+ *    the last step) start at rest: no velocity from the reset's jump.
+ * 8. 6 with a second rod lying on a floor, of another stabilization: one
+ *    coupled solve uses the alpha of its first instance in contact (the
+ *    lying rod), and the pull's cap must hold for that alpha. Capped with
+ *    the held rod's own alpha (1 against the solve's 0.2), the rows pushed
+ *    the end away from its anchor and the step blew up (3e19 m).
+ * 9. A steady fast drive is a motion, not a jump: mount and handle of 1 spun
+ *    rigidly about world z, ramped up to 26 rad/s over 0.2 s (handle speed
+ *    5.2 m/s; the old test, speed + |w| L = 10.4 m/s above teleport_speed,
+ *    called every step a jump, dropped the velocity and the tip trailed by
+ *    26 mm). The tip follows the handle within twice the circle's
+ *    4 R sin^2(w h / 2) / alpha (tests/mocap_circle.h). A 2 cm jump of the
+ *    handle in the steady spin is still a jump, that step alone; a copy
+ *    (mj_copyData) and a saved state (mj_getState, mj_setState) taken right
+ *    after it step on bit for bit (the last moves are plugin state).
+ * 10. A jump is a note, not a failure, and hides none: 4's rod lying on a
+ *    floor with key contact_capacity too small for its contacts, its handle
+ *    jumped. The report's message in the jump step says the contacts
+ *    dropped (the jump's note, written first, suppressed it before). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -306,15 +326,17 @@ static void jumps_of_the_handle(void) {
   int nan;
   char message[256];
   handle_jumped(0.02, 80, &farthest, &final, message, &nan);
-  printf("handle jumped 2 cm in one step: the tip went %.6f m along the jump at most (taken as a velocity: (1 + "
-         "alpha) x 0.02 = %.3f m), %.2e m off the handle after 80 steps\n  the step's message: %s\n",
+  printf("handle jumped 2 cm in one step: the tip went %.6f m along the jump at most (taken as a velocity: 0.02235 "
+         "m, at most (1 + alpha) x 0.02 = %.3f m), %.2e m off the handle after 80 steps\n  the step's message: %s\n",
          farthest, (1 + alpha) * 0.02, final, message);
   EXPECT(farthest <= 0.02 + 1e-9, "handle jumped 2 cm: the end went %.6f m, past the handle", farthest);
   EXPECT(final < 0.01 * 0.02, "handle jumped 2 cm: the end %.2e m off the handle after 80 steps", final);
   EXPECT(strstr(message, "teleport_speed") && strstr(message, "handle") && strstr(message, "key \"end\""),
          "handle jumped 2 cm: the message does not name the key, the body and the held point: %s", message);
+  EXPECT(strstr(message, "moved 0.02 m and turned 0 rad") && strstr(message, "by 20 m/s and 0 rad/s"),
+         "handle jumped 2 cm: the message does not give the move and the change apart: %s", message);
   EXPECT(nan == 0, "handle jumped 2 cm: %d NaN events", nan);
-  /* pulled at key teleport_speed (10 m/s, 1 cm a step) over most of the way,
+  /* pulled at key pull_speed (10 m/s, 1 cm a step) over most of the way,
    * not at alpha 0.3 m / h = 60 m/s; the undamped rod rings on around it */
   handle_jumped(0.3, 600, &farthest, &final, message, &nan);
   printf("handle jumped 0.3 m (1.5 rod lengths): the tip went %.6f m along the jump at most, %.2e m off the handle "
@@ -346,8 +368,10 @@ static void mount_turned_at_once(void) {
   memcpy(q0, d->mocap_quat + 4 * mount, sizeof q0);
   mju_mulQuat(d->mocap_quat + 4 * mount, qz, q0);
   double speed = 0, off = 0;
+  char message[256] = "";
   for (int k = 0; k < 20; k++) {
     mj_step(m, d);
+    if (k == 0) snprintf(message, sizeof message, "%s", cusp_report(m, d)->message);
     speed = fmax(speed, max_speed(m, d));
     double tip[3], there[3] = {0, 0.2, 0};
     cusp_tip_pose(m, d, 0, tip, NULL);
@@ -358,6 +382,10 @@ static void mount_turned_at_once(void) {
          speed, off);
   EXPECT(speed < 1e-9, "mount turned at once: the rod moves (generalized speed %.3e)", speed);
   EXPECT(off < 1e-9, "mount turned at once: the tip %.3e m off where the turned rod's is", off);
+  /* a pure turn: no move, pi/2 in the step, a change of 1571 rad/s over the rod's 0.2 m */
+  EXPECT(strstr(message, "its mount") && strstr(message, "moved 0 m and turned 1.571 rad") &&
+             strstr(message, "1571 rad/s (times lever 0.2 m)"),
+         "mount turned at once: the message does not give the turn apart: %s", message);
   finish(m, d);
 }
 
@@ -400,7 +428,168 @@ static void resets_start_at_rest(void) {
   finish(m, d);
 }
 
+/* 8: a rod lying on a floor (stabilization alpha_lying; first, so its
+ * contacts set the solve's alpha) and both_xml's clamped rod (alpha_held),
+ * whose handle jumps 0.3 m. */
+static void jump_beside_another_alpha(double alpha_lying, double alpha_held) {
+  char xml[4096];
+  snprintf(xml, sizeof xml,
+           "<mujoco model=\"two_alphas\">\n"
+           "  <option timestep=\"0.001\" gravity=\"0 0 0\"/>\n"
+           "  <extension><plugin plugin=\"cusp.softbody\">\n"
+           "  <instance name=\"lying\">\n" ROD_FREE_KEYS "    <config key=\"stabilization\" value=\"%g\"/>\n"
+           "  </instance>\n"
+           "  <instance name=\"rod\">\n" ROD_KEYS "    <config key=\"end_body\" value=\"handle\"/>\n"
+           "    <config key=\"stabilization\" value=\"%g\"/>\n"
+           "  </instance></plugin></extension>\n"
+           "  <worldbody>\n"
+           "    <geom name=\"floor\" type=\"plane\" pos=\"0 0 -0.1\" size=\"2 2 0.01\"/>\n"
+           "    <body name=\"lmount\" pos=\"0 0.5 -0.093\" euler=\"0 90 0\"><plugin instance=\"lying\"/></body>\n"
+           "    <body name=\"mount\" pos=\"0 0 0\" euler=\"0 90 0\" mocap=\"true\"><plugin instance=\"rod\"/></body>\n"
+           "    <body name=\"handle\" mocap=\"true\" pos=\"0.2 0 0\"/>\n"
+           "  </worldbody>\n"
+           "</mujoco>\n",
+           alpha_lying, alpha_held);
+  mjData *d;
+  mjModel *m = load_text_attached("two_alphas", xml, &d);
+  if (!m) return;
+  int handle = m->body_mocapid[mj_name2id(m, mjOBJ_BODY, "handle")];
+  for (int k = 0; k < 5; k++) mj_step(m, d);
+  int contacts = cusp_report(m, d)->ncontact;
+  const double jump = 0.3;
+  d->mocap_pos[3 * handle + 1] += jump;
+  double farthest = -INFINITY, final = NAN;
+  for (int k = 0; k < 600; k++) {
+    mj_step(m, d);
+    double tip[3];
+    cusp_tip_pose(m, d, 1, tip, NULL);
+    farthest = fmax(farthest, isfinite(tip[1]) ? tip[1] : INFINITY);
+    final = dist3(tip, d->mocap_pos + 3 * handle);
+  }
+  int nan = (int)cusp_report(m, d)->nan_events;
+  printf("handle jumped %.1f m beside a lying rod in contact (%d contacts; stabilization %g lying, %g held): the tip "
+         "went %.6f m along the jump at most, %.2e m off the handle after 600 steps, %d NaN events\n",
+         jump, contacts, alpha_lying, alpha_held, farthest, final, nan);
+  EXPECT(contacts > 0, "two alphas: the lying rod has no contact, so it does not lead the solve");
+  EXPECT(nan == 0 && isfinite(final), "two alphas %g/%g: NaN events (%d) or a non-finite tip", alpha_lying,
+         alpha_held, nan);
+  EXPECT(farthest <= jump * (1 + 1e-3) && final < 0.01 * jump,
+         "two alphas %g/%g: the end went %.6f m, and ends %.2e m off the handle", alpha_lying, alpha_held, farthest,
+         final);
+  finish(m, d);
+}
+
+/* mount (its initial orientation q0) and handle of both_xml turned by
+ * angle th about world z through the origin; the handle raised by lift */
+static void spin_both(const mjModel *m, mjData *d, const double q0[4], double th, double lift) {
+  int mount = m->body_mocapid[mj_name2id(m, mjOBJ_BODY, "mount")];
+  int handle = m->body_mocapid[mj_name2id(m, mjOBJ_BODY, "handle")];
+  double qz[4] = {cos(0.5 * th), 0, 0, sin(0.5 * th)};
+  mju_mulQuat(d->mocap_quat + 4 * mount, qz, q0);
+  d->mocap_pos[3 * handle] = 0.2 * cos(th);
+  d->mocap_pos[3 * handle + 1] = 0.2 * sin(th);
+  d->mocap_pos[3 * handle + 2] = lift;
+  memcpy(d->mocap_quat + 4 * handle, qz, sizeof qz);
+}
+
+static double spin_angle(double t, double w, double ramp) {
+  return t < ramp ? 0.5 * w * t * t / ramp : 0.5 * w * ramp + w * (t - ramp);
+}
+
+static void spun_rigidly(void) {
+  mjData *d;
+  mjModel *m = load_text_attached("spun", both_xml, &d);
+  if (!m) return;
+  const double w = 26, ramp = 0.2, h = m->opt.timestep, alpha = 0.2, R = 0.2, jump = 0.02;
+  const int nsteps = 400, jump_step = 300, ncopy = 30;
+  int handle = m->body_mocapid[mj_name2id(m, mjOBJ_BODY, "handle")];
+  double q0[4];
+  memcpy(q0, d->mocap_quat + 4 * m->body_mocapid[mj_name2id(m, mjOBJ_BODY, "mount")], sizeof q0);
+  int jumps = 0, jump_seen = 0, jumps_after = 0;
+  double lag = 0;
+  mjData *copy = NULL, *restored = NULL;
+  for (int k = 0; k < nsteps; k++) {
+    double lift = k >= jump_step ? jump : 0;
+    spin_both(m, d, q0, spin_angle(d->time, w, ramp), lift);
+    mj_step(m, d);
+    int jumped = strstr(cusp_report(m, d)->message, "teleport_speed") != NULL;
+    if (k < jump_step) jumps += jumped;
+    if (k == jump_step) jump_seen = jumped;
+    if (k > jump_step) jumps_after += jumped;
+    double tip[3];
+    cusp_tip_pose(m, d, 0, tip, NULL);
+    if (d->time > ramp + 0.05 && k < jump_step) lag = fmax(lag, dist3(tip, d->mocap_pos + 3 * handle));
+    if (k == jump_step) {
+      copy = mj_copyData(NULL, m, d);
+      mjtNum *saved = integration_state(m, d);
+      restored = attach(m);
+      if (restored && saved) mj_setState(m, restored, saved, mjSTATE_INTEGRATION);
+      free(saved);
+    }
+    if (k > jump_step && k <= jump_step + ncopy && copy && restored) {
+      spin_both(m, copy, q0, spin_angle(copy->time, w, ramp), lift);
+      mj_step(m, copy);
+      spin_both(m, restored, q0, spin_angle(restored->time, w, ramp), lift);
+      mj_step(m, restored);
+      if (k == jump_step + ncopy) {
+        mjtNum *now = integration_state(m, d);
+        EXPECT(now && same_integration_state(m, copy, now), "spun: a copy taken after the jump steps on differently");
+        EXPECT(now && same_integration_state(m, restored, now),
+               "spun: a state saved after the jump (mj_getState, mj_setState) steps on differently");
+        free(now);
+      }
+    }
+  }
+  double circle = 4 * R * sin(0.5 * w * h) * sin(0.5 * w * h) / alpha;
+  int nan = (int)cusp_report(m, d)->nan_events;
+  printf("mount and handle spun rigidly at %.0f rad/s (handle %.1f m/s): %d of %d steps called jumps, the tip off "
+         "the handle at most %.3e m (circle's 4 R sin^2(w h/2) / alpha = %.3e m); a %.0f mm jump in the spin %s, %d "
+         "steps after it called jumps, %d NaN events\n",
+         w, w * R, jumps, jump_step, lag, circle, 1e3 * jump, jump_seen ? "seen" : "NOT seen", jumps_after, nan);
+  EXPECT(jumps == 0, "spun: %d steps of a steady drive called jumps", jumps);
+  EXPECT(lag < 2 * circle, "spun: the tip trails the handle by %.3e m", lag);
+  EXPECT(jump_seen && jumps_after == 0, "spun: the jump in the spin seen %d, %d steps after it called jumps",
+         jump_seen, jumps_after);
+  EXPECT(nan == 0, "spun: %d NaN events", nan);
+  if (copy) mj_deleteData(copy);
+  if (restored) mj_deleteData(restored);
+  finish(m, d);
+}
+
+static void jump_hides_no_failure(void) {
+  char xml[4096];
+  snprintf(xml, sizeof xml, "%s", both_xml);
+  char *at = strstr(xml, "  </instance>");
+  char tail[4096];
+  snprintf(tail, sizeof tail, "%s", at);
+  snprintf(at, sizeof xml - (size_t)(at - xml), "    <config key=\"contact_capacity\" value=\"2\"/>\n%s", tail);
+  at = strstr(xml, "  <worldbody>\n") + strlen("  <worldbody>\n");
+  snprintf(tail, sizeof tail, "%s", at);
+  snprintf(at, sizeof xml - (size_t)(at - xml),
+           "    <geom name=\"floor\" type=\"plane\" pos=\"0 0 -0.0052\" size=\"1 1 0.01\"/>\n%s", tail);
+  mjData *d;
+  mjModel *m = load_text_attached("jump_on_floor", xml, &d);
+  if (!m) return;
+  int handle = m->body_mocapid[mj_name2id(m, mjOBJ_BODY, "handle")];
+  for (int k = 0; k < 5; k++) mj_step(m, d);
+  char before[256];
+  snprintf(before, sizeof before, "%s", cusp_report(m, d)->message);
+  d->mocap_pos[3 * handle + 1] += 0.02;
+  mj_step(m, d);
+  const char *message = cusp_report(m, d)->message;
+  printf("handle jumped on a floor with contacts dropped: the step before says \"%.60s...\"; the jump step \"%.60s...\"\n",
+         before, message);
+  EXPECT(strstr(before, "contact_capacity exceeded"), "jump on a floor: the scene drops no contacts: %s", before);
+  EXPECT(strstr(message, "contact_capacity exceeded"), "jump on a floor: the jump step's message hides the dropped "
+         "contacts: %s", message);
+  finish(m, d);
+}
+
 int main(void) {
+  jump_hides_no_failure();
+  spun_rigidly();
+  jump_beside_another_alpha(0.2, 1.0);
+  jump_beside_another_alpha(0.5, 0.2);
   jumps_of_the_handle();
   mount_turned_at_once();
   resets_start_at_rest();

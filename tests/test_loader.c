@@ -559,7 +559,7 @@ static void test_key_table(void) {
   int n = 0, nn = 0;
   const cusp_key *k = cusp_keys(&n);
   const char *const *names = cusp_config_keys(&nn);
-  EXPECT(n == 55 && nn == n, "%d keys, %d declared", n, nn);
+  EXPECT(n == 56 && nn == n, "%d keys, %d declared", n, nn);
   int same = 1, found = 1;
   for (int i = 0; i < n && i < nn; i++) {
     same &= !strcmp(names[i], k[i].name);
@@ -778,7 +778,7 @@ static void test_plausible(void) {
            "%s: %s .. %s: %s", k[i].name, lo, hi, err);
     free(c);
   }
-  EXPECT(nreal == 27, "%d number keys checked", nreal);
+  EXPECT(nreal == 28, "%d number keys checked", nreal);
 
   /* the messages say the range */
   SET_ERROR("length", "1e308", "\"1e308\" is out of range: outside the plausible range 0.001 .. 10 m", NULL);
