@@ -24,6 +24,19 @@ int sb_rank_select_work_size(int N, int m) {
   return m + N * m + 3 * N + 2 * m + (2 * m + 1) * nb + 8;
 }
 
+/* C <- H C for the one reflector H = I - tau v v^T (v[0] taken as 1; H^T = H)
+ * of m rows, on n columns of leading dimension ld: what dormqr does for a
+ * single reflector (its dorm2r path calls dlarf just so, the same doubles),
+ * without the blocking query (ilaenv) that dormqr pays on every call.
+ * work: n doubles. */
+static void apply_reflector(int m, int n, double *v, double tau, double *C, int ld, double *work) {
+  lapack_int lm = m, ln = n, one = 1, ldc = ld;
+  double v0 = v[0];
+  v[0] = 1;
+  LAPACK_dlarf("L", &lm, &ln, v, &one, &tau, C, &ldc, work);
+  v[0] = v0;
+}
+
 /* Marks as kept, among the `ncol` columns `cols` (leading dimension N), seen
  * from row r0 on, those whose |R_kk| exceeds tol; returns the number kept or
  * -1. pivoted: the column-pivoted QR (|R_kk| decreasing, so it stops at the
@@ -50,8 +63,8 @@ static int qr_keep(int N, int r0, int ncol, double *cols, const int *colid, doub
     return kept;
   }
   /* A kept column's reflector is applied at once to every later column
-   * (one dormqr over them all): each column then meets the same reflectors
-   * in the same order as under a dormqr of its own, at one LAPACK call per
+   * (one dlarf over them all): each column then meets the same reflectors
+   * in the same order as under a dlarf of its own, at one LAPACK call per
    * kept column instead of one per column (those calls' overhead dominated
    * stage 1 along a lying arm, about a hundred contacts). */
   int kept = 0;
@@ -66,10 +79,7 @@ static int qr_keep(int N, int r0, int ncol, double *cols, const int *colid, doub
       continue;
     }
     LAPACKE_dlarfg_work(rows - kept, c + kept, c + kept + 1, 1, tau + kept);
-    if (j + 1 < ncol &&
-        LAPACKE_dormqr_work(LAPACK_COL_MAJOR, 'L', 'T', rows - kept, ncol - j - 1, 1, c + kept, N, tau + kept,
-                            c + N + kept, N, work, lwork))
-      return -1;
+    if (j + 1 < ncol) apply_reflector(rows - kept, ncol - j - 1, c + kept, tau[kept], c + N + kept, N, work);
     if (j != kept) memcpy(cols + (size_t)kept * N + r0, c, (size_t)rows * sizeof(double));
     keep[colid[j]] = 1;
     kept++;
