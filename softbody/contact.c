@@ -76,6 +76,10 @@ struct sb_contact_problem {
   int *screen_int;         /* 7 per contact: screen_rank_select's gathered columns and flags */
   double *screen_order;    /* its gathered order keys */
   int screening;           /* the screen is on for this solve */
+  double *wn;              /* ndof x max_c (leading dimension max_dof): contact i's whitened normal
+                              F^-1 J_n^T as stage 1 computed it this step (before the bilateral
+                              projection), for kept_delassus */
+  int *wn_ok;              /* per contact: wn holds it for this step */
 };
 
 sb_contact_options sb_contact_default_options(void) {
@@ -102,7 +106,7 @@ void sb_contact_free(sb_contact_problem *p) {
                  p->u, p->uf, p->J6, p->scratch, p->St, p->qrwork, p->iwork, p->prio, p->keep, p->kept,
                  p->A, p->b, p->As, p->bs, p->z, p->zs, p->wv, p->ruizw, p->dr, p->dc, p->lambda, p->p,
                  p->pv, p->normal_mask, p->blocks, p->prev_id, p->prev_z, p->prev_t1, p->stabv, p->order, p->force, p->keep_prev,
-                 p->admit, p->screen_int, p->screen_order};
+                 p->admit, p->screen_int, p->screen_order, p->wn, p->wn_ok};
   for (size_t k = 0; k < sizeof ptr / sizeof ptr[0]; k++) free(ptr[k]);
   sb_lcp_work_free(p->lcp);
   sb_bilateral_work_free(p->bil);
@@ -116,8 +120,8 @@ size_t sb_contact_workspace_bytes_kept(int max_contacts, int max_kept, int max_d
   /* the arrays sb_contact_create_kept allocates, in its order (bodies apart) */
   size_t doubles = nd * nd + nd + 9 * mc + m3 + 2 * m3 + 2 * nd * m3 + m3 * m3 + 2 * m3 + 6 * nd + nd * m3 +
                    nd * mc + (size_t)sb_rank_select_work_size(max_dof, max_contacts) + 2 * nvark * nvark +
-                   9 * nvark + m3 + 2 * nd + nvar + m3 + 2 * mc + mc; /* ..., screen_order */
-  size_t ints = 2 * mc + 3 * mc + nvark + mc + 8 * mc; /* ... admit, screen_int */
+                   9 * nvark + m3 + 2 * nd + nvar + m3 + 2 * mc + mc + nd * mc; /* ..., screen_order, wn */
+  size_t ints = 2 * mc + 3 * mc + nvark + mc + 8 * mc + mc; /* ... admit, screen_int, wn_ok */
   return sizeof(sb_contact_problem) + sizeof(sb_contact) * mc + sizeof(long) * mc + sizeof(double) * doubles +
          sizeof(int) * ints + sb_lcp_work_bytes((int)nvark);
 }
@@ -200,6 +204,8 @@ sb_contact_problem *sb_contact_create_kept(int max_contacts, int max_kept, int m
   ALLOC(p->admit, mc);
   ALLOC(p->screen_int, 7 * mc);
   ALLOC(p->screen_order, mc);
+  ALLOC(p->wn, nd * mc);
+  ALLOC(p->wn_ok, mc);
 #undef ALLOC
   if (!ok) goto oom;
   p->lcp = sb_lcp_work_create((int)nvark);
@@ -857,13 +863,30 @@ static void warm_guess(const sb_contact_problem *p, int ia, int k, int r, double
  * a general one. Its last bits differ from J_k^T (M~^-1 J_k^T); the
  * degenerate LCPs that once followed them (a block on a plane with dozens of
  * dependent contacts, the 12-section arm sliding) no longer do since Lemke
- * breaks its ties by perturbation. Y is overwritten. */
+ * breaks its ties by perturbation. The normal columns of G_k are stage 1's
+ * when it whitened them this step (keep_whitened_normals): only the tangent
+ * rows are solved then, two thirds of the columns. Y is overwritten. */
 static void kept_delassus(sb_contact_problem *p, int nk) {
-  int N = p->ndof, ld = p->max_dof, m3k = 3 * nk;
-  for (int a = 0; a < nk; a++)
-    for (int k = 0; k < 3; k++)
-      memcpy(p->Y + (size_t)(3 * a + k) * ld, p->Jt + (size_t)(3 * p->kept[a] + k) * ld, N * sizeof(double));
-  apply_all(p, 1, p->Y, m3k, ld);
+  int N = p->ndof, ld = p->max_dof, m3k = 3 * nk, ns = 0;
+  /* the columns stage 1 has not whitened this step, packed at the front of
+   * Y and solved at once ... */
+  for (int a = 0; a < nk; a++) {
+    int ia = p->kept[a];
+    for (int k = 0; k < (p->wn_ok[ia] ? 2 : 3); k++)
+      memcpy(p->Y + (size_t)(ns++) * ld, p->Jt + (size_t)(3 * ia + k) * ld, N * sizeof(double));
+  }
+  apply_all(p, 1, p->Y, ns, ld);
+  /* ... then spread to their places (t1, t2, n per contact, from the last:
+   * a column only moves up) with stage 1's normals put in between */
+  for (int a = nk - 1; a >= 0; a--) {
+    int ia = p->kept[a], cached = p->wn_ok[ia];
+    double *dst = p->Y + (size_t)(3 * a) * ld;
+    if (cached) memcpy(dst + 2 * (size_t)ld, p->wn + (size_t)ia * ld, N * sizeof(double));
+    for (int k = cached ? 1 : 2; k >= 0; k--) {
+      ns--;
+      if (ns != 3 * a + k) memcpy(dst + (size_t)k * ld, p->Y + (size_t)ns * ld, N * sizeof(double));
+    }
+  }
   double *W = p->W;
   cblas_dsyrk(CblasColMajor, CblasLower, CblasTrans, m3k, N, 1.0, p->Y, ld, 0.0, W, m3k);
   for (int j = 0; j < m3k; j++)
@@ -993,6 +1016,18 @@ static void screen_open(sb_contact_problem *p, const sb_contact_options *opt) {
   }
 }
 
+/* Keeps stage 1's whitened normals (St: N x ncol, leading dimension N;
+ * column j is contact ids[stride j], or j without ids) for kept_delassus,
+ * which then solves only the kept contacts' tangent rows. */
+static void keep_whitened_normals(sb_contact_problem *p, int ncol, const double *St, const int *ids, int stride) {
+  int N = p->ndof;
+  for (int j = 0; j < ncol; j++) {
+    int i = ids ? ids[(size_t)stride * j] : j;
+    memcpy(p->wn + (size_t)i * p->max_dof, St + (size_t)j * N, N * sizeof(double));
+    p->wn_ok[i] = 1;
+  }
+}
+
 /* Stage 1 over the admitted contacts only: their whitened normals as the
  * columns of St (N x admitted), their priorities, order keys and forced
  * flags gathered alongside, and the selection scattered back to keep (the
@@ -1013,6 +1048,7 @@ static int screen_rank_select(sb_contact_problem *p, const sb_contact_options *o
   }
   if (na == 0) return 0;
   apply_all(p, 1, p->St, na, N);
+  keep_whitened_normals(p, na, p->St, p->screen_int, 4);
   sb_bilateral_project(p->bil, N, ld, na, p->St);
   /* the flags as the selection reads them: contiguous per kind */
   int *prio = p->screen_int + 4 * (size_t)m, *force = prio + m, *keep = force + m;
@@ -1065,6 +1101,7 @@ static int select_and_solve(sb_contact_problem *p, const sb_contact_options *opt
         memcpy(p->St + (size_t)i * N, p->Jt + (size_t)(3 * i + 2) * ld, N * sizeof(double));
       }
       apply_all(p, 1, p->St, m, N);
+      keep_whitened_normals(p, m, p->St, NULL, 0);
       sb_bilateral_project(p->bil, N, ld, m, p->St);
       if (sb_rank_select_forced(N, m, p->St, p->prio, p->order_active ? p->order : NULL, p->force, opt->rank_tol,
                                 p->keep, p->qrwork, p->lqrwork, p->iwork) < 0) {
@@ -1159,7 +1196,7 @@ int sb_contact_solve(sb_contact_problem *p, double h, const sb_contact_options *
   info->ncontact = m;
   memset(p->p, 0, N * sizeof(double));
   memset(p->lambda, 0, 3 * m * sizeof(double));
-  for (int k = 0; k < m; k++) p->keep[k] = 0;
+  for (int k = 0; k < m; k++) p->keep[k] = p->wn_ok[k] = 0;
   p->nvar = 0;
   if (!(isfinite(h) && h > 0)) {
     sb_errorf(error, error_size, "contact solve: time step must be positive and finite (got %g)", h);
