@@ -6,7 +6,8 @@
  *
  *   header    CUSP_STATE_HEADER doubles: a tag, then the counters
  *   per arm   CUSP_STATE_SLOT doubles (capacity CUSP_MAX_COORDS coordinates)
- *   warm      sb_contact_warm_capacity(contacts): the last solve's impulses by contact id
+ *   warm      sb_contact_warm_capacity(contacts): the last solve's impulses and stage-2
+ *             scales by contact id
  *
  * The size depends only on what nstate can see at compile time (the number
  * of instances and of their disk bodies, by name), not on the keys. */

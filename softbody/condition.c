@@ -24,6 +24,19 @@ int sb_rank_select_work_size(int N, int m) {
   return m + N * m + 3 * N + 2 * m + (2 * m + 1) * nb + 8;
 }
 
+/* C <- H C for the one reflector H = I - tau v v^T (v[0] taken as 1; H^T = H)
+ * of m rows, on n columns of leading dimension ld: what dormqr does for a
+ * single reflector (its dorm2r path calls dlarf just so, the same doubles),
+ * without the blocking query (ilaenv) that dormqr pays on every call.
+ * work: n doubles. */
+static void apply_reflector(int m, int n, double *v, double tau, double *C, int ld, double *work) {
+  lapack_int lm = m, ln = n, one = 1, ldc = ld;
+  double v0 = v[0];
+  v[0] = 1;
+  LAPACK_dlarf("L", &lm, &ln, v, &one, &tau, C, &ldc, work);
+  v[0] = v0;
+}
+
 /* Marks as kept, among the `ncol` columns `cols` (leading dimension N), seen
  * from row r0 on, those whose |R_kk| exceeds tol; returns the number kept or
  * -1. pivoted: the column-pivoted QR (|R_kk| decreasing, so it stops at the
@@ -50,8 +63,8 @@ static int qr_keep(int N, int r0, int ncol, double *cols, const int *colid, doub
     return kept;
   }
   /* A kept column's reflector is applied at once to every later column
-   * (one dormqr over them all): each column then meets the same reflectors
-   * in the same order as under a dormqr of its own, at one LAPACK call per
+   * (one reflector product over them all): each column then meets the same reflectors
+   * in the same order as under a product of its own, at one LAPACK call per
    * kept column instead of one per column (those calls' overhead dominated
    * stage 1 along a lying arm, about a hundred contacts). */
   int kept = 0;
@@ -66,10 +79,7 @@ static int qr_keep(int N, int r0, int ncol, double *cols, const int *colid, doub
       continue;
     }
     LAPACKE_dlarfg_work(rows - kept, c + kept, c + kept + 1, 1, tau + kept);
-    if (j + 1 < ncol &&
-        LAPACKE_dormqr_work(LAPACK_COL_MAJOR, 'L', 'T', rows - kept, ncol - j - 1, 1, c + kept, N, tau + kept,
-                            c + N + kept, N, work, lwork))
-      return -1;
+    if (j + 1 < ncol) apply_reflector(rows - kept, ncol - j - 1, c + kept, tau[kept], c + N + kept, N, work);
     if (j != kept) memcpy(cols + (size_t)kept * N + r0, c, (size_t)rows * sizeof(double));
     keep[colid[j]] = 1;
     kept++;
@@ -181,6 +191,16 @@ SB_CLONE_INLINE void col_copy_add_squares(int n, const double *restrict src, dou
   }
 }
 
+/* a[i] = src[i] * (dr[i] * cj), then f[i] += a[i]^2: a warm start's
+ * scaling of a copy, taken in its first row norm pass */
+SB_CLONE_INLINE void col_copy_start_add_squares(int n, const double *restrict src, double *restrict a,
+                                                const double *restrict dr, double cj, double *restrict f) {
+  for (int i = 0; i < n; i++) {
+    a[i] = src[i] * (dr[i] * cj); /* powers of two: exact in either order */
+    f[i] += a[i] * a[i];
+  }
+}
+
 /* a[i] *= dr[i] * cj, then f[i] += a[i]^2 (a warm start's scaling) */
 SB_CLONE_INLINE void col_start_add_squares(int n, double *restrict a, const double *restrict dr, double cj,
                                   double *restrict f) {
@@ -223,9 +243,9 @@ SB_CLONE_INLINE void col_scale(int n, double *restrict a, double g) {
 }
 
 /* The sweeps, from the scalings in dr, dc (A and b not yet scaled by them;
- * all_one: they are all 1, nothing to apply). src (all_one only, may be
- * NULL): the matrix, copied into A in the first pass, which then need not
- * hold it on entry. work: 2n doubles, this sweep's
+ * all_one: they are all 1, nothing to apply). src (may be NULL): the
+ * matrix, copied (and scaled from the start) into A in the first pass,
+ * which then need not hold it on entry. work: 2n doubles, this sweep's
  * row factors and the next sweep's row norms. A sweep whose row factors
  * changed is not the last: the next one's row norms (the sums of squares of
  * the columns as this sweep leaves them, in column order, the same doubles
@@ -247,7 +267,11 @@ static void ruiz_sweeps(int n, const double *src, double *A, double *b, double *
       if (it == 0 && !all_one) {
         for (int i = 0; i < n; i++)
           if (b) b[i] *= dr[i];
-        for (int j = 0; j < n; j++) col_start_add_squares(n, A + (size_t)j * n, dr, dc[j], f);
+        for (int j = 0; j < n; j++)
+          if (src)
+            col_copy_start_add_squares(n, src + (size_t)j * n, A + (size_t)j * n, dr, dc[j], f);
+          else
+            col_start_add_squares(n, A + (size_t)j * n, dr, dc[j], f);
       } else if (it == 0 && src) {
         for (int j = 0; j < n; j++) col_copy_add_squares(n, src + (size_t)j * n, A + (size_t)j * n, f);
       } else {
@@ -297,18 +321,36 @@ void sb_ruiz_copy(int n, const double *A, double *As, double *b, double *dr, dou
   ruiz_sweeps(n, A, As, b, dr, dc, iterations, work, 1);
 }
 
-void sb_ruiz_from(int n, double *A, double *b, double *dr, double *dc, int iterations, double *work) {
+/* A warm start's scalings made valid (an entry out of range starts from
+ * 1); 1 when they are all 1. */
+static int ruiz_start(int n, double *dr, double *dc) {
   int all_one = 1;
   for (int i = 0; i < n; i++) {
     if (!sb_ruiz_scale_ok(dr[i])) dr[i] = 1;
     if (!sb_ruiz_scale_ok(dc[i])) dc[i] = 1;
     all_one &= dr[i] == 1 && dc[i] == 1;
   }
+  return all_one;
+}
+
+void sb_ruiz_from(int n, double *A, double *b, double *dr, double *dc, int iterations, double *work) {
+  int all_one = ruiz_start(n, dr, dc);
   if (iterations <= 0) { /* no sweep: the start's scaling is the scaling */
     for (int i = 0; i < n; i++) dr[i] = dc[i] = 1;
     return;
   }
   ruiz_sweeps(n, NULL, A, b, dr, dc, iterations, work, all_one);
+}
+
+void sb_ruiz_copy_from(int n, const double *A, double *As, double *b, double *dr, double *dc, int iterations,
+                       double *work) {
+  if (iterations <= 0) {
+    for (int i = 0; i < n; i++) dr[i] = dc[i] = 1;
+    memcpy(As, A, (size_t)n * n * sizeof(double));
+    return;
+  }
+  int all_one = ruiz_start(n, dr, dc);
+  ruiz_sweeps(n, A, As, b, dr, dc, iterations, work, all_one);
 }
 
 void sb_tikhonov(int n, double *A, const int *mask, double eps) {

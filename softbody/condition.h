@@ -50,14 +50,18 @@ void sb_ruiz_copy(int n, const double *A, double *As, double *b, double *dr, dou
 /* Stage 2 warm: the same sweeps and the same stopping test, started from the
  * scalings dr, dc hold on entry (e.g. the last step's, by contact identity)
  * instead of from 1. At a fixed point one sweep (the test) is all it costs,
- * where the cold start takes three or four. Not used by the contact pipeline:
- * started from the last step's scales it sent the 12-section arm sliding
- * down Scenario A's incline over the fallback cliff (docs/contact_scaling.md,
- * session 11). An entry that is not a power of two within 2^-64..2^64 (a
- * restored state from elsewhere, or a scale only an extreme problem needs)
- * starts from 1: the start can neither overflow nor round.
- * With iterations <= 0 no scaling at all, as sb_ruiz. work: 2n doubles. */
+ * where the cold start takes three or four. An entry that is not a power of
+ * two within 2^-64..2^64 (a restored state from elsewhere, or a scale only
+ * an extreme problem needs) starts from 1: the start can neither overflow
+ * nor round. With iterations <= 0 no scaling at all, as sb_ruiz. work: 2n
+ * doubles. */
 void sb_ruiz_from(int n, double *A, double *b, double *dr, double *dc, int iterations, double *work);
+
+/* sb_ruiz_from on a copy, as sb_ruiz_copy: As = Dr A Dc, the start's
+ * scaling applied in the copy's pass (A untouched). The contact pipeline's
+ * stage 2, started from the last step's scales of the same contacts. */
+void sb_ruiz_copy_from(int n, const double *A, double *As, double *b, double *dr, double *dc, int iterations,
+                       double *work);
 
 /* 1 when s is a power of two within 2^-64..2^64 (a valid warm Ruiz start). */
 int sb_ruiz_scale_ok(double s);

@@ -6,6 +6,7 @@
 #include <lapacke.h>
 #include <math.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -62,6 +63,8 @@ struct sb_contact_problem {
   double *prev_t1;         /* 3 per warm-start entry: the first friction direction (world) of its
                               pyramid: the one it was solved in, or with align_friction the one the
                               next solve starts from (save_next_direction) */
+  double *prev_dr, *prev_dc; /* r + 2 each per warm-start entry: its variables' stage-2 scales, where
+                              the next step's Ruiz sweeps start (powers of two) */
   int nprev, prev_r;
   double *order;           /* stage-1 order keys for the re-selection passes */
   int order_active;
@@ -76,6 +79,10 @@ struct sb_contact_problem {
   int *screen_int;         /* 7 per contact: screen_rank_select's gathered columns and flags */
   double *screen_order;    /* its gathered order keys */
   int screening;           /* the screen is on for this solve */
+  double *wn;              /* ndof x max_c (leading dimension max_dof): contact i's whitened normal
+                              F^-1 J_n^T as stage 1 computed it this step (before the bilateral
+                              projection), for kept_delassus */
+  int *wn_ok;              /* per contact: wn holds it for this step */
 };
 
 sb_contact_options sb_contact_default_options(void) {
@@ -101,8 +108,8 @@ void sb_contact_free(sb_contact_problem *p) {
   void *ptr[] = {p->bodies, p->pool, p->vfree, p->c, p->frame, p->vstatic, p->point, p->Jt, p->Y, p->W,
                  p->u, p->uf, p->J6, p->scratch, p->St, p->qrwork, p->iwork, p->prio, p->keep, p->kept,
                  p->A, p->b, p->As, p->bs, p->z, p->zs, p->wv, p->ruizw, p->dr, p->dc, p->lambda, p->p,
-                 p->pv, p->normal_mask, p->blocks, p->prev_id, p->prev_z, p->prev_t1, p->stabv, p->order, p->force, p->keep_prev,
-                 p->admit, p->screen_int, p->screen_order};
+                 p->pv, p->normal_mask, p->blocks, p->prev_id, p->prev_z, p->prev_t1, p->prev_dr, p->prev_dc, p->stabv, p->order, p->force, p->keep_prev,
+                 p->admit, p->screen_int, p->screen_order, p->wn, p->wn_ok};
   for (size_t k = 0; k < sizeof ptr / sizeof ptr[0]; k++) free(ptr[k]);
   sb_lcp_work_free(p->lcp);
   sb_bilateral_work_free(p->bil);
@@ -116,8 +123,9 @@ size_t sb_contact_workspace_bytes_kept(int max_contacts, int max_kept, int max_d
   /* the arrays sb_contact_create_kept allocates, in its order (bodies apart) */
   size_t doubles = nd * nd + nd + 9 * mc + m3 + 2 * m3 + 2 * nd * m3 + m3 * m3 + 2 * m3 + 6 * nd + nd * m3 +
                    nd * mc + (size_t)sb_rank_select_work_size(max_dof, max_contacts) + 2 * nvark * nvark +
-                   9 * nvark + m3 + 2 * nd + nvar + m3 + 2 * mc + mc; /* ..., screen_order */
-  size_t ints = 2 * mc + 3 * mc + nvark + mc + 8 * mc; /* ... admit, screen_int */
+                   9 * nvark + m3 + 2 * nd + nvar + m3 + 2 * mc + mc + nd * mc +
+                   2 * nvar; /* ..., screen_order, wn, prev_dr, prev_dc */
+  size_t ints = 2 * mc + 3 * mc + nvark + mc + 8 * mc + mc; /* ... admit, screen_int, wn_ok */
   return sizeof(sb_contact_problem) + sizeof(sb_contact) * mc + sizeof(long) * mc + sizeof(double) * doubles +
          sizeof(int) * ints + sb_lcp_work_bytes((int)nvark);
 }
@@ -200,6 +208,10 @@ sb_contact_problem *sb_contact_create_kept(int max_contacts, int max_kept, int m
   ALLOC(p->admit, mc);
   ALLOC(p->screen_int, 7 * mc);
   ALLOC(p->screen_order, mc);
+  ALLOC(p->wn, nd * mc);
+  ALLOC(p->wn_ok, mc);
+  ALLOC(p->prev_dr, nvar);
+  ALLOC(p->prev_dc, nvar);
 #undef ALLOC
   if (!ok) goto oom;
   p->lcp = sb_lcp_work_create((int)nvark);
@@ -571,13 +583,18 @@ static void damped_fallback(sb_contact_problem *p, int n, int nk, int bs, const 
 /* Stages 2 and 3, the solve, the proximal correction, the physical check
  * and, if it failed, the damped fallback, for the LCP assembled in p->A, p->b
  * (nk contacts of bs = r + 2 variables; normal_mask and blocks set). zwarm:
- * a guess in physical units (n, may be p->z) or NULL. The answer, in
- * physical units, is left in p->z. */
-static void solve_assembled(sb_contact_problem *p, int n, int nk, int bs, const double *zwarm,
+ * a guess in physical units (n, may be p->z) or NULL. warm_scales: stage 2
+ * starts from the scales in p->dr, p->dc (the last step's, by contact
+ * identity; a fixed point costs one sweep where a cold start takes three or
+ * four), else from 1. The answer, in physical units, is left in p->z. */
+static void solve_assembled(sb_contact_problem *p, int n, int nk, int bs, const double *zwarm, int warm_scales,
                             const sb_contact_options *opt, sb_contact_info *info) {
   const double *A = p->A, *b = p->b;
   memcpy(p->bs, b, n * sizeof(double));
-  sb_ruiz_copy(n, A, p->As, p->bs, p->dr, p->dc, opt->ruiz_iterations, p->ruizw);
+  if (warm_scales)
+    sb_ruiz_copy_from(n, A, p->As, p->bs, p->dr, p->dc, opt->ruiz_iterations, p->ruizw);
+  else
+    sb_ruiz_copy(n, A, p->As, p->bs, p->dr, p->dc, opt->ruiz_iterations, p->ruizw);
   sb_tikhonov(n, p->As, p->normal_mask, opt->tikhonov);
   for (int i = 0; i < n; i++) p->zs[i] = zwarm && isfinite(zwarm[i]) ? zwarm[i] / p->dc[i] : 0;
   sb_lcp_options lo = opt->lcp;
@@ -635,7 +652,44 @@ static void closing_first(sb_contact_problem *p) {
 
 /* Where the last step's answer holds the contact with this id, or -1. */
 int sb_contact_warm_capacity(int max_contacts) {
-  return 2 + max_contacts * (1 + 3 + SB_CONTACT_MAX_DIRECTIONS + 2);
+  return 2 + max_contacts * (1 + 3 + 2 * (SB_CONTACT_MAX_DIRECTIONS + 2));
+}
+
+/* A variable's two stage-2 scales (powers of two) as one double, exactly:
+ * 256 (e_r + 64) + (e_c + 64) for the exponents within -64..64 that a warm
+ * Ruiz start accepts (sb_ruiz_scale_ok; any other scale starts from 1 anyway,
+ * so it is kept as 1). The state then holds them in the room of one. The
+ * exponents are read and written as bits: this runs for every saved
+ * variable at every step (the host saves and loads the warm start around
+ * each one), where frexp, ldexp and fmod cost more than the sweep saved on
+ * a small arm. */
+static int scale_exponent(double s) {
+  if (!sb_ruiz_scale_ok(s)) return 0;
+  uint64_t bits;
+  memcpy(&bits, &s, sizeof bits);
+  return (int)(bits >> 52) - 1023; /* sb_ruiz_scale_ok: positive, a power of two */
+}
+
+static double pow2_of(int e) {
+  uint64_t bits = (uint64_t)(e + 1023) << 52; /* e within -64..64: a normal number */
+  double s;
+  memcpy(&s, &bits, sizeof s);
+  return s;
+}
+
+static double pack_scales(double dr, double dc) {
+  return 256.0 * (scale_exponent(dr) + 64) + (scale_exponent(dc) + 64);
+}
+
+/* The inverse; a value pack_scales cannot have written (a state from
+ * elsewhere) gives 1 and 1: a cold start. */
+static void unpack_scales(double v, double *dr, double *dc) {
+  *dr = *dc = 1;
+  if (!(v >= 0 && v < 256.0 * 129) || v != (double)(int)v) return;
+  int iv = (int)v, er = (iv >> 8) - 64, ec = (iv & 255) - 64;
+  if (ec > 64) return;
+  *dr = pow2_of(er);
+  *dc = pow2_of(ec);
 }
 
 int sb_contact_warm_save(const sb_contact_problem *p, double *out) {
@@ -648,6 +702,7 @@ int sb_contact_warm_save(const sb_contact_problem *p, double *out) {
     k += 3;
     memcpy(out + k, p->prev_z + (size_t)i * bs, bs * sizeof(double));
     k += bs;
+    for (int v = 0; v < bs; v++) out[k++] = pack_scales(p->prev_dr[(size_t)i * bs + v], p->prev_dc[(size_t)i * bs + v]);
   }
   return k;
 }
@@ -665,6 +720,7 @@ void sb_contact_warm_load(sb_contact_problem *p, const double *in) {
     k += 3;
     memcpy(p->prev_z + (size_t)i * bs, in + k, bs * sizeof(double));
     k += bs;
+    for (int v = 0; v < bs; v++) unpack_scales(in[k++], p->prev_dr + (size_t)i * bs + v, p->prev_dc + (size_t)i * bs + v);
   }
 }
 
@@ -857,13 +913,30 @@ static void warm_guess(const sb_contact_problem *p, int ia, int k, int r, double
  * a general one. Its last bits differ from J_k^T (M~^-1 J_k^T); the
  * degenerate LCPs that once followed them (a block on a plane with dozens of
  * dependent contacts, the 12-section arm sliding) no longer do since Lemke
- * breaks its ties by perturbation. Y is overwritten. */
+ * breaks its ties by perturbation. The normal columns of G_k are stage 1's
+ * when it whitened them this step (keep_whitened_normals): only the tangent
+ * rows are solved then, two thirds of the columns. Y is overwritten. */
 static void kept_delassus(sb_contact_problem *p, int nk) {
-  int N = p->ndof, ld = p->max_dof, m3k = 3 * nk;
-  for (int a = 0; a < nk; a++)
-    for (int k = 0; k < 3; k++)
-      memcpy(p->Y + (size_t)(3 * a + k) * ld, p->Jt + (size_t)(3 * p->kept[a] + k) * ld, N * sizeof(double));
-  apply_all(p, 1, p->Y, m3k, ld);
+  int N = p->ndof, ld = p->max_dof, m3k = 3 * nk, ns = 0;
+  /* the columns stage 1 has not whitened this step, packed at the front of
+   * Y and solved at once ... */
+  for (int a = 0; a < nk; a++) {
+    int ia = p->kept[a];
+    for (int k = 0; k < (p->wn_ok[ia] ? 2 : 3); k++)
+      memcpy(p->Y + (size_t)(ns++) * ld, p->Jt + (size_t)(3 * ia + k) * ld, N * sizeof(double));
+  }
+  apply_all(p, 1, p->Y, ns, ld);
+  /* ... then spread to their places (t1, t2, n per contact, from the last:
+   * a column only moves up) with stage 1's normals put in between */
+  for (int a = nk - 1; a >= 0; a--) {
+    int ia = p->kept[a], cached = p->wn_ok[ia];
+    double *dst = p->Y + (size_t)(3 * a) * ld;
+    if (cached) memcpy(dst + 2 * (size_t)ld, p->wn + (size_t)ia * ld, N * sizeof(double));
+    for (int k = cached ? 1 : 2; k >= 0; k--) {
+      ns--;
+      if (ns != 3 * a + k) memcpy(dst + (size_t)k * ld, p->Y + (size_t)ns * ld, N * sizeof(double));
+    }
+  }
   double *W = p->W;
   cblas_dsyrk(CblasColMajor, CblasLower, CblasTrans, m3k, N, 1.0, p->Y, ld, 0.0, W, m3k);
   for (int j = 0; j < m3k; j++)
@@ -993,6 +1066,18 @@ static void screen_open(sb_contact_problem *p, const sb_contact_options *opt) {
   }
 }
 
+/* Keeps stage 1's whitened normals (St: N x ncol, leading dimension N;
+ * column j is contact ids[stride j], or j without ids) for kept_delassus,
+ * which then solves only the kept contacts' tangent rows. */
+static void keep_whitened_normals(sb_contact_problem *p, int ncol, const double *St, const int *ids, int stride) {
+  int N = p->ndof;
+  for (int j = 0; j < ncol; j++) {
+    int i = ids ? ids[(size_t)stride * j] : j;
+    memcpy(p->wn + (size_t)i * p->max_dof, St + (size_t)j * N, N * sizeof(double));
+    p->wn_ok[i] = 1;
+  }
+}
+
 /* Stage 1 over the admitted contacts only: their whitened normals as the
  * columns of St (N x admitted), their priorities, order keys and forced
  * flags gathered alongside, and the selection scattered back to keep (the
@@ -1013,6 +1098,7 @@ static int screen_rank_select(sb_contact_problem *p, const sb_contact_options *o
   }
   if (na == 0) return 0;
   apply_all(p, 1, p->St, na, N);
+  keep_whitened_normals(p, na, p->St, p->screen_int, 4);
   sb_bilateral_project(p->bil, N, ld, na, p->St);
   /* the flags as the selection reads them: contiguous per kind */
   int *prio = p->screen_int + 4 * (size_t)m, *force = prio + m, *keep = force + m;
@@ -1065,6 +1151,7 @@ static int select_and_solve(sb_contact_problem *p, const sb_contact_options *opt
         memcpy(p->St + (size_t)i * N, p->Jt + (size_t)(3 * i + 2) * ld, N * sizeof(double));
       }
       apply_all(p, 1, p->St, m, N);
+      keep_whitened_normals(p, m, p->St, NULL, 0);
       sb_bilateral_project(p->bil, N, ld, m, p->St);
       if (sb_rank_select_forced(N, m, p->St, p->prio, p->order_active ? p->order : NULL, p->force, opt->rank_tol,
                                 p->keep, p->qrwork, p->lqrwork, p->iwork) < 0) {
@@ -1121,12 +1208,16 @@ static int select_and_solve(sb_contact_problem *p, const sb_contact_options *opt
     /* warm start by contact identity (physical units, in z until the solve) */
     for (int a = 0; a < nk; a++) {
       int ia = p->kept[a], found = opt->warm_start && p->prev_r == r ? previous_index(p, p->c[ia].id) : -1;
-      if (found >= 0)
+      if (found >= 0) {
         warm_guess(p, ia, found, r, p->z + a * bs);
-      else
+        memcpy(p->dr + a * bs, p->prev_dr + (size_t)found * bs, bs * sizeof(double));
+        memcpy(p->dc + a * bs, p->prev_dc + (size_t)found * bs, bs * sizeof(double));
+      } else {
         memset(p->z + a * bs, 0, bs * sizeof(double));
+        for (int v = 0; v < bs; v++) p->dr[a * bs + v] = p->dc[a * bs + v] = 1;
+      }
     }
-    solve_assembled(p, n, nk, bs, opt->warm_start ? p->z : NULL, opt, info);
+    solve_assembled(p, n, nk, bs, opt->warm_start ? p->z : NULL, opt->warm_start, opt, info);
     /* impulses: contact frame (t1, t2, n) per contact, then generalized */
     for (int a = 0; a < nk; a++) {
       int ia = p->kept[a], oa = a * bs;
@@ -1159,7 +1250,7 @@ int sb_contact_solve(sb_contact_problem *p, double h, const sb_contact_options *
   info->ncontact = m;
   memset(p->p, 0, N * sizeof(double));
   memset(p->lambda, 0, 3 * m * sizeof(double));
-  for (int k = 0; k < m; k++) p->keep[k] = 0;
+  for (int k = 0; k < m; k++) p->keep[k] = p->wn_ok[k] = 0;
   p->nvar = 0;
   if (!(isfinite(h) && h > 0)) {
     sb_errorf(error, error_size, "contact solve: time step must be positive and finite (got %g)", h);
@@ -1320,6 +1411,8 @@ int sb_contact_solve(sb_contact_problem *p, double h, const sb_contact_options *
     if (p->c[ia].id < 0) continue;
     p->prev_id[p->nprev] = p->c[ia].id;
     memcpy(p->prev_z + (size_t)p->nprev * bs, p->z + a * bs, bs * sizeof(double));
+    memcpy(p->prev_dr + (size_t)p->nprev * bs, p->dr + a * bs, bs * sizeof(double));
+    memcpy(p->prev_dc + (size_t)p->nprev * bs, p->dc + a * bs, bs * sizeof(double));
     for (int k = 0; k < 3; k++) p->prev_t1[3 * p->nprev + k] = p->frame[9 * ia + 3 * k];
     if (opt->align_friction)
       save_next_direction(p, ia, r, p->prev_t1 + 3 * p->nprev, p->prev_z + (size_t)p->nprev * bs);
@@ -1377,7 +1470,7 @@ int sb_contact_solve_lcp(sb_contact_problem *p, int n, int directions, const dou
   info->ncontact = info->nkept = nk;
   info->nvar = n;
   info->rank_passes = 0;
-  solve_assembled(p, n, nk, bs, opt->warm_start ? z : NULL, opt, info);
+  solve_assembled(p, n, nk, bs, opt->warm_start ? z : NULL, 0, opt, info);
   memcpy(z, p->z, n * sizeof(double));
   info->time_us = sb_lcp_now_us() - t0;
   if (info->lcp.status != SB_LCP_SOLVED) {
@@ -1530,6 +1623,7 @@ void sb_contact_apply_impulses(sb_contact_problem *p, const double *lambda, int 
     z[0] = lambda[3 * i + 2];
     pyramid_of(lambda + 3 * i, directions, z + 1);
     z[bs - 1] = 0;
+    for (int v = 0; v < bs; v++) p->prev_dr[(size_t)p->nprev * bs + v] = p->prev_dc[(size_t)p->nprev * bs + v] = 1;
     for (int k = 0; k < 3; k++) p->prev_t1[3 * p->nprev + k] = p->frame[9 * i + 3 * k];
     p->prev_id[p->nprev++] = p->c[i].id;
   }

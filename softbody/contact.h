@@ -135,9 +135,13 @@ void sb_contact_clear(sb_contact_problem *p);
 /* The warm start (the last solve's impulses by contact id) as a flat array,
  * for a host that keeps the state of a simulation outside the problem
  * (MuJoCo's plugin_state): [count, r, then per contact id, a first friction
- * direction t1 (world, 3) and the r + 2 impulses in its pyramid]: the axes
- * it was solved in, or with align_friction the ones its next solve starts
- * from (against its slip, or along its friction). capacity gives the doubles a problem of max_contacts needs;
+ * direction t1 (world, 3), the r + 2 impulses in its pyramid and the r + 2
+ * stage-2 (Ruiz) scales of its variables, where the next step's sweeps
+ * start (each variable's row and column scale, powers of two, packed
+ * exactly into one double)]: the axes it was solved in, or with
+ * align_friction the ones its next solve starts from (against its slip, or
+ * along its friction). The scales are state: a problem that loads what
+ * another saved solves its next step bit for bit as that one does. capacity gives the doubles a problem of max_contacts needs;
  * save returns the doubles written; load takes what save wrote (a count of
  * 0, or an array of zeros, means no warm start). Ids are stored as doubles:
  * exact below 2^53. */

@@ -518,6 +518,41 @@ static void test_ruiz_copy(void) {
   EXPECT(bad == 0, "sb_ruiz and sb_ruiz_copy equal the plain sweeps bit for bit (%d of %d cases differ)", bad,
          2 * cases);
   EXPECT(untouched, "sb_ruiz_copy leaves its input matrix as it was");
+  /* sb_ruiz_copy_from = a copy, then sb_ruiz_from, from starts of powers
+   * of two, ones, and entries no warm start accepts */
+  const double odd[] = {NAN, 0, -2, 3, 0x1p100, INFINITY};
+  bad = cases = 0;
+  untouched = 1;
+  for (unsigned t = 0; t < sizeof sizes / sizeof sizes[0]; t++)
+    for (int iters = 0; iters <= 10; iters += 5)
+      for (int start = 0; start < 3; start++) {
+        int n = sizes[t];
+        for (int i = 0; i < n * n; i++) A[i] = (2 * tu_rand_r(&seed) - 1) * pow(10, 12 * tu_rand_r(&seed) - 6);
+        for (int i = 0; i < n; i++) {
+          b[i] = 2 * tu_rand_r(&seed) - 1;
+          dr[0][i] = start == 1 ? 1 : ldexp(1, (int)(40 * tu_rand_r(&seed)) - 20);
+          dc[0][i] = start == 1 ? 1 : ldexp(1, (int)(40 * tu_rand_r(&seed)) - 20);
+          if (start == 2 && i % 3 == 0) dr[0][i] = odd[i % 6];
+          if (start == 2 && i % 4 == 1) dc[0][i] = odd[(i + 1) % 6];
+        }
+        memcpy(Aa, A, sizeof(double) * n * n);
+        memcpy(Ak, A, sizeof(double) * n * n);
+        memcpy(ba, b, sizeof(double) * n);
+        memcpy(bc, b, sizeof(double) * n);
+        memcpy(dr[1], dr[0], sizeof(double) * n);
+        memcpy(dc[1], dc[0], sizeof(double) * n);
+        memcpy(dr[2], dr[0], sizeof(double) * n);
+        memcpy(dc[2], dc[0], sizeof(double) * n);
+        sb_ruiz_from(n, Aa, ba, dr[1], dc[1], iters, wk);
+        for (int i = 0; i < n * n; i++) Ac[i] = NAN;
+        sb_ruiz_copy_from(n, Ak, Ac, bc, dr[2], dc[2], iters, wk);
+        size_t sa = sizeof(double) * n * n, sv = sizeof(double) * n;
+        bad += memcmp(Aa, Ac, sa) || memcmp(ba, bc, sv) || memcmp(dr[1], dr[2], sv) || memcmp(dc[1], dc[2], sv);
+        untouched &= !memcmp(Ak, A, sa);
+        cases++;
+      }
+  EXPECT(bad == 0, "sb_ruiz_copy_from equals a copy and sb_ruiz_from bit for bit (%d of %d cases differ)", bad, cases);
+  EXPECT(untouched, "sb_ruiz_copy_from leaves its input matrix as it was");
 }
 
 static void test_ruiz_warm(void) {
@@ -898,6 +933,77 @@ static void test_warm_sticking(void) {
   sb_model_free(mdl);
 }
 
+/* Stage 2 starts from the last step's scales of the same contacts, so they
+ * are state: a problem that loads another's sb_contact_warm_save solves the
+ * next step as the other does, bit for bit (its conditioned matrix As and
+ * the impulses), which the impulses and directions alone do not give: the
+ * same saved data with the scales replaced by values no warm start accepts
+ * (a cold stage 2) conditions the same step differently. A lying soft rod,
+ * every step from the second on, and the cold Ruiz's count of sweeps
+ * against the warm one's (fewer, in steady contact). */
+static void test_warm_scales_state(void) {
+  char err[256];
+  scene_rod rod;
+  scene_rod_params(&rod, 3, 4, 2);
+  sb_model *mdl = sb_model_create(&rod.chain, err, sizeof err);
+  EXPECT(mdl != NULL, "rod model: %s", err);
+  if (!mdl) return;
+  sb_state *st = sb_state_create(mdl);
+  sb_work *w = sb_work_create(mdl);
+  int nc = rod.chain.ndisk * rod.per_disk, cap = sb_contact_warm_capacity(nc);
+  sb_contact_problem *P[3];
+  for (int k = 0; k < 3; k++) P[k] = sb_contact_create(nc, 1, mdl->n, 4, err, sizeof err);
+  double *saved = calloc(cap, sizeof(double)), *zs = calloc(cap, sizeof(double));
+  sb_contact_options o = sb_contact_default_options();
+  int same = 0, differ = 0, steps = 60, restored_steps = 0;
+  for (int step = 0; step < steps; step++) {
+    /* a step that changes from step to step (1 to 64 ms): M~ = M + h D +
+     * h^2 K, and with it the Delassus matrix, moves enough that a cold
+     * stage 2 and a warm one reach different fixed points */
+    double h = H * (1 << (2 * (step % 4)));
+    EXPECT(sb_step_prepare(mdl, st, w, NULL, h, err, sizeof err) == 0, "rod prepare: %s", err);
+    if (step > 0) {
+      int len = sb_contact_warm_save(P[0], saved);
+      sb_contact_warm_load(P[1], saved);
+      /* the scales as no warm start takes them: [count, r, per entry id, t1 (3), z (r + 2), scales (r + 2)] */
+      memcpy(zs, saved, len * sizeof(double));
+      int r = (int)saved[1], bs = r + 2;
+      for (int e = 0, k = 2; e < (int)saved[0]; e++, k += 4 + 2 * bs)
+        for (int v = 0; v < bs; v++) zs[k + 4 + bs + v] = -1;
+      sb_contact_warm_load(P[2], zs);
+    }
+    const double *As[3];
+    int n[3];
+    sb_contact_info info;
+    for (int k = 0; k < 3; k++) {
+      sb_contact_clear(P[k]);
+      scene_rod_fill(P[k], &rod, mdl, w, 1.0, err, sizeof err);
+      EXPECT(sb_contact_solve(P[k], h, &o, &info, err, sizeof err) == 0, "lying rod, step %d, problem %d: %s", step, k,
+             err);
+      sb_contact_lcp(P[k], &n[k], NULL, NULL, &As[k], NULL);
+    }
+    if (step > 0) {
+      restored_steps++;
+      same += n[1] == n[0] && !memcmp(As[1], As[0], sizeof(double) * n[0] * n[0]) &&
+              !memcmp(sb_contact_body_impulse(P[1], 0), sb_contact_body_impulse(P[0], 0), sizeof(double) * mdl->n);
+      differ += n[2] != n[0] || memcmp(As[2], As[0], sizeof(double) * n[0] * n[0]);
+    }
+    EXPECT(sb_step_commit(mdl, st, w, sb_contact_body_impulse(P[0], 0), err, sizeof err) == 0, "rod commit: %s", err);
+  }
+  EXPECT(same == restored_steps, "a problem restored from the warm save conditions and solves as the original, bit for "
+         "bit (%d of %d steps)", same, restored_steps);
+  EXPECT(differ > 0, "without the saved scales the same steps are conditioned differently (%d of %d steps)", differ,
+         restored_steps);
+  printf("warm Ruiz scales as state, lying rod (%d contacts): restored = original on %d of %d steps; a cold stage 2 "
+         "differs on %d\n", nc, same, restored_steps, differ);
+  for (int k = 0; k < 3; k++) sb_contact_free(P[k]);
+  free(saved);
+  free(zs);
+  sb_work_free(w);
+  sb_state_free(st);
+  sb_model_free(mdl);
+}
+
 /* The assembly builds a contact's Jacobian rows over the coordinates
  * proximal to its point only (sb_point_columns). On random states of a
  * floating rod, curved and moving, the Delassus blocks and free velocities
@@ -1010,6 +1116,7 @@ int main(void) {
   test_ruiz_exact();
   test_ruiz_warm();
   test_ruiz_copy();
+  test_warm_scales_state();
   test_bad_input();
   test_structured_assembly(); /* last: it draws random numbers the others' seeds assume */
   return test_report("contact");
