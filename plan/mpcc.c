@@ -1212,6 +1212,102 @@ void plan_mpcc_inverse_dynamics(plan_mpcc *p, double *z) {
   }
 }
 
+/* ---- coarse-to-fine start ---- */
+
+/* The coarse plan's arm positions at time t: cubic Hermite between its knots,
+ * tangents by central differences of the knots (one-sided at the last knot,
+ * zero at the first: the arm starts at rest), so the fine knots that fall on
+ * coarse ones keep their positions and the fine velocities (differences of
+ * the fine positions) vary smoothly instead of jumping once per coarse step. */
+static void coarse_position(const plan_mpcc *c, const double *zc, double t, double *q) {
+  int Nc = c->prm.N, n = c->n, B = c->B;
+  double s = t / c->h;
+  int j = (int)floor(s);
+  if (j > Nc - 1) j = Nc - 1;
+  if (j < 0) j = 0;
+  double u = fmin(fmax(s - j, 0), 1), u2 = u * u, u3 = u2 * u;
+  double h00 = 2 * u3 - 3 * u2 + 1, h10 = u3 - 2 * u2 + u, h01 = 3 * u2 - 2 * u3, h11 = u3 - u2;
+  const double *q0 = zc + (size_t)j * B, *q1 = q0 + B;
+  for (int i = 0; i < n; i++) {
+    double m0 = j == 0 ? 0 : 0.5 * (q1[i] - q0[i - B]);
+    double m1 = j + 1 == Nc ? q1[i] - q0[i] : 0.5 * (q1[i + B] - q0[i]);
+    q[i] = h00 * q0[i] + h10 * m0 + h01 * q1[i] + h11 * m1;
+  }
+}
+
+int plan_mpcc_interpolate(plan_mpcc *p, double *z, const plan_mpcc *coarse, const double *zc, char *error,
+                          int error_size) {
+  const plan_mpcc_params *P = &p->prm;
+  int n = p->n, N = P->N, d = P->d;
+  if (coarse->n != n || coarse->prm.d != d || fabs(coarse->prm.T - P->T) > 1e-12 * P->T) {
+    snprintf(error, error_size,
+             "mpcc: coarse plan (n = %d, d = %d, T = %g) does not match the task (n = %d, d = %d, T = %g)",
+             coarse->n, coarse->prm.d, coarse->prm.T, n, d, P->T);
+    return -1;
+  }
+  double h = p->h, bound = P->q_bound;
+  plan_mpcc_rest_guess(p, z);
+  for (int k = 1; k <= N; k++) {   /* positions, and velocities as sb_step_commit's q+ = q + h v+ needs */
+    double *s = z + (size_t)k * p->B, *s_prev = s - p->B;
+    coarse_position(coarse, zc, k * h, s);
+    for (int i = 0; i < n; i++) {
+      s[i] = fmin(fmax(s[i], -bound), bound);
+      s[n + i] = (s[i] - s_prev[i]) / h;
+    }
+  }
+  /* forces (not impulses: the rows multiply them by h), friction and gamma: those of the coarse
+     step holding the fine step's midpoint */
+  for (int k = 0; k < N; k++) {
+    int j = (int)floor((k + 0.5) * h / coarse->h);
+    if (j > coarse->prm.N - 1) j = coarse->prm.N - 1;
+    const double *uc = zc + (size_t)j * coarse->B + coarse->ns;
+    double *u = z + (size_t)k * p->B + p->ns;
+    memcpy(u + n, uc + n, sizeof(double) * (size_t)(d + 3));
+  }
+  /* the ball driven by those forces through its own rows (implicit in omega through the damping),
+     so its rows hold and the quaternion stays a unit one */
+  double zero[3] = {0};
+  for (int k = 0; k < N; k++) {
+    state_view S1 = state_at(p, z, k + 1);
+    control_view U = control_at(p, z, k);
+    contact_geom G;
+    contact_geometry(p, S1.q, S1.v, zero, &G);
+    double F[3], mF[3], tb[3];
+    contact_force(p, &G, &U, F);
+    for (int i = 0; i < 3; i++) mF[i] = -F[i];
+    cross3(G.r_ball, mF, tb);
+    double *s0 = z + (size_t)k * p->B, *s1 = s0 + p->B, hw[3], e[4];
+    for (int i = 0; i < 3; i++) {
+      s1[2 * n + i] = (s0[2 * n + i] + h / p->ball_inertia * tb[i]) / (1 + h / p->ball_inertia * P->ball_damping);
+      hw[i] = h * s1[2 * n + i];
+    }
+    quat_exp(hw, e);
+    quat_mul(e, s0 + 2 * n + 3, s1 + 2 * n + 3);
+  }
+  plan_mpcc_inverse_dynamics(p, z);   /* tau: the arm rows hold along these states and forces */
+  return 0;
+}
+
+int plan_mpcc_coarse_guess(plan_mpcc *p, const plan_mpcc_params *coarse_prm, int offaxis, double *z,
+                           plan_mpcc_stage *out, char *error, int error_size) {
+  memset(out, 0, sizeof *out);
+  plan_mpcc *c = plan_mpcc_create(coarse_prm, error, error_size);
+  if (!c) return -1;
+  double *zc = malloc(sizeof(double) * (size_t)c->nvar);
+  if (!zc) {
+    snprintf(error, error_size, "mpcc: out of memory (coarse plan of %d variables)", c->nvar);
+    plan_mpcc_free(c);
+    return -1;
+  }
+  plan_mpcc_rest_guess(c, zc);
+  if (offaxis && plan_mpcc_offaxis_guess(c, zc, NULL) >= 0) plan_mpcc_inverse_dynamics(c, zc);
+  int converged = plan_mpcc_solve(c, 1, zc, out) == 0;
+  int rc = plan_mpcc_interpolate(p, z, c, zc, error, error_size);
+  free(zc);
+  plan_mpcc_free(c);
+  return rc ? -1 : converged ? 0 : 1;
+}
+
 static double wall_now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -140,6 +140,26 @@ int plan_mpcc_needs_offaxis(const plan_mpcc *p);
  * v_{k+1}), then overwrites each tau_k with the one that makes the arm rows
  * of step k hold exactly (inverse dynamics along z's states and forces). */
 void plan_mpcc_inverse_dynamics(plan_mpcc *p, double *z);
+/* Coarse-to-fine start. plan_mpcc_interpolate fills z (p's variables) from
+ * zc, a plan of the same task (T, d, arm) on coarse's grid: the arm's
+ * positions by cubic Hermite interpolation of the coarse knots (within the
+ * q bounds), velocities their differences (q_{k+1} = q_k + h v_{k+1}); the
+ * forces fz, ft and gamma of the coarse step holding each fine step's
+ * midpoint (forces, so the impulse over a coarse step is kept); the ball
+ * integrated through its own rows under those forces (its quaternion a
+ * unit one); tau by plan_mpcc_inverse_dynamics, so the arm, kinematic, ball
+ * and quaternion rows hold and only the contact rows are left to the
+ * solver. Returns 0, or -1 (message in error) when the tasks differ.
+ * plan_mpcc_coarse_guess solves the task with coarse_prm (its N; the same
+ * T) by the dynamic stage from rest or, with offaxis, from
+ * plan_mpcc_offaxis_guess with inverse dynamics, and interpolates its
+ * final iterate into z; out is the coarse solve. Returns 0 when the coarse
+ * solve converged (IPOPT success or acceptable), 1 when it did not (z is
+ * still its interpolation), -1 on an error (message in error). */
+int plan_mpcc_interpolate(plan_mpcc *p, double *z, const plan_mpcc *coarse, const double *zc, char *error,
+                          int error_size);
+int plan_mpcc_coarse_guess(plan_mpcc *p, const plan_mpcc_params *coarse_prm, int offaxis, double *z,
+                           plan_mpcc_stage *out, char *error, int error_size);
 /* Solves one stage (dynamic = 0: kinematic) from z (in/out). Returns 0 when
  * IPOPT reports success (Solve_Succeeded or Solved_To_Acceptable_Level). */
 int plan_mpcc_solve(plan_mpcc *p, int dynamic, double *z, plan_mpcc_stage *out);
