@@ -37,7 +37,7 @@ static int usage(const char *msg) {
           "usage: cusp-plan --task rotate --axis x|y|z [--cold | --warm] [--N n] [--T seconds] [--angle rad]\n"
           "                 [--eps e] [--eps-start e0] [--eps-factor f] [--relaxed-iter k] [--max-iter k] [--kin-iter k] [--max-seconds s] [--tol t]\n"
           "                 [--penalty rho [--penalty-from e] | --scholtes] [--lbfgs-memory k] [--guess auto|rest|offaxis|coarse] [--offaxis-angle deg]\n"
-          "                 [--coarse-N n] [--coarse-start rest|offaxis] [--coarse-eps e] [--coarse-iter k] [--ipopt-options file] [--hessian lbfgs|exact|last]\n"
+          "                 [--coarse-N n] [--coarse-start rest|offaxis] [--coarse-eps e] [--coarse-iter k] [--ipopt-options file] [--ipopt-options-last file] [--hessian lbfgs|exact|last]\n"
           "                 [--terminal-weight w] [--terminal-weight-final w] [--out trajectory.csv] [--json] [--quiet] [--derivative-test] [--diagnose]\n"
           "--penalty-from: Scholtes' homotopy down to eps = e, then the penalty form (rho) from that point\n"
           "--terminal-weight: the weight of the final quaternion error in eq. (20) (the paper's: 100)\n"
@@ -52,7 +52,8 @@ static int usage(const char *msg) {
           "  1e-3 down to --coarse-eps, default the task's eps, at most --coarse-iter iterations, default\n"
           "  --max-iter; then interpolated onto N; its CPU time counts in solve_s); --offaxis-angle: how far\n"
           "  round (degrees)\n"
-          "--ipopt-options: an IPOPT options file read after cusp's options (no file is read otherwise)\n"
+          "--ipopt-options: an IPOPT options file read after cusp's options (no file is read otherwise);\n"
+          "  --ipopt-options-last: read instead in the homotopy's last relaxation\n"
           "--hessian: lbfgs (IPOPT's limited-memory quasi-Newton), exact (the Lagrangian's Hessian in every\n"
           "  relaxation), last (lbfgs for the intermediate relaxations, exact for the last one)\n"
           "defaults: the paper's task, N = 100, T = 4 s, 90 deg, mu = 0.6, d = 10, eps = 1e-7, and per axis\n");
@@ -159,7 +160,7 @@ static int coarse_guess(plan_mpcc *p, const plan_mpcc_params *P, int coarse_N, d
 
 int main(int argc, char **argv) {
   const char *task = NULL, *axis = NULL, *out = NULL, *guess = NULL, *ipopt_options = NULL, *hessian = NULL;
-  const char *coarse_start = NULL;
+  const char *coarse_start = NULL, *ipopt_options_last = NULL;
   int coarse_N = 20, coarse_iter = -1;
   double coarse_eps = -1;
   int cold = -1, json = 0, quiet = 0, N = 100, max_iter = 3000, kin_iter = 300;
@@ -183,6 +184,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--guess") && more) guess = argv[++i];
     else if (!strcmp(a, "--hessian") && more) hessian = argv[++i];
     else if (!strcmp(a, "--ipopt-options") && more) ipopt_options = argv[++i];
+    else if (!strcmp(a, "--ipopt-options-last") && more) ipopt_options_last = argv[++i];
     else if (!strcmp(a, "--coarse-start") && more) coarse_start = argv[++i];
     else if (!strcmp(a, "--coarse-eps") && more) {
       if (parse_positive(argv[++i], &coarse_eps)) return usage("--coarse-eps needs a number > 0");
@@ -272,17 +274,20 @@ int main(int argc, char **argv) {
     return usage("--coarse-start must be rest or offaxis");
   int coarse = !strcmp(guess, "coarse");
   if (coarse && coarse_N >= N) return usage("--guess coarse needs --coarse-N below --N");
-  if (ipopt_options) {  /* IPOPT ignores a file it cannot open: say so instead */
-    FILE *f = fopen(ipopt_options, "r");
+  const char *files[2] = {ipopt_options, ipopt_options_last}, *names[2] = {"--ipopt-options", "--ipopt-options-last"};
+  for (int i = 0; i < 2; i++) {  /* IPOPT ignores a file it cannot open: say so instead */
+    if (!files[i]) continue;
+    FILE *f = fopen(files[i], "r");
     if (!f) {
       char msg[300];
-      snprintf(msg, sizeof msg, "--ipopt-options: cannot read '%s'", ipopt_options);
+      snprintf(msg, sizeof msg, "%s: cannot read '%s'", names[i], files[i]);
       return usage(msg);
     }
     fclose(f);
   }
   plan_mpcc_params P = plan_mpcc_rotate_task(axis[0] - 'x');
   P.ipopt_options = ipopt_options;
+  P.ipopt_options_last = ipopt_options_last;
   P.exact_hessian = !strcmp(hessian, "exact") ? 1 : !strcmp(hessian, "last") ? 2 : 0;
   P.N = N;
   P.T = T;

@@ -48,6 +48,7 @@ struct plan_mpcc {
   } hess;
   struct hessian_cache *hc;
   int exact_now;         /* the relaxation being solved uses the exact Hessian (prm.exact_hessian) */
+  int last_now;          /* it is the homotopy's last relaxation (prm.ipopt_options_last) */
   int iterations;
   double eval_s;         /* CPU time inside the constraint, Jacobian and Hessian callbacks */
 };
@@ -1408,7 +1409,8 @@ static int solve_at_eps(plan_mpcc *p, double eps, double tol, int max_iter, doub
   AddIpoptStrOption(ip, "sb", "yes");
   /* IPOPT reads ./ipopt.opt unless told otherwise: a stray file in the caller's directory would
      change the plan silently; only a file the caller names is read */
-  AddIpoptStrOption(ip, "option_file_name", (char *)(p->prm.ipopt_options ? p->prm.ipopt_options : ""));
+  const char *file = p->last_now && p->prm.ipopt_options_last ? p->prm.ipopt_options_last : p->prm.ipopt_options;
+  AddIpoptStrOption(ip, "option_file_name", (char *)(file ? file : ""));
   AddIpoptStrOption(ip, "hessian_approximation", p->exact_now ? "exact" : "limited-memory");
   if (!p->exact_now && p->prm.lbfgs_memory > 0) AddIpoptIntOption(ip, "limited_memory_max_history", p->prm.lbfgs_memory);
   if (p->prm.derivative_test && !warm) {
@@ -1523,6 +1525,7 @@ int plan_mpcc_solve(plan_mpcc *p, int dynamic, double *z, plan_mpcc_stage *out) 
     if (P->verbose) fprintf(stderr, "%s stage: eps %.1e\n", dynamic ? "dynamic" : "kinematic", eps);
     /* 2: L-BFGS for the rough intermediate relaxations, the exact Hessian for the final one */
     p->exact_now = P->exact_hessian == 1 || (P->exact_hessian == 2 && last);
+    p->last_now = last;
     int used_before = used;
     double t_relax = cpu_now(), eval_before = p->eval_s;
     st = solve_at_eps(p, eps, final ? P->tol : fmax(P->tol, 1e-6), cap, left, warm, z, xl, xu, gl, gu, g, mult,

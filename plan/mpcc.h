@@ -81,6 +81,8 @@ typedef struct {
   int derivative_test;    /* IPOPT's first-order derivative checker at the start point (prints to stdout) */
   const char *ipopt_options; /* an IPOPT options file read after (and overriding) the solver's own
                               * options; NULL or "": none (IPOPT would otherwise read ./ipopt.opt) */
+  const char *ipopt_options_last; /* read instead of ipopt_options in the last relaxation of the
+                                   * homotopy only (its own barrier strategy; NULL: the same file) */
 } plan_mpcc_params;
 
 /* The paper's task about axis (0, 1, 2 = x, y, z): N = 100, T = 4 s, mu =

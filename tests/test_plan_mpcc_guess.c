@@ -4,7 +4,8 @@
  *   normal far from the axis, holds q within its bounds, and ends with the
  *   ball at the target orientation; the tasks about x and z keep the rest
  *   contact (its normal is perpendicular to their axes);
- * - a stray ./ipopt.opt is not read, a file named in ipopt_options is;
+ * - a stray ./ipopt.opt is not read, a file named in ipopt_options is, and
+ *   one named in ipopt_options_last in the homotopy's last relaxation only;
  * - the coarse-to-fine start: a plan solved on 5 steps, interpolated onto 15
  *   (two fine knots between each pair of coarse ones), keeps the
  *   coarse positions where the grids meet and the coarse forces over each
@@ -64,24 +65,30 @@ static void test_offaxis(void) {
 
 /* One relaxation of a 3-step task, capped at a few iterations; an options
  * file with max_cpu_time 1e-9 stops IPOPT at once (Maximum_CpuTime_Exceeded). */
-static int solve_status(const char *options) {
+static int solve_status_relaxations(const char *options, const char *options_last, plan_mpcc_stage *s, int relaxations) {
   plan_mpcc_params P = plan_mpcc_rotate_task(0);
   P.N = 3;
   P.T = 0.12;
   P.angle = 0.1;
-  P.eps_start = P.eps;
-  P.max_iter = 3;
+  P.eps_start = relaxations > 1 ? P.eps * pow(10, relaxations - 1) : P.eps;
+  P.eps_factor = 0.1;
+  P.max_iter = 3 * relaxations;
+  P.max_iter_relaxed = 3;
   P.ipopt_options = options;
+  P.ipopt_options_last = options_last;
   char err[256];
   plan_mpcc *p = plan_mpcc_create(&P, err, sizeof err);
   if (!p) return 999;
   double *z = malloc(sizeof(double) * plan_mpcc_nvars(p));
   plan_mpcc_rest_guess(p, z);
-  plan_mpcc_stage s;
-  plan_mpcc_solve(p, 1, z, &s);
+  plan_mpcc_solve(p, 1, z, s);
   free(z);
   plan_mpcc_free(p);
-  return s.status;
+  return s->status;
+}
+static int solve_status(const char *options) {
+  plan_mpcc_stage s;
+  return solve_status_relaxations(options, NULL, &s, 1);
 }
 
 static void test_options_file(void) {
@@ -95,6 +102,13 @@ static void test_options_file(void) {
   /* Maximum_CpuTime_Exceeded is -4 */
   EXPECT(stray != -4, "a stray ./ipopt.opt was read (status %d)", stray);
   EXPECT(named == -4, "the named options file was not read (status %d, expected -4)", named);
+  /* three relaxations (1e-5, 1e-6, 1e-7): the last-relaxation file stops the last one only */
+  plan_mpcc_stage s;
+  solve_status_relaxations(NULL, "ipopt.opt", &s, 3);
+  EXPECT(s.homotopy_steps == 3, "%d relaxations (3 expected)", s.homotopy_steps);
+  EXPECT(s.relaxation[0].status != -4 && s.relaxation[1].status != -4 && s.relaxation[2].status == -4,
+         "ipopt_options_last: relaxation statuses %d, %d, %d (only the last -4)", s.relaxation[0].status,
+         s.relaxation[1].status, s.relaxation[2].status);
   remove("ipopt.opt");
   EXPECT(chdir(cwd) == 0, "chdir back");
   rmdir(dir);
