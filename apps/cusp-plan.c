@@ -145,6 +145,7 @@ static int coarse_guess(plan_mpcc *p, const plan_mpcc_params *P, int coarse_N, d
   C.eps_start = plan_mpcc_rotate_task(0).eps_start;
   if (coarse_eps > 0) C.eps = coarse_eps;
   if (coarse_iter > 0) C.max_iter = coarse_iter;
+  C.warm_primal = 0;
   char err[256];
   int rc = plan_mpcc_coarse_guess(p, &C, !strcmp(start, "offaxis"), z, out, err, sizeof err);
   if (rc < 0) {
@@ -288,6 +289,7 @@ int main(int argc, char **argv) {
   plan_mpcc_params P = plan_mpcc_rotate_task(axis[0] - 'x');
   P.ipopt_options = ipopt_options;
   P.ipopt_options_last = ipopt_options_last;
+  P.warm_primal = coarse;   /* the fine solve keeps the interpolated plan: no cold barrier start */
   P.exact_hessian = !strcmp(hessian, "exact") ? 1 : !strcmp(hessian, "last") ? 2 : 0;
   P.N = N;
   P.T = T;

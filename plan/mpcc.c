@@ -946,13 +946,14 @@ double plan_mpcc_jacobian_error(plan_mpcc *p, const double *z, int dynamic) {
 
 static Bool cb_progress(Index mode, Index iter, Number obj, Number inf_pr, Number inf_du, Number mu,
                         Number d_norm, Number reg, Number a_du, Number a_pr, Index ls, UserDataPtr ud) {
-  (void)reg; (void)a_du; (void)ls;
+  (void)a_du;
   plan_mpcc *p = ud;
   p->iterations = iter;
+  /* reg: IPOPT's Hessian regularization (inertia correction) of the step, ls its line-search trials */
   if (p->prm.verbose)
-    fprintf(stderr, "%s iter %4d%s  obj %+.6e  inf_pr %.2e  inf_du %.2e  mu %.1e  |d| %.2e  alpha %.2e\n",
+    fprintf(stderr, "%s iter %4d%s  obj %+.6e  inf_pr %.2e  inf_du %.2e  mu %.1e  |d| %.2e  alpha %.2e  reg %.1e  ls %d\n",
             p->dynamic ? "dynamic" : "kinematic", iter, mode ? "r" : " ", obj, inf_pr, inf_du, mu,
-            d_norm, a_pr);
+            d_norm, a_pr, reg, (int)ls);
   return TRUE;
 }
 
@@ -1236,6 +1237,35 @@ static void coarse_position(const plan_mpcc *c, const double *zc, double t, doub
   }
 }
 
+/* Moves q (minimum-norm Gauss-Newton steps on the gap alone, within the q
+ * bounds) until the disk touches the ball: an interpolated pose between two
+ * touching ones cuts into the ball or leaves it, where the coarse plan
+ * pushes throughout. */
+static void touch_gap(plan_mpcc *p, double *q) {
+  int n = p->n;
+  double zero[64] = {0}, g[64], bound = p->prm.q_bound;
+  contact_geom G;
+  for (int it = 0; it < 20; it++) {
+    contact_geometry(p, q, zero, zero, &G);
+    double gap = G.gap, gg = 0;
+    if (fabs(gap) < 1e-10) return;
+    for (int c = 0; c < n; c++) {
+      double q0 = q[c], dq = 1e-7, gp, gm;
+      q[c] = q0 + dq;
+      contact_geometry(p, q, zero, zero, &G);
+      gp = G.gap;
+      q[c] = q0 - dq;
+      contact_geometry(p, q, zero, zero, &G);
+      gm = G.gap;
+      q[c] = q0;
+      g[c] = (gp - gm) / (2 * dq);
+      gg += g[c] * g[c];
+    }
+    if (!(gg > 0)) return;
+    for (int c = 0; c < n; c++) q[c] = fmin(fmax(q[c] - gap * g[c] / gg, -bound), bound);
+  }
+}
+
 int plan_mpcc_interpolate(plan_mpcc *p, double *z, const plan_mpcc *coarse, const double *zc, char *error,
                           int error_size) {
   const plan_mpcc_params *P = &p->prm;
@@ -1248,14 +1278,6 @@ int plan_mpcc_interpolate(plan_mpcc *p, double *z, const plan_mpcc *coarse, cons
   }
   double h = p->h, bound = P->q_bound;
   plan_mpcc_rest_guess(p, z);
-  for (int k = 1; k <= N; k++) {   /* positions, and velocities as sb_step_commit's q+ = q + h v+ needs */
-    double *s = z + (size_t)k * p->B, *s_prev = s - p->B;
-    coarse_position(coarse, zc, k * h, s);
-    for (int i = 0; i < n; i++) {
-      s[i] = fmin(fmax(s[i], -bound), bound);
-      s[n + i] = (s[i] - s_prev[i]) / h;
-    }
-  }
   /* forces (not impulses: the rows multiply them by h), friction and gamma: those of the coarse
      step holding the fine step's midpoint */
   for (int k = 0; k < N; k++) {
@@ -1265,9 +1287,22 @@ int plan_mpcc_interpolate(plan_mpcc *p, double *z, const plan_mpcc *coarse, cons
     double *u = z + (size_t)k * p->B + p->ns;
     memcpy(u + n, uc + n, sizeof(double) * (size_t)(d + 3));
   }
+  /* positions; those cutting into the ball, or pushing on it, moved onto its surface */
+  double zero[3] = {0};
+  for (int k = 1; k <= N; k++) {
+    double *s = z + (size_t)k * p->B;
+    coarse_position(coarse, zc, k * h, s);
+    for (int i = 0; i < n; i++) s[i] = fmin(fmax(s[i], -bound), bound);
+    contact_geom G;
+    contact_geometry(p, s, zero, zero, &G);
+    if (G.gap < 0 || control_at(p, z, k - 1).fz > 0) touch_gap(p, s);
+  }
+  for (int k = 1; k <= N; k++) {   /* velocities as sb_step_commit's q+ = q + h v+ needs */
+    double *s = z + (size_t)k * p->B, *s_prev = s - p->B;
+    for (int i = 0; i < n; i++) s[n + i] = (s[i] - s_prev[i]) / h;
+  }
   /* the ball driven by those forces through its own rows (implicit in omega through the damping),
      so its rows hold and the quaternion stays a unit one */
-  double zero[3] = {0};
   for (int k = 0; k < N; k++) {
     state_view S1 = state_at(p, z, k + 1);
     control_view U = control_at(p, z, k);
@@ -1284,6 +1319,11 @@ int plan_mpcc_interpolate(plan_mpcc *p, double *z, const plan_mpcc *coarse, cons
     }
     quat_exp(hw, e);
     quat_mul(e, s0 + 2 * n + 3, s1 + 2 * n + 3);
+    /* gamma at least the fine slip speed along every friction direction (the rows D^T nu + gamma
+       >= 0): the fine disk and ball velocities are not the coarse ones */
+    contact_geometry(p, S1.q, S1.v, S1.om, &G);
+    double *gamma = z + (size_t)k * p->B + p->ns + n + 1 + d;
+    for (int j = 0; j < d; j++) *gamma = fmax(*gamma, -dot3(G.D + 3 * j, G.nu));
   }
   plan_mpcc_inverse_dynamics(p, z);   /* tau: the arm rows hold along these states and forces */
   return 0;
@@ -1431,8 +1471,8 @@ static int solve_at_eps(plan_mpcc *p, double eps, double tol, int max_iter, doub
   AddIpoptNumOption(ip, "nlp_upper_bound_inf", 1e19);
   AddIpoptNumOption(ip, "nlp_lower_bound_inf", -1e19);
   if (warm == 2) {
-    /* the previous solve's primal point only (another formulation: its multipliers do not
-       carry over), barely pushed off the bounds */
+    /* a primal point only (the previous solve's in another formulation, whose multipliers do
+       not carry over, or a guess near a solution: warm_primal), barely pushed off the bounds */
     AddIpoptNumOption(ip, "bound_push", 1e-9);
     AddIpoptNumOption(ip, "bound_frac", 1e-9);
     AddIpoptNumOption(ip, "slack_bound_push", 1e-9);
@@ -1512,7 +1552,7 @@ int plan_mpcc_solve(plan_mpcc *p, int dynamic, double *z, plan_mpcc_stage *out) 
   double eps_end = hybrid ? fmax(P->penalty_from, P->eps) : P->eps;
   double eps = P->eps_start > eps_end && !(P->penalty > 0) ? P->eps_start : eps_end;
   double factor = P->eps_factor > 0 && P->eps_factor < 1 ? P->eps_factor : 0.1;
-  int max_iter = dynamic ? P->max_iter : P->max_iter_kinematic, used = 0, st = 0, warm = 0;
+  int max_iter = dynamic ? P->max_iter : P->max_iter_kinematic, used = 0, st = 0, warm = P->warm_primal ? 2 : 0;
   double t0 = cpu_now(), wall0 = wall_now(), obj = NAN;
   p->eval_s = 0;
   for (;;) {

@@ -69,6 +69,9 @@ typedef struct {
   int lbfgs_memory;       /* IPOPT's limited_memory_max_history (0: its default, 6) */
   int exact_hessian;      /* the Lagrangian's Hessian (plan_mpcc_hessian_error) instead of L-BFGS:
                            * 0 never, 1 in every relaxation, 2 in the last relaxation only */
+  int warm_primal;        /* the first relaxation starts from z as a primal warm start (bounds barely
+                           * pushed, a small initial barrier) instead of IPOPT's cold defaults: for a
+                           * guess already near a solution (plan_mpcc_coarse_guess) */
   int max_iter;           /* IPOPT iterations of the dynamic stage */
   int max_iter_kinematic; /* of the kinematic stage (a warm start: need not converge) */
   double max_seconds;     /* IPOPT max_cpu_time per stage (0: none) */

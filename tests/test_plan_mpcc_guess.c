@@ -8,7 +8,9 @@
  *   one named in ipopt_options_last in the homotopy's last relaxation only;
  * - the coarse-to-fine start: a plan solved on 5 steps, interpolated onto 15
  *   (two fine knots between each pair of coarse ones), keeps the
- *   coarse positions where the grids meet and the coarse forces over each
+ *   coarse positions where the grids meet (up to the move onto the ball's
+ *   surface of the knots that push on it, which none cuts into) and the
+ *   coarse forces over each
  *   coarse step; its arm motion replays with sb_step, its quaternions are
  *   unit ones composed by the ball's own angular velocities (recomputed here),
  *   its final orientation is the coarse plan's to the interpolation's error;
@@ -149,12 +151,25 @@ static void test_coarse_to_fine(void) {
   EXPECT(plan_mpcc_solve(c, 1, zc, &cs) == 0, "coarse plan: IPOPT status %d", cs.status);
   EXPECT(plan_mpcc_interpolate(p, z, c, zc, err, sizeof err) == 0, "interpolate: %s", err);
   double hc = C.T / C.N, h = P.T / P.N;
-  /* where the grids meet (every third fine knot) the positions are the coarse ones */
+  /* where the grids meet (every third fine knot) the positions are the coarse ones, or, where the
+     fine plan pushes, the coarse ones moved onto the ball by about their gap (the coarse plan's
+     gap there is at most eps / fz, not 0) */
   for (int k = 0; k <= P.N; k += 3) {
     int j = k / 3;
-    double dq = 0;
+    double dq = 0, gap = 0, gapc = 0, fz;
     for (int i = 0; i < n; i++) dq = fmax(dq, fabs(z[(size_t)k * B + i] - zc[(size_t)j * Bc + i]));
-    EXPECT(dq < 1e-12, "fine knot %d (t = %g) vs coarse knot %d: |dq| %g", k, k * h, j, dq);
+    if (k > 0) {
+      plan_mpcc_contact(p, z, k - 1, &gap, &fz, NULL);
+      plan_mpcc_contact(c, zc, j - 1, &gapc, &fz, NULL);
+    }
+    EXPECT(dq < 1e-12 || (fabs(gap) < 1e-9 && dq < 100 * fabs(gapc)),
+           "fine knot %d (t = %g) vs coarse knot %d: |dq| %g (fine gap %g, coarse gap %g)", k, k * h, j, dq, gap, gapc);
+  }
+  /* no fine knot inside the ball, and every one whose step pushes on it touches it */
+  for (int k = 0; k < P.N; k++) {
+    double gap, fz;
+    plan_mpcc_contact(p, z, k, &gap, &fz, NULL);
+    EXPECT(gap > -1e-9 && (fz == 0 || fabs(gap) < 1e-9), "fine step %d: gap %g with fz %g", k, gap, fz);
   }
   /* the forces of the coarse step that holds each fine step's midpoint */
   for (int k = 0; k < P.N; k++) {
