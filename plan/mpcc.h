@@ -148,10 +148,12 @@ void plan_mpcc_inverse_dynamics(plan_mpcc *p, double *z);
 /* Coarse-to-fine start. plan_mpcc_interpolate fills z (p's variables) from
  * zc, a plan of the same task (T, d, arm) on coarse's grid: the arm's
  * positions by cubic Hermite interpolation of the coarse knots (within the
- * q bounds), velocities their differences (q_{k+1} = q_k + h v_{k+1}); the
- * forces fz, ft and gamma of the coarse step holding each fine step's
- * midpoint (forces, so the impulse over a coarse step is kept); the ball
- * integrated through its own rows under those forces (its quaternion a
+ * q bounds), those inside the ball or whose step pushes on it moved onto its
+ * surface (minimum-norm Gauss-Newton on the gap), velocities their
+ * differences (q_{k+1} = q_k + h v_{k+1}); the forces fz, ft and gamma of
+ * the coarse step holding each fine step's midpoint (forces, so the impulse
+ * over a coarse step is kept), gamma raised to the fine slip speed; the
+ * ball integrated through its own rows under those forces (its quaternion a
  * unit one); tau by plan_mpcc_inverse_dynamics, so the arm, kinematic, ball
  * and quaternion rows hold and only the contact rows are left to the
  * solver. Returns 0, or -1 (message in error) when the tasks differ.
