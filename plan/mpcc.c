@@ -1288,7 +1288,7 @@ int plan_mpcc_interpolate(plan_mpcc *p, double *z, const plan_mpcc *coarse, cons
     memcpy(u + n, uc + n, sizeof(double) * (size_t)(d + 3));
   }
   /* positions; those cutting into the ball, or pushing on it, moved onto its surface */
-  double zero[3] = {0};
+  double zero[64] = {0};   /* the arm's velocities (n <= 64) and the ball's, at rest for the geometry */
   for (int k = 1; k <= N; k++) {
     double *s = z + (size_t)k * p->B;
     coarse_position(coarse, zc, k * h, s);
