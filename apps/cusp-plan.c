@@ -24,11 +24,12 @@ typedef struct {
   const char *guess;
   double offaxis_deg;      /* with guess offaxis */
   double terminal_weight;
+  const char *coarse_start; /* with guess coarse: the coarse plan's own start, rest or offaxis */
 } axis_defaults;
 static const axis_defaults DEFAULTS[3] = {
-    {1, 60, "last", "rest", 45, 100},       /* x */
-    {1, 60, "last", "offaxis", 90, 100},    /* y: the contact on the ball's side, lever 1 about y */
-    {1, 60, "last", "rest", 45, 300},       /* z */
+    {1, 60, "last", "rest", 45, 100, "rest"},       /* x */
+    {1, 60, "last", "offaxis", 90, 100, "offaxis"}, /* y: the contact on the ball's side, lever 1 about y */
+    {1, 60, "last", "rest", 45, 300, "rest"},       /* z */
 };
 
 static int usage(const char *msg) {
@@ -36,7 +37,8 @@ static int usage(const char *msg) {
   fprintf(stderr,
           "usage: cusp-plan --task rotate --axis x|y|z [--cold | --warm] [--N n] [--T seconds] [--angle rad]\n"
           "                 [--eps e] [--eps-start e0] [--eps-factor f] [--relaxed-iter k] [--max-iter k] [--kin-iter k] [--max-seconds s] [--tol t]\n"
-          "                 [--penalty rho [--penalty-from e] | --scholtes] [--lbfgs-memory k] [--guess auto|rest|offaxis] [--offaxis-angle deg] [--ipopt-options file] [--hessian lbfgs|exact|last]\n"
+          "                 [--penalty rho [--penalty-from e] | --scholtes] [--lbfgs-memory k] [--guess auto|rest|offaxis|coarse] [--offaxis-angle deg]\n"
+          "                 [--coarse-N n] [--coarse-start rest|offaxis] [--coarse-eps e] [--coarse-iter k] [--ipopt-options file] [--ipopt-options-last file] [--hessian lbfgs|exact|last]\n"
           "                 [--terminal-weight w] [--terminal-weight-final w] [--out trajectory.csv] [--json] [--quiet] [--derivative-test] [--diagnose]\n"
           "                 [--polish | --no-polish] [--polish-certify]\n"
           "--penalty-from: Scholtes' homotopy down to eps = e, then the penalty form (rho) from that point\n"
@@ -52,8 +54,13 @@ static int usage(const char *msg) {
           "--cold: the dynamic stage from rest; --warm: from the kinematic stage (the paper's two stages)\n"
           "--guess: the first stage's initial guess: rest, offaxis (the disk first moves to a\n"
           "  contact off the rotation axis), auto (offaxis when the rest contact lies near the axis, as\n"
-          "  for y; with --cold only offaxis applies); --offaxis-angle: how far round (degrees)\n"
-          "--ipopt-options: an IPOPT options file read after cusp's options (no file is read otherwise)\n"
+          "  for y; with --cold only offaxis applies), coarse (the task solved first on --coarse-N steps,\n"
+          "  default 20, from rest or the off-axis guess as --coarse-start says, its eps homotopy from\n"
+          "  1e-3 down to --coarse-eps, default the task's eps, at most --coarse-iter iterations, default\n"
+          "  --max-iter; then interpolated onto N; its CPU time counts in solve_s); --offaxis-angle: how far\n"
+          "  round (degrees)\n"
+          "--ipopt-options: an IPOPT options file read after cusp's options (no file is read otherwise);\n"
+          "  --ipopt-options-last: read instead in the homotopy's last relaxation\n"
           "--hessian: lbfgs (IPOPT's limited-memory quasi-Newton), exact (the Lagrangian's Hessian in every\n"
           "  relaxation), last (lbfgs for the intermediate relaxations, exact for the last one)\n"
           "defaults: the paper's task, N = 100, T = 4 s, 90 deg, mu = 0.6, d = 10, eps = 1e-7, and per axis\n");
@@ -61,7 +68,8 @@ static int usage(const char *msg) {
     const axis_defaults *D = &DEFAULTS[a];
     fprintf(stderr, "  %c: %s --relaxed-iter %d --hessian %s --guess %s", 'x' + a, D->cold ? "--cold" : "--warm",
             D->relaxed_iter, D->hessian, D->guess);
-    if (!strcmp(D->guess, "offaxis")) fprintf(stderr, " --offaxis-angle %g", D->offaxis_deg);
+    if (!strcmp(D->guess, "coarse")) fprintf(stderr, " --coarse-start %s", D->coarse_start);
+    if (!strcmp(D->guess, "offaxis") || !strcmp(D->coarse_start, "offaxis")) fprintf(stderr, " --offaxis-angle %g", D->offaxis_deg);
     fprintf(stderr, " --terminal-weight %g\n", D->terminal_weight);
   }
   fprintf(stderr, "exit code: 0 converged (or IPOPT-acceptable), 1 not converged, 2 bad arguments\n");
@@ -178,8 +186,35 @@ static int write_trajectory(const char *path, plan_mpcc *p, const plan_mpcc_para
   return fclose(f);
 }
 
+/* --guess coarse: the task on coarse_N steps (the dynamic stage from rest or the off-axis guess,
+ * the homotopy from the task's eps_start whatever --eps-start says for the fine solve), its plan
+ * interpolated into z. Returns 0, or -1 after saying why on stderr. */
+static int coarse_guess(plan_mpcc *p, const plan_mpcc_params *P, int coarse_N, double coarse_eps, int coarse_iter,
+                        const char *start, int quiet, double *z, plan_mpcc_stage *out) {
+  plan_mpcc_params C = *P;
+  C.N = coarse_N;
+  C.eps_start = plan_mpcc_rotate_task(0).eps_start;
+  if (coarse_eps > 0) C.eps = coarse_eps;
+  if (coarse_iter > 0) C.max_iter = coarse_iter;
+  C.warm_primal = 0;
+  char err[256];
+  int rc = plan_mpcc_coarse_guess(p, &C, !strcmp(start, "offaxis"), z, out, err, sizeof err);
+  if (rc < 0) {
+    fprintf(stderr, "cusp-plan: coarse guess: %s\n", err);
+    return -1;
+  }
+  if (!quiet)
+    fprintf(stderr, "coarse plan (N = %d, from %s): IPOPT status %d after %d iterations, %.2f CPU s, quaternion "
+            "error %.3g%s\n", coarse_N, start, out->status, out->iterations, out->solve_s, out->quaternion_error,
+            rc ? " (not converged: its last iterate interpolated)" : "");
+  return 0;
+}
+
 int main(int argc, char **argv) {
   const char *task = NULL, *axis = NULL, *out = NULL, *guess = NULL, *ipopt_options = NULL, *hessian = NULL;
+  const char *coarse_start = NULL, *ipopt_options_last = NULL;
+  int coarse_N = 20, coarse_iter = -1;
+  double coarse_eps = -1;
   int cold = -1, json = 0, quiet = 0, N = 100, max_iter = 3000, kin_iter = 300;
   double T = 4, angle = -1, eps = 1e-7, tol = 1e-8, max_seconds = 0, eps_start = -1, eps_factor = -1;
   int relaxed_iter = -1, derivative_test = 0, diagnose = 0, polish = 1, polish_certify = 0;
@@ -204,6 +239,21 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--guess") && more) guess = argv[++i];
     else if (!strcmp(a, "--hessian") && more) hessian = argv[++i];
     else if (!strcmp(a, "--ipopt-options") && more) ipopt_options = argv[++i];
+    else if (!strcmp(a, "--ipopt-options-last") && more) ipopt_options_last = argv[++i];
+    else if (!strcmp(a, "--coarse-start") && more) coarse_start = argv[++i];
+    else if (!strcmp(a, "--coarse-eps") && more) {
+      if (parse_positive(argv[++i], &coarse_eps)) return usage("--coarse-eps needs a number > 0");
+    } else if (!strcmp(a, "--coarse-iter") && more) {
+      char *end;
+      long v = strtol(argv[++i], &end, 10);
+      if (*end || v < 1 || v > 1000000) return usage("--coarse-iter needs an integer in 1..1000000");
+      coarse_iter = (int)v;
+    } else if (!strcmp(a, "--coarse-N") && more) {
+      char *end;
+      long v = strtol(argv[++i], &end, 10);
+      if (*end || v < 1 || v > 100000) return usage("--coarse-N needs an integer in 1..100000");
+      coarse_N = (int)v;
+    }
     else if (!strcmp(a, "--N") && more) {
       char *end;
       long v = strtol(argv[++i], &end, 10);
@@ -268,23 +318,32 @@ int main(int argc, char **argv) {
   if (relaxed_iter < 0) relaxed_iter = D->relaxed_iter;
   if (!hessian) hessian = D->hessian;
   if (!guess) guess = D->guess;
+  if (!coarse_start) coarse_start = D->coarse_start;
   if (offaxis_deg < 0) offaxis_deg = D->offaxis_deg;
   if (terminal_weight < 0) terminal_weight = D->terminal_weight;
   if (strcmp(hessian, "lbfgs") && strcmp(hessian, "exact") && strcmp(hessian, "last"))
     return usage("--hessian must be lbfgs, exact or last");
-  if (strcmp(guess, "auto") && strcmp(guess, "rest") && strcmp(guess, "offaxis"))
-    return usage("--guess must be auto, rest or offaxis");
-  if (ipopt_options) {  /* IPOPT ignores a file it cannot open: say so instead */
-    FILE *f = fopen(ipopt_options, "r");
+  if (strcmp(guess, "auto") && strcmp(guess, "rest") && strcmp(guess, "offaxis") && strcmp(guess, "coarse"))
+    return usage("--guess must be auto, rest, offaxis or coarse");
+  if (strcmp(coarse_start, "rest") && strcmp(coarse_start, "offaxis"))
+    return usage("--coarse-start must be rest or offaxis");
+  int coarse = !strcmp(guess, "coarse");
+  if (coarse && coarse_N >= N) return usage("--guess coarse needs --coarse-N below --N");
+  const char *files[2] = {ipopt_options, ipopt_options_last}, *names[2] = {"--ipopt-options", "--ipopt-options-last"};
+  for (int i = 0; i < 2; i++) {  /* IPOPT ignores a file it cannot open: say so instead */
+    if (!files[i]) continue;
+    FILE *f = fopen(files[i], "r");
     if (!f) {
       char msg[300];
-      snprintf(msg, sizeof msg, "--ipopt-options: cannot read '%s'", ipopt_options);
+      snprintf(msg, sizeof msg, "%s: cannot read '%s'", names[i], files[i]);
       return usage(msg);
     }
     fclose(f);
   }
   plan_mpcc_params P = plan_mpcc_rotate_task(axis[0] - 'x');
   P.ipopt_options = ipopt_options;
+  P.ipopt_options_last = ipopt_options_last;
+  P.warm_primal = coarse;   /* the fine solve keeps the interpolated plan: no cold barrier start */
   P.exact_hessian = !strcmp(hessian, "exact") ? 1 : !strcmp(hessian, "last") ? 2 : 0;
   P.N = N;
   P.T = T;
@@ -327,10 +386,15 @@ int main(int argc, char **argv) {
               guess_normal[0], guess_normal[1], guess_normal[2], lever);
     }
   }
-  plan_mpcc_stage kin = {0}, dyn = {0};
+  plan_mpcc_stage kin = {0}, dyn = {0}, coarse_stage = {0};
   if (cold && offaxis) plan_mpcc_inverse_dynamics(p, z);
+  if (coarse && coarse_guess(p, &P, coarse_N, coarse_eps, coarse_iter, coarse_start, quiet, z, &coarse_stage)) {
+    free(z);
+    plan_mpcc_free(p);
+    return 1;
+  }
   if (!cold) {
-    plan_mpcc_solve(p, 0, z, &kin);
+    plan_mpcc_solve(p, 0, z, &kin);  /* from the coarse plan too, with --guess coarse --warm */
     if (!quiet) fprintf(stderr, "kinematic stage: IPOPT status %d after %d iterations, %.2f CPU s\n", kin.status, kin.iterations, kin.solve_s);
     plan_mpcc_inverse_dynamics(p, z);
   }
@@ -350,7 +414,7 @@ int main(int argc, char **argv) {
     printf(", \"hessian\": \"%s\", \"terminal_weight\": ", hessian);
     json_number(P.terminal_weight_final > 0 ? P.terminal_weight_final : P.terminal_weight);
     printf(", \"guess\": \"%s\", \"status\": \"%s\", \"ipopt_status\": %d, \"quaternion_error\": ",
-           offaxis ? "offaxis" : "rest", status, dyn.status);
+           coarse ? "coarse" : offaxis ? "offaxis" : "rest", status, dyn.status);
     json_number(dyn.quaternion_error);
     printf(", \"complementarity\": ");
     json_number(dyn.complementarity);
@@ -360,14 +424,18 @@ int main(int argc, char **argv) {
     json_number(step_residual);
     printf(", ");
     polish_json(&dyn.polish);
-    printf(", \"iterations\": %d, \"solve_s\": {\"kinematic\": ", kin.iterations + dyn.iterations);
+    printf(", \"iterations\": %d, \"solve_s\": {\"coarse\": ", coarse_stage.iterations + kin.iterations + dyn.iterations);
+    json_number(coarse_stage.solve_s);
+    printf(", \"kinematic\": ");
     json_number(cold ? 0 : kin.solve_s);
     printf(", \"dynamic\": ");
     json_number(dyn.solve_s);
     printf(", \"total\": ");
-    json_number(kin.solve_s + dyn.solve_s);
+    json_number(coarse_stage.solve_s + kin.solve_s + dyn.solve_s);
     printf("}, \"solve_s_clock\": \"process CPU\", \"wall_s\": ");
-    json_number((cold ? 0 : kin.wall_s) + dyn.wall_s);
+    json_number(coarse_stage.wall_s + (cold ? 0 : kin.wall_s) + dyn.wall_s);
+    printf(", ");
+    stage_json("coarse", &coarse_stage, coarse);
     printf(", ");
     stage_json("kinematic", &kin, !cold);
     printf(", ");
@@ -376,7 +444,7 @@ int main(int argc, char **argv) {
   } else {
     printf("rotate about %c (%s start): %s, quaternion error %.3g, complementarity %.3g, step residual %.3g, "
            "%.2f CPU s\n", axis[0], cold ? "cold" : "kinematic", status, dyn.quaternion_error,
-           dyn.complementarity, step_residual, kin.solve_s + dyn.solve_s);
+           dyn.complementarity, step_residual, coarse_stage.solve_s + kin.solve_s + dyn.solve_s);
   }
   free(z);
   plan_mpcc_free(p);

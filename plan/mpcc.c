@@ -49,6 +49,7 @@ struct plan_mpcc {
   } hess;
   struct hessian_cache *hc;
   int exact_now;         /* the relaxation being solved uses the exact Hessian (prm.exact_hessian) */
+  int last_now;          /* it is the homotopy's last relaxation (prm.ipopt_options_last) */
   int iterations;
   double eval_s;         /* CPU time inside the constraint, Jacobian and Hessian callbacks */
 };
@@ -946,13 +947,14 @@ double plan_mpcc_jacobian_error(plan_mpcc *p, const double *z, int dynamic) {
 
 static Bool cb_progress(Index mode, Index iter, Number obj, Number inf_pr, Number inf_du, Number mu,
                         Number d_norm, Number reg, Number a_du, Number a_pr, Index ls, UserDataPtr ud) {
-  (void)reg; (void)a_du; (void)ls;
+  (void)a_du;
   plan_mpcc *p = ud;
   p->iterations = iter;
+  /* reg: IPOPT's Hessian regularization (inertia correction) of the step, ls its line-search trials */
   if (p->prm.verbose)
-    fprintf(stderr, "%s iter %4d%s  obj %+.6e  inf_pr %.2e  inf_du %.2e  mu %.1e  |d| %.2e  alpha %.2e\n",
+    fprintf(stderr, "%s iter %4d%s  obj %+.6e  inf_pr %.2e  inf_du %.2e  mu %.1e  |d| %.2e  alpha %.2e  reg %.1e  ls %d\n",
             p->dynamic ? "dynamic" : "kinematic", iter, mode ? "r" : " ", obj, inf_pr, inf_du, mu,
-            d_norm, a_pr);
+            d_norm, a_pr, reg, (int)ls);
   return TRUE;
 }
 
@@ -1213,6 +1215,141 @@ void plan_mpcc_inverse_dynamics(plan_mpcc *p, double *z) {
   }
 }
 
+/* ---- coarse-to-fine start ---- */
+
+/* The coarse plan's arm positions at time t: cubic Hermite between its knots,
+ * tangents by central differences of the knots (one-sided at the last knot,
+ * zero at the first: the arm starts at rest), so the fine knots that fall on
+ * coarse ones keep their positions and the fine velocities (differences of
+ * the fine positions) vary smoothly instead of jumping once per coarse step. */
+static void coarse_position(const plan_mpcc *c, const double *zc, double t, double *q) {
+  int Nc = c->prm.N, n = c->n, B = c->B;
+  double s = t / c->h;
+  int j = (int)floor(s);
+  if (j > Nc - 1) j = Nc - 1;
+  if (j < 0) j = 0;
+  double u = fmin(fmax(s - j, 0), 1), u2 = u * u, u3 = u2 * u;
+  double h00 = 2 * u3 - 3 * u2 + 1, h10 = u3 - 2 * u2 + u, h01 = 3 * u2 - 2 * u3, h11 = u3 - u2;
+  const double *q0 = zc + (size_t)j * B, *q1 = q0 + B;
+  for (int i = 0; i < n; i++) {
+    double m0 = j == 0 ? 0 : 0.5 * (q1[i] - q0[i - B]);
+    double m1 = j + 1 == Nc ? q1[i] - q0[i] : 0.5 * (q1[i + B] - q0[i]);
+    q[i] = h00 * q0[i] + h10 * m0 + h01 * q1[i] + h11 * m1;
+  }
+}
+
+/* Moves q (minimum-norm Gauss-Newton steps on the gap alone, within the q
+ * bounds) until the disk touches the ball: an interpolated pose between two
+ * touching ones cuts into the ball or leaves it, where the coarse plan
+ * pushes throughout. */
+static void touch_gap(plan_mpcc *p, double *q) {
+  int n = p->n;
+  double zero[64] = {0}, g[64], bound = p->prm.q_bound;
+  contact_geom G;
+  for (int it = 0; it < 20; it++) {
+    contact_geometry(p, q, zero, zero, &G);
+    double gap = G.gap, gg = 0;
+    if (fabs(gap) < 1e-10) return;
+    for (int c = 0; c < n; c++) {
+      double q0 = q[c], dq = 1e-7, gp, gm;
+      q[c] = q0 + dq;
+      contact_geometry(p, q, zero, zero, &G);
+      gp = G.gap;
+      q[c] = q0 - dq;
+      contact_geometry(p, q, zero, zero, &G);
+      gm = G.gap;
+      q[c] = q0;
+      g[c] = (gp - gm) / (2 * dq);
+      gg += g[c] * g[c];
+    }
+    if (!(gg > 0)) return;
+    for (int c = 0; c < n; c++) q[c] = fmin(fmax(q[c] - gap * g[c] / gg, -bound), bound);
+  }
+}
+
+int plan_mpcc_interpolate(plan_mpcc *p, double *z, const plan_mpcc *coarse, const double *zc, char *error,
+                          int error_size) {
+  const plan_mpcc_params *P = &p->prm;
+  int n = p->n, N = P->N, d = P->d;
+  if (coarse->n != n || coarse->prm.d != d || fabs(coarse->prm.T - P->T) > 1e-12 * P->T) {
+    snprintf(error, error_size,
+             "mpcc: coarse plan (n = %d, d = %d, T = %g) does not match the task (n = %d, d = %d, T = %g)",
+             coarse->n, coarse->prm.d, coarse->prm.T, n, d, P->T);
+    return -1;
+  }
+  double h = p->h, bound = P->q_bound;
+  plan_mpcc_rest_guess(p, z);
+  /* forces (not impulses: the rows multiply them by h), friction and gamma: those of the coarse
+     step holding the fine step's midpoint */
+  for (int k = 0; k < N; k++) {
+    int j = (int)floor((k + 0.5) * h / coarse->h);
+    if (j > coarse->prm.N - 1) j = coarse->prm.N - 1;
+    const double *uc = zc + (size_t)j * coarse->B + coarse->ns;
+    double *u = z + (size_t)k * p->B + p->ns;
+    memcpy(u + n, uc + n, sizeof(double) * (size_t)(d + 3));
+  }
+  /* positions; those cutting into the ball, or pushing on it, moved onto its surface */
+  double zero[64] = {0};   /* the arm's velocities (n <= 64) and the ball's, at rest for the geometry */
+  for (int k = 1; k <= N; k++) {
+    double *s = z + (size_t)k * p->B;
+    coarse_position(coarse, zc, k * h, s);
+    for (int i = 0; i < n; i++) s[i] = fmin(fmax(s[i], -bound), bound);
+    contact_geom G;
+    contact_geometry(p, s, zero, zero, &G);
+    if (G.gap < 0 || control_at(p, z, k - 1).fz > 0) touch_gap(p, s);
+  }
+  for (int k = 1; k <= N; k++) {   /* velocities as sb_step_commit's q+ = q + h v+ needs */
+    double *s = z + (size_t)k * p->B, *s_prev = s - p->B;
+    for (int i = 0; i < n; i++) s[n + i] = (s[i] - s_prev[i]) / h;
+  }
+  /* the ball driven by those forces through its own rows (implicit in omega through the damping),
+     so its rows hold and the quaternion stays a unit one */
+  for (int k = 0; k < N; k++) {
+    state_view S1 = state_at(p, z, k + 1);
+    control_view U = control_at(p, z, k);
+    contact_geom G;
+    contact_geometry(p, S1.q, S1.v, zero, &G);
+    double F[3], mF[3], tb[3];
+    contact_force(p, &G, &U, F);
+    for (int i = 0; i < 3; i++) mF[i] = -F[i];
+    cross3(G.r_ball, mF, tb);
+    double *s0 = z + (size_t)k * p->B, *s1 = s0 + p->B, hw[3], e[4];
+    for (int i = 0; i < 3; i++) {
+      s1[2 * n + i] = (s0[2 * n + i] + h / p->ball_inertia * tb[i]) / (1 + h / p->ball_inertia * P->ball_damping);
+      hw[i] = h * s1[2 * n + i];
+    }
+    quat_exp(hw, e);
+    quat_mul(e, s0 + 2 * n + 3, s1 + 2 * n + 3);
+    /* gamma at least the fine slip speed along every friction direction (the rows D^T nu + gamma
+       >= 0): the fine disk and ball velocities are not the coarse ones */
+    contact_geometry(p, S1.q, S1.v, S1.om, &G);
+    double *gamma = z + (size_t)k * p->B + p->ns + n + 1 + d;
+    for (int j = 0; j < d; j++) *gamma = fmax(*gamma, -dot3(G.D + 3 * j, G.nu));
+  }
+  plan_mpcc_inverse_dynamics(p, z);   /* tau: the arm rows hold along these states and forces */
+  return 0;
+}
+
+int plan_mpcc_coarse_guess(plan_mpcc *p, const plan_mpcc_params *coarse_prm, int offaxis, double *z,
+                           plan_mpcc_stage *out, char *error, int error_size) {
+  memset(out, 0, sizeof *out);
+  plan_mpcc *c = plan_mpcc_create(coarse_prm, error, error_size);
+  if (!c) return -1;
+  double *zc = malloc(sizeof(double) * (size_t)c->nvar);
+  if (!zc) {
+    snprintf(error, error_size, "mpcc: out of memory (coarse plan of %d variables)", c->nvar);
+    plan_mpcc_free(c);
+    return -1;
+  }
+  plan_mpcc_rest_guess(c, zc);
+  if (offaxis && plan_mpcc_offaxis_guess(c, zc, NULL) >= 0) plan_mpcc_inverse_dynamics(c, zc);
+  int converged = plan_mpcc_solve(c, 1, zc, out) == 0;
+  int rc = plan_mpcc_interpolate(p, z, c, zc, error, error_size);
+  free(zc);
+  plan_mpcc_free(c);
+  return rc ? -1 : converged ? 0 : 1;
+}
+
 static double wall_now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -1327,7 +1464,8 @@ static int ipopt_solve(plan_mpcc *p, double eps, double tol, int max_iter, doubl
   AddIpoptStrOption(ip, "sb", "yes");
   /* IPOPT reads ./ipopt.opt unless told otherwise: a stray file in the caller's directory would
      change the plan silently; only a file the caller names is read */
-  AddIpoptStrOption(ip, "option_file_name", (char *)(p->prm.ipopt_options ? p->prm.ipopt_options : ""));
+  const char *file = p->last_now && p->prm.ipopt_options_last ? p->prm.ipopt_options_last : p->prm.ipopt_options;
+  AddIpoptStrOption(ip, "option_file_name", (char *)(file ? file : ""));
   AddIpoptStrOption(ip, "hessian_approximation", p->exact_now ? "exact" : "limited-memory");
   if (!p->exact_now && p->prm.lbfgs_memory > 0) AddIpoptIntOption(ip, "limited_memory_max_history", p->prm.lbfgs_memory);
   if (p->prm.derivative_test && !warm) {
@@ -1348,8 +1486,8 @@ static int ipopt_solve(plan_mpcc *p, double eps, double tol, int max_iter, doubl
   AddIpoptNumOption(ip, "nlp_upper_bound_inf", 1e19);
   AddIpoptNumOption(ip, "nlp_lower_bound_inf", -1e19);
   if (warm == 2) {
-    /* the previous solve's primal point only (another formulation: its multipliers do not
-       carry over), barely pushed off the bounds */
+    /* a primal point only (the previous solve's in another formulation, whose multipliers do
+       not carry over, or a guess near a solution: warm_primal), barely pushed off the bounds */
     AddIpoptNumOption(ip, "bound_push", 1e-9);
     AddIpoptNumOption(ip, "bound_frac", 1e-9);
     AddIpoptNumOption(ip, "slack_bound_push", 1e-9);
@@ -1428,7 +1566,7 @@ int plan_mpcc_solve(plan_mpcc *p, int dynamic, double *z, plan_mpcc_stage *out) 
   double eps_end = hybrid ? fmax(P->penalty_from, P->eps) : P->eps;
   double eps = P->eps_start > eps_end && !(P->penalty > 0) ? P->eps_start : eps_end;
   double factor = P->eps_factor > 0 && P->eps_factor < 1 ? P->eps_factor : 0.1;
-  int max_iter = dynamic ? P->max_iter : P->max_iter_kinematic, used = 0, st = 0, warm = 0;
+  int max_iter = dynamic ? P->max_iter : P->max_iter_kinematic, used = 0, st = 0, warm = P->warm_primal ? 2 : 0;
   double t0 = cpu_now(), wall0 = wall_now(), obj = NAN;
   p->eval_s = 0;
   for (;;) {
@@ -1441,6 +1579,7 @@ int plan_mpcc_solve(plan_mpcc *p, int dynamic, double *z, plan_mpcc_stage *out) 
     if (P->verbose) fprintf(stderr, "%s stage: eps %.1e\n", dynamic ? "dynamic" : "kinematic", eps);
     /* 2: L-BFGS for the rough intermediate relaxations, the exact Hessian for the final one */
     p->exact_now = P->exact_hessian == 1 || (P->exact_hessian == 2 && last);
+    p->last_now = last;
     int used_before = used;
     double t_relax = cpu_now(), eval_before = p->eval_s;
     st = solve_at_eps(p, eps, final ? P->tol : fmax(P->tol, 1e-6), cap, left, warm, z, xl, xu, gl, gu, g, mult,

@@ -69,6 +69,9 @@ typedef struct {
   int lbfgs_memory;       /* IPOPT's limited_memory_max_history (0: its default, 6) */
   int exact_hessian;      /* the Lagrangian's Hessian (plan_mpcc_hessian_error) instead of L-BFGS:
                            * 0 never, 1 in every relaxation, 2 in the last relaxation only */
+  int warm_primal;        /* the first relaxation starts from z as a primal warm start (bounds barely
+                           * pushed, a small initial barrier) instead of IPOPT's cold defaults: for a
+                           * guess already near a solution (plan_mpcc_coarse_guess) */
   int max_iter;           /* IPOPT iterations of the dynamic stage */
   int max_iter_kinematic; /* of the kinematic stage (a warm start: need not converge) */
   double max_seconds;     /* IPOPT max_cpu_time per stage (0: none) */
@@ -87,6 +90,8 @@ typedef struct {
                            * much as the polish) */
   const char *ipopt_options; /* an IPOPT options file read after (and overriding) the solver's own
                               * options; NULL or "": none (IPOPT would otherwise read ./ipopt.opt) */
+  const char *ipopt_options_last; /* read instead of ipopt_options in the last relaxation of the
+                                   * homotopy only (its own barrier strategy; NULL: the same file) */
 } plan_mpcc_params;
 
 /* The paper's task about axis (0, 1, 2 = x, y, z): N = 100, T = 4 s, mu =
@@ -190,6 +195,28 @@ int plan_mpcc_needs_offaxis(const plan_mpcc *p);
  * v_{k+1}), then overwrites each tau_k with the one that makes the arm rows
  * of step k hold exactly (inverse dynamics along z's states and forces). */
 void plan_mpcc_inverse_dynamics(plan_mpcc *p, double *z);
+/* Coarse-to-fine start. plan_mpcc_interpolate fills z (p's variables) from
+ * zc, a plan of the same task (T, d, arm) on coarse's grid: the arm's
+ * positions by cubic Hermite interpolation of the coarse knots (within the
+ * q bounds), those inside the ball or whose step pushes on it moved onto its
+ * surface (minimum-norm Gauss-Newton on the gap), velocities their
+ * differences (q_{k+1} = q_k + h v_{k+1}); the forces fz, ft and gamma of
+ * the coarse step holding each fine step's midpoint (forces, so the impulse
+ * over a coarse step is kept), gamma raised to the fine slip speed; the
+ * ball integrated through its own rows under those forces (its quaternion a
+ * unit one); tau by plan_mpcc_inverse_dynamics, so the arm, kinematic, ball
+ * and quaternion rows hold and only the contact rows are left to the
+ * solver. Returns 0, or -1 (message in error) when the tasks differ.
+ * plan_mpcc_coarse_guess solves the task with coarse_prm (its N; the same
+ * T) by the dynamic stage from rest or, with offaxis, from
+ * plan_mpcc_offaxis_guess with inverse dynamics, and interpolates its
+ * final iterate into z; out is the coarse solve. Returns 0 when the coarse
+ * solve converged (IPOPT success or acceptable), 1 when it did not (z is
+ * still its interpolation), -1 on an error (message in error). */
+int plan_mpcc_interpolate(plan_mpcc *p, double *z, const plan_mpcc *coarse, const double *zc, char *error,
+                          int error_size);
+int plan_mpcc_coarse_guess(plan_mpcc *p, const plan_mpcc_params *coarse_prm, int offaxis, double *z,
+                           plan_mpcc_stage *out, char *error, int error_size);
 /* Solves one stage (dynamic = 0: kinematic) from z (in/out). Returns 0 when
  * IPOPT reports success (Solve_Succeeded or Solved_To_Acceptable_Level). */
 int plan_mpcc_solve(plan_mpcc *p, int dynamic, double *z, plan_mpcc_stage *out);
