@@ -54,6 +54,7 @@ sb_lcp_work *sb_lcp_work_create(int nmax) {
   ok &= (w->ties = calloc(n, sizeof(int))) != NULL;
   ok &= (w->ipiv = calloc(n, sizeof(int))) != NULL;
   ok &= (w->idx = calloc(n, sizeof(int))) != NULL;
+  ok &= (w->fric_dropped = calloc(n, sizeof(int))) != NULL;
   for (int k = 0; k < 2; k++) {
     ok &= (w->fc[k].set = calloc(n, sizeof(int))) != NULL;
     ok &= (w->fc[k].piv = calloc(n, sizeof(int))) != NULL;
@@ -71,15 +72,15 @@ sb_lcp_work *sb_lcp_work_create(int nmax) {
 
 size_t sb_lcp_work_bytes(int nmax) {
   size_t n = nmax > 0 ? (size_t)nmax : 0;
-  /* H, HtH, LU, Ms, T; 17 vectors; 9 int vectors */
-  return sizeof(sb_lcp_work) + sizeof(double) * (4 * n * n + n * (n + 2) + 17 * n + 2) + sizeof(int) * (9 * n + 1);
+  /* H, HtH, LU, Ms, T; 17 vectors; 10 int vectors */
+  return sizeof(sb_lcp_work) + sizeof(double) * (4 * n * n + n * (n + 2) + 17 * n + 2) + sizeof(int) * (10 * n + 1);
 }
 
 void sb_lcp_work_free(sb_lcp_work *w) {
   if (!w) return;
   void *p[] = {w->w, w->zbest, w->ztry, w->phi, w->phitry, w->g, w->d, w->da, w->db, w->colbuf,
                w->zloc, w->qloc, w->qs, w->zs, w->dr, w->dc, w->rowbuf, w->H, w->HtH, w->LU,
-               w->Ms, w->T, w->basis, w->nonbasis, w->ties, w->ipiv, w->idx, w->fc[0].set, w->fc[0].piv,
+               w->Ms, w->T, w->basis, w->nonbasis, w->ties, w->ipiv, w->idx, w->fric_dropped, w->fc[0].set, w->fc[0].piv,
                w->fc[1].set, w->fc[1].piv};
   for (size_t k = 0; k < sizeof p / sizeof p[0]; k++) free(p[k]);
   free(w);
@@ -350,9 +351,10 @@ static int within_tol(int n, const double *M, const double *q, const double *z, 
 
 /* The least-norm half of fb_factor: F = L of A A^T + eps I (eps = 1e-13
  * of its largest diagonal). Returns 2, or 0 when that fails. */
-static int fb_factor_least_norm(sb_lcp_factor *f, int na) {
+static int fb_factor_least_norm(sb_lcp_work *wk, sb_lcp_factor *f, int na) {
   const double *A = f->A;
   double *F = f->F;
+  wk->least_norm_factors++;
   cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, na, na, 1.0, A, na, 0.0, F, na);
   double dmax = 0;
   for (int k = 0; k < na; k++) dmax = F[(size_t)k * na + k] > dmax ? F[(size_t)k * na + k] : dmax;
@@ -374,9 +376,12 @@ static int fb_factor_least_norm(sb_lcp_factor *f, int na) {
  * A x = b only if the system is consistent). singular: the set is singular
  * by construction (sb_lcp_friction_set_singular), so LU is not tried: its
  * pivot test would reject the set, after costing about as much as the
- * least-norm factorization itself. */
-static int fb_factor(sb_lcp_factor *f, int na, int singular) {
-  if (singular) return fb_factor_least_norm(f, na);
+ * least-norm factorization itself (fb_pivot_step makes such sets basic
+ * first, so with friction blocks the least-norm path is left to sets
+ * singular for other reasons: more rows than the bodies' dofs). */
+/* The LU half of fb_factor: 1, or 0 when dgetrf fails or its pivots show
+ * A singular. */
+static int fb_factor_lu(sb_lcp_factor *f, int na) {
   const double *A = f->A;
   double *F = f->F;
   memcpy(F, A, (size_t)na * na * sizeof(double));
@@ -388,8 +393,12 @@ static int fb_factor(sb_lcp_factor *f, int na, int singular) {
     umin = u < umin ? u : umin;
     umax = u > umax ? u : umax;
   }
-  if (info == 0 && umin > 1e-11 * umax) return 1;
-  return fb_factor_least_norm(f, na);
+  return info == 0 && umin > 1e-11 * umax;
+}
+
+static int fb_factor(sb_lcp_work *wk, sb_lcp_factor *f, int na, int singular) {
+  if (singular) return fb_factor_least_norm(wk, f, na);
+  return fb_factor_lu(f, na) ? 1 : fb_factor_least_norm(wk, f, na);
 }
 
 int sb_lcp_friction_set_singular(int nblock, const int *block, const int *in) {
@@ -405,6 +414,71 @@ int sb_lcp_friction_set_singular(int nblock, const int *block, const int *in) {
     if (gamma ? count > 3 : count > 2 || (count == 2 && r % 2 == 0 && second - first == r / 2)) return 1;
   }
   return 0;
+}
+
+/* The block's betas in the set, best first: by the cosine of their
+ * direction's angle to the impulse f (fx, fy), then by their own impulse
+ * zref_k c_k, then by index. */
+static int beta_before(const double *cosf, const double *own, int a, int b) {
+  if (cosf[a] != cosf[b]) return cosf[a] > cosf[b];
+  if (own[a] != own[b]) return own[a] > own[b];
+  return a < b;
+}
+
+int sb_lcp_friction_set_basic(int nblock, const int *block, int n, const double *M, const double *zref,
+                              int *in, int *dropped) {
+  int total = 0;
+  memset(dropped, 0, (size_t)n * sizeof(int));
+  for (int b = 0, o = 0; block && b < nblock; o += block[b++]) {
+    int r = block[b] - 2, g = o + r + 1, count = 0, first = -1, second = -1;
+    for (int k = 1; k <= r; k++)
+      if (in[o + k]) {
+        count++;
+        if (first < 0) first = k;
+        else if (second < 0) second = k;
+      }
+    int gamma = in[g];
+    if (!(gamma ? count > 3 : count > 2 || (count == 2 && r % 2 == 0 && second - first == r / 2))) continue;
+    /* the impulse of the block's betas in the set, and each one's share */
+    double own[SB_LCP_FRICTION_MAX_R], cosf[SB_LCP_FRICTION_MAX_R], dx[SB_LCP_FRICTION_MAX_R],
+        dy[SB_LCP_FRICTION_MAX_R], fx = 0, fy = 0;
+    if (r > SB_LCP_FRICTION_MAX_R) continue; /* check_input refuses it */
+    for (int k = 0; k < r; k++) {
+      int i = o + 1 + k;
+      double c = -M[(size_t)i * n + g];
+      dx[k] = cos(2 * M_PI * k / r);
+      dy[k] = sin(2 * M_PI * k / r);
+      own[k] = in[i] && isfinite(zref[i]) ? zref[i] * (c > 0 ? c : 1) : 0;
+      fx += own[k] * dx[k];
+      fy += own[k] * dy[k];
+    }
+    double fl = hypot(fx, fy);
+    for (int k = 0; k < r; k++) cosf[k] = fl > 0 ? (dx[k] * fx + dy[k] * fy) / fl : 0;
+    /* keep: without gamma the best and the best of the rest not opposite it;
+     * with gamma the best three */
+    int keep[3], nkeep = 0, want = gamma ? 3 : 2;
+    while (nkeep < want) {
+      int best = -1;
+      for (int k = 0; k < r; k++) {
+        if (!in[o + 1 + k]) continue;
+        int taken = 0;
+        for (int m = 0; m < nkeep; m++) taken |= keep[m] == k || (!gamma && r % 2 == 0 && abs(keep[m] - k) == r / 2);
+        if (!taken && (best < 0 || beta_before(cosf, own, k, best))) best = k;
+      }
+      if (best < 0) break;
+      keep[nkeep++] = best;
+    }
+    for (int k = 0; k < r; k++) {
+      int i = o + 1 + k, kept = 0;
+      for (int m = 0; m < nkeep; m++) kept |= keep[m] == k;
+      if (in[i] && !kept) {
+        in[i] = 0;
+        dropped[i] = 1;
+        total++;
+      }
+    }
+  }
+  return total;
 }
 
 static int fb_solve(sb_lcp_work *wk, const sb_lcp_factor *f, int na, int how, double *x) {
@@ -423,6 +497,24 @@ static int fb_solve(sb_lcp_work *wk, const sb_lcp_factor *f, int na, int how, do
     cblas_dgemv(CblasColMajor, CblasTrans, na, na, 1.0, A, na, y, 1, 1.0, x, 1);
   }
   return all_finite(na, x) ? 2 : 0;
+}
+
+/* The cache slot holding a factorization of this set of this problem's
+ * size, or -1. */
+static int factor_cache_find(const sb_lcp_work *wk, int n, const int *set, int na) {
+  for (int k = 0; k < 2; k++) {
+    const sb_lcp_factor *c = &wk->fc[k];
+    if (c->valid && c->n == n && c->na == na && !memcmp(c->set, set, (size_t)na * sizeof(int))) return k;
+  }
+  return -1;
+}
+
+/* M_AA (na x na, column-major) of the n x n M on the set. */
+static void principal_submatrix(int n, const double *M, const int *set, int na, double *A) {
+  for (int b = 0; b < na; b++) {
+    const double *c = M + (size_t)set[b] * n;
+    for (int a = 0; a < na; a++) A[(size_t)b * na + a] = c[set[a]];
+  }
 }
 
 /* Forgets the cached factorizations (another matrix, or the chain's solvers
@@ -462,35 +554,55 @@ static int fb_pivot_step(sb_lcp_work *wk, int n, const double *M, const double *
   if (na == *last_count && !memcmp(set, last_set, (size_t)na * sizeof(int))) return 0;
   memcpy(last_set, set, (size_t)na * sizeof(int));
   *last_count = na;
-  int best = n + 1, stale = 0;
+  int best = n + 1, stale = 0, *dropped = wk->fric_dropped, ndropped = 0, basic = 1;
   for (int pass = 0; pass < max_passes; pass++) {
-    if (pass) {
-      na = 0;
-      for (int i = 0; i < n; i++)
-        if (in[i]) set[na++] = i;
-    }
+    na = 0;
+    for (int i = 0; i < n; i++)
+      if (in[i]) set[na++] = i;
     /* x = z_A + dx, M_AA dx = -(q + M z)_A over the set: the least-norm
      * correction keeps nearest the iterate. With reuse, a factorization
      * of this set from the last solve of the same M (wk->fc) answers;
-     * else the slot not used last takes it. Without, slot 0 (and no cache). */
-    int s = 0, cached = 0;
+     * else the slot not used last takes it. Without, slot 0 (and no cache).
+     * A set of friction pyramids singular by construction is made basic
+     * (about the impulse of the iterate on pass 0, of the last trial after)
+     * and factored as any set (LU, else least norm: singular for other
+     * reasons too, more friction rows than the bodies' dofs). When its
+     * answer is infeasible, the pass is repeated once on the whole set, as
+     * without the blocks: where the friction is statically indeterminate
+     * across contacts the least-norm answer of the whole set spreads the
+     * impulse and stays feasible where the basic one does not (the tiled
+     * rope). A re-solve finds the whole set's factorization in the cache
+     * and does not reduce it again. */
+    int s = reuse ? factor_cache_find(wk, n, set, na) : -1, cached = s >= 0, how = 1;
+    ndropped = 0;
+    if (!cached && basic && wk->fric_block &&
+        (ndropped = sb_lcp_friction_set_basic(wk->fric_nblock, wk->fric_block, n, M, pass ? zt : z, in, dropped))) {
+      na = 0;
+      for (int i = 0; i < n; i++)
+        if (in[i]) set[na++] = i;
+      s = reuse ? factor_cache_find(wk, n, set, na) : -1;
+      cached = s >= 0;
+    }
     if (reuse) {
-      for (int k = 0; k < 2 && !cached; k++) {
-        const sb_lcp_factor *c = &wk->fc[k];
-        cached = c->valid && c->n == n && c->na == na && !memcmp(c->set, set, (size_t)na * sizeof(int));
-        s = k;
-      }
       if (!cached) s = wk->fc_next;
       wk->fc_next = 1 - s;
     } else {
       factor_cache_clear(wk);
+      s = 0;
     }
     sb_lcp_factor *f = &wk->fc[s];
     double *A = f->A;
-    if (!cached) {
-      for (int b = 0; b < na; b++) {
-        const double *c = M + (size_t)set[b] * n;
-        for (int a = 0; a < na; a++) A[(size_t)b * na + a] = c[set[a]];
+    if (cached) {
+      how = f->how;
+    } else if (na > 0) {
+      principal_submatrix(n, M, set, na, A);
+      how = fb_factor(wk, f, na, sb_lcp_friction_set_singular(wk->fric_nblock, wk->fric_block, in));
+      f->valid = reuse && how != 0;
+      if (f->valid) {
+        memcpy(f->set, set, (size_t)na * sizeof(int));
+        f->n = n;
+        f->na = na;
+        f->how = how;
       }
     }
     for (int a = 0; a < na; a++) {
@@ -498,18 +610,7 @@ static int fb_pivot_step(sb_lcp_work *wk, int n, const double *M, const double *
       for (int b = 0; b < na; b++) r -= A[(size_t)b * na + a] * z[set[b]];
       x[a] = r;
     }
-    int how = 1;
-    if (na > 0) {
-      how = cached ? f->how : fb_factor(f, na, sb_lcp_friction_set_singular(wk->fric_nblock, wk->fric_block, in));
-      f->valid = reuse && how != 0;
-      if (f->valid && !cached) {
-        memcpy(f->set, set, (size_t)na * sizeof(int));
-        f->n = n;
-        f->na = na;
-        f->how = how;
-      }
-      how = how ? fb_solve(wk, f, na, how, x) : 0;
-    }
+    if (na > 0) how = how ? fb_solve(wk, f, na, how, x) : 0;
     if (!how) return 0;
     memset(zt, 0, (size_t)n * sizeof(double));
     for (int b = 0; b < na; b++) zt[set[b]] = x[b] + z[set[b]];
@@ -530,6 +631,12 @@ static int fb_pivot_step(sb_lcp_work *wk, int n, const double *M, const double *
         ninf++;
         first = first < 0 ? i : first;
       }
+    }
+    if (ndropped && ninf) { /* the basic answer failed: this pass again, on the whole set */
+      for (int i = 0; i < n; i++) in[i] |= dropped[i];
+      basic = 0;
+      pass--;
+      continue;
     }
     if (ninf == 0) {
       int clipped = 0;

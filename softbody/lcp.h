@@ -60,9 +60,11 @@ typedef struct {
   const int *block;      /* their sizes, summing to n */
   int friction_blocks;   /* 1: the blocks are friction pyramids [normal, beta_1 .. beta_r, gamma]
                             (size r + 2, r >= 1 directions evenly spaced, as sb_contact assembles
-                            them): active sets that are singular by construction (two opposite
-                            betas of a contact without its gamma, say) then go to the least-norm
-                            factorization without an LU attempt first */
+                            them): the pivoting's active sets that are singular by construction
+                            (two opposite betas of a contact without its gamma, say) are made
+                            basic, the dependent betas left at zero, and factored by LU (a basic
+                            answer, where without the option the least-norm one splits the
+                            impulse over the dependent betas) */
 } sb_lcp_options;
 
 typedef struct {

@@ -33,6 +33,9 @@ struct sb_lcp_work {
    * (NULL: not a problem of friction pyramids). */
   const int *fric_block;
   int fric_nblock;
+  long least_norm_factors;  /* least-norm factorizations so far (fb_factor's path 2): for tests */
+  int *fric_dropped;        /* n flags: the betas the warm pivot's pass left out of its set
+                               (sb_lcp_friction_set_basic) */
   /* conditioning (condition.c) */
   double *Ms, *qs, *zs, *dr, *dc;
 };
@@ -54,6 +57,22 @@ struct sb_lcp_work {
  * necessary: sets singular for other reasons (more rows than the dofs) are
  * not seen. */
 int sb_lcp_friction_set_singular(int nblock, const int *block, const int *in);
+
+/* Makes a set of a problem of friction pyramids basic where it is singular
+ * by construction (sb_lcp_friction_set_singular's rule): in each such
+ * block, keeps the betas nearest in angle to the block's friction impulse
+ * at zref (sum of zref_k c_k D_k, c_k = -M(gamma, beta_k) > 0: the scaled
+ * column's weight, so that the impulse is the physical one up to a factor
+ * of the block) and takes the others out of the set (in = 0, dropped = 1):
+ * without gamma, the nearest, and the nearest of the rest not opposite it
+ * if any; with gamma, the three nearest. Their rows are combinations of the
+ * kept ones over the set's columns, so the kept rows' w = 0 holds them at
+ * w = 0 too, and z = 0 there: an answer of the whole set with a regular
+ * matrix, one beta of an opposite pair left at zero. M: n x n, column-major;
+ * dropped: n flags, all written. Returns the count dropped. */
+#define SB_LCP_FRICTION_MAX_R 62 /* directions of a pyramid: check_input's block limit 64, less two */
+int sb_lcp_friction_set_basic(int nblock, const int *block, int n, const double *M, const double *zref,
+                              int *in, int *dropped);
 
 /* Wall clock in microseconds. */
 double sb_lcp_now_us(void);

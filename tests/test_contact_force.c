@@ -364,8 +364,13 @@ static void test_sliding_box(int cone, int align) {
   EXPECT(checked_steps >= 20, "%s: the box slides on the ledge (a sliding contact checked on %d of steps 1-29, %d in all)",
          what, checked_steps, sliding);
   /* the box tips over the ledge's edge, hops, and lands on one corner that MuJoCo lists outside
-   * its include margin (no rows) or not at all, while cusp's speculative contact holds it */
-  EXPECT(rowless_only_steps >= (align ? 10 : 1), "%s: steps where only cusp's contact holds the box on the ledge (%d)", what,
+   * its include margin (no rows) or not at all, while cusp's speculative contact holds it. How
+   * many steps: whether MuJoCo lists the landed face's corners, at distance -+1e-17, is
+   * round-off, and which of the non-unique LCP answers (the box on four coplanar corners and
+   * the arm) the solver returns moves the hop: 5 to 41 steps measured across BLAS kernels and
+   * the warm pivot's basic answers (docs/contact_scaling.md, session 15), so the bound asks
+   * that the path is exercised, the balance checks above make it right */
+  EXPECT(rowless_only_steps >= (align ? 5 : 1), "%s: steps where only cusp's contact holds the box on the ledge (%d)", what,
          rowless_only_steps);
   EXPECT(worst_dynamics < 1e-9, "%s: m dv/dt - m g = the forces cusp and MuJoCo applied (off by %.3g of the weight)",
          what, worst_dynamics);

@@ -1,10 +1,14 @@
-/* The friction-pyramid rule of the warm pivot (sb_lcp_friction_set_singular,
- * lcp_internal.h): the active sets it declares singular by construction are
+/* The friction-pyramid rules of the warm pivot (lcp_internal.h): the active
+ * sets sb_lcp_friction_set_singular declares singular by construction are
  * singular in the conditioned LCP that sb_contact really solves, and the
- * ones it does not declare are not (checked by singular values, LAPACK's
- * dgesvd, independent of the rule); the option changes no answer (the same z,
- * bit for bit, as the LU attempt it skips); and a bad block description is
- * refused with a message naming it. */
+ * ones it does not declare are not; sb_lcp_friction_set_basic reduces each
+ * declared set to a regular one of the same rank (both checked by singular
+ * values, LAPACK's dgesvd, independent of the rules); a sticking contact
+ * whose guess loads both betas of an opposite pair is solved by the warm
+ * pivot on LU, without the least-norm factorization, with one beta of the
+ * pair left at zero, and the answer solves the LCP (checked here by plain
+ * arithmetic); and a bad block description is refused with a message naming
+ * it. */
 #include <lapacke.h>
 #include <math.h>
 #include <stdio.h>
@@ -65,8 +69,11 @@ static sb_contact_problem *random_pyramids(int r, unsigned long long seed) {
   return P;
 }
 
-/* sigma_min / sigma_max of A's principal submatrix on the flagged rows. */
-static double set_conditioning(int n, const double *A, const int *in) {
+/* sigma_min / sigma_max of A's principal submatrix on the flagged rows;
+ * *rank: its singular values above 1e-10 sigma_max (when rank is not NULL). */
+static double set_conditioning_rank(int n, const double *A, const int *in, int *rank);
+static double set_conditioning(int n, const double *A, const int *in) { return set_conditioning_rank(n, A, in, NULL); }
+static double set_conditioning_rank(int n, const double *A, const int *in, int *rank) {
   int set[NC * (SB_CONTACT_MAX_DIRECTIONS + 2)], na = 0;
   for (int i = 0; i < n; i++)
     if (in[i]) set[na++] = i;
@@ -75,6 +82,10 @@ static double set_conditioning(int n, const double *A, const int *in) {
   for (int b = 0; b < na; b++)
     for (int a = 0; a < na; a++) S[b * na + a] = A[(size_t)set[b] * n + set[a]];
   if (LAPACKE_dgesvd(LAPACK_COL_MAJOR, 'N', 'N', na, na, S, na, sv, NULL, 1, NULL, 1, superb)) return NAN;
+  if (rank) {
+    *rank = 0;
+    for (int k = 0; k < na; k++) *rank += sv[k] > 1e-10 * sv[0];
+  }
   return sv[na - 1] / sv[0];
 }
 
@@ -90,7 +101,7 @@ static void test_rule_against_svd(int r, unsigned long long seed) {
   int bs = r + 2, nb = n / bs, block[NC], flagged = 0, clear = 0;
   EXPECT(n == NC * bs, "r = %d: every contact kept (n = %d)", r, n);
   for (int k = 0; k < nb; k++) block[k] = bs;
-  double worst_flagged = 0, worst_clear = 1;
+  double worst_flagged = 0, worst_clear = 1, worst_basic = 1;
   for (int blk = 0; blk < nb && n == NC * bs; blk++)
     for (int mask = 1; mask < 1 << r; mask++)
       for (int gamma = 0; gamma < 2; gamma++) {
@@ -104,6 +115,20 @@ static void test_rule_against_svd(int r, unsigned long long seed) {
           worst_flagged = fmax(worst_flagged, c);
           EXPECT(c < 1e-12, "r = %d, block %d, betas 0x%x, gamma %d: declared singular, but sigma_min / "
                  "sigma_max = %.3g", r, blk, mask, gamma, c);
+          /* made basic about some impulse of the set's betas: regular, and of
+           * the rank of the whole set (the dropped rows were combinations) */
+          int rank, kept = 0, dropped[NC * (SB_CONTACT_MAX_DIRECTIONS + 2)], nd;
+          double zr[NC * (SB_CONTACT_MAX_DIRECTIONS + 2)];
+          unsigned long long zs = seed ^ (unsigned long long)(mask * 131 + gamma);
+          set_conditioning_rank(n, Ac, in, &rank);
+          for (int i = 0; i < n; i++) zr[i] = in[i] ? 1 + tu_rand_r(&zs) : 0;
+          nd = sb_lcp_friction_set_basic(nb, block, n, Ac, zr, in, dropped);
+          for (int i = 0; i < n; i++) kept += in[i];
+          double cb = set_conditioning(n, Ac, in);
+          worst_basic = fmin(worst_basic, cb);
+          EXPECT(nd > 0 && !sb_lcp_friction_set_singular(nb, block, in) && cb > 1e-8 && kept == rank,
+                 "r = %d, block %d, betas 0x%x, gamma %d: made basic, %d dropped, %d kept of rank %d, sigma_min / "
+                 "sigma_max %.3g", r, blk, mask, gamma, nd, kept, rank, cb);
         } else {
           clear++;
           worst_clear = fmin(worst_clear, c);
@@ -111,60 +136,128 @@ static void test_rule_against_svd(int r, unsigned long long seed) {
                  "sigma_min / sigma_max = %.3g", r, blk, mask, gamma, count, c);
         }
       }
-  printf("r = %d: %d sets declared singular (largest sigma ratio %.2g), %d not (smallest %.2g)\n", r, flagged,
-         worst_flagged, clear, worst_clear);
+  printf("r = %d: %d sets declared singular (largest sigma ratio %.2g; made basic, smallest %.2g), %d not "
+         "(smallest %.2g)\n", r, flagged, worst_flagged, worst_basic, clear, worst_clear);
   EXPECT(flagged > 0 && clear > 0, "r = %d: both kinds of set seen", r);
   sb_contact_free(P);
 }
 
-/* The conditioned LCP solved from a guess whose sticking contact carries
- * its tangential impulse on both betas of an opposite pair (the same
- * impulse, split as a least-norm answer splits it): the predicted set is
- * singular by construction; with friction_blocks the LU attempt is skipped,
- * and z must be the same to the bit. */
-static void test_same_answer(void) {
-  const int r = 4, bs = r + 2;
-  sb_contact_problem *P = random_pyramids(r, 0x5eedull);
-  EXPECT(P != NULL, "the contact problem solves");
+/* A point mass (M = diag(2, 3, 1.5)) pressed onto a plane (normal +z) and
+ * sliding along x at 0.2 m/s into a friction of mu = 1: it sticks, the
+ * friction along -x, the y slip zero. Its conditioned LCP from sb_contact
+ * is solved cold; then warm from a guess whose friction is split over both
+ * betas of the opposite pair along x (kmax, kmax + r/2), as a least-norm
+ * answer leaves it: the predicted set {normal, both betas} is singular by
+ * construction. With friction_blocks the warm pivot makes it basic and
+ * solves it on LU: no least-norm factorization, one beta of the pair at
+ * zero; without, the least-norm answer keeps both loaded. Either answer is
+ * checked by plain arithmetic: z >= 0, w = A z + b >= 0, z_i w_i = 0, each
+ * to 1e-12 of the row's terms or of max(1, |b|), the solvers' yardstick. */
+static int lcp_holds(int n, const double *A, const double *b, const double *z, double *worst) {
+  int ok = 1;
+  double qs = 1;
+  *worst = 0;
+  for (int i = 0; i < n; i++) qs = fmax(qs, fabs(b[i]));
+  for (int i = 0; i < n; i++) {
+    double w = b[i], s = fabs(b[i]);
+    for (int j = 0; j < n; j++) {
+      w += A[(size_t)j * n + i] * z[j];
+      s += fabs(A[(size_t)j * n + i] * z[j]);
+    }
+    double e = fmax(-z[i], fmax(-w, fabs(fmin(z[i], w)))) / fmax(s, qs);
+    *worst = fmax(*worst, e);
+    ok &= e <= 1e-12;
+  }
+  return ok;
+}
+
+static void test_sticking_pair(int r) {
+  char err[256];
+  sb_contact_problem *P = sb_contact_create(1, 1, 3, r, err, sizeof err);
+  EXPECT(P != NULL, "r = %d: problem created (%s)", r, P ? "" : err);
   if (!P) return;
+  double M[9] = {2, 0, 0, 0, 3, 0, 0, 0, 1.5}, vfree[3] = {0.2, 0, -1}, jac[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+  int ok = sb_contact_add_dense(P, 3, M, vfree, err, sizeof err) == 0;
+  sb_contact ct;
+  memset(&ct, 0, sizeof ct);
+  ct.side[0].body = 0;
+  ct.side[0].jac = jac;
+  ct.side[1].body = -1;
+  ct.normal[2] = 1;
+  ct.tangent[0] = 1;
+  ct.friction = 1;
+  ct.id = 1;
+  ok = ok && sb_contact_add(P, &ct, err, sizeof err) >= 0;
+  sb_contact_options copt = sb_contact_default_options();
+  copt.directions = r;
+  sb_contact_info cinfo;
+  ok = ok && sb_contact_solve(P, 1e-3, &copt, &cinfo, err, sizeof err) == 0;
+  EXPECT(ok, "r = %d: the contact problem solves (%s)", r, ok ? "" : err);
+  if (!ok) {
+    sb_contact_free(P);
+    return;
+  }
   int n;
   const double *A, *b, *Ac, *bc;
   sb_contact_lcp(P, &n, &A, &b, &Ac, &bc);
+  int bs = r + 2, block[1] = {bs};
+  EXPECT(n == bs, "r = %d: one contact kept (n = %d)", r, n);
   sb_lcp_work *w = sb_lcp_work_create(n);
-  double z0[NC * 6], z1[NC * 6], zg[NC * 6], wv[NC * 6];
-  int block[NC];
-  for (int k = 0; k < NC; k++) block[k] = bs;
+  double z0[SB_CONTACT_MAX_DIRECTIONS + 2] = {0}, zg[SB_CONTACT_MAX_DIRECTIONS + 2];
+  double z[2][SB_CONTACT_MAX_DIRECTIONS + 2];
   sb_lcp_options o = sb_lcp_default_options();
-  o.nblock = NC;
+  o.nblock = 1;
   o.block = block;
-  memset(zg, 0, sizeof zg);
   sb_lcp_info info;
-  EXPECT(sb_lcp_solve(w, n, Ac, bc, zg, wv, &o, &info) == SB_LCP_SOLVED, "cold solve: %s", info.message);
-  /* a loaded contact, both betas of the pair (1, 3) raised alike */
-  int blk = -1;
-  for (int k = 0; k < NC && blk < 0; k++)
-    if (zg[k * bs] > 0) blk = k;
-  EXPECT(blk >= 0, "a loaded contact");
-  if (blk < 0) blk = 0;
-  double lift = 0.25 * zg[blk * bs] + 1e-3;
-  zg[blk * bs + 1] += lift;
-  zg[blk * bs + 3] += lift;
-  zg[blk * bs + bs - 1] = 0;
-  int in[NC * 6];
-  for (int i = 0; i < n; i++) in[i] = zg[i] - 0 > 0;
-  EXPECT(sb_lcp_friction_set_singular(NC, block, in), "the guess's set is singular by construction");
+  EXPECT(n == bs && sb_lcp_solve(w, n, Ac, bc, z0, NULL, &o, &info) == SB_LCP_SOLVED, "r = %d: cold solve: %s", r,
+         info.message);
+  if (n != bs) {
+    sb_lcp_work_free(w);
+    sb_contact_free(P);
+    return;
+  }
+  int kmax = 0;
+  for (int k = 1; k < r; k++)
+    if (z0[1 + k] > z0[1 + kmax]) kmax = k;
+  int kopp = (kmax + r / 2) % r, nloaded = 0;
+  for (int k = 0; k < r; k++) nloaded += z0[1 + k] > 0;
+  EXPECT(z0[0] > 0 && z0[1 + kmax] > 0 && nloaded == 1 && z0[bs - 1] == 0,
+         "r = %d: the mass sticks with its friction on one direction (%d loaded, fn %.3g, gamma %.3g)", r, nloaded,
+         z0[0], z0[bs - 1]);
+  memcpy(zg, z0, sizeof zg);
+  zg[1 + kmax] += 0.5 * z0[1 + kmax];
+  zg[1 + kopp] += 0.5 * z0[1 + kmax] * (-Ac[(size_t)(1 + kmax) * n + bs - 1]) / (-Ac[(size_t)(1 + kopp) * n + bs - 1]);
+  int in[SB_CONTACT_MAX_DIRECTIONS + 2];
+  for (int i = 0; i < n; i++) in[i] = zg[i] > 0;
+  EXPECT(sb_lcp_friction_set_singular(1, block, in), "r = %d: the guess's set is singular by construction", r);
   o.warm_start = 1;
-  sb_lcp_info i0, i1;
-  memcpy(z0, zg, sizeof zg);
-  memcpy(z1, zg, sizeof zg);
-  o.friction_blocks = 0;
-  sb_lcp_status s0 = sb_lcp_solve(w, n, Ac, bc, z0, NULL, &o, &i0);
-  o.friction_blocks = 1;
-  sb_lcp_status s1 = sb_lcp_solve(w, n, Ac, bc, z1, NULL, &o, &i1);
-  EXPECT(s0 == SB_LCP_SOLVED && s1 == SB_LCP_SOLVED, "both solved (%s; %s)", i0.message, i1.message);
-  EXPECT(i0.warm_pivot == i1.warm_pivot, "the same path: warm pivot %d and %d", i0.warm_pivot, i1.warm_pivot);
-  EXPECT(!memcmp(z0, z1, n * sizeof(double)), "the same z, bit for bit");
-  printf("opposite betas loaded: warm pivot %d / %d, residual %.3g\n", i0.warm_pivot, i1.warm_pivot, i1.residual);
+  for (int fb = 0; fb < 2; fb++) {
+    memcpy(z[fb], zg, sizeof zg);
+    o.friction_blocks = fb;
+    long ln0 = w->least_norm_factors;
+    sb_lcp_status st = sb_lcp_solve(w, n, Ac, bc, z[fb], NULL, &o, &info);
+    long least_norm = w->least_norm_factors - ln0;
+    double worst;
+    int holds = lcp_holds(n, Ac, bc, z[fb], &worst);
+    printf("r = %d, friction_blocks %d: warm pivot %d, least-norm factorizations %ld, betas of the pair %.3g and "
+           "%.3g, LCP off by %.2g of its terms\n", r, fb, info.warm_pivot, least_norm, z[fb][1 + kmax],
+           z[fb][1 + kopp], worst);
+    EXPECT(st == SB_LCP_SOLVED && info.warm_pivot && holds, "r = %d, friction_blocks %d: solved by the warm pivot "
+           "(%s), the LCP holds to %.2g", r, fb, info.message, worst);
+    if (fb) {
+      EXPECT(least_norm == 0, "r = %d: no least-norm factorization (%ld)", r, least_norm);
+      EXPECT(z[fb][1 + kopp] == 0 && z[fb][1 + kmax] > 0, "r = %d: one beta of the pair at zero (%.3g, %.3g)", r,
+             z[fb][1 + kmax], z[fb][1 + kopp]);
+    } else {
+      EXPECT(least_norm > 0 && z[fb][1 + kopp] > 0, "r = %d, without the blocks: the least-norm path splits the "
+             "pair (%ld factorizations, %.3g)", r, least_norm, z[fb][1 + kopp]);
+    }
+  }
+  /* the same friction either way: beta_kmax - beta_kopp (scaled by the columns' weights) */
+  double ck = -Ac[(size_t)(1 + kmax) * n + bs - 1], co = -Ac[(size_t)(1 + kopp) * n + bs - 1];
+  double f0 = z[0][1 + kmax] * ck - z[0][1 + kopp] * co, f1 = z[1][1 + kmax] * ck - z[1][1 + kopp] * co;
+  EXPECT(fabs(f0 - f1) <= 1e-12 * fabs(f1) && fabs(z[0][0] - z[1][0]) <= 1e-12 * z[1][0],
+         "r = %d: the same normal and net friction impulse (%.17g vs %.17g)", r, f0, f1);
   sb_lcp_work_free(w);
   sb_contact_free(P);
 }
@@ -199,7 +292,9 @@ int main(void) {
   test_rule_against_svd(3, 0x1234ull);
   test_rule_against_svd(4, 0x2345ull);
   test_rule_against_svd(6, 0x3456ull);
-  test_same_answer();
+  test_sticking_pair(4);
+  test_sticking_pair(6);
+  test_sticking_pair(8);
   test_refusals();
   return test_report("test_lcp_friction_sets");
 }
