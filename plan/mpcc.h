@@ -182,8 +182,9 @@ double plan_mpcc_complementarity(plan_mpcc *p, const double *z);
 double plan_mpcc_complementarity_measures(plan_mpcc *p, const double *z, double *max_product);
 double plan_mpcc_quaternion_error(const plan_mpcc *p, const double *z);
 /* The constraint Jacobian IPOPT gets (which reuses the arm terms, the
- * contact geometry and d nu / d v across columns) against central
- * differences of the full rows of each step, column by column: the largest
+ * contact geometry and d nu / d v across columns) against Richardson
+ * extrapolation of central differences (steps 1e-5, 5e-6, 2.5e-6 times
+ * 1 + |x|) of the full rows of each step, column by column: the largest
  * |J - J_fd| / max(1, |J_fd|). Sets the stage (dynamic = 0: kinematic). */
 double plan_mpcc_jacobian_error(plan_mpcc *p, const double *z, int dynamic);
 /* The Hessian of the Lagrangian sigma f + lambda . g IPOPT gets with

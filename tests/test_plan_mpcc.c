@@ -46,8 +46,11 @@ static void test_gradient(plan_mpcc *p, const double *z0) {
 }
 
 /* The Jacobian's shortcuts (terms shared across columns, nu's linear columns
- * from the disk point's Jacobian) against plain differences of every row, at a
- * point off rest: moving arm, spinning ball, forces in every direction. */
+ * from the disk point's Jacobian, the closest point's tangent) against
+ * Richardson extrapolation of plain differences of every row, at a point off
+ * rest: moving arm, spinning ball, forces in every direction. The bound is
+ * the Jacobian's own truncation (steps 1e-6 through rows that curve on the
+ * 1e-3 scale of the arm's coordinates); a wrong shortcut errs by O(1). */
 static void test_jacobian(plan_mpcc *p, const double *z0) {
   int nv = plan_mpcc_nvars(p), n = plan_mpcc_n(p), B = plan_mpcc_block(p);
   double *z = malloc(sizeof(double) * nv);
@@ -61,7 +64,7 @@ static void test_jacobian(plan_mpcc *p, const double *z0) {
   }
   for (int dynamic = 0; dynamic < 2; dynamic++) {
     double e = plan_mpcc_jacobian_error(p, z, dynamic);
-    EXPECT(e < 1e-6, "%s stage: Jacobian vs differences of the rows: %g", dynamic ? "dynamic" : "kinematic", e);
+    EXPECT(e < 2e-5, "%s stage: Jacobian vs differences of the rows: %g", dynamic ? "dynamic" : "kinematic", e);
   }
   free(z);
 }
