@@ -42,6 +42,11 @@ struct plan_mpcc {
   double *Mt, *c, *tmp;   /* n x n, n, n scratch */
   double *zp, *rp, *rm;  /* scratch for differences */
   double Jpoint[6 * 64], dnu_dv[3 * 64];
+  struct {               /* on: contact_geometry replaces closest_point's map wl -> xl by its tangent at wl0
+                          * (step_jacobian's q_{k+1} columns) */
+    int on;
+    double wl0[3], xl0[3], J[9];
+  } xl_tangent;
   arm_terms terms, terms_fixed;  /* arm terms of the current evaluation, and of the Jacobian's base point */
   struct {               /* exact Hessian: the pattern of a step's block, per stage (0: kinematic) */
     int npairs[2], *pair[2];   /* (a, b), a >= b, block columns */
@@ -134,7 +139,37 @@ typedef struct {
   double D[3 * 16];     /* friction directions (d <= 16), world */
   double rho, wz;       /* the ball centre in the disk frame: distance from the axis, height (which
                          * feature of the capped cylinder is closest: face, side or rim) */
+  double wl[3];         /* the ball centre in the disk frame */
 } contact_geom;
+
+/* The point of the capped cylinder (the end disk: radius rd, half thickness
+ * hz, local z its axis) closest to wl, in the disk's frame, with the
+ * paper's smoothed |.|, min and max. Its derivative dxl/dwl (3 x 3,
+ * row-major) when J is not NULL. The smoothing rounds the switches between
+ * face, side and rim over a width sqrt(EPS_SDF): there xl turns from
+ * following wl to staying put (and the contact normal with it) within about
+ * a micrometre, so differences of the rows at the Jacobian's steps (1e-6)
+ * cannot resolve it; the Jacobian takes this map's derivative from J. */
+static void closest_point(double rd, double hz, const double wl[3], double xl[3], double *J) {
+  double rho = sqrt(wl[0] * wl[0] + wl[1] * wl[1] + EPS_SDF);
+  double rho_c = smin(rho, rd);
+  double m = smin(wl[2], hz), z_c = smax(-hz, m);
+  xl[0] = wl[0] * rho_c / rho;
+  xl[1] = wl[1] * rho_c / rho;
+  xl[2] = z_c;
+  if (!J) return;
+  /* d smin(a, b) / da = (1 - (a - b) / s) / 2, d smax(a, b) / db = (1 + (b - a) / s) / 2, s = sqrt((a - b)^2 + EPS_SDF) */
+  double drc = 0.5 * (1 - (rho - rd) / sqrt((rho - rd) * (rho - rd) + EPS_SDF));   /* d rho_c / d rho */
+  double dm = 0.5 * (1 - (wl[2] - hz) / sqrt((wl[2] - hz) * (wl[2] - hz) + EPS_SDF));
+  double dzc = 0.5 * (1 + (m + hz) / sqrt((m + hz) * (m + hz) + EPS_SDF));
+  double drho[2] = {wl[0] / rho, wl[1] / rho}, f = rho_c / rho, df = (drc - f) / rho;  /* d (rho_c / rho) / d rho */
+  for (int i = 0; i < 2; i++) {
+    for (int j = 0; j < 2; j++) J[i * 3 + j] = (i == j ? f : 0) + wl[i] * df * drho[j];
+    J[i * 3 + 2] = 0;
+  }
+  J[6] = J[7] = 0;
+  J[8] = dzc * dm;
+}
 
 static void contact_geometry(plan_mpcc *p, const double *q, const double *v, const double *omega,
                              contact_geom *G) {
@@ -148,12 +183,18 @@ static void contact_geometry(plan_mpcc *p, const double *q, const double *v, con
   double w[3], wl[3];
   for (int i = 0; i < 3; i++) w[i] = P->ball_center[i] - g.p[i];
   for (int i = 0; i < 3; i++) wl[i] = g.R[0 * 3 + i] * w[0] + g.R[3 + i] * w[1] + g.R[6 + i] * w[2];
-  double rho = sqrt(wl[0] * wl[0] + wl[1] * wl[1] + EPS_SDF);
-  double rho_c = smin(rho, P->disk_radius);
-  double z_c = smax(-P->disk_half_thickness, smin(wl[2], P->disk_half_thickness));
-  double xl[3] = {wl[0] * rho_c / rho, wl[1] * rho_c / rho, z_c};
-  G->rho = rho;
+  double xl[3];
+  if (p->xl_tangent.on) {  /* the Jacobian's q_{k+1} columns: the map's tangent, exact at wl0 */
+    for (int i = 0; i < 3; i++) {
+      xl[i] = p->xl_tangent.xl0[i];
+      for (int j = 0; j < 3; j++) xl[i] += p->xl_tangent.J[i * 3 + j] * (wl[j] - p->xl_tangent.wl0[j]);
+    }
+  } else {
+    closest_point(P->disk_radius, P->disk_half_thickness, wl, xl, NULL);
+  }
+  G->rho = sqrt(wl[0] * wl[0] + wl[1] * wl[1] + EPS_SDF);
   G->wz = wl[2];
+  memcpy(G->wl, wl, sizeof G->wl);
   for (int i = 0; i < 3; i++) {
     G->r_disk[i] = g.R[i * 3] * xl[0] + g.R[i * 3 + 1] * xl[1] + g.R[i * 3 + 2] * xl[2];
     G->x[i] = g.p[i] + G->r_disk[i];
@@ -492,6 +533,8 @@ static void step_jacobian(plan_mpcc *p, double *zp, int k, double *val) {
   contact_geom G, Gv;
   contact_geometry(p, S1.q, S1.v, S1.om, &G);
   contact_velocity_jacobian(p, &G, p->dnu_dv);
+  memcpy(p->xl_tangent.wl0, G.wl, sizeof G.wl);
+  closest_point(p->prm.disk_radius, p->prm.disk_half_thickness, G.wl, p->xl_tangent.xl0, p->xl_tangent.J);
   if (p->dynamic) arm_terms_at(p, &S0, &p->terms_fixed);
   int v1 = p->B + p->n, om1 = p->B + 2 * p->n, quat1 = om1 + 3;
   for (int c = 0; c < C; c++) {
@@ -504,6 +547,7 @@ static void step_jacobian(plan_mpcc *p, double *zp, int k, double *val) {
     int velocity = p->dynamic && c >= p->n && c < 2 * p->n;
     if (velocity) Ac = &p->terms;
     double x0 = zp[col], dx = 1e-6 * (1 + fabs(x0));
+    p->xl_tangent.on = c >= p->B && c < v1;   /* q_{k+1}: the geometry's only sharp map by its derivative */
     for (int side = 0; side < 2; side++) {
       zp[col] = side ? x0 - dx : x0 + dx;
       if (Gc == &Gv) {
@@ -524,6 +568,7 @@ static void step_jacobian(plan_mpcc *p, double *zp, int k, double *val) {
       step_rows_with(p, zp, k, Gc, p->dynamic ? Ac : NULL, side ? p->rm : p->rp);
     }
     zp[col] = x0;
+    p->xl_tangent.on = 0;
     for (int r = 0; r < R; r++) val[(size_t)r * C + c] = (p->rp[r] - p->rm[r]) / (2 * dx);
   }
 }
@@ -925,20 +970,31 @@ double plan_mpcc_jacobian_error(plan_mpcc *p, const double *z, int dynamic) {
   if (!val || !x || !rp) { free(val); free(x); free(rp); return INFINITY; }
   memcpy(x, z, sizeof(double) * nv);
   double worst = cb_jac(nv, x, TRUE, p->prm.N * R, (Index)nele, NULL, NULL, val, p) ? 0 : INFINITY;
-  for (int k = 0; k < p->prm.N; k++)
+  /* Richardson extrapolation of central differences at dx, dx/2, dx/4 (error O(dx^6)): the
+     Jacobian's own differences (step 1e-6) carry truncation errors of 1e-6 where the
+     closest point's map curves on the millimetre scale (its tangent in the Jacobian does not) */
+  double *d3 = malloc(sizeof(double) * 3 * R);
+  if (!d3) worst = INFINITY;
+  for (int k = 0; d3 && k < p->prm.N; k++)
     for (int c = 0; c < C; c++) {
       int col = k * p->B + c;
-      double x0 = x[col], dx = 1e-6 * (1 + fabs(x0));
-      x[col] = x0 + dx;
-      step_rows(p, x, k, rp);
-      x[col] = x0 - dx;
-      step_rows(p, x, k, rm);
+      double x0 = x[col];
+      for (int s = 0; s < 3; s++) {
+        double dx = 1e-5 * (1 + fabs(x0)) / (1 << s);
+        x[col] = x0 + dx;
+        step_rows(p, x, k, rp);
+        x[col] = x0 - dx;
+        step_rows(p, x, k, rm);
+        for (int r = 0; r < R; r++) d3[s * R + r] = (rp[r] - rm[r]) / (2 * dx);
+      }
       x[col] = x0;
       for (int r = 0; r < R; r++) {
-        double fd = (rp[r] - rm[r]) / (2 * dx), a = val[(size_t)k * R * C + (size_t)r * C + c];
+        double d1 = (4 * d3[R + r] - d3[r]) / 3, d2 = (4 * d3[2 * R + r] - d3[R + r]) / 3;
+        double fd = (16 * d2 - d1) / 15, a = val[(size_t)k * R * C + (size_t)r * C + c];
         worst = fmax(worst, fabs(a - fd) / fmax(1, fabs(fd)));
       }
     }
+  free(d3);
   free(val);
   free(x);
   free(rp);
@@ -1727,6 +1783,31 @@ void plan_mpcc_contact(plan_mpcc *p, const double *z, int k, double *gap, double
   *gap = G.gap;
   if (normal) memcpy(normal, G.n, sizeof G.n);
   *fz = control_at(p, z, k).fz;
+}
+
+int plan_mpcc_step_rows(plan_mpcc *p, const double *z, int k, int dynamic, double *r) {
+  p->dynamic = dynamic;
+  p->nrow = rows_per_step(p, dynamic);
+  step_rows(p, z, k, r);
+  return p->nrow;
+}
+
+int plan_mpcc_step_jacobian_block(plan_mpcc *p, const double *z, int k, int dynamic, double *val) {
+  p->dynamic = dynamic;
+  p->nrow = rows_per_step(p, dynamic);
+  memcpy(p->zp, z, sizeof(double) * p->nvar);
+  step_jacobian(p, p->zp, k, val);
+  return p->B + p->ns;
+}
+
+void plan_mpcc_disk_pose(plan_mpcc *p, const double *q, double pos[3], double R[9]) {
+  double zero[64] = {0};
+  int last = p->model->nseg - 1;
+  sb_pose g;
+  sb_kinematics(p->model, p->work, q, zero);
+  sb_point_kinematics(p->model, p->work, last, p->model->seg[last].p.length, &g, NULL, NULL, NULL);
+  memcpy(pos, g.p, sizeof g.p);
+  memcpy(R, g.R, sizeof g.R);
 }
 
 double plan_mpcc_complementarity(plan_mpcc *p, const double *z) {

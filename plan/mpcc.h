@@ -232,8 +232,9 @@ double plan_mpcc_complementarity(plan_mpcc *p, const double *z);
 double plan_mpcc_complementarity_measures(plan_mpcc *p, const double *z, double *max_product);
 double plan_mpcc_quaternion_error(const plan_mpcc *p, const double *z);
 /* The constraint Jacobian IPOPT gets (which reuses the arm terms, the
- * contact geometry and d nu / d v across columns) against central
- * differences of the full rows of each step, column by column: the largest
+ * contact geometry and d nu / d v across columns) against Richardson
+ * extrapolation of central differences (steps 1e-5, 5e-6, 2.5e-6 times
+ * 1 + |x|) of the full rows of each step, column by column: the largest
  * |J - J_fd| / max(1, |J_fd|). Sets the stage (dynamic = 0: kinematic). */
 double plan_mpcc_jacobian_error(plan_mpcc *p, const double *z, int dynamic);
 /* The Hessian of the Lagrangian sigma f + lambda . g IPOPT gets with
@@ -245,6 +246,18 @@ double plan_mpcc_jacobian_error(plan_mpcc *p, const double *z, int dynamic);
  * pair of variables (so an entry missing from the pattern shows too).
  * O(nvars^2) evaluations: small instances only. Sets the stage. */
 double plan_mpcc_hessian_error(plan_mpcc *p, const double *z, const double *lambda, double sigma, int dynamic);
+/* Step k's rows (mpcc.h's order) at z for the stage (dynamic = 0:
+ * kinematic), into r; returns their number. With
+ * plan_mpcc_step_jacobian_block, for checks of the derivatives IPOPT gets
+ * against differences taken by the caller. */
+int plan_mpcc_step_rows(plan_mpcc *p, const double *z, int k, int dynamic, double *r);
+/* Step k's Jacobian block as IPOPT gets it: rows x (block + state) columns
+ * (row-major; the columns S_k U_k S_{k+1} from k block), into val; returns
+ * the number of columns. */
+int plan_mpcc_step_jacobian_block(plan_mpcc *p, const double *z, int k, int dynamic, double *val);
+/* The end disk's pose at arm coordinates q: its centre and rotation (world,
+ * row-major; its local z is the disk's axis). */
+void plan_mpcc_disk_pose(plan_mpcc *p, const double *q, double pos[3], double R[9]);
 /* Contact quantities of step k (after the step): gap, normal force, and
  * the unit normal from the ball's centre towards the disk (normal may be NULL). */
 void plan_mpcc_contact(plan_mpcc *p, const double *z, int k, double *gap, double *fz, double normal[3]);
