@@ -123,10 +123,11 @@ static int classify(plan_mpcc *p, const pair_set *S, const double *z, const doub
  * tightened NLP with those pairs' both sides only >= 0. It is solved from
  * the polished point: if it finds no lower objective (beyond IPOPT's
  * tolerance), there is no first-order descent that the pairs' separation
- * would allow, and its sign-constrained multipliers certify the point; if
- * it finds a lower one that is still complementary, that point replaces the
- * plan (and is certified in turn). Returns 1 when certified. */
-static int relaxed_nlp_check(plan_mpcc *p, const pair_set *S, double *z, const double *g, const double *xl0,
+ * would allow, and its sign-constrained multipliers certify the point. If
+ * it finds a lower one, the plan is not certified and stays as it is: that
+ * point may split its pairs otherwise, and nothing has classified it.
+ * Returns 1 when certified. */
+static int relaxed_nlp_check(plan_mpcc *p, const pair_set *S, const double *z, const double *g, const double *xl0,
                              const double *xu0, double *xl, double *xu, double *gl, double *gu, double *mult,
                              double *zr, plan_mpcc_polish_result *out) {
   int nv = plan_mpcc_nvars(p);
@@ -147,15 +148,9 @@ static int relaxed_nlp_check(plan_mpcc *p, const pair_set *S, double *z, const d
   out->rnlp_objective = obj;
   double comp = plan_mpcc_complementarity_measures(p, zr, &prod);
   out->rnlp_complementarity = comp;
-    if (st != Solve_Succeeded && st != Solved_To_Acceptable_Level) return 0;
+  if (st != Solve_Succeeded && st != Solved_To_Acceptable_Level) return 0;
   double f = out->objective_after;
-  if (obj >= f - 1e-6 * (1 + fabs(f))) return 1;   /* no descent: z stays the plan */
-  if (comp > fmax(10 * out->complementarity_after, 1e-8)) return 0;   /* descent only by separating a pair */
-  memcpy(z, zr, sizeof(double) * nv);
-  out->complementarity_after = comp;
-  out->product_after = prod;
-  out->objective_after = obj;
-  return 1;
+  return obj >= f - 1e-6 * (1 + fabs(f));   /* no descent: certified; a descent certifies nothing */
 }
 
 int plan_mpcc_polish(plan_mpcc *p, double *z, const double *mult_in, plan_mpcc_polish_result *out) {
