@@ -682,10 +682,12 @@ static double pack_scales(double dr, double dc) {
 }
 
 /* The inverse; a value pack_scales cannot have written (a state from
- * elsewhere) gives 1 and 1: a cold start. */
+ * elsewhere) gives 1 and 1: a cold start. So does 0, which pack_scales
+ * writes only for 2^-64 and 2^-64, so that a block a host zeroed starts
+ * cold rather than at the most extreme scales. */
 static void unpack_scales(double v, double *dr, double *dc) {
   *dr = *dc = 1;
-  if (!(v >= 0 && v < 256.0 * 129) || v != (double)(int)v) return;
+  if (!(v > 0 && v < 256.0 * 129) || v != (double)(int)v) return;
   int iv = (int)v, er = (iv >> 8) - 64, ec = (iv & 255) - 64;
   if (ec > 64) return;
   *dr = pow2_of(er);

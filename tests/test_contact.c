@@ -951,11 +951,11 @@ static void test_warm_scales_state(void) {
   sb_state *st = sb_state_create(mdl);
   sb_work *w = sb_work_create(mdl);
   int nc = rod.chain.ndisk * rod.per_disk, cap = sb_contact_warm_capacity(nc);
-  sb_contact_problem *P[3];
-  for (int k = 0; k < 3; k++) P[k] = sb_contact_create(nc, 1, mdl->n, 4, err, sizeof err);
-  double *saved = calloc(cap, sizeof(double)), *zs = calloc(cap, sizeof(double));
+  sb_contact_problem *P[4];
+  for (int k = 0; k < 4; k++) P[k] = sb_contact_create(nc, 1, mdl->n, 4, err, sizeof err);
+  double *saved = calloc(cap, sizeof(double)), *zs = calloc(cap, sizeof(double)), *z0 = calloc(cap, sizeof(double));
   sb_contact_options o = sb_contact_default_options();
-  int same = 0, differ = 0, steps = 60, restored_steps = 0;
+  int same = 0, differ = 0, zero_cold = 0, steps = 60, restored_steps = 0;
   for (int step = 0; step < steps; step++) {
     /* a step that changes from step to step (1 to 64 ms): M~ = M + h D +
      * h^2 K, and with it the Delassus matrix, moves enough that a cold
@@ -971,11 +971,16 @@ static void test_warm_scales_state(void) {
       for (int e = 0, k = 2; e < (int)saved[0]; e++, k += 4 + 2 * bs)
         for (int v = 0; v < bs; v++) zs[k + 4 + bs + v] = -1;
       sb_contact_warm_load(P[2], zs);
+      /* zeros where the scales go (a host's zeroed fields) are a cold start as well, not 2^-64 */
+      memcpy(z0, zs, len * sizeof(double));
+      for (int e = 0, k = 2; e < (int)saved[0]; e++, k += 4 + 2 * bs)
+        for (int v = 0; v < bs; v++) z0[k + 4 + bs + v] = 0;
+      sb_contact_warm_load(P[3], z0);
     }
-    const double *As[3];
-    int n[3];
+    const double *As[4];
+    int n[4];
     sb_contact_info info;
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < 4; k++) {
       sb_contact_clear(P[k]);
       scene_rod_fill(P[k], &rod, mdl, w, 1.0, err, sizeof err);
       EXPECT(sb_contact_solve(P[k], h, &o, &info, err, sizeof err) == 0, "lying rod, step %d, problem %d: %s", step, k,
@@ -987,6 +992,7 @@ static void test_warm_scales_state(void) {
       same += n[1] == n[0] && !memcmp(As[1], As[0], sizeof(double) * n[0] * n[0]) &&
               !memcmp(sb_contact_body_impulse(P[1], 0), sb_contact_body_impulse(P[0], 0), sizeof(double) * mdl->n);
       differ += n[2] != n[0] || memcmp(As[2], As[0], sizeof(double) * n[0] * n[0]);
+      zero_cold += n[3] == n[2] && !memcmp(As[3], As[2], sizeof(double) * n[2] * n[2]);
     }
     EXPECT(sb_step_commit(mdl, st, w, sb_contact_body_impulse(P[0], 0), err, sizeof err) == 0, "rod commit: %s", err);
   }
@@ -994,11 +1000,14 @@ static void test_warm_scales_state(void) {
          "bit (%d of %d steps)", same, restored_steps);
   EXPECT(differ > 0, "without the saved scales the same steps are conditioned differently (%d of %d steps)", differ,
          restored_steps);
+  EXPECT(zero_cold == restored_steps, "zeroed scales start stage 2 cold, as invalid ones do (%d of %d steps)", zero_cold,
+         restored_steps);
   printf("warm Ruiz scales as state, lying rod (%d contacts): restored = original on %d of %d steps; a cold stage 2 "
          "differs on %d\n", nc, same, restored_steps, differ);
-  for (int k = 0; k < 3; k++) sb_contact_free(P[k]);
+  for (int k = 0; k < 4; k++) sb_contact_free(P[k]);
   free(saved);
   free(zs);
+  free(z0);
   sb_work_free(w);
   sb_state_free(st);
   sb_model_free(mdl);
