@@ -567,8 +567,9 @@ static int fb_pivot_step(sb_lcp_work *wk, int n, const double *M, const double *
      * (about the impulse of the iterate on pass 0, of the last trial after)
      * and factored as any set (LU, else least norm: singular for other
      * reasons too, more friction rows than the bodies' dofs). When its
-     * answer is infeasible, the pass is repeated once on the whole set, as
-     * without the blocks: where the friction is statically indeterminate
+     * answer is infeasible, or the reduced set cannot be solved, the pass
+     * is repeated on the whole set, and the later passes of this solve keep
+     * whole sets, as without the blocks: where the friction is statically indeterminate
      * across contacts the least-norm answer of the whole set spreads the
      * impulse and stays feasible where the basic one does not (the tiled
      * rope). A re-solve finds the whole set's factorization in the cache
@@ -611,6 +612,12 @@ static int fb_pivot_step(sb_lcp_work *wk, int n, const double *M, const double *
       x[a] = r;
     }
     if (na > 0) how = how ? fb_solve(wk, f, na, how, x) : 0;
+    if (!how && ndropped) { /* the basic set could not be solved: this pass again, on the whole set */
+      for (int i = 0; i < n; i++) in[i] |= dropped[i];
+      basic = 0;
+      pass--;
+      continue;
+    }
     if (!how) return 0;
     memset(zt, 0, (size_t)n * sizeof(double));
     for (int b = 0; b < na; b++) zt[set[b]] = x[b] + z[set[b]];
