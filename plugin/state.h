@@ -58,7 +58,7 @@ typedef enum {
   CUSP_COUNT_SKIPPED_ADVANCES, CUSP_NCOUNT
 } cusp_counter;
 
-#define CUSP_STATE_TAG 1846.0 /* first double of a cusp state block */
+#define CUSP_STATE_TAG 1847.0 /* first double of a cusp state block */
 #define CUSP_STATE_HEADER (1 + CUSP_NCOUNT)
 #define CUSP_MAX_HELD (CUSP_MAX_HOLDS + 1) /* the key hold's entries and the far end */
 #define CUSP_STATE_SLOT \
