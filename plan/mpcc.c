@@ -15,6 +15,11 @@
 #include <lapacke.h>
 
 #define EPS_SDF 1e-12   /* the paper's smoothing of |.| and max(.,.) */
+/* A last relaxation stopped at its cap is polished only when its point
+ * violates the relaxed NLP by at most this (IPOPT's default constr_viol_tol):
+ * the polish starts at a point near the relaxed feasible set, not at one
+ * the relaxation had still to repair. */
+#define CAPPED_FEASIBLE 1e-4
 
 /* What the arm rows take from the step's start (q_k, v_k): M~, the free
  * terms e = c + K (q + h v) + D v, and the map JW (n x 6) of a world wrench
@@ -150,7 +155,7 @@ typedef struct {
  * following wl to staying put (and the contact normal with it) within about
  * a micrometre, so differences of the rows at the Jacobian's steps (1e-6)
  * cannot resolve it; the Jacobian takes this map's derivative from J. */
-static void closest_point(double rd, double hz, const double wl[3], double xl[3], double *J) {
+static void closest_point_sharp(double rd, double hz, const double wl[3], double xl[3], double *J) {
   double rho = sqrt(wl[0] * wl[0] + wl[1] * wl[1] + EPS_SDF);
   double rho_c = smin(rho, rd);
   double m = smin(wl[2], hz), z_c = smax(-hz, m);
@@ -169,6 +174,33 @@ static void closest_point(double rd, double hz, const double wl[3], double xl[3]
   }
   J[6] = J[7] = 0;
   J[8] = dzc * dm;
+}
+
+/* The same for the disk with its rims rounded by a fillet of radius rf
+ * (0 <= rf < min(rd, hz)): the capped cylinder (rd - rf, hz - rf) grown by
+ * a ball of radius rf, so the closest point is the inner cylinder's xi moved
+ * by rf towards wl. Where the ball presses the rim the contact point and the
+ * normal then turn over the fillet's millimetre instead of the smoothing's
+ * micrometre (docs/planning.md, session 16). rf = 0: the sharp disk. */
+static void closest_point(double rd, double hz, double rf, const double wl[3], double xl[3], double *J) {
+  if (!(rf > 0)) {
+    closest_point_sharp(rd, hz, wl, xl, J);
+    return;
+  }
+  double xi[3], Ji[9], d[3], dn = 0;
+  closest_point_sharp(rd - rf, hz - rf, wl, xi, J ? Ji : NULL);
+  for (int i = 0; i < 3; i++) { d[i] = wl[i] - xi[i]; dn += d[i] * d[i]; }
+  dn = sqrt(dn + EPS_SDF);   /* the ball's centre is a radius away: never near 0 */
+  double u[3] = {d[0] / dn, d[1] / dn, d[2] / dn};
+  for (int i = 0; i < 3; i++) xl[i] = xi[i] + rf * u[i];
+  if (!J) return;
+  /* dxl = dxi + rf (I - u u^T) / |d| (dwl - dxi) */
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++) {
+      double a = 0;
+      for (int l = 0; l < 3; l++) a += ((i == l) - u[i] * u[l]) * ((l == j) - Ji[l * 3 + j]);
+      J[i * 3 + j] = Ji[i * 3 + j] + rf * a / dn;
+    }
 }
 
 static void contact_geometry(plan_mpcc *p, const double *q, const double *v, const double *omega,
@@ -190,7 +222,7 @@ static void contact_geometry(plan_mpcc *p, const double *q, const double *v, con
       for (int j = 0; j < 3; j++) xl[i] += p->xl_tangent.J[i * 3 + j] * (wl[j] - p->xl_tangent.wl0[j]);
     }
   } else {
-    closest_point(P->disk_radius, P->disk_half_thickness, wl, xl, NULL);
+    closest_point(P->disk_radius, P->disk_half_thickness, P->disk_fillet, wl, xl, NULL);
   }
   G->rho = sqrt(wl[0] * wl[0] + wl[1] * wl[1] + EPS_SDF);
   G->wz = wl[2];
@@ -534,7 +566,8 @@ static void step_jacobian(plan_mpcc *p, double *zp, int k, double *val) {
   contact_geometry(p, S1.q, S1.v, S1.om, &G);
   contact_velocity_jacobian(p, &G, p->dnu_dv);
   memcpy(p->xl_tangent.wl0, G.wl, sizeof G.wl);
-  closest_point(p->prm.disk_radius, p->prm.disk_half_thickness, G.wl, p->xl_tangent.xl0, p->xl_tangent.J);
+  closest_point(p->prm.disk_radius, p->prm.disk_half_thickness, p->prm.disk_fillet, G.wl, p->xl_tangent.xl0,
+                p->xl_tangent.J);
   if (p->dynamic) arm_terms_at(p, &S0, &p->terms_fixed);
   int v1 = p->B + p->n, om1 = p->B + 2 * p->n, quat1 = om1 + 3;
   for (int c = 0; c < C; c++) {
@@ -1078,6 +1111,11 @@ plan_mpcc *plan_mpcc_create(const plan_mpcc_params *prm, char *error, int error_
              "ball radius/mass and disk radius > 0)", P->N, P->T, P->mu, P->d, P->eps);
     return NULL;
   }
+  if (!(P->disk_fillet >= 0) || !(P->disk_fillet < fmin(P->disk_radius, P->disk_half_thickness))) {
+    snprintf(error, error_size, "mpcc: disk fillet %g m must be >= 0 and below the disk's radius %g and half "
+             "thickness %g", P->disk_fillet, P->disk_radius, P->disk_half_thickness);
+    return NULL;
+  }
   double an = sqrt(dot3(P->axis, P->axis));
   if (!(an > 0) || !isfinite(P->angle)) {
     snprintf(error, error_size, "mpcc: rotation axis (%g, %g, %g) or angle %g", P->axis[0], P->axis[1],
@@ -1592,6 +1630,19 @@ static void zeta_from_products(plan_mpcc *p, double *z) {
   }
 }
 
+/* The largest violation of the rows' bounds (gl, gu, at eps) and the
+ * variables' (xl, xu) at z; g is scratch. */
+static double relaxed_violation(plan_mpcc *p, const double *z, const double *xl, const double *xu, double *gl,
+                                double *gu, double *g) {
+  int m = p->prm.N * p->nrow;
+  row_bounds(p, gl, gu);
+  for (int k = 0; k < p->prm.N; k++) step_rows(p, z, k, g + (size_t)k * p->nrow);
+  double v = 0;
+  for (int i = 0; i < m; i++) v = fmax(v, fmax(gl[i] - g[i], g[i] - gu[i]));
+  for (int i = 0; i < p->nvar; i++) v = fmax(v, fmax(xl[i] - z[i], z[i] - xu[i]));
+  return v;
+}
+
 int plan_mpcc_solve(plan_mpcc *p, int dynamic, double *z, plan_mpcc_stage *out) {
   memset(out, 0, sizeof *out);
   p->dynamic = dynamic;
@@ -1632,6 +1683,7 @@ int plan_mpcc_solve(plan_mpcc *p, int dynamic, double *z, plan_mpcc_stage *out) 
     int cap = max_iter - used;
     if (cap < 1) { st = Maximum_Iterations_Exceeded; break; }
     if (!final && P->max_iter_relaxed > 0 && cap > P->max_iter_relaxed) cap = P->max_iter_relaxed;
+    if (last && P->max_iter_last > 0 && cap > P->max_iter_last) cap = P->max_iter_last;
     if (P->verbose) fprintf(stderr, "%s stage: eps %.1e\n", dynamic ? "dynamic" : "kinematic", eps);
     /* 2: L-BFGS for the rough intermediate relaxations, the exact Hessian for the final one */
     p->exact_now = P->exact_hessian == 1 || (P->exact_hessian == 2 && last);
@@ -1681,21 +1733,32 @@ int plan_mpcc_solve(plan_mpcc *p, int dynamic, double *z, plan_mpcc_stage *out) 
       record_relaxation(out, P->eps, rho, st, used - used_before, cpu_now() - t_relax, p->eval_s - eval_before);
     }
   }
+  int scholtes = !hybrid && !(P->penalty > 0);
+  out->relaxed_capped = scholtes && !reweigh && st == Maximum_Iterations_Exceeded && P->max_iter_last > 0 &&
+                        out->homotopy_steps >= 1 && out->homotopy_steps <= PLAN_MPCC_MAX_RELAXATIONS &&
+                        out->relaxation[out->homotopy_steps - 1].iterations >= P->max_iter_last;
+  out->relaxed_violation = relaxed_violation(p, z, xl, xu, gl, gu, g);
+  int converged = st == Solve_Succeeded || st == Solved_To_Acceptable_Level;
   if (P->polish && dynamic) {   /* the tightened NLP from the last relaxation's primal-dual point */
-    if ((st == Solve_Succeeded || st == Solved_To_Acceptable_Level) && !hybrid && !(P->penalty > 0)) {
+    /* a last relaxation stopped by its own cap where the crawl sits (docs/planning.md, session 16)
+       is as good a start when its point is feasible: the polish's answer is judged on its own */
+    int capped_feasible = out->relaxed_capped && out->relaxed_violation <= CAPPED_FEASIBLE;
+    if ((converged || capped_feasible) && scholtes) {
       plan_mpcc_polish(p, z, mult, &out->polish);
       used += out->polish.iterations;
     } else {
       out->polish.status = PLAN_MPCC_POLISH_SKIPPED;
     }
   }
+  int polished_capped = out->relaxed_capped && out->polish.status == PLAN_MPCC_POLISH_ACCEPTED;
   out->solve_s = cpu_now() - t0;
   out->wall_s = wall_now() - wall0;
   out->eval_s = p->eval_s;
   row_bounds(p, gl, gu);
   out->status = st;
   out->iterations = used;
-  out->objective = obj;
+  /* the plan's: the polished one's when the polish replaced the relaxed plan */
+  out->objective = out->polish.status == PLAN_MPCC_POLISH_ACCEPTED ? out->polish.objective_after : obj;
   out->quaternion_error = plan_mpcc_quaternion_error(p, z);
   out->complementarity = plan_mpcc_complementarity_measures(p, z, &out->complementarity_product);
   double viol = 0;
@@ -1706,7 +1769,7 @@ int plan_mpcc_solve(plan_mpcc *p, int dynamic, double *z, plan_mpcc_stage *out) 
   free(xl);
   p->prm.penalty = rho;
   p->prm.terminal_weight = weight;
-  return st == Solve_Succeeded || st == Solved_To_Acceptable_Level ? 0 : -1;
+  return converged || polished_capped ? 0 : -1;
 }
 
 /* ---- the NLP as the complementarity polish sees it (mpcc_polish.h) ---- */

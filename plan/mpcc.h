@@ -57,10 +57,15 @@ typedef struct {
   double eps_start;       /* homotopy: solve at eps_start, eps_start * eps_factor, ..., eps (<= eps: none) */
   double eps_factor;      /* in (0, 1) */
   int max_iter_relaxed;   /* iteration cap of each relaxation above eps (0: the stage's cap) */
+  int max_iter_last;      /* iteration cap of the homotopy's last relaxation (0: the stage's cap); with
+                           * polish, a last relaxation stopped there is polished when its point is
+                           * feasible (plan_mpcc_stage.relaxed_capped) */
   double axis[3];         /* rotation axis of the task (world) */
   double angle;           /* rad */
   double ball_center[3], ball_radius, ball_mass, ball_damping;
   double disk_radius, disk_half_thickness;
+  double disk_fillet;     /* the planner's disk with its rims rounded by a fillet of this radius (m; 0: the
+                           * sharp disk of the MJCF's cylinder); < min(disk_radius, disk_half_thickness) */
   double q_bound, v_bound, tau_bound, force_bound, omega_bound;
   double offaxis_angle;   /* plan_mpcc_offaxis_guess's contact, rad round the ball from the rest contact (0: 45 deg) */
   double terminal_weight; /* of J_quat(quat_N) in eq. (20): the paper's 100 */
@@ -163,6 +168,9 @@ typedef struct {
   double constraint_violation;/* max violation of the NLP's constraints and bounds */
   plan_mpcc_relaxation relaxation[PLAN_MPCC_MAX_RELAXATIONS];  /* the first homotopy_steps of them */
   plan_mpcc_polish_result polish;  /* with prm.polish: the plan's figures above are the polished plan's when accepted */
+  int relaxed_capped;     /* the last relaxation stopped at its iteration cap (status is then IPOPT's
+                           * Maximum_Iterations_Exceeded, whatever the polish did) */
+  double relaxed_violation; /* the relaxed NLP's constraint violation at the last relaxation's point */
 } plan_mpcc_stage;
 
 typedef struct plan_mpcc plan_mpcc;
@@ -218,7 +226,11 @@ int plan_mpcc_interpolate(plan_mpcc *p, double *z, const plan_mpcc *coarse, cons
 int plan_mpcc_coarse_guess(plan_mpcc *p, const plan_mpcc_params *coarse_prm, int offaxis, double *z,
                            plan_mpcc_stage *out, char *error, int error_size);
 /* Solves one stage (dynamic = 0: kinematic) from z (in/out). Returns 0 when
- * IPOPT reports success (Solve_Succeeded or Solved_To_Acceptable_Level). */
+ * IPOPT reports success (Solve_Succeeded or Solved_To_Acceptable_Level), or
+ * when the last relaxation stopped at its cap (prm.max_iter_last) at a
+ * feasible point and the polish converged from it (out->relaxed_capped, the
+ * polish accepted: the plan is the tightened NLP's solution, out->status
+ * stays the relaxation's Maximum_Iterations_Exceeded); -1 otherwise. */
 int plan_mpcc_solve(plan_mpcc *p, int dynamic, double *z, plan_mpcc_stage *out);
 
 /* Independent checks of a trajectory z:

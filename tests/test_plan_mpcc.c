@@ -141,13 +141,17 @@ static void test_rim_derivatives(void) {
   plan_mpcc_rest_guess(p0, z);
   plan_mpcc_disk_pose(p0, z + B, pos, Rd);
   plan_mpcc_free(p0);
-  const double a = 40 * M_PI / 180, rb = P.ball_radius, rd = P.disk_radius, hz = P.disk_half_thickness;
-  const struct { const char *name; double wl[3]; } place[] = {
-    {"rim, 40 degrees", {rd + rb * cos(a), 0, hz + rb * sin(a)}},
-    {"side-rim switch, 0.3 um above the face", {rd + rb, 0, hz + 3e-7}},
-    {"side-rim switch, 3 um above the face", {rd + rb, 0, hz + 3e-6}},
+  const double a = 40 * M_PI / 180, rb = P.ball_radius, rd = P.disk_radius, hz = P.disk_half_thickness, rf = 1e-3;
+  /* the sharp disk, then the disk with a 1 mm fillet: on the fillet's torus, and where it meets the side */
+  const struct { const char *name; double fillet, wl[3]; } place[] = {
+    {"rim, 40 degrees", 0, {rd + rb * cos(a), 0, hz + rb * sin(a)}},
+    {"side-rim switch, 0.3 um above the face", 0, {rd + rb, 0, hz + 3e-7}},
+    {"side-rim switch, 3 um above the face", 0, {rd + rb, 0, hz + 3e-6}},
+    {"fillet, 40 degrees", rf, {rd - rf + (rb + rf) * cos(a), 0, hz - rf + (rb + rf) * sin(a)}},
+    {"side-fillet switch, 0.3 um above", rf, {rd + rb, 0, hz - rf + 3e-7}},
   };
-  for (int c = 0; c < 3; c++) {
+  for (int c = 0; c < 5; c++) {
+    P.disk_fillet = place[c].fillet;
     for (int i = 0; i < 3; i++)
       P.ball_center[i] = pos[i] + Rd[i * 3] * place[c].wl[0] + Rd[i * 3 + 1] * place[c].wl[1] + Rd[i * 3 + 2] * place[c].wl[2];
     plan_mpcc *p = plan_mpcc_create(&P, err, sizeof err);

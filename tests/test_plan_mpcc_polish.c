@@ -16,12 +16,20 @@
  *    one step makes it infeasible. The polish must fail and leave the plan
  *    bit for bit as it was.
  * 3. An iteration cap of 1 on the polish of a relaxed solution: it fails, and
- *    the solve's plan and figures are the unpolished solve's. */
+ *    the solve's plan and figures are the unpolished solve's.
+ * 4. The last relaxation stopped by its own cap (max_iter_last) at a
+ *    feasible point: the polish runs from there and its converged answer is
+ *    the plan (complementary to IPOPT's tolerance, the rows and sb_step
+ *    holding), while the stage still reports the relaxation's status
+ *    (Maximum_Iterations_Exceeded, relaxed_capped); a cap that leaves the
+ *    point infeasible skips the polish and the stage fails. */
 #include <string.h>
 
 #include "mpcc.h"
 #include "mpcc_polish.h"
 #include "testutil.h"
+
+#define LAST_CAP 4   /* iterations of the last relaxation in test 4 (the uncapped solve needs more) */
 
 static plan_mpcc_params small_task(void) {
   plan_mpcc_params P = plan_mpcc_rotate_task(0);
@@ -234,6 +242,51 @@ static void test_capped(const double *z_relaxed, int nv, const plan_mpcc_stage *
   free(z);
 }
 
+/* 4: the polish from a last relaxation stopped at its cap. */
+static void test_polish_capped_relaxation(void) {
+  plan_mpcc_params P = small_task();
+  P.polish = 1;
+  P.max_iter_last = LAST_CAP;
+  double *z = NULL, res;
+  char err[256];
+  plan_mpcc *p = plan_mpcc_create(&P, err, sizeof err);
+  if (!p) { EXPECT(0, "create: %s", err); return; }
+  z = malloc(sizeof(double) * plan_mpcc_nvars(p));
+  plan_mpcc_free(p);
+  plan_mpcc_stage dyn;
+  int rc = plan(&P, z, &dyn, &res);
+  const plan_mpcc_polish_result *r = &dyn.polish;
+  int nr = dyn.homotopy_steps;
+  printf("capped last relaxation (%d iterations, IPOPT %d, relaxed violation %.3g): polish %s, IPOPT %d after %d "
+         "iterations; complementarity %.3g -> %.3g, quaternion error %.3g, sb_step %.3g\n",
+         dyn.relaxation[nr - 1].iterations, dyn.status, dyn.relaxed_violation, plan_mpcc_polish_status_name(r->status),
+         r->ipopt_status, r->iterations, r->complementarity_before, dyn.complementarity, dyn.quaternion_error, res);
+  EXPECT(dyn.relaxation[nr - 1].iterations == LAST_CAP && dyn.status == -1 && dyn.relaxed_capped,
+         "the last relaxation was not stopped by its cap (%d iterations, status %d, capped %d)",
+         dyn.relaxation[nr - 1].iterations, dyn.status, dyn.relaxed_capped);
+  EXPECT(r->complementarity_before > 1e-6, "the capped point is already complementary (%g): the test shows nothing",
+         r->complementarity_before);
+  EXPECT(rc == 0 && r->status == PLAN_MPCC_POLISH_ACCEPTED, "polish from the capped point: rc %d, %s (IPOPT %d)", rc,
+         plan_mpcc_polish_status_name(r->status), r->ipopt_status);
+  EXPECT(dyn.complementarity <= 1e-7, "polished max |min(a, b)| = %g", dyn.complementarity);
+  EXPECT(res < 1e-7, "polished plan vs sb_step: residual %g", res);
+  EXPECT(dyn.constraint_violation < 1e-6, "polished plan: NLP constraint violation %g", dyn.constraint_violation);
+  double still = sin(0.5 * P.angle) * sin(0.5 * P.angle);
+  EXPECT(dyn.quaternion_error < 0.1 * still, "polished quaternion error %g vs %g without motion", dyn.quaternion_error,
+         still);
+  /* one iteration of the last relaxation leaves it far from feasible: no polish, and the stage fails */
+  P.max_iter_last = 1;
+  P.max_iter_relaxed = 1;
+  rc = plan(&P, z, &dyn, &res);
+  printf("last relaxation capped at 1 (relaxations capped at 1): relaxed violation %.3g, polish %s, rc %d\n",
+         dyn.relaxed_violation, plan_mpcc_polish_status_name(dyn.polish.status), rc);
+  EXPECT(dyn.relaxed_capped && dyn.relaxed_violation > 1e-4, "capped at 1: capped %d, violation %g", dyn.relaxed_capped,
+         dyn.relaxed_violation);
+  EXPECT(rc == -1 && dyn.polish.status == PLAN_MPCC_POLISH_SKIPPED, "an infeasible capped point: rc %d, polish %s", rc,
+         plan_mpcc_polish_status_name(dyn.polish.status));
+  free(z);
+}
+
 int main(void) {
   double *z_relaxed = NULL;
   int nv = 0;
@@ -242,6 +295,7 @@ int main(void) {
   test_polish_relaxed(&z_relaxed, &nv, &relaxed);
   test_infeasible();
   if (z_relaxed) test_capped(z_relaxed, nv, &relaxed);
+  test_polish_capped_relaxation();
   free(z_relaxed);
   return test_report("plan_mpcc_polish");
 }
