@@ -22,7 +22,11 @@
  *    the plan (complementary to IPOPT's tolerance, the rows and sb_step
  *    holding), while the stage still reports the relaxation's status
  *    (Maximum_Iterations_Exceeded, relaxed_capped); a cap that leaves the
- *    point infeasible skips the polish and the stage fails. */
+ *    point infeasible skips the polish and the stage fails.
+ * 5. The same on the task about y as cusp-plan's y defaults solve it (the
+ *    disk first moved to the ball's side, terminal weight 300, the last
+ *    relaxation capped) on 20 steps of 0.04 s: polished to a converged,
+ *    complementary plan that turns the ball. */
 #include <string.h>
 
 #include "mpcc.h"
@@ -287,6 +291,47 @@ static void test_polish_capped_relaxation(void) {
   free(z);
 }
 
+/* 5: about y, cusp-plan's y defaults on a short horizon. */
+static void test_polish_capped_y(void) {
+  plan_mpcc_params P = plan_mpcc_rotate_task(1);
+  P.N = 20;
+  P.T = 0.8;
+  P.angle = 0.31416;
+  P.max_iter_relaxed = 40;
+  P.max_iter_last = 20;   /* uncapped, this instance's last relaxation takes 54 */
+  P.max_iter = 400;
+  P.exact_hessian = 2;
+  P.terminal_weight = 300;
+  P.offaxis_angle = 90 * M_PI / 180;
+  P.polish = 1;
+  char err[256];
+  plan_mpcc *p = plan_mpcc_create(&P, err, sizeof err);
+  if (!p) { EXPECT(0, "create: %s", err); return; }
+  double *z = malloc(sizeof(double) * plan_mpcc_nvars(p)), normal[3];
+  plan_mpcc_rest_guess(p, z);
+  double lever = plan_mpcc_offaxis_guess(p, z, normal);
+  EXPECT(lever > 0.9, "off-axis guess: lever %g", lever);
+  plan_mpcc_inverse_dynamics(p, z);
+  plan_mpcc_stage dyn;
+  int rc = plan_mpcc_solve(p, 1, z, &dyn);
+  double res = plan_mpcc_step_residual(p, z);
+  const plan_mpcc_polish_result *r = &dyn.polish;
+  printf("about y, last relaxation capped at %d: polish %s, IPOPT %d after %d iterations; complementarity %.3g -> %.3g, "
+         "quaternion error %.3g, sb_step %.3g, %.2f CPU s\n", dyn.relaxation[dyn.homotopy_steps - 1].iterations,
+         plan_mpcc_polish_status_name(r->status), r->ipopt_status, r->iterations, r->complementarity_before,
+         dyn.complementarity, dyn.quaternion_error, res, dyn.solve_s);
+  EXPECT(dyn.relaxed_capped && dyn.status == -1, "about y: the last relaxation was not capped (status %d)", dyn.status);
+  EXPECT(rc == 0 && r->status == PLAN_MPCC_POLISH_ACCEPTED, "about y: rc %d, polish %s (IPOPT %d)", rc,
+         plan_mpcc_polish_status_name(r->status), r->ipopt_status);
+  EXPECT(dyn.complementarity <= 1e-7, "about y: max |min(a, b)| = %g", dyn.complementarity);
+  EXPECT(res < 1e-7, "about y: plan vs sb_step: residual %g", res);
+  EXPECT(dyn.constraint_violation < 1e-6, "about y: NLP constraint violation %g", dyn.constraint_violation);
+  /* at rest the error would be sin^2(angle / 2) = 0.024 */
+  EXPECT(dyn.quaternion_error < 2e-5, "about y: quaternion error %g", dyn.quaternion_error);
+  free(z);
+  plan_mpcc_free(p);
+}
+
 int main(void) {
   double *z_relaxed = NULL;
   int nv = 0;
@@ -296,6 +341,7 @@ int main(void) {
   test_infeasible();
   if (z_relaxed) test_capped(z_relaxed, nv, &relaxed);
   test_polish_capped_relaxation();
+  test_polish_capped_y();
   free(z_relaxed);
   return test_report("plan_mpcc_polish");
 }
