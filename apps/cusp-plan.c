@@ -131,7 +131,7 @@ static void stage_json(const char *name, const plan_mpcc_stage *s, int ran) {
 static void polish_json(const plan_mpcc_polish_result *r) {
   printf("\"polish\": ");
   if (r->status == PLAN_MPCC_POLISH_OFF) { printf("null"); return; }
-  if (r->status == PLAN_MPCC_POLISH_SKIPPED) {   /* the dynamic stage did not converge: nothing was polished */
+  if (r->status == PLAN_MPCC_POLISH_SKIPPED) {   /* no converged or feasible capped relaxation: nothing was polished */
     printf("{\"status\": \"skipped\"}");
     return;
   }
