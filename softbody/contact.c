@@ -612,6 +612,7 @@ static void solve_assembled(sb_contact_problem *p, int n, int nk, int bs, const 
     sb_lcp_info pinfo;
     lo.warm_start = 1;
     lo.same_matrix = 1; /* As as the solve above: its active set's factorization is reused */
+    lo.reuse_solved_set = 1; /* and tried first: q moved by O(eps) only */
     sb_lcp_solve(p->lcp, n, p->As, p->wv, p->zs, NULL, &lo, &pinfo);
     count_solve(info, &pinfo);
     info->lcp.iterations += pinfo.iterations;

@@ -63,6 +63,7 @@ sb_lcp_work *sb_lcp_work_create(int nmax) {
   w->fc[0].A = w->HtH;
   w->fc[1].F = w->H;
   w->fc[1].A = w->T;
+  w->fc_solved = -1;
   if (!ok) {
     sb_lcp_work_free(w);
     return NULL;
@@ -397,6 +398,7 @@ static int fb_factor_lu(sb_lcp_factor *f, int na) {
 }
 
 static int fb_factor(sb_lcp_work *wk, sb_lcp_factor *f, int na, int singular) {
+  wk->factorizations++;
   if (singular) return fb_factor_least_norm(wk, f, na);
   return fb_factor_lu(f, na) ? 1 : fb_factor_least_norm(wk, f, na);
 }
@@ -522,6 +524,7 @@ static void principal_submatrix(int n, const double *M, const int *set, int na, 
 static void factor_cache_clear(sb_lcp_work *wk) {
   wk->fc[0].valid = wk->fc[1].valid = 0;
   wk->fc_next = 0;
+  wk->fc_solved = -1;
 }
 
 #define FB_STALL_ITERS 10
@@ -659,6 +662,7 @@ static int fb_pivot_step(sb_lcp_work *wk, int n, const double *M, const double *
       if (!within_tol(n, M, q, zt, wt, min_residual(n, zt, wt), tol, qs, wk->da)) return 0;
       memcpy(z, zt, (size_t)n * sizeof(double));
       memcpy(w, wt, (size_t)n * sizeof(double));
+      if (reuse) wk->fc_solved = f->valid ? s : -1;
       return 1;
     }
     if (ninf < best) {
@@ -674,6 +678,59 @@ static int fb_pivot_step(sb_lcp_work *wk, int n, const double *M, const double *
     }
   }
   return 0;
+}
+
+/* A re-solve of the same matrix (the proximal step: q moved by O(eps) on
+ * the normals; sb_lcp_options.reuse_solved_set) from the last answer z: the last warm pivot's solved set,
+ * kept factored (wk->fc_solved), is mostly this answer's set too, where
+ * the set z - w > eps predicts leaves out the degenerate indices (z = w =
+ * 0 at the last answer) and costs a factorization and a pass to find them
+ * again. One pass on that set, x = z_A + dx with M_AA dx = -(q + M z)_A as
+ * fb_pivot_step's pass computes it; accepted only where that pass would
+ * accept the same trial without its row-terms allowance (z_A >= -tol qs,
+ * w >= -tol qs off the set, and for a least-norm factor |w_A| <= tol qs),
+ * clipped and tested alike, so the answer is the one that pass gives. The
+ * cache is left as it was. Returns 1 with z, w replaced, else 0 (nothing
+ * written but scratch). */
+static int resolve_on_solved_set(sb_lcp_work *wk, int n, const double *M, const double *q, double *z, double *w,
+                                 double tol, double qs) {
+  if (wk->fc_solved < 0) return 0;
+  const sb_lcp_factor *f = &wk->fc[wk->fc_solved];
+  if (!f->valid || f->n != n) return 0;
+  int na = f->na, how = f->how;
+  const int *set = f->set;
+  const double *A = f->A;
+  double e0 = tol * qs, *x = wk->zloc, *zt = wk->ztry, *wt = wk->colbuf;
+  if (na <= 0) return 0;
+  for (int a = 0; a < na; a++) {
+    double r = -q[set[a]];
+    for (int b = 0; b < na; b++) r -= A[(size_t)b * na + a] * z[set[b]];
+    x[a] = r;
+  }
+  if (!fb_solve(wk, f, na, how, x)) return 0;
+  memset(zt, 0, (size_t)n * sizeof(double));
+  for (int b = 0; b < na; b++) zt[set[b]] = x[b] + z[set[b]];
+  memcpy(wt, q, (size_t)n * sizeof(double));
+  cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, 1.0, M, n, zt, 1, 1.0, wt, 1);
+  for (int b = 0, i = 0; i < n; i++) {
+    int in = b < na && set[b] == i;
+    if (in ? zt[i] < -e0 || (how == 2 && fabs(wt[i]) > e0) : wt[i] < -e0) return 0;
+    b += in;
+  }
+  int clipped = 0;
+  for (int b = 0; b < na; b++)
+    if (zt[set[b]] < 0) {
+      zt[set[b]] = 0;
+      clipped = 1;
+    }
+  if (clipped) {
+    memcpy(wt, q, (size_t)n * sizeof(double));
+    cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, 1.0, M, n, zt, 1, 1.0, wt, 1);
+  }
+  if (!within_tol(n, M, q, zt, wt, min_residual(n, zt, wt), tol, qs, wk->da)) return 0;
+  memcpy(z, zt, (size_t)n * sizeof(double));
+  memcpy(w, wt, (size_t)n * sizeof(double));
+  return 1;
 }
 
 /* Semismooth Newton on Phi(z) = phi(z, Mz + q) = 0. Each iteration first
@@ -1266,8 +1323,15 @@ static sb_lcp_status solve_chain(sb_lcp_work *wk, int nchain, const sb_lcp_solve
     memcpy(wg, q, n * sizeof(double));
     cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, 1.0, M, n, zg, 1, 1.0, wg, 1);
     double rg;
-    if (fb_pivot_step(wk, n, M, q, zg, wg, wk->idx, &last_count, tol, qs, WARM_PIVOT_PASSES, 1) &&
-        sb_lcp_check(n, M, q, zg, wk->w, tol * qs, tol, &rg, NULL, wk->da)) {
+    int tried = opt->same_matrix && opt->reuse_solved_set && resolve_on_solved_set(wk, n, M, q, zg, wg, tol, qs);
+    int solved = tried && sb_lcp_check(n, M, q, zg, wk->w, tol * qs, tol, &rg, NULL, wk->da);
+    if (tried && !solved) { /* back to the guess, for the pivot from its set */
+      memcpy(zg, z, n * sizeof(double));
+      memcpy(wg, q, n * sizeof(double));
+      cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, 1.0, M, n, zg, 1, 1.0, wg, 1);
+    }
+    if (solved || (fb_pivot_step(wk, n, M, q, zg, wg, wk->idx, &last_count, tol, qs, WARM_PIVOT_PASSES, 1) &&
+                   sb_lcp_check(n, M, q, zg, wk->w, tol * qs, tol, &rg, NULL, wk->da))) {
       memcpy(z, zg, n * sizeof(double));
       if (wout) memcpy(wout, wk->w, n * sizeof(double));
       info->status = SB_LCP_SOLVED;

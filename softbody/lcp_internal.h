@@ -29,11 +29,16 @@ struct sb_lcp_work {
    * (the one not used last). */
   sb_lcp_factor fc[2];
   int fc_next;
+  /* The slot whose set solved the last warm pivot (its answer's active set,
+   * degenerate indices included), or -1: a re-solve of the same matrix
+   * tries that set first (resolve_on_solved_set in lcp.c). */
+  int fc_solved;
   /* The blocks of sb_lcp_options.friction_blocks for the solve under way
    * (NULL: not a problem of friction pyramids). */
   const int *fric_block;
   int fric_nblock;
   long least_norm_factors;  /* least-norm factorizations so far (fb_factor's path 2): for tests */
+  long factorizations;      /* the warm pivot's factorizations of a set so far (fb_factor): for tests */
   int *fric_dropped;        /* n flags: the betas the warm pivot's pass left out of its set
                                (sb_lcp_friction_set_basic) */
   /* conditioning (condition.c) */
