@@ -62,6 +62,11 @@ typedef struct {
                             those out and costs a factorization and a pass more. The answer may
                             then be another solution of a degenerate LCP than without (they
                             differ by round-off where the LCP's solution is unique) */
+  int border_factors;    /* 1: the warm pivot factors a set that adds or removes a few indices of
+                            the set its other cached factorization holds by bordering that one
+                            (the Schur complement of the changed indices, O(k na^2) instead of
+                            na^3). The answers differ from the plain LU's by round-off; without
+                            it a same_matrix re-solve equals an uncached one bit for bit */
   int nblock;            /* PGS blocks (0: scalar) */
   const int *block;      /* their sizes, summing to n */
   int friction_blocks;   /* 1: the blocks are friction pyramids [normal, beta_1 .. beta_r, gamma]

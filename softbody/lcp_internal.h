@@ -5,9 +5,19 @@
 #include "lcp.h"
 
 /* A factorization of a principal submatrix M_AA, for reuse (lcp.c) */
+#define SB_LCP_BORDER_MAX 8 /* indices a bordered factorization adds or removes */
+
 typedef struct {
   double *F, *A;            /* the factor, and M_AA itself (na x na, column-major) */
   int *set, *piv, n, na, how, valid;
+  /* how == 3, bordered (fb_factor_bordered in lcp.c): F and piv hold the LU
+   * of M_CC for another set C (bset, nbase entries), and the set is C less
+   * nrem indices (their places in C: rpos) plus nadd (dset); Y = M_CC^-1 [M_CD
+   * E_R] (nbase x (nadd + nrem)), S the LU of its Schur complement (spiv);
+   * bpos: for each place of the set, its place in C, or -1 - its place in dset;
+   * Mdc: the rows M_DC (nadd x nbase) */
+  double *Y, *S, *Mdc;
+  int *bset, *bpos, *dset, *rpos, *spiv, nbase, nadd, nrem;
 } sb_lcp_factor;
 
 struct sb_lcp_work {
@@ -38,7 +48,10 @@ struct sb_lcp_work {
   const int *fric_block;
   int fric_nblock;
   long least_norm_factors;  /* least-norm factorizations so far (fb_factor's path 2): for tests */
-  long factorizations;      /* the warm pivot's factorizations of a set so far (fb_factor): for tests */
+  long factorizations;      /* the warm pivot's factorizations of a set so far (fb_factor,
+                               fb_factor_bordered): for tests */
+  long bordered_factors;    /* of them by fb_factor_bordered: for tests */
+  int border;               /* sb_lcp_options.border_factors of the solve under way */
   int *fric_dropped;        /* n flags: the betas the warm pivot's pass left out of its set
                                (sb_lcp_friction_set_basic) */
   /* conditioning (condition.c) */
