@@ -803,11 +803,11 @@ static int fb_pivot_step(sb_lcp_work *wk, int n, const double *M, const double *
 }
 
 /* A re-solve of the same matrix (the proximal step: q moved by O(eps) on
- * the normals; sb_lcp_options.reuse_solved_set) from the last answer z: the last warm pivot's solved set,
- * kept factored (wk->fc_solved), is mostly this answer's set too, where
- * the set z - w > eps predicts leaves out the degenerate indices (z = w =
- * 0 at the last answer) and costs a factorization and a pass to find them
- * again. One pass on that set, x = z_A + dx with M_AA dx = -(q + M z)_A as
+ * the normals; sb_lcp_options.reuse_solved_set) from the last answer z:
+ * the last warm pivot's solved set, kept factored (wk->fc_solved), is
+ * mostly this answer's set too, where the set z - w > eps predicts leaves
+ * out the degenerate indices (z = w = 0 at the last answer) and costs a
+ * factorization and a pass to find them again. One pass on that set, x = z_A + dx with M_AA dx = -(q + M z)_A as
  * fb_pivot_step's pass computes it; accepted only where that pass would
  * accept the same trial without its row-terms allowance (z_A >= -tol qs,
  * w >= -tol qs off the set, and for a least-norm factor |w_A| <= tol qs),
