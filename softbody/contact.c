@@ -602,6 +602,7 @@ static void solve_assembled(sb_contact_problem *p, int n, int nk, int bs, const 
   lo.nblock = nk;
   lo.block = p->blocks;
   lo.friction_blocks = 1; /* eq. (11)-(13)'s pyramids: the warm pivot knows their singular sets */
+  lo.border_factors = 1;  /* a pass adding the answer's degenerate indices borders the last set's LU */
   sb_lcp_solve(p->lcp, n, p->As, p->bs, p->zs, NULL, &lo, &info->lcp);
   count_solve(info, &info->lcp);
   /* Proximal correction: solving (A + eps I_N) z = ... - eps I_N z_prev
@@ -612,6 +613,7 @@ static void solve_assembled(sb_contact_problem *p, int n, int nk, int bs, const 
     sb_lcp_info pinfo;
     lo.warm_start = 1;
     lo.same_matrix = 1; /* As as the solve above: its active set's factorization is reused */
+    lo.reuse_solved_set = 1; /* and tried first: q moved by O(eps) only */
     sb_lcp_solve(p->lcp, n, p->As, p->wv, p->zs, NULL, &lo, &pinfo);
     count_solve(info, &pinfo);
     info->lcp.iterations += pinfo.iterations;

@@ -56,13 +56,23 @@ sb_lcp_work *sb_lcp_work_create(int nmax) {
   ok &= (w->idx = calloc(n, sizeof(int))) != NULL;
   ok &= (w->fric_dropped = calloc(n, sizeof(int))) != NULL;
   for (int k = 0; k < 2; k++) {
-    ok &= (w->fc[k].set = calloc(n, sizeof(int))) != NULL;
-    ok &= (w->fc[k].piv = calloc(n, sizeof(int))) != NULL;
+    sb_lcp_factor *f = &w->fc[k];
+    ok &= (f->set = calloc(n, sizeof(int))) != NULL;
+    ok &= (f->piv = calloc(n, sizeof(int))) != NULL;
+    ok &= (f->Y = calloc(n * SB_LCP_BORDER_MAX, sizeof(double))) != NULL;
+    ok &= (f->S = calloc(SB_LCP_BORDER_MAX * SB_LCP_BORDER_MAX, sizeof(double))) != NULL;
+    ok &= (f->Mdc = calloc(n * SB_LCP_BORDER_MAX, sizeof(double))) != NULL;
+    ok &= (f->bset = calloc(n, sizeof(int))) != NULL;
+    ok &= (f->bpos = calloc(n, sizeof(int))) != NULL;
+    ok &= (f->dset = calloc(SB_LCP_BORDER_MAX, sizeof(int))) != NULL;
+    ok &= (f->rpos = calloc(SB_LCP_BORDER_MAX, sizeof(int))) != NULL;
+    ok &= (f->spiv = calloc(SB_LCP_BORDER_MAX, sizeof(int))) != NULL;
   }
   w->fc[0].F = w->LU;
   w->fc[0].A = w->HtH;
   w->fc[1].F = w->H;
   w->fc[1].A = w->T;
+  w->fc_solved = -1;
   if (!ok) {
     sb_lcp_work_free(w);
     return NULL;
@@ -72,8 +82,11 @@ sb_lcp_work *sb_lcp_work_create(int nmax) {
 
 size_t sb_lcp_work_bytes(int nmax) {
   size_t n = nmax > 0 ? (size_t)nmax : 0;
-  /* H, HtH, LU, Ms, T; 17 vectors; 10 int vectors */
-  return sizeof(sb_lcp_work) + sizeof(double) * (4 * n * n + n * (n + 2) + 17 * n + 2) + sizeof(int) * (10 * n + 1);
+  /* H, HtH, LU, Ms, T; 17 vectors; 10 int vectors; per cache slot the bordered factor's Y, Mdc,
+   * S and 2 int vectors, 3 short ones */
+  size_t kb = SB_LCP_BORDER_MAX;
+  return sizeof(sb_lcp_work) + sizeof(double) * (4 * n * n + n * (n + 2) + 17 * n + 2 + 2 * (2 * n * kb + kb * kb)) +
+         sizeof(int) * (10 * n + 1 + 2 * (2 * n + 3 * kb));
 }
 
 void sb_lcp_work_free(sb_lcp_work *w) {
@@ -83,6 +96,11 @@ void sb_lcp_work_free(sb_lcp_work *w) {
                w->Ms, w->T, w->basis, w->nonbasis, w->ties, w->ipiv, w->idx, w->fric_dropped, w->fc[0].set, w->fc[0].piv,
                w->fc[1].set, w->fc[1].piv};
   for (size_t k = 0; k < sizeof p / sizeof p[0]; k++) free(p[k]);
+  for (int k = 0; k < 2; k++) {
+    sb_lcp_factor *f = &w->fc[k];
+    void *b[] = {f->Y, f->S, f->Mdc, f->bset, f->bpos, f->dset, f->rpos, f->spiv};
+    for (size_t j = 0; j < sizeof b / sizeof b[0]; j++) free(b[j]);
+  }
   free(w);
 }
 
@@ -397,6 +415,7 @@ static int fb_factor_lu(sb_lcp_factor *f, int na) {
 }
 
 static int fb_factor(sb_lcp_work *wk, sb_lcp_factor *f, int na, int singular) {
+  wk->factorizations++;
   if (singular) return fb_factor_least_norm(wk, f, na);
   return fb_factor_lu(f, na) ? 1 : fb_factor_least_norm(wk, f, na);
 }
@@ -481,8 +500,11 @@ int sb_lcp_friction_set_basic(int nblock, const int *block, int n, const double 
   return total;
 }
 
+static int fb_solve_bordered(sb_lcp_work *wk, const sb_lcp_factor *f, int na, double *x);
+
 static int fb_solve(sb_lcp_work *wk, const sb_lcp_factor *f, int na, int how, double *x) {
   const double *A = f->A, *F = f->F;
+  if (how == 3) return fb_solve_bordered(wk, f, na, x) ? 3 : 0;
   if (how == 1) {
     LAPACKE_dgetrs_work(LAPACK_COL_MAJOR, 'N', na, 1, F, na, f->piv, x, na);
     return all_finite(na, x);
@@ -497,6 +519,106 @@ static int fb_solve(sb_lcp_work *wk, const sb_lcp_factor *f, int na, int how, do
     cblas_dgemv(CblasColMajor, CblasTrans, na, na, 1.0, A, na, y, 1, 1.0, x, 1);
   }
   return all_finite(na, x) ? 2 : 0;
+}
+
+/* A factorization of M_BB for the set B (na, ascending) from the plain LU
+ * of M_CC that another slot holds (base, how == 1, the same M), when B is C
+ * less a few indices R plus a few D (k = |R| + |D| <= SB_LCP_BORDER_MAX and
+ * under a third of C): M_BB x = r is the bordered system
+ *   [M_CC E_R M_CD] [x_C]   [r_C (0 on R)]
+ *   [E_R^T  0   0 ] [y  ] = [0           ]
+ *   [M_DC   0 M_DD] [x_D]   [r_D         ]
+ * (x_R = 0, the rows of R freed by y), solved by the Schur complement of
+ * M_CC: O(k |C|^2) instead of |B|^3 for a new LU. The warm pivot's passes
+ * mostly move a few indices (a pass adding the answer's degenerate ones).
+ * Into f: 3, or 0 (f untouched but scratch) where it does not apply or the
+ * Schur complement's LU fails the pivot test fb_factor_lu applies. */
+static int fb_factor_bordered(sb_lcp_work *wk, sb_lcp_factor *f, const sb_lcp_factor *base, int n, const double *M,
+                              const int *set, int na) {
+  if (!base->valid || base->how != 1 || base->n != n || f == base) return 0;
+  int nc = base->na, nadd = 0, nrem = 0, i = 0, j = 0;
+  const int *C = base->set;
+  /* merge the two ascending sets */
+  while (i < nc || j < na) {
+    if (j >= na || (i < nc && C[i] < set[j])) {
+      if (nrem == SB_LCP_BORDER_MAX) return 0;
+      f->rpos[nrem++] = i++;
+    } else if (i >= nc || set[j] < C[i]) {
+      if (nadd == SB_LCP_BORDER_MAX) return 0;
+      f->bpos[j] = -1 - nadd;
+      f->dset[nadd++] = set[j++];
+    } else {
+      f->bpos[j++] = i++;
+    }
+  }
+  int k = nadd + nrem;
+  if (k == 0 || k > SB_LCP_BORDER_MAX || 3 * k > nc) return 0;
+  double *Y = f->Y, *S = f->S;
+  /* Y = M_CC^-1 [M_CD E_R] */
+  for (int c = 0; c < nadd; c++) {
+    const double *col = M + (size_t)f->dset[c] * n;
+    for (int a = 0; a < nc; a++) Y[(size_t)c * nc + a] = col[C[a]];
+  }
+  for (int c = 0; c < nrem; c++) {
+    double *y = Y + (size_t)(nadd + c) * nc;
+    memset(y, 0, (size_t)nc * sizeof(double));
+    y[f->rpos[c]] = 1;
+  }
+  if (LAPACKE_dgetrs_work(LAPACK_COL_MAJOR, 'N', nc, k, base->F, nc, base->piv, Y, nc)) return 0;
+  /* S = [M_DD 0; 0 0] - [M_DC; E_R^T] Y */
+  double *Mdc = f->Mdc;
+  for (int a = 0; a < nc; a++) {
+    const double *col = M + (size_t)C[a] * n;
+    for (int r = 0; r < nadd; r++) Mdc[(size_t)a * nadd + r] = col[f->dset[r]];
+  }
+  for (int c = 0; c < k; c++) {
+    const double *y = Y + (size_t)c * nc;
+    for (int r = 0; r < nadd; r++) {
+      double v = c < nadd ? M[(size_t)f->dset[c] * n + f->dset[r]] : 0;
+      for (int a = 0; a < nc; a++) v -= Mdc[(size_t)a * nadd + r] * y[a];
+      S[(size_t)c * k + r] = v;
+    }
+    for (int r = 0; r < nrem; r++) S[(size_t)c * k + nadd + r] = -y[f->rpos[r]];
+  }
+  int info = LAPACKE_dgetrf_work(LAPACK_COL_MAJOR, k, k, S, k, f->spiv);
+  if (info) return 0;
+  double umin = INFINITY, umax = 0;
+  for (int a = 0; a < k; a++) {
+    double u = fabs(S[(size_t)a * k + a]);
+    umin = u < umin ? u : umin;
+    umax = u > umax ? u : umax;
+  }
+  if (!(umin > 1e-11 * umax)) return 0;
+  memcpy(f->F, base->F, (size_t)nc * nc * sizeof(double));
+  memcpy(f->piv, base->piv, (size_t)nc * sizeof(int));
+  memcpy(f->bset, C, (size_t)nc * sizeof(int));
+  f->nbase = nc;
+  f->nadd = nadd;
+  f->nrem = nrem;
+  wk->factorizations++;
+  wk->bordered_factors++;
+  return 3;
+}
+
+/* Solves M_BB x = b with fb_factor_bordered's factorization (b in x on
+ * entry): u = M_CC^-1 r_C, t = S^-1 ([r_D; 0] - [M_DC; E_R^T] u), x_C = u -
+ * Y t, x_D = t's first nadd. Returns 0 on a non-finite x. */
+static int fb_solve_bordered(sb_lcp_work *wk, const sb_lcp_factor *f, int na, double *x) {
+  int nc = f->nbase, nadd = f->nadd, nrem = f->nrem, k = nadd + nrem;
+  double *u = wk->qloc, t[SB_LCP_BORDER_MAX];
+  memset(u, 0, (size_t)nc * sizeof(double));
+  for (int b = 0; b < na; b++) {
+    if (f->bpos[b] >= 0) u[f->bpos[b]] = x[b];
+    else t[-1 - f->bpos[b]] = x[b];
+  }
+  LAPACKE_dgetrs_work(LAPACK_COL_MAJOR, 'N', nc, 1, f->F, nc, f->piv, u, nc);
+  for (int r = 0; r < nadd; r++)
+    for (int a = 0; a < nc; a++) t[r] -= f->Mdc[(size_t)a * nadd + r] * u[a];
+  for (int r = 0; r < nrem; r++) t[nadd + r] = -u[f->rpos[r]];
+  LAPACKE_dgetrs_work(LAPACK_COL_MAJOR, 'N', k, 1, f->S, k, f->spiv, t, k);
+  cblas_dgemv(CblasColMajor, CblasNoTrans, nc, k, -1.0, f->Y, nc, t, 1, 1.0, u, 1);
+  for (int b = 0; b < na; b++) x[b] = f->bpos[b] >= 0 ? u[f->bpos[b]] : t[-1 - f->bpos[b]];
+  return all_finite(na, x);
 }
 
 /* The cache slot holding a factorization of this set of this problem's
@@ -522,6 +644,7 @@ static void principal_submatrix(int n, const double *M, const int *set, int na, 
 static void factor_cache_clear(sb_lcp_work *wk) {
   wk->fc[0].valid = wk->fc[1].valid = 0;
   wk->fc_next = 0;
+  wk->fc_solved = -1;
 }
 
 #define FB_STALL_ITERS 10
@@ -597,7 +720,9 @@ static int fb_pivot_step(sb_lcp_work *wk, int n, const double *M, const double *
       how = f->how;
     } else if (na > 0) {
       principal_submatrix(n, M, set, na, A);
-      how = fb_factor(wk, f, na, sb_lcp_friction_set_singular(wk->fric_nblock, wk->fric_block, in));
+      int singular = sb_lcp_friction_set_singular(wk->fric_nblock, wk->fric_block, in);
+      how = reuse && wk->border && !singular ? fb_factor_bordered(wk, f, &wk->fc[1 - s], n, M, set, na) : 0;
+      if (!how) how = fb_factor(wk, f, na, singular);
       f->valid = reuse && how != 0;
       if (f->valid) {
         memcpy(f->set, set, (size_t)na * sizeof(int));
@@ -659,6 +784,7 @@ static int fb_pivot_step(sb_lcp_work *wk, int n, const double *M, const double *
       if (!within_tol(n, M, q, zt, wt, min_residual(n, zt, wt), tol, qs, wk->da)) return 0;
       memcpy(z, zt, (size_t)n * sizeof(double));
       memcpy(w, wt, (size_t)n * sizeof(double));
+      if (reuse) wk->fc_solved = f->valid ? s : -1;
       return 1;
     }
     if (ninf < best) {
@@ -674,6 +800,59 @@ static int fb_pivot_step(sb_lcp_work *wk, int n, const double *M, const double *
     }
   }
   return 0;
+}
+
+/* A re-solve of the same matrix (the proximal step: q moved by O(eps) on
+ * the normals; sb_lcp_options.reuse_solved_set) from the last answer z:
+ * the last warm pivot's solved set, kept factored (wk->fc_solved), is
+ * mostly this answer's set too, where the set z - w > eps predicts leaves
+ * out the degenerate indices (z = w = 0 at the last answer) and costs a
+ * factorization and a pass to find them again. One pass on that set, x = z_A + dx with M_AA dx = -(q + M z)_A as
+ * fb_pivot_step's pass computes it; accepted only where that pass would
+ * accept the same trial without its row-terms allowance (z_A >= -tol qs,
+ * w >= -tol qs off the set, and for a least-norm factor |w_A| <= tol qs),
+ * clipped and tested alike, so the answer is the one that pass gives. The
+ * cache is left as it was. Returns 1 with z, w replaced, else 0 (nothing
+ * written but scratch). */
+static int resolve_on_solved_set(sb_lcp_work *wk, int n, const double *M, const double *q, double *z, double *w,
+                                 double tol, double qs) {
+  if (wk->fc_solved < 0) return 0;
+  const sb_lcp_factor *f = &wk->fc[wk->fc_solved];
+  if (!f->valid || f->n != n) return 0;
+  int na = f->na, how = f->how;
+  const int *set = f->set;
+  const double *A = f->A;
+  double e0 = tol * qs, *x = wk->zloc, *zt = wk->ztry, *wt = wk->colbuf;
+  if (na <= 0) return 0;
+  for (int a = 0; a < na; a++) {
+    double r = -q[set[a]];
+    for (int b = 0; b < na; b++) r -= A[(size_t)b * na + a] * z[set[b]];
+    x[a] = r;
+  }
+  if (!fb_solve(wk, f, na, how, x)) return 0;
+  memset(zt, 0, (size_t)n * sizeof(double));
+  for (int b = 0; b < na; b++) zt[set[b]] = x[b] + z[set[b]];
+  memcpy(wt, q, (size_t)n * sizeof(double));
+  cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, 1.0, M, n, zt, 1, 1.0, wt, 1);
+  for (int b = 0, i = 0; i < n; i++) {
+    int in = b < na && set[b] == i;
+    if (in ? zt[i] < -e0 || (how == 2 && fabs(wt[i]) > e0) : wt[i] < -e0) return 0;
+    b += in;
+  }
+  int clipped = 0;
+  for (int b = 0; b < na; b++)
+    if (zt[set[b]] < 0) {
+      zt[set[b]] = 0;
+      clipped = 1;
+    }
+  if (clipped) {
+    memcpy(wt, q, (size_t)n * sizeof(double));
+    cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, 1.0, M, n, zt, 1, 1.0, wt, 1);
+  }
+  if (!within_tol(n, M, q, zt, wt, min_residual(n, zt, wt), tol, qs, wk->da)) return 0;
+  memcpy(z, zt, (size_t)n * sizeof(double));
+  memcpy(w, wt, (size_t)n * sizeof(double));
+  return 1;
 }
 
 /* Semismooth Newton on Phi(z) = phi(z, Mz + q) = 0. Each iteration first
@@ -1251,6 +1430,7 @@ static sb_lcp_status solve_chain(sb_lcp_work *wk, int nchain, const sb_lcp_solve
   if (!opt->same_matrix) factor_cache_clear(wk);
   wk->fric_block = opt->friction_blocks ? opt->block : NULL;
   wk->fric_nblock = opt->friction_blocks ? opt->nblock : 0;
+  wk->border = opt->border_factors;
   int warm = opt->warm_start && all_finite(n, z);
   if (warm) memcpy(zbest, z, n * sizeof(double)); /* kept apart from the attempts */
   else memset(zbest, 0, n * sizeof(double));
@@ -1266,8 +1446,15 @@ static sb_lcp_status solve_chain(sb_lcp_work *wk, int nchain, const sb_lcp_solve
     memcpy(wg, q, n * sizeof(double));
     cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, 1.0, M, n, zg, 1, 1.0, wg, 1);
     double rg;
-    if (fb_pivot_step(wk, n, M, q, zg, wg, wk->idx, &last_count, tol, qs, WARM_PIVOT_PASSES, 1) &&
-        sb_lcp_check(n, M, q, zg, wk->w, tol * qs, tol, &rg, NULL, wk->da)) {
+    int tried = opt->same_matrix && opt->reuse_solved_set && resolve_on_solved_set(wk, n, M, q, zg, wg, tol, qs);
+    int solved = tried && sb_lcp_check(n, M, q, zg, wk->w, tol * qs, tol, &rg, NULL, wk->da);
+    if (tried && !solved) { /* back to the guess, for the pivot from its set */
+      memcpy(zg, z, n * sizeof(double));
+      memcpy(wg, q, n * sizeof(double));
+      cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, 1.0, M, n, zg, 1, 1.0, wg, 1);
+    }
+    if (solved || (fb_pivot_step(wk, n, M, q, zg, wg, wk->idx, &last_count, tol, qs, WARM_PIVOT_PASSES, 1) &&
+                   sb_lcp_check(n, M, q, zg, wk->w, tol * qs, tol, &rg, NULL, wk->da))) {
       memcpy(z, zg, n * sizeof(double));
       if (wout) memcpy(wout, wk->w, n * sizeof(double));
       info->status = SB_LCP_SOLVED;

@@ -56,6 +56,17 @@ typedef struct {
                             another q, e.g. a proximal step): the warm pivot reuses the
                             factorizations of the last two sets it solved with when a set is the
                             same (same answer, bit for bit) */
+  int reuse_solved_set;  /* with same_matrix: first one pass on the set that solved the last warm
+                            pivot (the answer's set, degenerate indices with z = w = 0 included),
+                            from its factorization; a set the guess's z - w > eps predicts leaves
+                            those out and costs a factorization and a pass more. The answer may
+                            then be another solution of a degenerate LCP than without (they
+                            differ by round-off where the LCP's solution is unique) */
+  int border_factors;    /* 1: the warm pivot factors a set that adds or removes a few indices of
+                            the set its other cached factorization holds by bordering that one
+                            (the Schur complement of the changed indices, O(k na^2) instead of
+                            na^3). The answers differ from the plain LU's by round-off; without
+                            it a same_matrix re-solve equals an uncached one bit for bit */
   int nblock;            /* PGS blocks (0: scalar) */
   const int *block;      /* their sizes, summing to n */
   int friction_blocks;   /* 1: the blocks are friction pyramids [normal, beta_1 .. beta_r, gamma]

@@ -5,9 +5,19 @@
 #include "lcp.h"
 
 /* A factorization of a principal submatrix M_AA, for reuse (lcp.c) */
+#define SB_LCP_BORDER_MAX 8 /* indices a bordered factorization adds or removes */
+
 typedef struct {
   double *F, *A;            /* the factor, and M_AA itself (na x na, column-major) */
   int *set, *piv, n, na, how, valid;
+  /* how == 3, bordered (fb_factor_bordered in lcp.c): F and piv hold the LU
+   * of M_CC for another set C (bset, nbase entries), and the set is C less
+   * nrem indices (their places in C: rpos) plus nadd (dset); Y = M_CC^-1 [M_CD
+   * E_R] (nbase x (nadd + nrem)), S the LU of its Schur complement (spiv);
+   * bpos: for each place of the set, its place in C, or -1 - its place in dset;
+   * Mdc: the rows M_DC (nadd x nbase) */
+  double *Y, *S, *Mdc;
+  int *bset, *bpos, *dset, *rpos, *spiv, nbase, nadd, nrem;
 } sb_lcp_factor;
 
 struct sb_lcp_work {
@@ -29,11 +39,19 @@ struct sb_lcp_work {
    * (the one not used last). */
   sb_lcp_factor fc[2];
   int fc_next;
+  /* The slot whose set solved the last warm pivot (its answer's active set,
+   * degenerate indices included), or -1: a re-solve of the same matrix
+   * tries that set first (resolve_on_solved_set in lcp.c). */
+  int fc_solved;
   /* The blocks of sb_lcp_options.friction_blocks for the solve under way
    * (NULL: not a problem of friction pyramids). */
   const int *fric_block;
   int fric_nblock;
   long least_norm_factors;  /* least-norm factorizations so far (fb_factor's path 2): for tests */
+  long factorizations;      /* the warm pivot's factorizations of a set so far (fb_factor,
+                               fb_factor_bordered): for tests */
+  long bordered_factors;    /* of them by fb_factor_bordered: for tests */
+  int border;               /* sb_lcp_options.border_factors of the solve under way */
   int *fric_dropped;        /* n flags: the betas the warm pivot's pass left out of its set
                                (sb_lcp_friction_set_basic) */
   /* conditioning (condition.c) */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "lcp.h"
+#include "lcp_internal.h" /* the warm pivot's factorization count */
 #include "testutil.h"
 
 #define NMAX 80
@@ -328,6 +329,164 @@ int main(void) {
     printf("same_matrix re-solve chains: %d of %d equal bit for bit to the uncached solve, %d by the warm pivot\n",
            equal, total, warm);
     sb_lcp_work_free(wref);
+  }
+
+  /* reuse_solved_set: a degenerate LCP (indices D with z = w = 0 at its
+   * answer), solved warm from a guess that loads D, so that the warm pivot's
+   * solved set is P u D. A re-solve from that answer whose q loads D a
+   * little (as the arms' proximal steps do) predicts P alone (z - w = 0 on
+   * D): without the option P is factored anew, found infeasible, and P u D
+   * taken from the cache on the next pass; with it the re-solve is answered
+   * from P u D's kept factorization at once, none new. Both answers solve
+   * the LCP by plain arithmetic and are the same (one pass on the same set
+   * from the same z; the solution is unique: M is positive definite). */
+  {
+    enum { n = 12, np = 4, nd = 3 };
+    double Ms[n * n], qd[n], zstar[n], wstar[n], B[n * n], zr[2][n];
+    long fresh[2] = {-1, -1};
+    int warm_ok[2] = {0, 0};
+    for (int i = 0; i < n * n; i++) B[i] = tu_rand();
+    for (int j = 0; j < n; j++)
+      for (int i = 0; i < n; i++) {
+        double sum = 0;
+        for (int l = 0; l < n; l++) sum += B[l * n + i] * B[l * n + j];
+        Ms[j * n + i] = sum / n + (i == j ? 0.1 : 0);
+      }
+    for (int i = 0; i < n; i++) {
+      zstar[i] = i < np ? 1 + 0.5 * fabs(tu_rand()) : 0;
+      wstar[i] = i < np + nd ? 0 : 2 + fabs(tu_rand());
+    }
+    for (int i = 0; i < n; i++) {
+      qd[i] = wstar[i];
+      for (int j = 0; j < n; j++) qd[i] -= Ms[j * n + i] * zstar[j];
+    }
+    for (int use = 0; use < 2; use++) {
+      sb_lcp_work *wr = sb_lcp_work_create(NMAX);
+      sb_lcp_options o = opt;
+      sb_lcp_info info;
+      double *zz = zr[use], qt[n], ww[n];
+      o.warm_start = 1;
+      for (int i = 0; i < n; i++) zz[i] = i < np ? zstar[i] : i < np + nd ? 1 : 0;
+      sb_lcp_solve(wr, n, Ms, qd, zz, ww, &o, &info);
+      warm_ok[use] = info.status == SB_LCP_SOLVED && info.warm_pivot;
+      /* q_P moved so that the answer moves by delta = (delta_P, 1e-8, 0) with
+       * (M delta)_D = 0: q_D and w_D = 0 at the last answer stay, so D is
+       * not predicted, and the answer loads D */
+      double delta[n], Mdp[nd * np], rhs[np];
+      memset(delta, 0, sizeof delta);
+      for (int i = 0; i < nd; i++) {
+        rhs[i] = 0;
+        for (int j = 0; j < nd; j++) rhs[i] -= Ms[(np + j) * n + np + i] * 1e-8;
+        for (int j = 0; j < np; j++) Mdp[j * nd + i] = Ms[j * n + np + i];
+      }
+      LAPACKE_dgels(LAPACK_COL_MAJOR, 'N', nd, np, 1, Mdp, nd, rhs, np); /* least-norm delta_P */
+      for (int j = 0; j < np + nd; j++) delta[j] = j < np ? rhs[j] : 1e-8;
+      for (int i = 0; i < n; i++) {
+        qt[i] = qd[i];
+        if (i < np)
+          for (int j = 0; j < n; j++) qt[i] -= Ms[j * n + i] * delta[j];
+      }
+      o.same_matrix = 1;
+      o.reuse_solved_set = use;
+      long f0 = wr->factorizations;
+      sb_lcp_solve(wr, n, Ms, qt, zz, ww, &o, &info);
+      fresh[use] = wr->factorizations - f0;
+      warm_ok[use] &= info.status == SB_LCP_SOLVED && info.warm_pivot;
+      double worst = 0; /* the LCP by plain arithmetic: z >= 0, w = M z + q >= 0, z w = 0 */
+      for (int i = 0; i < n; i++) {
+        double wi = qt[i], terms = fabs(qt[i]);
+        for (int j = 0; j < n; j++) {
+          wi += Ms[j * n + i] * zz[j];
+          terms += fabs(Ms[j * n + i] * zz[j]);
+        }
+        double e = fmax(fmax(-zz[i], -wi), fmin(fabs(zz[i]), fabs(wi))) / fmax(terms, 1);
+        worst = fmax(worst, e);
+      }
+      EXPECT(worst <= 1e-12, "reuse_solved_set %d: the re-solve's answer violates the LCP by %.3g", use, worst);
+      sb_lcp_work_free(wr);
+    }
+    double dz = 0;
+    for (int i = 0; i < n; i++) dz = fmax(dz, fabs(zr[0][i] - zr[1][i]));
+    EXPECT(warm_ok[0] && warm_ok[1], "reuse_solved_set: a solve or re-solve not answered by the warm pivot");
+    EXPECT(fresh[0] >= 1 && fresh[1] == 0,
+           "reuse_solved_set: the re-solve factored %ld sets without the option, %ld with (want >= 1, 0)",
+           fresh[0], fresh[1]);
+    EXPECT(dz <= 1e-12, "reuse_solved_set: the answers with and without differ by %.3g", dz);
+    printf("reuse_solved_set: re-solve of a degenerate LCP factors %ld set(s) without, %ld with; answers "
+           "within %.2g\n", fresh[0], fresh[1], dz);
+  }
+
+  /* border_factors: an LCP whose answer loads P u D (D one index), solved
+   * warm from a guess that predicts P alone (w_D > 0 there): pass 0 factors
+   * P, finds w_D < 0, and pass 1 takes P u D, which with the option is
+   * bordered from P's LU (the Schur complement of D) instead of factored
+   * anew. The
+   * answer equals the plain LU's to round-off and solves the LCP by plain
+   * arithmetic. */
+  {
+    enum { n = 40, np = 20, nd = 1 };
+    double Ms[n * n], qd[n], zstar[n], g[n], B[n * n], zr[2][n];
+    long bordered[2] = {-1, -1}, factored[2] = {-1, -1};
+    int warm_ok[2] = {0, 0};
+    for (int i = 0; i < n * n; i++) B[i] = tu_rand();
+    for (int j = 0; j < n; j++)
+      for (int i = 0; i < n; i++) {
+        double sum = 0;
+        for (int l = 0; l < n; l++) sum += B[l * n + i] * B[l * n + j];
+        Ms[j * n + i] = sum / n + (i == j ? 0.1 : 0);
+      }
+    for (int i = 0; i < n; i++) {
+      zstar[i] = i < np ? 1 + 0.5 * fabs(tu_rand()) : i < np + nd ? 0.01 : 0;
+      qd[i] = i < np + nd ? 0 : 2 + fabs(tu_rand()); /* w* */
+      for (int j = 0; j < n; j++) qd[i] -= Ms[j * n + i] * zstar[j];
+    }
+    /* the guess: z*_P + delta_P, 0 elsewhere, with M_DP delta_P = M_DD z*_D + 0.01 (least norm), so
+     * that w_D = 0.01 at the guess */
+    double Mdp[nd * np], rhs[np];
+    for (int i = 0; i < nd; i++) {
+      rhs[i] = 0.01;
+      for (int j = 0; j < nd; j++) rhs[i] += Ms[(np + j) * n + np + i] * zstar[np + j];
+      for (int j = 0; j < np; j++) Mdp[j * nd + i] = Ms[j * n + np + i];
+    }
+    LAPACKE_dgels(LAPACK_COL_MAJOR, 'N', nd, np, 1, Mdp, nd, rhs, np);
+    for (int i = 0; i < n; i++) g[i] = i < np ? zstar[i] + rhs[i] : 0;
+    for (int use = 0; use < 2; use++) {
+      sb_lcp_work *wr = sb_lcp_work_create(NMAX);
+      sb_lcp_options o = opt;
+      sb_lcp_info info;
+      double *zz = zr[use], ww[n];
+      o.warm_start = 1;
+      o.border_factors = use;
+      memcpy(zz, g, sizeof g);
+      sb_lcp_solve(wr, n, Ms, qd, zz, ww, &o, &info);
+      warm_ok[use] = info.status == SB_LCP_SOLVED && info.warm_pivot;
+      bordered[use] = wr->bordered_factors;
+      factored[use] = wr->factorizations;
+      double worst = 0; /* the LCP by plain arithmetic */
+      for (int i = 0; i < n; i++) {
+        double wi = qd[i], terms = fabs(qd[i]);
+        for (int j = 0; j < n; j++) {
+          wi += Ms[j * n + i] * zz[j];
+          terms += fabs(Ms[j * n + i] * zz[j]);
+        }
+        worst = fmax(worst, fmax(fmax(-zz[i], -wi), fmin(fabs(zz[i]), fabs(wi))) / fmax(terms, 1));
+      }
+      EXPECT(worst <= 1e-12, "border_factors %d: the answer violates the LCP by %.3g", use, worst);
+      sb_lcp_work_free(wr);
+    }
+    double dz = 0, zmax = 0;
+    for (int i = 0; i < n; i++) {
+      dz = fmax(dz, fabs(zr[0][i] - zr[1][i]));
+      zmax = fmax(zmax, fabs(zr[0][i]));
+    }
+    EXPECT(warm_ok[0] && warm_ok[1], "border_factors: a solve not answered by the warm pivot");
+    EXPECT(factored[0] >= 2 && bordered[0] == 0 && bordered[1] >= 1,
+           "border_factors: %ld factorizations, %ld bordered without the option; %ld, %ld with (want >= 2, 0; "
+           "and >= 1 bordered)", factored[0], bordered[0], factored[1], bordered[1]);
+    EXPECT(dz <= 1e-12 * zmax, "border_factors: the answers with and without differ by %.3g (max |z| %.3g)", dz,
+           zmax);
+    printf("border_factors: %ld of %ld factorizations bordered with the option (0 of %ld without); answers "
+           "within %.2g of max |z| %.3g\n", bordered[1], factored[1], factored[0], dz, zmax);
   }
 
   /* A ray of solutions must not loosen the tolerance of the other rows.
