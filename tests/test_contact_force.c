@@ -88,8 +88,10 @@ static void check_balance(const char *what, const mjModel *m, const mjData *d) {
    * tolerance: far inside 0.1 % */
   const double tol = 1e-3 * weight;
   /* MuJoCo lists the resting box's corners only at distance < 0, and the
-   * rest height is round-off (-2e-17 or +1e-19 m by the LCP's answer):
-   * with none listed cusp's rowless contacts carry the ledge's share */
+   * sign of the rest height is round-off, set by which of the LCP's
+   * non-unique answers shares the weight among the corners: with none
+   * listed, cusp's rowless contacts carry the ledge's share
+   * (docs/contact_scaling.md, session 16) */
   EXPECT(f.nledge + f.nrowless > 0, "%s: the box touches the ledge in MuJoCo's contacts (%d) or cusp's rowless ones (%d)",
          what, f.nledge, f.nrowless);
   EXPECT(f.ledge[2] + f.rowless[2] > 0.1 * weight, "%s: the ledge pair carries a share (%.4g N of %.4g)", what,
