@@ -855,6 +855,30 @@ static int resolve_on_solved_set(sb_lcp_work *wk, int n, const double *M, const 
   return 1;
 }
 
+/* Passes of the warm start's second try (warm_pivot_from_support): a lying
+ * rope's support is the answer's set or a few swaps from it. */
+#define SUPPORT_PIVOT_PASSES 6
+
+/* The warm start's second try, when the pivot from the guess's predicted set
+ * {z_i - w_i > eps} failed: principal pivoting from the guess's support
+ * {z_i > eps} alone, the last step's active set. Where a sticking set has more
+ * friction rows than the bodies have dofs (a rope lying on a plane, three
+ * contacts an element), the friction is statically indeterminate, and the
+ * last answer does not hold this step's tangential velocities to round-off:
+ * about half of every sticking contact's beta rows read a tiny negative
+ * w = D_k . v_t at the guess, and the predicted set takes them in, a set with
+ * no exact solution whose least-norm answer is infeasible in many rows. The
+ * support leaves those out. zg: the guess (replaced on success, as
+ * fb_pivot_step does). Returns 1 when solved to the pivot's own test (the
+ * caller still checks). */
+static int warm_pivot_from_support(sb_lcp_work *wk, int n, const double *M, const double *q, double *zg,
+                                   double tol, double qs) {
+  double *w0 = wk->d; /* solve_fb's, free here: zero, so that the prediction is z alone */
+  int last_count = -1;
+  memset(w0, 0, (size_t)n * sizeof(double));
+  return fb_pivot_step(wk, n, M, q, zg, w0, wk->idx, &last_count, tol, qs, SUPPORT_PIVOT_PASSES, 1);
+}
+
 /* Semismooth Newton on Phi(z) = phi(z, Mz + q) = 0. Each iteration first
  * tries the Newton direction H d = -Phi (H an element of the generalized
  * Jacobian) with an Armijo backtracking on |Phi|^2; when H is singular or
@@ -1453,7 +1477,8 @@ static sb_lcp_status solve_chain(sb_lcp_work *wk, int nchain, const sb_lcp_solve
       memcpy(wg, q, n * sizeof(double));
       cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, 1.0, M, n, zg, 1, 1.0, wg, 1);
     }
-    if (solved || (fb_pivot_step(wk, n, M, q, zg, wg, wk->idx, &last_count, tol, qs, WARM_PIVOT_PASSES, 1) &&
+    if (solved || ((fb_pivot_step(wk, n, M, q, zg, wg, wk->idx, &last_count, tol, qs, WARM_PIVOT_PASSES, 1) ||
+                    warm_pivot_from_support(wk, n, M, q, zg, tol, qs)) &&
                    sb_lcp_check(n, M, q, zg, wk->w, tol * qs, tol, &rg, NULL, wk->da))) {
       memcpy(z, zg, n * sizeof(double));
       if (wout) memcpy(wout, wk->w, n * sizeof(double));
