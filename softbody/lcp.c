@@ -655,6 +655,28 @@ static void factor_cache_clear(sb_lcp_work *wk) {
  * up to 16 passes solved, 7 us a pass at n = 48, where Lemke takes 24 us). */
 #define WARM_PIVOT_PASSES 2
 
+/* A pass's trial (zt, wt = q + M zt) with no infeasible index: its set's
+ * small negative z (within the pass's tolerance) clipped to zero, w made
+ * again from the clipped z, and the result kept in (z, w) only if it is within
+ * the acceptance test. Returns 1 when kept. */
+static int accept_clipped_trial(sb_lcp_work *wk, int n, const double *M, const double *q, const int *set, int na,
+                                double *zt, double *wt, double *z, double *w, double tol, double qs) {
+  int clipped = 0;
+  for (int b = 0; b < na; b++)
+    if (zt[set[b]] < 0) {
+      zt[set[b]] = 0;
+      clipped = 1;
+    }
+  if (clipped) {
+    memcpy(wt, q, (size_t)n * sizeof(double));
+    cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, 1.0, M, n, zt, 1, 1.0, wt, 1);
+  }
+  if (!within_tol(n, M, q, zt, wt, min_residual(n, zt, wt), tol, qs, wk->da)) return 0;
+  memcpy(z, zt, (size_t)n * sizeof(double));
+  memcpy(w, wt, (size_t)n * sizeof(double));
+  return 1;
+}
+
 /* Principal pivoting from the active set the iterate predicts, A = {i :
  * z_i - w_i > eps}: solve w_A = 0 with z elsewhere 0, then swap every
  * infeasible index (z_i < 0 in A, w_i < 0 outside; Judice-Pires block
@@ -771,19 +793,7 @@ static int fb_pivot_step(sb_lcp_work *wk, int n, const double *M, const double *
       continue;
     }
     if (ninf == 0) {
-      int clipped = 0;
-      for (int b = 0; b < na; b++)
-        if (zt[set[b]] < 0) {
-          zt[set[b]] = 0;
-          clipped = 1;
-        }
-      if (clipped) {
-        memcpy(wt, q, (size_t)n * sizeof(double));
-        cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, 1.0, M, n, zt, 1, 1.0, wt, 1);
-      }
-      if (!within_tol(n, M, q, zt, wt, min_residual(n, zt, wt), tol, qs, wk->da)) return 0;
-      memcpy(z, zt, (size_t)n * sizeof(double));
-      memcpy(w, wt, (size_t)n * sizeof(double));
+      if (!accept_clipped_trial(wk, n, M, q, set, na, zt, wt, z, w, tol, qs)) return 0;
       if (reuse) wk->fc_solved = f->valid ? s : -1;
       return 1;
     }
@@ -839,20 +849,7 @@ static int resolve_on_solved_set(sb_lcp_work *wk, int n, const double *M, const 
     if (in ? zt[i] < -e0 || (how == 2 && fabs(wt[i]) > e0) : wt[i] < -e0) return 0;
     b += in;
   }
-  int clipped = 0;
-  for (int b = 0; b < na; b++)
-    if (zt[set[b]] < 0) {
-      zt[set[b]] = 0;
-      clipped = 1;
-    }
-  if (clipped) {
-    memcpy(wt, q, (size_t)n * sizeof(double));
-    cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, 1.0, M, n, zt, 1, 1.0, wt, 1);
-  }
-  if (!within_tol(n, M, q, zt, wt, min_residual(n, zt, wt), tol, qs, wk->da)) return 0;
-  memcpy(z, zt, (size_t)n * sizeof(double));
-  memcpy(w, wt, (size_t)n * sizeof(double));
-  return 1;
+  return accept_clipped_trial(wk, n, M, q, set, na, zt, wt, z, w, tol, qs);
 }
 
 /* Passes of the warm start's second try (warm_pivot_from_support): a lying
