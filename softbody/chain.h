@@ -158,7 +158,8 @@ typedef struct {
   double *bterm, *vp;             /* 6 per node: local and accumulated velocity-product accel */
   double *acc, *F, *Ic, *P;       /* RNEA and CRBA scratch */
   double *Xu, *Jend;              /* per unit: 36, and 6 x n full Jacobian at its last node */
-  double *M, *c, *Mt, *L;         /* n x n mass, bias, M~ and its Cholesky factor */
+  double *M, *c, *Mt, *L;         /* n x n mass, bias, M~ and its factor U: M~ = U U^T, U upper
+                                   * triangular (column-major, sb_step_prepare) */
   double *Mt_add;                 /* n x n: implicit force terms the next sb_step_prepare adds to M~ */
   int has_Mt_add;                 /* Mt_add holds terms for the next prepare (which consumes them) */
   double *J3n;                    /* n x 3 scratch: a point Jacobian's transpose (penalty.h) */
@@ -298,6 +299,13 @@ int sb_add_world_wrench(const sb_model *m, sb_work *w, int seg, double s, const 
 int sb_step_prepare(const sb_model *m, const sb_state *s, sb_work *w, const double *tau, double h,
                     char *error, int error_size);
 void sb_step_solve_mt(const sb_model *m, sb_work *w, const double *rhs, double *x);
+/* x <- M~^-1 x for ncol columns of leading dimension ld (n rows). */
+void sb_step_solve_mt_many(const sb_model *m, const sb_work *w, double *x, int ncol, int ld);
+/* x <- U^-1 x (M~ = U U^T, U upper triangular) for ncol columns of
+ * leading dimension ld that are zero past their first head rows: only those
+ * rows are read and written (the rest stay zero in U^-1 x), at head^2 per
+ * column. head = n for any columns. */
+void sb_step_half_solve(const sb_model *m, const sb_work *w, int head, double *x, int ncol, int ld);
 int sb_step_commit(const sb_model *m, sb_state *s, sb_work *w, const double *impulse, char *error,
                    int error_size);
 

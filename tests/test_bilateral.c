@@ -88,13 +88,13 @@ static sb_pose tip_rows(rod_t *r, int rows, const double R[9], double *E) {
   return g;
 }
 
-/* M~ = L L^T from the prepared step. */
+/* M~ = U U^T from the prepared step (U upper triangular). */
 static void mtilde(const rod_t *r, double *M) {
   int n = r->m->n;
   for (int i = 0; i < n; i++)
     for (int j = 0; j < n; j++) {
       double x = 0;
-      for (int k = 0; k <= (i < j ? i : j); k++) x += r->w->L[k * n + i] * r->w->L[k * n + j];
+      for (int k = i > j ? i : j; k < n; k++) x += r->w->L[k * n + i] * r->w->L[k * n + j];
       M[i * n + j] = x;
     }
 }
