@@ -493,6 +493,12 @@ int sb_contact_add(sb_contact_problem *p, const sb_contact *c, char *error, int 
   return p->nc++;
 }
 
+/* Whether body k's whitened columns keep its Jacobians' zeros past their
+ * proximal coordinates: a soft body whose step factored M~ = U U^T. */
+static int keeps_heads(const sb_contact_problem *p, int k) {
+  return p->bodies[k].kind == BODY_SOFT && p->bodies[k].w->factor_upper;
+}
+
 /* How many leading rows of body k's block contact i's Jacobian fills. */
 static int head_in(const sb_contact_problem *p, int i, int k) {
   int h = 0;
@@ -507,7 +513,8 @@ static int rows_of(const sb_contact_problem *p, int i) {
   int r = 0;
   for (int s = 0; s < 2; s++) {
     int k = p->c[i].side[s].body;
-    if (k >= 0 && p->bodies[k].off + p->head[2 * i + s] > r) r = p->bodies[k].off + p->head[2 * i + s];
+    int h = k < 0 ? 0 : keeps_heads(p, k) ? p->head[2 * i + s] : p->bodies[k].nv;
+    if (k >= 0 && p->bodies[k].off + h > r) r = p->bodies[k].off + h;
   }
   return r;
 }
@@ -559,7 +566,7 @@ static void body_apply(sb_contact_problem *p, const body_t *b, int which, double
       sb_step_solve_mt_many(b->m, b->w, blk, ncol, ld);
       return;
     }
-    if (!cc) {
+    if (!cc || !keeps_heads(p, (int)(b - p->bodies))) {
       sb_step_half_solve(b->m, b->w, b->nv, blk, ncol, ld);
       return;
     }
@@ -1000,6 +1007,12 @@ static void warm_guess(const sb_contact_problem *p, int ia, int k, int r, double
 static void delassus_lower(sb_contact_problem *p, int nk) {
   int ld = p->max_dof, m3k = 3 * nk;
   double *W = p->W;
+  int skips = 0;
+  for (int k = 0; k < p->nb; k++) skips |= keeps_heads(p, k);
+  if (!skips) { /* no rows to skip: W as one product */
+    cblas_dsyrk(CblasColMajor, CblasLower, CblasTrans, m3k, p->ndof, 1.0, p->Y, ld, 0.0, W, m3k);
+    return;
+  }
   for (int a0 = 0; a0 < nk; a0 += DELASSUS_BLOCK) {
     int a1 = a0 + DELASSUS_BLOCK < nk ? a0 + DELASSUS_BLOCK : nk, ra = 0;
     for (int a = a0; a < a1; a++) ra = rows_of(p, p->kept[a]) > ra ? rows_of(p, p->kept[a]) : ra;

@@ -67,7 +67,10 @@ int sb_step_prepare(const sb_model *m, const sb_state *s, sb_work *w, const doub
     }
     w->rhs[i] = h * r;
   }
-  if (factor_upper(n, w->Mt, w->L)) {
+  w->factor_upper = n >= SB_STEP_UPPER_MIN;
+  if (w->factor_upper ? factor_upper(n, w->Mt, w->L)
+                      : (memcpy(w->L, w->Mt, (size_t)n * n * sizeof(double)),
+                         LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'L', n, w->L, n))) {
     sb_errorf(error, error_size, "M + hD + h^2K is not positive definite at t = %g", s->t);
     return -1;
   }
@@ -86,13 +89,20 @@ int sb_step_prepare(const sb_model *m, const sb_state *s, sb_work *w, const doub
 }
 
 void sb_step_half_solve(const sb_model *m, const sb_work *w, int head, double *x, int ncol, int ld) {
-  if (head > 0 && ncol > 0)
+  if (head <= 0 || ncol <= 0) return;
+  if (w->factor_upper)
     cblas_dtrsm(CblasColMajor, CblasLeft, CblasUpper, CblasNoTrans, CblasNonUnit, head, ncol, 1.0, w->L, m->n, x, ld);
+  else
+    cblas_dtrsm(CblasColMajor, CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, m->n, ncol, 1.0, w->L, m->n, x, ld);
 }
 
 void sb_step_solve_mt_many(const sb_model *m, const sb_work *w, double *x, int ncol, int ld) {
   int n = m->n;
   if (n == 0 || ncol == 0) return;
+  if (!w->factor_upper) {
+    LAPACKE_dpotrs_work(LAPACK_COL_MAJOR, 'L', n, ncol, w->L, n, x, ld);
+    return;
+  }
   if (ncol == 1) {
     cblas_dtrsv(CblasColMajor, CblasUpper, CblasNoTrans, CblasNonUnit, n, w->L, n, x, 1);
     cblas_dtrsv(CblasColMajor, CblasUpper, CblasTrans, CblasNonUnit, n, w->L, n, x, 1);
