@@ -19,7 +19,6 @@
  * a_q = a_q0 - Mt^-1 B J_b a_r. A light mount then carries a heavy arm at
  * any step (the partitioned, explicit coupling was unstable: the added-mass
  * instability). */
-#include <lapacke.h>
 #include <stdlib.h>
 
 #include "pipeline.h"
@@ -174,7 +173,7 @@ static int arm_coupling(cusp_runtime *r, soft_t *s, double h) {
   sb_base_inertia(sm, w, s->mount_B, Mbb);
   for (int i = 0; i < n; i++)
     for (int a = 0; a < 6; a++) s->mount_X[a * n + i] = s->mount_B[i * 6 + a]; /* column-major n x 6 */
-  LAPACKE_dpotrs_work(LAPACK_COL_MAJOR, 'L', n, 6, w->L, n, s->mount_X, n);
+  sb_step_solve_mt_many(sm, w, s->mount_X, 6, n);
   for (int a = 0; a < 6; a++)
     for (int b = 0; b < 6; b++) {
       double x = 0;

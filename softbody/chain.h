@@ -158,7 +158,10 @@ typedef struct {
   double *bterm, *vp;             /* 6 per node: local and accumulated velocity-product accel */
   double *acc, *F, *Ic, *P;       /* RNEA and CRBA scratch */
   double *Xu, *Jend;              /* per unit: 36, and 6 x n full Jacobian at its last node */
-  double *M, *c, *Mt, *L;         /* n x n mass, bias, M~ and its Cholesky factor */
+  double *M, *c, *Mt, *L;         /* n x n mass, bias, M~ and its factor F, M~ = F F^T
+                                   * (column-major, sb_step_prepare): upper triangular U when
+                                   * factor_upper, else the lower Cholesky factor */
+  int factor_upper;               /* n >= SB_STEP_UPPER_MIN: L holds U (sb_step_half_solve) */
   double *Mt_add;                 /* n x n: implicit force terms the next sb_step_prepare adds to M~ */
   int has_Mt_add;                 /* Mt_add holds terms for the next prepare (which consumes them) */
   double *J3n;                    /* n x 3 scratch: a point Jacobian's transpose (penalty.h) */
@@ -298,6 +301,18 @@ int sb_add_world_wrench(const sb_model *m, sb_work *w, int seg, double s, const 
 int sb_step_prepare(const sb_model *m, const sb_state *s, sb_work *w, const double *tau, double h,
                     char *error, int error_size);
 void sb_step_solve_mt(const sb_model *m, sb_work *w, const double *rhs, double *x);
+/* x <- M~^-1 x for ncol columns of leading dimension ld (n rows). */
+void sb_step_solve_mt_many(const sb_model *m, const sb_work *w, double *x, int ncol, int ld);
+/* x <- F^-1 x (M~ = F F^T, w->L) for ncol columns of leading dimension ld.
+ * With w->factor_upper F = U is upper triangular and the columns may be
+ * zero past their first head rows: only those rows are read and written
+ * (the rest stay zero in U^-1 x), at head^2 per column. Otherwise, and for
+ * any columns, head = n. */
+void sb_step_half_solve(const sb_model *m, const sb_work *w, int head, double *x, int ncol, int ld);
+/* From this many coordinates on sb_step_prepare factors M~ = U U^T (U upper
+ * triangular), below it M~ = L L^T: there the contact code's gathers cost
+ * more than the rows U lets it skip (docs/contact_scaling.md, session 16). */
+#define SB_STEP_UPPER_MIN 64
 int sb_step_commit(const sb_model *m, sb_state *s, sb_work *w, const double *impulse, char *error,
                    int error_size);
 

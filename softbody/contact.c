@@ -83,6 +83,12 @@ struct sb_contact_problem {
                               F^-1 J_n^T as stage 1 computed it this step (before the bilateral
                               projection), for kept_delassus */
   int *wn_ok;              /* per contact: wn holds it for this step */
+  int *head;               /* 2 per contact: how many leading rows of each side's body block its
+                              Jacobian fills (a soft side: the coordinates proximal to its point,
+                              which its whitened columns keep; other bodies: all) */
+  int *colc;               /* 3 max_c: the contact of each column kept_delassus whitens */
+  int *order_head;         /* 3 max_c: those columns ordered by their rows in a body (body_apply) */
+  int *count_head;         /* max_dof + 1: the counting sort's counts */
 };
 
 sb_contact_options sb_contact_default_options(void) {
@@ -109,7 +115,8 @@ void sb_contact_free(sb_contact_problem *p) {
                  p->u, p->uf, p->J6, p->scratch, p->St, p->qrwork, p->iwork, p->prio, p->keep, p->kept,
                  p->A, p->b, p->As, p->bs, p->z, p->zs, p->wv, p->ruizw, p->dr, p->dc, p->lambda, p->p,
                  p->pv, p->normal_mask, p->blocks, p->prev_id, p->prev_z, p->prev_t1, p->prev_dr, p->prev_dc, p->stabv, p->order, p->force, p->keep_prev,
-                 p->admit, p->screen_int, p->screen_order, p->wn, p->wn_ok};
+                 p->admit, p->screen_int, p->screen_order, p->wn, p->wn_ok, p->head, p->colc,
+                 p->order_head, p->count_head};
   for (size_t k = 0; k < sizeof ptr / sizeof ptr[0]; k++) free(ptr[k]);
   sb_lcp_work_free(p->lcp);
   sb_bilateral_work_free(p->bil);
@@ -125,7 +132,8 @@ size_t sb_contact_workspace_bytes_kept(int max_contacts, int max_kept, int max_d
                    nd * mc + (size_t)sb_rank_select_work_size(max_dof, max_contacts) + 2 * nvark * nvark +
                    9 * nvark + m3 + 2 * nd + nvar + m3 + 2 * mc + mc + nd * mc +
                    2 * nvar; /* ..., screen_order, wn, prev_dr, prev_dc */
-  size_t ints = 2 * mc + 3 * mc + nvark + mc + 8 * mc + mc; /* ... admit, screen_int, wn_ok */
+  size_t ints = 2 * mc + 3 * mc + nvark + mc + 8 * mc + mc + 2 * mc + 3 * mc + 3 * mc + nd + 1;
+  /* ... wn_ok, head, colc, order_head, count_head */
   return sizeof(sb_contact_problem) + sizeof(sb_contact) * mc + sizeof(long) * mc + sizeof(double) * doubles +
          sizeof(int) * ints + sb_lcp_work_bytes((int)nvark);
 }
@@ -210,6 +218,10 @@ sb_contact_problem *sb_contact_create_kept(int max_contacts, int max_kept, int m
   ALLOC(p->screen_order, mc);
   ALLOC(p->wn, nd * mc);
   ALLOC(p->wn_ok, mc);
+  ALLOC(p->head, 2 * mc);
+  ALLOC(p->colc, m3);
+  ALLOC(p->order_head, m3);
+  ALLOC(p->count_head, nd + 1);
   ALLOC(p->prev_dr, nvar);
   ALLOC(p->prev_dc, nvar);
 #undef ALLOC
@@ -378,6 +390,8 @@ static int add_side(sb_contact_problem *p, int i, const sb_contact_side *sd, dou
                     const double R[9], char *error, int error_size) {
   double *col = p->Jt + (size_t)3 * i * p->max_dof;
   size_t ld = p->max_dof;
+  int s = sign > 0 ? 0 : 1;
+  p->head[2 * i + s] = 0;
   if (sd->body < 0) {
     for (int k = 0; k < 3; k++) {
       double d[3] = {R[k], R[3 + k], R[6 + k]};
@@ -395,6 +409,7 @@ static int add_side(sb_contact_problem *p, int i, const sb_contact_side *sd, dou
                 sd->seg, sd->s, sd->body);
       return -1;
     }
+    p->head[2 * i + s] = nz;
     const double *r = sd->offset;
     double vb[3];
     sb_frame_base_velocity(b->m, b->w, &g, r, vb, NULL);
@@ -421,6 +436,7 @@ static int add_side(sb_contact_problem *p, int i, const sb_contact_side *sd, dou
       sb_errorf(error, error_size, "contact %d: Jacobian entry %d of body %d is not finite", i, j, sd->body);
       return -1;
     }
+  p->head[2 * i + s] = b->nv;
   for (int k = 0; k < 3; k++) {
     double *c = col + k * ld + b->off;
     for (int j = 0; j < b->nv; j++)
@@ -477,10 +493,86 @@ int sb_contact_add(sb_contact_problem *p, const sb_contact *c, char *error, int 
   return p->nc++;
 }
 
+/* Whether body k's whitened columns keep its Jacobians' zeros past their
+ * proximal coordinates: a soft body whose step factored M~ = U U^T. */
+static int keeps_heads(const sb_contact_problem *p, int k) {
+  return p->bodies[k].kind == BODY_SOFT && p->bodies[k].w->factor_upper;
+}
+
+/* How many leading rows of body k's block contact i's Jacobian fills. */
+static int head_in(const sb_contact_problem *p, int i, int k) {
+  int h = 0;
+  for (int s = 0; s < 2; s++)
+    if (p->c[i].side[s].body == k && p->head[2 * i + s] > h) h = p->head[2 * i + s];
+  return h;
+}
+
+/* The rows of the stacked velocity contact i's whitened columns can fill:
+ * past them they are zero (a soft body's U^-1 keeps its Jacobian's zeros). */
+static int rows_of(const sb_contact_problem *p, int i) {
+  int r = 0;
+  for (int s = 0; s < 2; s++) {
+    int k = p->c[i].side[s].body;
+    int h = k < 0 ? 0 : keeps_heads(p, k) ? p->head[2 * i + s] : p->bodies[k].nv;
+    if (k >= 0 && p->bodies[k].off + h > r) r = p->bodies[k].off + h;
+  }
+  return r;
+}
+
+/* x <- F^-1 x on soft body b's rows (blk) for columns of contacts cc: the
+ * columns gathered into p->scratch in order of the rows they fill (a
+ * counting sort), solved HALF_SOLVE_CHUNK at a time over the longest of
+ * them (one call packs the triangle once for the chunk), only their filled
+ * rows copied out and back. */
+#define HALF_SOLVE_CHUNK 16
+static void half_solve_by_rows(sb_contact_problem *p, const body_t *b, double *blk, int ncol, int ld,
+                               const int *cc) {
+  int k = (int)(b - p->bodies), nv = b->nv, *cnt = p->count_head, *ord = p->order_head;
+  memset(cnt, 0, (size_t)(nv + 1) * sizeof(int));
+  for (int j = 0; j < ncol; j++) cnt[head_in(p, cc[j], k)]++;
+  for (int h = 0, at = 0; h <= nv; h++) {
+    int c = cnt[h];
+    cnt[h] = at;
+    at += c;
+  }
+  for (int j = 0; j < ncol; j++) ord[cnt[head_in(p, cc[j], k)]++] = j;
+  int first = 0; /* the columns that fill no row of this body stay zero */
+  while (first < ncol && head_in(p, cc[ord[first]], k) == 0) first++;
+  for (int c0 = first; c0 < ncol; c0 += HALF_SOLVE_CHUNK) {
+    int c1 = c0 + HALF_SOLVE_CHUNK < ncol ? c0 + HALF_SOLVE_CHUNK : ncol;
+    int rows = head_in(p, cc[ord[c1 - 1]], k);
+    for (int j = c0; j < c1; j++) {
+      int h = head_in(p, cc[ord[j]], k);
+      double *dst = p->scratch + (size_t)(j - c0) * rows;
+      memcpy(dst, blk + (size_t)ord[j] * ld, h * sizeof(double));
+      memset(dst + h, 0, (size_t)(rows - h) * sizeof(double));
+    }
+    sb_step_half_solve(b->m, b->w, rows, p->scratch, c1 - c0, rows);
+    for (int j = c0; j < c1; j++)
+      memcpy(blk + (size_t)ord[j] * ld, p->scratch + (size_t)(j - c0) * rows,
+             head_in(p, cc[ord[j]], k) * sizeof(double));
+  }
+}
+
 /* x <- M^-1 x (which = 0) or F^-1 x (which = 1) on the rows of body b, for
- * ncol columns of leading dimension ld. */
-static void body_apply(sb_contact_problem *p, const body_t *b, int which, double *x, int ncol, int ld) {
+ * ncol columns of leading dimension ld. With cc (which = 1), column j is a
+ * Jacobian row of contact cc[j]: a soft body then solves only the rows that
+ * contact fills, runs of columns of one length at once. */
+static void body_apply(sb_contact_problem *p, const body_t *b, int which, double *x, int ncol, int ld,
+                       const int *cc) {
   double *blk = x + b->off;
+  if (b->kind == BODY_SOFT) {
+    if (!which) {
+      sb_step_solve_mt_many(b->m, b->w, blk, ncol, ld);
+      return;
+    }
+    if (!cc || !keeps_heads(p, (int)(b - p->bodies))) {
+      sb_step_half_solve(b->m, b->w, b->nv, blk, ncol, ld);
+      return;
+    }
+    half_solve_by_rows(p, b, blk, ncol, ld, cc);
+    return;
+  }
   if (b->kind == BODY_CUSTOM) {
     /* custom functions want contiguous nv x ncol */
     for (int j = 0; j < ncol; j++) memcpy(p->scratch + (size_t)j * b->nv, blk + (size_t)j * ld, b->nv * sizeof(double));
@@ -488,18 +580,20 @@ static void body_apply(sb_contact_problem *p, const body_t *b, int which, double
     for (int j = 0; j < ncol; j++) memcpy(blk + (size_t)j * ld, p->scratch + (size_t)j * b->nv, b->nv * sizeof(double));
     return;
   }
-  const double *L = b->kind == BODY_SOFT ? b->w->L : b->L;
+  const double *L = b->L;
   if (which)
     cblas_dtrsm(CblasColMajor, CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, b->nv, ncol, 1.0, L, b->nv, blk, ld);
   else
     LAPACKE_dpotrs_work(LAPACK_COL_MAJOR, 'L', b->nv, ncol, L, b->nv, blk, ld);
 }
 
-static void apply_all(sb_contact_problem *p, int which, double *x, int ncol, int ld) {
-  for (int k = 0; k < p->nb; k++) body_apply(p, &p->bodies[k], which, x, ncol, ld);
+static void apply_all(sb_contact_problem *p, int which, double *x, int ncol, int ld, const int *cc) {
+  for (int k = 0; k < p->nb; k++) body_apply(p, &p->bodies[k], which, x, ncol, ld, cc);
 }
 
-static void bilateral_apply(void *ctx, int which, double *x, int ncol, int ld) { apply_all(ctx, which, x, ncol, ld); }
+static void bilateral_apply(void *ctx, int which, double *x, int ncol, int ld) {
+  apply_all(ctx, which, x, ncol, ld, NULL);
+}
 
 /* The sliding-speed bound gamma of a contact that carries no load (fn = 0,
  * beta = 0: a speculative or separating contact) is not determined by the
@@ -906,6 +1000,43 @@ static void warm_guess(const sb_contact_problem *p, int ia, int k, int r, double
   pyramid_of(lt, r, z + 1);
 }
 
+/* The lower half of W = G^T G (G = p->Y, the kept contacts' whitened
+ * columns) by blocks of contacts: a block pair's product runs over the rows
+ * both blocks can fill (rows_of) only, so where the contacts lie along a
+ * chain in order of their proximal coordinates (a rod on a plane) most of
+ * the zero rows are never read. */
+#define DELASSUS_BLOCK 8
+static void delassus_lower(sb_contact_problem *p, int nk) {
+  int ld = p->max_dof, m3k = 3 * nk;
+  double *W = p->W;
+  int skips = 0;
+  for (int k = 0; k < p->nb; k++) skips |= keeps_heads(p, k);
+  if (!skips) { /* no rows to skip: W as one product */
+    cblas_dsyrk(CblasColMajor, CblasLower, CblasTrans, m3k, p->ndof, 1.0, p->Y, ld, 0.0, W, m3k);
+    return;
+  }
+  for (int a0 = 0; a0 < nk; a0 += DELASSUS_BLOCK) {
+    int a1 = a0 + DELASSUS_BLOCK < nk ? a0 + DELASSUS_BLOCK : nk, ra = 0;
+    for (int a = a0; a < a1; a++) ra = rows_of(p, p->kept[a]) > ra ? rows_of(p, p->kept[a]) : ra;
+    const double *Ga = p->Y + (size_t)(3 * a0) * ld;
+    double *Wd = W + (size_t)(3 * a0) * m3k + 3 * a0;
+    for (int c0 = 0; c0 <= a0; c0 += DELASSUS_BLOCK) {
+      int c1 = c0 + DELASSUS_BLOCK < nk ? c0 + DELASSUS_BLOCK : nk, rc = 0;
+      for (int c = c0; c < c1; c++) rc = rows_of(p, p->kept[c]) > rc ? rows_of(p, p->kept[c]) : rc;
+      int rows = ra < rc ? ra : rc;
+      double *Wb = W + (size_t)(3 * c0) * m3k + 3 * a0;
+      if (rows == 0) {
+        for (int j = 0; j < 3 * (c1 - c0); j++) memset(Wb + (size_t)j * m3k, 0, 3 * (a1 - a0) * sizeof(double));
+      } else if (c0 == a0) {
+        cblas_dsyrk(CblasColMajor, CblasLower, CblasTrans, 3 * (a1 - a0), rows, 1.0, Ga, ld, 0.0, Wd, m3k);
+      } else {
+        cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, 3 * (a1 - a0), 3 * (c1 - c0), rows, 1.0, Ga, ld,
+                    p->Y + (size_t)(3 * c0) * ld, ld, 0.0, Wb, m3k);
+      }
+    }
+  }
+}
+
 /* The Delassus blocks of the kept contacts, W_k = J_k M~^-1 J_k^T (3 nk x
  * 3 nk, column-major, in the order of p->kept), into p->W. Only the kept
  * contacts: stage 1 keeps at most about the rank of the normals (the
@@ -926,10 +1057,12 @@ static void kept_delassus(sb_contact_problem *p, int nk) {
    * Y and solved at once ... */
   for (int a = 0; a < nk; a++) {
     int ia = p->kept[a];
-    for (int k = 0; k < (p->wn_ok[ia] ? 2 : 3); k++)
+    for (int k = 0; k < (p->wn_ok[ia] ? 2 : 3); k++) {
+      p->colc[ns] = ia;
       memcpy(p->Y + (size_t)(ns++) * ld, p->Jt + (size_t)(3 * ia + k) * ld, N * sizeof(double));
+    }
   }
-  apply_all(p, 1, p->Y, ns, ld);
+  apply_all(p, 1, p->Y, ns, ld, p->colc);
   /* ... then spread to their places (t1, t2, n per contact, from the last:
    * a column only moves up) with stage 1's normals put in between */
   for (int a = nk - 1; a >= 0; a--) {
@@ -941,8 +1074,8 @@ static void kept_delassus(sb_contact_problem *p, int nk) {
       if (ns != 3 * a + k) memcpy(dst + (size_t)k * ld, p->Y + (size_t)ns * ld, N * sizeof(double));
     }
   }
+  delassus_lower(p, nk);
   double *W = p->W;
-  cblas_dsyrk(CblasColMajor, CblasLower, CblasTrans, m3k, N, 1.0, p->Y, ld, 0.0, W, m3k);
   for (int j = 0; j < m3k; j++)
     for (int i = j + 1; i < m3k; i++) W[(size_t)i * m3k + j] = W[(size_t)j * m3k + i];
   /* held ends: the kept contacts see the Schur complement of the bilateral block */
@@ -962,7 +1095,7 @@ static void final_velocities(sb_contact_problem *p) {
     memcpy(p->uf, p->vstatic, m3 * sizeof(double));
     if (N == 0 || m3 == 0) return;
     memcpy(p->pv, p->p, N * sizeof(double));
-    apply_all(p, 0, p->pv, 1, ld);
+    apply_all(p, 0, p->pv, 1, ld, NULL);
     cblas_daxpy(N, 1.0, p->vfree, 1, p->pv, 1);
     cblas_dgemv(CblasColMajor, CblasTrans, N, m3, 1.0, p->Jt, ld, p->pv, 1, 1.0, p->uf, 1);
     return;
@@ -970,7 +1103,7 @@ static void final_velocities(sb_contact_problem *p) {
   memcpy(p->uf, p->u, m3 * sizeof(double));
   if (N == 0 || m3 == 0) return;
   memcpy(p->pv, p->p, N * sizeof(double));
-  apply_all(p, 0, p->pv, 1, ld);
+  apply_all(p, 0, p->pv, 1, ld, NULL);
   cblas_dgemv(CblasColMajor, CblasTrans, N, m3, 1.0, p->Jt, ld, p->pv, 1, 1.0, p->uf, 1);
 }
 
@@ -1098,10 +1231,10 @@ static int screen_rank_select(sb_contact_problem *p, const sb_contact_options *o
     at[2] = p->force[i];
     p->screen_order[na] = p->order[i];
     memcpy(p->St + (size_t)na * N, p->Jt + (size_t)(3 * i + 2) * ld, N * sizeof(double));
-    na++;
+    p->colc[na++] = i;
   }
   if (na == 0) return 0;
-  apply_all(p, 1, p->St, na, N);
+  apply_all(p, 1, p->St, na, N, p->colc);
   keep_whitened_normals(p, na, p->St, p->screen_int, 4);
   sb_bilateral_project(p->bil, N, ld, na, p->St);
   /* the flags as the selection reads them: contiguous per kind */
@@ -1153,8 +1286,9 @@ static int select_and_solve(sb_contact_problem *p, const sb_contact_options *opt
     } else if (opt->rank_selection && !p->keep_given) {
       for (int i = 0; i < m; i++) {
         memcpy(p->St + (size_t)i * N, p->Jt + (size_t)(3 * i + 2) * ld, N * sizeof(double));
+        p->colc[i] = i;
       }
-      apply_all(p, 1, p->St, m, N);
+      apply_all(p, 1, p->St, m, N, p->colc);
       keep_whitened_normals(p, m, p->St, NULL, 0);
       sb_bilateral_project(p->bil, N, ld, m, p->St);
       if (sb_rank_select_forced(N, m, p->St, p->prio, p->order_active ? p->order : NULL, p->force, opt->rank_tol,
@@ -1492,7 +1626,7 @@ void sb_contact_body_velocity(sb_contact_problem *p, int body, double *v) {
   const body_t *b = &p->bodies[body];
   memset(p->pv, 0, p->ndof * sizeof(double));
   memcpy(p->pv + b->off, p->p + b->off, b->nv * sizeof(double));
-  body_apply(p, b, 0, p->pv, 1, p->max_dof);
+  body_apply(p, b, 0, p->pv, 1, p->max_dof, NULL);
   for (int j = 0; j < b->nv; j++) v[j] = p->vfree[b->off + j] + p->pv[b->off + j];
 }
 
@@ -1580,7 +1714,7 @@ int sb_contact_assemble(sb_contact_problem *p, double h, const sb_contact_option
   }
   if (m > 0) {
     for (int c = 0; c < m3; c++) memcpy(p->Y + (size_t)c * ld, p->Jt + (size_t)c * ld, N * sizeof(double));
-    apply_all(p, 0, p->Y, m3, ld);
+    apply_all(p, 0, p->Y, m3, ld, NULL);
     cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, m3, m3, N, 1.0, p->Jt, ld, p->Y, ld, 0.0, p->W, m3);
   }
   if (W) *W = p->W;

@@ -2,12 +2,37 @@
  * of the step, K (q + h v+), linearized exactly (it is linear in q); note the
  * h K v term, which the shorthand of DESIGN §3 leaves out and without which
  * the stiffness would act on q + h (v+ - v) instead of q+. */
+#include <cblas.h>
 #include <lapacke.h>
 #include <math.h>
 #include <string.h>
 
 #include "chain.h"
 #include "sb_util.h"
+
+/* M~ = U U^T with U upper triangular, into U (n x n, column-major; the
+ * strict lower triangle is scratch). A point's Jacobian is zero past the
+ * coordinates proximal to it, and U^-1 keeps those zeros where the usual
+ * L^-1 (M~ = L L^T) fills them: the contact code's whitened columns
+ * (sb_step_half_solve) then cost their own length squared, not n^2. LAPACK
+ * factors only L L^T, so U comes from the reversed matrix: P M~ P = R R^T
+ * (P reverses the order, R lower), U = P R P. Returns LAPACK's info. */
+static int factor_upper(int n, const double *Mt, double *U) {
+  for (int j = 0; j < n; j++)
+    for (int i = j; i < n; i++) U[(size_t)j * n + i] = Mt[(size_t)(n - 1 - i) * n + (n - 1 - j)];
+  int info = LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'L', n, U, n);
+  if (info) return info;
+  /* U[i][j] = R[n-1-i][n-1-j]: R's strict lower triangle onto the strict
+   * upper one (free: dpotrf left it unread), the diagonal reversed */
+  for (int j = 0; j < n; j++)
+    for (int i = j + 1; i < n; i++) U[(size_t)(n - 1 - j) * n + (n - 1 - i)] = U[(size_t)j * n + i];
+  for (int i = 0; i < n / 2; i++) {
+    double t = U[(size_t)i * n + i];
+    U[(size_t)i * n + i] = U[(size_t)(n - 1 - i) * n + (n - 1 - i)];
+    U[(size_t)(n - 1 - i) * n + (n - 1 - i)] = t;
+  }
+  return 0;
+}
 
 int sb_step_prepare(const sb_model *m, const sb_state *s, sb_work *w, const double *tau, double h,
                     char *error, int error_size) {
@@ -42,13 +67,15 @@ int sb_step_prepare(const sb_model *m, const sb_state *s, sb_work *w, const doub
     }
     w->rhs[i] = h * r;
   }
-  memcpy(w->L, w->Mt, (size_t)n * n * sizeof(double));
-  if (LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'L', n, w->L, n)) {
+  w->factor_upper = n >= SB_STEP_UPPER_MIN;
+  if (w->factor_upper ? factor_upper(n, w->Mt, w->L)
+                      : (memcpy(w->L, w->Mt, (size_t)n * n * sizeof(double)),
+                         LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'L', n, w->L, n))) {
     sb_errorf(error, error_size, "M + hD + h^2K is not positive definite at t = %g", s->t);
     return -1;
   }
   memcpy(w->tmp, w->rhs, n * sizeof(double));
-  LAPACKE_dpotrs_work(LAPACK_COL_MAJOR, 'L', n, 1, w->L, n, w->tmp, n);
+  sb_step_solve_mt_many(m, w, w->tmp, 1, n);
   for (int i = 0; i < n; i++) {
     w->vstar[i] = s->v[i] + w->tmp[i];
     if (!isfinite(w->vstar[i])) {
@@ -61,9 +88,33 @@ int sb_step_prepare(const sb_model *m, const sb_state *s, sb_work *w, const doub
   return 0;
 }
 
+void sb_step_half_solve(const sb_model *m, const sb_work *w, int head, double *x, int ncol, int ld) {
+  if (head <= 0 || ncol <= 0) return;
+  if (w->factor_upper)
+    cblas_dtrsm(CblasColMajor, CblasLeft, CblasUpper, CblasNoTrans, CblasNonUnit, head, ncol, 1.0, w->L, m->n, x, ld);
+  else
+    cblas_dtrsm(CblasColMajor, CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, m->n, ncol, 1.0, w->L, m->n, x, ld);
+}
+
+void sb_step_solve_mt_many(const sb_model *m, const sb_work *w, double *x, int ncol, int ld) {
+  int n = m->n;
+  if (n == 0 || ncol == 0) return;
+  if (!w->factor_upper) {
+    LAPACKE_dpotrs_work(LAPACK_COL_MAJOR, 'L', n, ncol, w->L, n, x, ld);
+    return;
+  }
+  if (ncol == 1) {
+    cblas_dtrsv(CblasColMajor, CblasUpper, CblasNoTrans, CblasNonUnit, n, w->L, n, x, 1);
+    cblas_dtrsv(CblasColMajor, CblasUpper, CblasTrans, CblasNonUnit, n, w->L, n, x, 1);
+    return;
+  }
+  cblas_dtrsm(CblasColMajor, CblasLeft, CblasUpper, CblasNoTrans, CblasNonUnit, n, ncol, 1.0, w->L, n, x, ld);
+  cblas_dtrsm(CblasColMajor, CblasLeft, CblasUpper, CblasTrans, CblasNonUnit, n, ncol, 1.0, w->L, n, x, ld);
+}
+
 void sb_step_solve_mt(const sb_model *m, sb_work *w, const double *rhs, double *x) {
   if (x != rhs) memcpy(x, rhs, m->n * sizeof(double));
-  LAPACKE_dpotrs_work(LAPACK_COL_MAJOR, 'L', m->n, 1, w->L, m->n, x, m->n);
+  sb_step_solve_mt_many(m, w, x, 1, m->n);
 }
 
 int sb_step_commit(const sb_model *m, sb_state *s, sb_work *w, const double *impulse, char *error,

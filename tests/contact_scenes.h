@@ -94,8 +94,8 @@ static inline int scene_block_fill(sb_contact_problem *P, scene_block *s, double
 }
 
 typedef struct {
-  sb_segment_params seg[6 + 8];
-  sb_disk_params disk[8 * 8];
+  sb_segment_params seg[6 + 20];
+  sb_disk_params disk[20 * 8];
   sb_chain_params chain;
   int nsec, disks_per_sec, per_disk;
   double disk_radius, disk_thickness;

@@ -88,13 +88,14 @@ static sb_pose tip_rows(rod_t *r, int rows, const double R[9], double *E) {
   return g;
 }
 
-/* M~ = L L^T from the prepared step. */
+/* M~ = F F^T from the prepared step (F upper or lower triangular). */
 static void mtilde(const rod_t *r, double *M) {
-  int n = r->m->n;
+  int n = r->m->n, up = r->w->factor_upper;
   for (int i = 0; i < n; i++)
     for (int j = 0; j < n; j++) {
       double x = 0;
-      for (int k = 0; k <= (i < j ? i : j); k++) x += r->w->L[k * n + i] * r->w->L[k * n + j];
+      int k0 = up ? (i > j ? i : j) : 0, k1 = up ? n - 1 : (i < j ? i : j);
+      for (int k = k0; k <= k1; k++) x += r->w->L[k * n + i] * r->w->L[k * n + j];
       M[i * n + j] = x;
     }
 }

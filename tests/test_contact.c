@@ -1013,6 +1013,94 @@ static void test_warm_scales_state(void) {
   sb_model_free(mdl);
 }
 
+/* A soft body of 64 coordinates or more is factored M~ = U U^T (U upper
+ * triangular), and the LCP's Delassus blocks are built from columns U^-1 J^T
+ * solved over the rows each contact's Jacobian fills only, and W from blocks
+ * of contacts over their common rows. Against the assembly's W (M~^-1 J^T
+ * on every row at once, checked against the plain product by
+ * test_structured_assembly): every normal and friction entry of the kept
+ * contacts' LCP matrix, on a rod lying on a plane; and U U^T = M~. */
+static void test_whitened_rows(void) {
+  char err[256];
+  scene_rod rod;
+  scene_rod_params(&rod, 20, 2, 1); /* 6 + 3 x 20 coordinates */
+  sb_model *m = sb_model_create(&rod.chain, err, sizeof err);
+  EXPECT(m != NULL, "rod model: %s", err);
+  if (!m) return;
+  int n = m->n, nc = rod.chain.ndisk * rod.per_disk, m3 = 3 * nc;
+  sb_state *st = sb_state_create(m);
+  sb_work *w = sb_work_create(m);
+  sb_contact_problem *P = sb_contact_create(nc, 1, n, 4, err, sizeof err);
+  double *Wa = malloc(sizeof(double) * m3 * m3);
+  int *kept = malloc(sizeof(int) * nc);
+  EXPECT(n >= SB_STEP_UPPER_MIN, "the rod has %d coordinates, below %d", n, SB_STEP_UPPER_MIN);
+  EXPECT(sb_step_prepare(m, st, w, NULL, H, err, sizeof err) == 0, "prepare: %s", err);
+  EXPECT(w->factor_upper, "a rod of %d coordinates was not factored U U^T", n);
+  double ef = 0, mmax = 0;
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < n; j++) {
+      double x = 0;
+      for (int k = i > j ? i : j; k < n; k++) x += w->L[(size_t)k * n + i] * w->L[(size_t)k * n + j];
+      ef = fmax(ef, fabs(x - w->Mt[(size_t)i * n + j]));
+      mmax = fmax(mmax, fabs(w->Mt[(size_t)i * n + j]));
+    }
+  EXPECT(ef <= 1e-13 * mmax, "U U^T - M~ = %.3g (|M~| %.3g)", ef, mmax);
+  /* the assembly's W, every contact */
+  EXPECT(scene_rod_fill(P, &rod, m, w, 0.5, err, sizeof err) == 0, "rod scene: %s", err);
+  const double *W, *u;
+  EXPECT(sb_contact_assemble(P, H, NULL, &W, &u, NULL, err, sizeof err) == nc, "assemble: %s", err);
+  memcpy(Wa, W, sizeof(double) * m3 * m3);
+  /* the solve's kept blocks */
+  sb_contact_clear(P);
+  EXPECT(scene_rod_fill(P, &rod, m, w, 0.5, err, sizeof err) == 0, "rod scene: %s", err);
+  sb_contact_options o = sb_contact_default_options();
+  sb_contact_info info;
+  EXPECT(sb_contact_solve(P, H, &o, &info, err, sizeof err) == 0, "solve: %s", err);
+  int nk = 0;
+  for (int i = 0; i < nc; i++) {
+    int k = 0;
+    sb_contact_result(P, i, NULL, NULL, NULL, &k);
+    if (k) kept[nk++] = i;
+  }
+  int nl = 0, bs = o.directions + 2;
+  const double *A, *b;
+  sb_contact_lcp(P, &nl, &A, &b, NULL, NULL);
+  EXPECT(nk >= 8 && nl == nk * bs, "kept %d contacts, LCP of %d", nk, nl);
+  /* A's normal and friction rows and columns of kept contacts a, c are
+   * d_x^T W_ac d_y with d = (0, 0, 1) for the normal, (cos, sin, 0) of the
+   * pyramid's directions for a friction variable, in the same frames (the
+   * first solve turns none) */
+  double ew = 0, wmax = 0, d[SB_CONTACT_MAX_DIRECTIONS + 1][3];
+  d[0][0] = d[0][1] = 0;
+  d[0][2] = 1;
+  for (int l = 0; l < o.directions; l++) {
+    d[l + 1][0] = cos(2 * M_PI * l / o.directions);
+    d[l + 1][1] = sin(2 * M_PI * l / o.directions);
+    d[l + 1][2] = 0;
+  }
+  for (int a = 0; a < nk && nl == nk * bs; a++)
+    for (int c = 0; c < nk; c++)
+      for (int x = 0; x < bs - 1; x++)
+        for (int y = 0; y < bs - 1; y++) {
+          int i = kept[a], k = kept[c];
+          double wa = 0;
+          for (int r = 0; r < 3; r++)
+            for (int t = 0; t < 3; t++) wa += d[x][r] * Wa[(size_t)(3 * k + t) * m3 + 3 * i + r] * d[y][t];
+          double wl = A[(size_t)(c * bs + y) * nl + a * bs + x];
+          wmax = fmax(wmax, fabs(wa));
+          ew = fmax(ew, fabs(wa - wl));
+        }
+  EXPECT(ew <= 1e-12 * wmax, "kept Delassus entries against the assembly's: %.3g (largest %.3g)", ew, wmax);
+  printf("whitened rows (rod, %d dofs, %d of %d contacts kept): U U^T - M~ %.2e, W %.2e (relative)\n", n, nk, nc,
+         ef / mmax, ew / wmax);
+  free(Wa);
+  free(kept);
+  sb_contact_free(P);
+  sb_work_free(w);
+  sb_state_free(st);
+  sb_model_free(m);
+}
+
 /* The assembly builds a contact's Jacobian rows over the coordinates
  * proximal to its point only (sb_point_columns). On random states of a
  * floating rod, curved and moving, the Delassus blocks and free velocities
@@ -1063,7 +1151,7 @@ static void test_structured_assembly(void) {
       }
     }
     memcpy(X, Jw, sizeof(double) * m3 * n);
-    LAPACKE_dpotrs(LAPACK_COL_MAJOR, 'L', n, m3, w->L, n, X, n);
+    sb_step_solve_mt_many(m, w, X, m3, n);
     double wmax = 0, umax = 0;
     for (int a = 0; a < m3; a++)
       for (int b = 0; b < m3; b++) {
@@ -1127,6 +1215,7 @@ int main(void) {
   test_ruiz_copy();
   test_warm_scales_state();
   test_bad_input();
+  test_whitened_rows();
   test_structured_assembly(); /* last: it draws random numbers the others' seeds assume */
   return test_report("contact");
 }
