@@ -9,7 +9,8 @@
 #                          total), replay: planned / replayed angle, final
 #                          angle error (rad)
 #   OUT/planning.md        the same as a markdown table, with the command
-#   OUT/plan_replay.png    planned vs replayed ball angle of the warm starts
+#   OUT/plan_replay.png    planned vs replayed ball angle of the cold starts
+#                          (cusp-plan's defaults about every axis)
 #   OUT/plan_*.csv|json|tsv each run's trajectory, JSON line and replay
 #
 #   bench/plan_eval.sh [--N n] [--out DIR] [--axes "x y z"] [--starts "warm cold"] [--build DIR]
@@ -68,7 +69,7 @@ for ax in $axes; do
     if "$python" -m cusp.replay "$base.csv" --scene "$root/mjcf/ball_plan.xml" --timestep plan --json \
         --tsv "$base.tsv" >"$base.replay" 2>/dev/null; then
       rline=$(tail -n 1 "$base.replay")
-      [[ $start == warm ]] && plots+=("$ax=$base.tsv")
+      [[ $start == cold ]] && plots+=("$ax=$base.tsv")
     fi
     printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$ax" "$start" \
       "$(field "$line" status)" "$(field "$line" ipopt_status)" "$(field "$line" quaternion_error)" \
