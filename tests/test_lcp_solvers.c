@@ -45,6 +45,18 @@ static int enumerate(int n, const double *M, const double *q, double *z) {
 
 typedef enum { SPD, DOMINANT, SCALED } kind;
 
+/* Ms = B^T B / n + 0.1 I for a random B (scratch, n x n): symmetric positive
+ * definite, so the LCP's solution is unique. */
+static void random_spd(int n, double *B, double *Ms) {
+  for (int i = 0; i < n * n; i++) B[i] = tu_rand();
+  for (int j = 0; j < n; j++)
+    for (int i = 0; i < n; i++) {
+      double sum = 0;
+      for (int l = 0; l < n; l++) sum += B[l * n + i] * B[l * n + j];
+      Ms[j * n + i] = sum / n + (i == j ? 0.1 : 0);
+    }
+}
+
 static void make(kind k, int n, double *M, double *q) {
   double B[NMAX * NMAX];
   for (int i = 0; i < n * n; i++) B[i] = tu_rand();
@@ -345,13 +357,7 @@ int main(void) {
     double Ms[n * n], qd[n], zstar[n], wstar[n], B[n * n], zr[2][n];
     long fresh[2] = {-1, -1};
     int warm_ok[2] = {0, 0};
-    for (int i = 0; i < n * n; i++) B[i] = tu_rand();
-    for (int j = 0; j < n; j++)
-      for (int i = 0; i < n; i++) {
-        double sum = 0;
-        for (int l = 0; l < n; l++) sum += B[l * n + i] * B[l * n + j];
-        Ms[j * n + i] = sum / n + (i == j ? 0.1 : 0);
-      }
+    random_spd(n, B, Ms);
     for (int i = 0; i < n; i++) {
       zstar[i] = i < np ? 1 + 0.5 * fabs(tu_rand()) : 0;
       wstar[i] = i < np + nd ? 0 : 2 + fabs(tu_rand());
@@ -428,13 +434,7 @@ int main(void) {
     double Ms[n * n], qd[n], zstar[n], g[n], B[n * n], zr[2][n];
     long bordered[2] = {-1, -1}, factored[2] = {-1, -1};
     int warm_ok[2] = {0, 0};
-    for (int i = 0; i < n * n; i++) B[i] = tu_rand();
-    for (int j = 0; j < n; j++)
-      for (int i = 0; i < n; i++) {
-        double sum = 0;
-        for (int l = 0; l < n; l++) sum += B[l * n + i] * B[l * n + j];
-        Ms[j * n + i] = sum / n + (i == j ? 0.1 : 0);
-      }
+    random_spd(n, B, Ms);
     for (int i = 0; i < n; i++) {
       zstar[i] = i < np ? 1 + 0.5 * fabs(tu_rand()) : i < np + nd ? 0.01 : 0;
       qd[i] = i < np + nd ? 0 : 2 + fabs(tu_rand()); /* w* */
