@@ -1,5 +1,5 @@
 """Why the N = 100 replays leave their plans (docs/planning.md, "Session 16: why the replay
-misses"). Usage: python replay_diag.py PLAN.csv [KNOTS]
+misses"). Usage: python bench/plan_replay_diag.py PLAN.csv [KNOTS]
 Per knot: the plan's gap/fz vs the replay's disk-ball contact (open loop), and a
 one-step test from the plan's own state (reset to knot k, one mj_step with tau_k)."""
 import ctypes, sys, math

@@ -3,10 +3,10 @@ Arm tracking plus a term on the ball's orientation error: the arm's reference is
 so that its tip moves by kb (e x r), e the rotation (vector, world) from the replayed to the
 planned ball orientation, r from the ball's centre to the disk-ball contact (the move that,
 rolling without slip, turns the ball by e); J+ of the tip's position (central differences,
-at every knot on a second model). Usage: python replay_feedback.py PLAN.csv KP KD KB [TIMESTEP, default 0.001 s]"""
+at every knot on a second model). Usage: python bench/plan_replay_feedback.py PLAN.csv KP KD KB [TIMESTEP, default 0.001 s]"""
 import os, sys, math, numpy as np, mujoco, cusp
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from replay_diag import setup, live_state, set_ball
+from plan_replay_diag import setup, live_state, set_ball
 from cusp.replay import relative_angle, rotation_angle
 
 
