@@ -1675,6 +1675,7 @@ int plan_mpcc_solve(plan_mpcc *p, int dynamic, double *z, plan_mpcc_stage *out) 
   double factor = P->eps_factor > 0 && P->eps_factor < 1 ? P->eps_factor : 0.1;
   int max_iter = dynamic ? P->max_iter : P->max_iter_kinematic, used = 0, st = 0, warm = P->warm_primal ? 2 : 0;
   double t0 = cpu_now(), wall0 = wall_now(), obj = NAN;
+  int polish_follows = P->polish && dynamic && !hybrid && !(P->penalty > 0) && !reweigh;
   p->eval_s = 0;
   for (;;) {
     int last = eps <= eps_end * (1 + 1e-12), final = last && !hybrid && !reweigh;
@@ -1683,7 +1684,8 @@ int plan_mpcc_solve(plan_mpcc *p, int dynamic, double *z, plan_mpcc_stage *out) 
     int cap = max_iter - used;
     if (cap < 1) { st = Maximum_Iterations_Exceeded; break; }
     if (!final && P->max_iter_relaxed > 0 && cap > P->max_iter_relaxed) cap = P->max_iter_relaxed;
-    if (last && P->max_iter_last > 0 && cap > P->max_iter_last) cap = P->max_iter_last;
+    /* the last relaxation's own cap only where the polish can take its point on */
+    if (last && polish_follows && P->max_iter_last > 0 && cap > P->max_iter_last) cap = P->max_iter_last;
     if (P->verbose) fprintf(stderr, "%s stage: eps %.1e\n", dynamic ? "dynamic" : "kinematic", eps);
     /* 2: L-BFGS for the rough intermediate relaxations, the exact Hessian for the final one */
     p->exact_now = P->exact_hessian == 1 || (P->exact_hessian == 2 && last);
@@ -1734,8 +1736,10 @@ int plan_mpcc_solve(plan_mpcc *p, int dynamic, double *z, plan_mpcc_stage *out) 
     }
   }
   int scholtes = !hybrid && !(P->penalty > 0);
-  out->relaxed_capped = scholtes && !reweigh && st == Maximum_Iterations_Exceeded && P->max_iter_last > 0 &&
+  /* stopped by the last relaxation's own cap, not by the stage's budget running out before it */
+  out->relaxed_capped = polish_follows && st == Maximum_Iterations_Exceeded && P->max_iter_last > 0 &&
                         out->homotopy_steps >= 1 && out->homotopy_steps <= PLAN_MPCC_MAX_RELAXATIONS &&
+                        out->relaxation[out->homotopy_steps - 1].eps <= eps_end * (1 + 1e-12) &&
                         out->relaxation[out->homotopy_steps - 1].iterations >= P->max_iter_last;
   out->relaxed_violation = relaxed_violation(p, z, xl, xu, gl, gu, g);
   int converged = st == Solve_Succeeded || st == Solved_To_Acceptable_Level;

@@ -57,9 +57,10 @@ typedef struct {
   double eps_start;       /* homotopy: solve at eps_start, eps_start * eps_factor, ..., eps (<= eps: none) */
   double eps_factor;      /* in (0, 1) */
   int max_iter_relaxed;   /* iteration cap of each relaxation above eps (0: the stage's cap) */
-  int max_iter_last;      /* iteration cap of the homotopy's last relaxation (0: the stage's cap); with
-                           * polish, a last relaxation stopped there is polished when its point is
-                           * feasible (plan_mpcc_stage.relaxed_capped) */
+  int max_iter_last;      /* iteration cap of the dynamic stage's last Scholtes relaxation when the polish
+                           * follows it (0: the stage's cap; ignored without polish, in the penalty
+                           * form and in the kinematic stage); a last relaxation stopped there is
+                           * polished when its point is feasible (plan_mpcc_stage.relaxed_capped) */
   double axis[3];         /* rotation axis of the task (world) */
   double angle;           /* rad */
   double ball_center[3], ball_radius, ball_mass, ball_damping;

@@ -288,6 +288,27 @@ static void test_polish_capped_relaxation(void) {
          dyn.relaxed_violation);
   EXPECT(rc == -1 && dyn.polish.status == PLAN_MPCC_POLISH_SKIPPED, "an infeasible capped point: rc %d, polish %s", rc,
          plan_mpcc_polish_status_name(dyn.polish.status));
+  /* without the polish the cap has nothing to hand its point to: the last relaxation runs on */
+  P.max_iter_relaxed = 0;
+  P.max_iter_last = LAST_CAP;
+  P.polish = 0;
+  rc = plan(&P, z, &dyn, &res);
+  nr = dyn.homotopy_steps;
+  printf("no polish, last relaxation's cap %d: %d iterations, IPOPT %d, rc %d\n", LAST_CAP,
+         dyn.relaxation[nr - 1].iterations, dyn.status, rc);
+  EXPECT(dyn.relaxation[nr - 1].iterations > LAST_CAP && !dyn.relaxed_capped,
+         "without the polish the last relaxation was capped (%d iterations, capped %d)", dyn.relaxation[nr - 1].iterations,
+         dyn.relaxed_capped);
+  /* the stage's budget spent before the last relaxation is not the last relaxation's cap */
+  P.polish = 1;
+  P.max_iter = LAST_CAP;
+  rc = plan(&P, z, &dyn, &res);
+  nr = dyn.homotopy_steps;
+  printf("stage budget %d: %d relaxations, the last at eps %.1e after %d iterations, capped %d, rc %d\n", LAST_CAP, nr,
+         dyn.relaxation[nr - 1].eps, dyn.relaxation[nr - 1].iterations, dyn.relaxed_capped, rc);
+  EXPECT(dyn.relaxation[nr - 1].eps > P.eps && !dyn.relaxed_capped && rc == -1,
+         "a budget spent at eps %g (not the last relaxation's %g) was taken as its cap (capped %d, rc %d)",
+         dyn.relaxation[nr - 1].eps, P.eps, dyn.relaxed_capped, rc);
   free(z);
 }
 
