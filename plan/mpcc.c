@@ -1102,20 +1102,32 @@ static void hessian_cache_free(plan_mpcc *p) {
 }
 
 /* ---- setup ---- */
+/* Names the first parameter out of its range (a NaN is out of every range). */
+static int params_valid(const plan_mpcc_params *P, char *error, int error_size) {
+  const struct { const char *name; double value; int ok; } check[] = {
+    {"N (steps) >= 1", P->N, P->N >= 1},
+    {"T (horizon, s) > 0", P->T, P->T > 0},
+    {"mu >= 0", P->mu, P->mu >= 0},
+    {"d (friction directions) in 3..16", P->d, P->d >= 3 && P->d <= 16},
+    {"eps > 0", P->eps, P->eps > 0},
+    {"ball radius (m) > 0", P->ball_radius, P->ball_radius > 0},
+    {"ball mass (kg) > 0", P->ball_mass, P->ball_mass > 0},
+    {"disk radius (m) > 0", P->disk_radius, P->disk_radius > 0},
+    {"disk half thickness (m) > 0", P->disk_half_thickness, P->disk_half_thickness > 0},
+    {"disk fillet (m) >= 0 and below the disk's radius and half thickness", P->disk_fillet,
+     P->disk_fillet >= 0 && P->disk_fillet < fmin(P->disk_radius, P->disk_half_thickness)},
+  };
+  for (size_t i = 0; i < sizeof check / sizeof check[0]; i++)
+    if (!check[i].ok) {
+      snprintf(error, error_size, "mpcc: %s, got %g", check[i].name, check[i].value);
+      return 0;
+    }
+  return 1;
+}
+
 plan_mpcc *plan_mpcc_create(const plan_mpcc_params *prm, char *error, int error_size) {
   const plan_mpcc_params *P = prm;
-  if (P->N < 1 || !(P->T > 0) || !(P->mu >= 0) || P->d < 3 || P->d > 16 || !(P->eps > 0) ||
-      !(P->ball_radius > 0) || !(P->ball_mass > 0) || !(P->disk_radius > 0)) {
-    snprintf(error, error_size,
-             "mpcc: bad parameters (N = %d >= 1, T = %g > 0, mu = %g >= 0, d = %d in 3..16, eps = %g > 0, "
-             "ball radius/mass and disk radius > 0)", P->N, P->T, P->mu, P->d, P->eps);
-    return NULL;
-  }
-  if (!(P->disk_fillet >= 0) || !(P->disk_fillet < fmin(P->disk_radius, P->disk_half_thickness))) {
-    snprintf(error, error_size, "mpcc: disk fillet %g m must be >= 0 and below the disk's radius %g and half "
-             "thickness %g", P->disk_fillet, P->disk_radius, P->disk_half_thickness);
-    return NULL;
-  }
+  if (!params_valid(P, error, error_size)) return NULL;
   double an = sqrt(dot3(P->axis, P->axis));
   if (!(an > 0) || !isfinite(P->angle)) {
     snprintf(error, error_size, "mpcc: rotation axis (%g, %g, %g) or angle %g", P->axis[0], P->axis[1],

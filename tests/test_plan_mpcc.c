@@ -249,6 +249,28 @@ static void test_relaxation_forms(void) {
   }
 }
 
+/* Bad parameters are refused with a message naming the parameter and its
+ * value (a zero-thickness disk used to be blamed on the fillet). */
+static void test_bad_parameters(void) {
+  char error[256];
+  plan_mpcc_params P = small_task();
+  P.disk_half_thickness = 0;
+  EXPECT(!plan_mpcc_create(&P, error, sizeof error), "a disk of zero thickness is accepted");
+  EXPECT(strstr(error, "disk half thickness (m) > 0, got 0"), "zero thickness: %s", error);
+  P = small_task();
+  P.ball_mass = -1;
+  EXPECT(!plan_mpcc_create(&P, error, sizeof error), "a negative ball mass is accepted");
+  EXPECT(strstr(error, "ball mass (kg) > 0, got -1"), "negative mass: %s", error);
+  P = small_task();
+  P.disk_fillet = P.disk_half_thickness;
+  EXPECT(!plan_mpcc_create(&P, error, sizeof error), "a fillet as large as the half thickness is accepted");
+  EXPECT(strstr(error, "disk fillet"), "fillet: %s", error);
+  P = small_task();
+  P.T = NAN;
+  EXPECT(!plan_mpcc_create(&P, error, sizeof error), "a NaN horizon is accepted");
+  EXPECT(strstr(error, "T (horizon, s) > 0, got nan"), "NaN horizon: %s", error);
+}
+
 int main(int argc, char **argv) {
   if (argc > 1 && !strcmp(argv[1], "rim")) {  /* the derivative checks alone */
     test_rim_derivatives();
@@ -289,6 +311,7 @@ int main(int argc, char **argv) {
   free(z_warm);
   free(z);
   plan_mpcc_free(p);
+  test_bad_parameters();
   test_relaxation_forms();
   test_rim_derivatives();
   return test_report("plan_mpcc");
