@@ -89,7 +89,7 @@ static int qr_keep(int N, int r0, int ncol, double *cols, const int *colid, doub
 
 /* C <- Q^T C for the k reflectors stored below the diagonal of the first
  * k columns of A (leading dimension N, tau theirs) on the n columns of C:
- * dormqr's product. dormqr applies fewer than 32 reflectors one by one
+ * dormqr's product. dormqr applies up to 32 reflectors one by one
  * (dorm2r, dlarf on each), the doubles of the loop here; above, it blocks
  * them (dlarft, then dlarfb), whose setup grows as k^2 N whatever n is,
  * while the loop costs k N n and dlarf keeps to the rows a reflector
@@ -98,9 +98,9 @@ static int qr_keep(int N, int r0, int ncol, double *cols, const int *colid, doub
  * failure. */
 static int apply_first_group_qt(int N, int k, double *A, const double *tau, int n, double *C, double *work,
                                 int lwork) {
-  enum { DORMQR_UNBLOCKED_BELOW = 32, LOOP_COLUMNS_PER_REFLECTOR = 6 };
+  enum { DORMQR_UNBLOCKED_UP_TO = 32, LOOP_COLUMNS_PER_REFLECTOR = 6 };
   if (k == 0 || n == 0) return 0;
-  if (k > DORMQR_UNBLOCKED_BELOW && LOOP_COLUMNS_PER_REFLECTOR * n > k)
+  if (k > DORMQR_UNBLOCKED_UP_TO && LOOP_COLUMNS_PER_REFLECTOR * n > k)
     return LAPACKE_dormqr_work(LAPACK_COL_MAJOR, 'L', 'T', N, n, k, A, N, tau, C, N, work, lwork) != 0;
   for (int i = 0; i < k; i++) apply_reflector(N - i, n, A + (size_t)i * N + i, tau[i], C + i, N, work);
   return 0;
@@ -116,8 +116,10 @@ static int filled_rows(int N, const double *column) {
 /* Reorders the leading run of forced columns of colid[0..na) (those before
  * the first unforced one) by the rows they fill, fewest first, keeping the
  * order of equal ones; rows: work, na ints. The run is kept whatever its
- * order and the span it leaves to the columns after it is the same, so the
- * order matters only to the cost: a column whose rows past its last filled
+ * order and the span it leaves to the columns after it is the same (where
+ * the run holds a dependent column, up to round-off below the tolerance:
+ * which of the run adds the reflector may differ), so the order matters
+ * only to the cost: a column whose rows past its last filled
  * one are zero keeps them zero under the reflectors of columns filling no
  * more rows, so its own reflector stays within its rows, and dlarf, which
  * trims a reflector's trailing zeros, applies it over those rows only (a
