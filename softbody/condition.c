@@ -87,6 +87,59 @@ static int qr_keep(int N, int r0, int ncol, double *cols, const int *colid, doub
   return kept;
 }
 
+/* C <- Q^T C for the k reflectors stored below the diagonal of the first
+ * k columns of A (leading dimension N, tau theirs) on the n columns of C:
+ * dormqr's product. dormqr applies up to 32 reflectors one by one
+ * (dorm2r, dlarf on each), the doubles of the loop here; above, it blocks
+ * them (dlarft, then dlarfb), whose setup grows as k^2 N whatever n is,
+ * while the loop costs k N n and dlarf keeps to the rows a reflector
+ * fills. So the loop also for few columns, dormqr for many. work: n
+ * doubles for the loop; dormqr's lwork. Returns nonzero on a LAPACK
+ * failure. */
+static int apply_first_group_qt(int N, int k, double *A, const double *tau, int n, double *C, double *work,
+                                int lwork) {
+  enum { DORMQR_UNBLOCKED_UP_TO = 32, LOOP_COLUMNS_PER_REFLECTOR = 6 };
+  if (k == 0 || n == 0) return 0;
+  if (k > DORMQR_UNBLOCKED_UP_TO && LOOP_COLUMNS_PER_REFLECTOR * n > k)
+    return LAPACKE_dormqr_work(LAPACK_COL_MAJOR, 'L', 'T', N, n, k, A, N, tau, C, N, work, lwork) != 0;
+  for (int i = 0; i < k; i++) apply_reflector(N - i, n, A + (size_t)i * N + i, tau[i], C + i, N, work);
+  return 0;
+}
+
+/* The rows column k of St fills: one past its last nonzero entry. */
+static int filled_rows(int N, const double *column) {
+  int h = N;
+  while (h > 0 && column[h - 1] == 0) h--;
+  return h;
+}
+
+/* Reorders the leading run of forced columns of colid[0..na) (those before
+ * the first unforced one) by the rows they fill, fewest first, keeping the
+ * order of equal ones; rows: work, na ints. The run is kept whatever its
+ * order and the span it leaves to the columns after it is the same (where
+ * the run holds a dependent column, up to round-off below the tolerance:
+ * which of the run adds the reflector may differ), so the order matters
+ * only to the cost: a column whose rows past its last filled
+ * one are zero keeps them zero under the reflectors of columns filling no
+ * more rows, so its own reflector stays within its rows, and dlarf, which
+ * trims a reflector's trailing zeros, applies it over those rows only (a
+ * rod whitened by its upper factor: the contact at element i fills the
+ * rows of the elements up to i). With every row filled (a lower factor's
+ * whitening), the order is left as it is. */
+static void order_forced_run_by_rows(int N, int na, const double *St, const int *force, int *colid, int *rows) {
+  int run = 0;
+  while (run < na && force[colid[run]]) run++;
+  for (int a = 0; a < run; a++) rows[a] = filled_rows(N, St + (size_t)colid[a] * N);
+  for (int a = 1; a < run; a++) /* insertion sort, stable */
+    for (int b = a; b > 0 && rows[b] < rows[b - 1]; b--) {
+      int t = colid[b], h = rows[b];
+      colid[b] = colid[b - 1];
+      rows[b] = rows[b - 1];
+      colid[b - 1] = t;
+      rows[b - 1] = h;
+    }
+}
+
 int sb_rank_select(int N, int m, double *St, const int *priority, const double *order, double eps,
                    int *keep, double *work, int lwork, int *iwork) {
   return sb_rank_select_forced(N, m, St, priority, order, NULL, eps, keep, work, lwork, iwork);
@@ -108,6 +161,7 @@ int sb_rank_select_forced(int N, int m, double *St, const int *priority, const d
         colid[b] = colid[b - 1];
         colid[b - 1] = t;
       }
+  if (order && force) order_forced_run_by_rows(N, na, St, force, colid, jpvt);
   int nb = na;
   for (int k = 0; k < m; k++)
     if (!(priority && priority[k])) colid[nb++] = k;
@@ -129,9 +183,7 @@ int sb_rank_select_forced(int N, int m, double *St, const int *priority, const d
     /* Remove from the second group what the first spans: apply Q^T of the
      * first group's kept reflectors (the first kept1 columns, either way)
      * and look only below the rows they fill. */
-    if (kept1 > 0 &&
-        LAPACKE_dormqr_work(LAPACK_COL_MAJOR, 'L', 'T', N, nrest, kept1, St, N, tau, rest, N, qwork, qlwork))
-      return -1;
+    if (apply_first_group_qt(N, kept1, St, tau, nrest, rest, qwork, qlwork)) return -1;
     int kept2 = qr_keep(N, kept1, nrest, rest, colid + na, tol, 1, NULL, keep, tau + kept1, jpvt, qwork, qlwork);
     return kept2 < 0 ? -1 : count_kept(m, keep);
   }

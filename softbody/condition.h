@@ -32,7 +32,11 @@ int sb_rank_select_work_size(int N, int m);
  * of the independent ones). For contacts an earlier solve found necessary:
  * a dropped dependent contact can still be pushed through its surface
  * (its normal a combination of kept ones with mixed signs, one of which
- * separates). */
+ * separates). The first group's leading run of flagged columns (those
+ * before its first unflagged one) is kept whatever its order and leaves the
+ * same span, so it is taken in the order of the rows its columns fill
+ * (fewest first): a column zero past its rows then keeps its reflector
+ * within them, which is the cost of a rod whitened by its upper factor. */
 int sb_rank_select_forced(int N, int m, double *St, const int *priority, const double *order, const int *force,
                           double eps, int *keep, double *work, int lwork, int *iwork);
 

@@ -861,6 +861,108 @@ static void test_rank_select_order(void) {
   free(work);
 }
 
+/* A small generator of its own, so that the test does not move rand()'s
+ * sequence, which test_structured_assembly's figures assume. */
+static double forced_rows_uniform(unsigned *state) {
+  *state = *state * 1664525u + 1013904223u;
+  return (double)(*state >> 8) / (double)(1u << 24) - 0.5;
+}
+
+/* Stage 1 takes the first group's leading run of forced columns in the
+ * order of the rows they fill (a rod whitened by its upper factor: the
+ * contact at element i fills the rows of the elements up to i), so that
+ * each reflector stays within its column's rows, and then the first group's
+ * Q^T on the rest reflector by reflector (few rest columns) or by dormqr
+ * (many). What must hold: the selection is the greedy one in order-key
+ * order (every forced column kept; an unforced one kept when independent
+ * of the kept ones before it in key order, which a forced column after it
+ * is not), and the rest is kept where it is independent of the first
+ * group. The reflectors left in St show the order: the i-th fills exactly
+ * the rows of the i-th fewest-row column (in key order they fill all rows
+ * from the first long column on). */
+static void test_rank_select_forced_rows(void) {
+  enum { N = 90, RUN = 40, EXTRA = 5, REST_MAX = 12, M = RUN + 1 + EXTRA + REST_MAX };
+  for (int variant = 0; variant < 2; variant++) {
+    int nrest = variant == 0 ? 3 : REST_MAX; /* the reflector loop, then dormqr */
+    int m = RUN + 1 + EXTRA + nrest;
+    unsigned seed = 12345u;
+    double *St = calloc((size_t)N * M, sizeof(double)), *A = malloc(sizeof(double) * N * M), order[M];
+    int prio[M], force[M], keep[M], expect[M], iwork[2 * M], h[RUN];
+    /* the run: column j fills 2 (perm(j) + 1) rows, perm a shuffle */
+    for (int j = 0; j < RUN; j++) h[j] = 2 * (j + 1);
+    for (int j = RUN - 1; j > 0; j--) {
+      int k = (int)((forced_rows_uniform(&seed) + 0.5) * (j + 1)) % (j + 1), t = h[j];
+      h[j] = h[k];
+      h[k] = t;
+    }
+    int col = 0;
+    for (int j = 0; j < RUN; j++, col++) {
+      for (int i = 0; i < h[j]; i++) St[(size_t)col * N + i] = forced_rows_uniform(&seed);
+      St[(size_t)col * N + h[j] - 1] += 1; /* its last row clearly filled */
+      force[col] = prio[col] = expect[col] = 1;
+      order[col] = 100 - col;
+    }
+    /* a forced dependent column inside the run (key between its parts) */
+    int dep = col++;
+    for (int i = 0; i < N; i++) St[(size_t)dep * N + i] = 0.5 * St[3 * N + i] - 0.25 * St[7 * N + i];
+    force[dep] = prio[dep] = expect[dep] = 1;
+    order[dep] = 100 - 5.5;
+    /* after the run, in key order: unforced dependent (dropped), unforced
+     * d + run part (kept), forced d (kept, dependent: had it joined the run,
+     * the column before would be dropped), unforced d - run part
+     * (dropped), unforced new (kept); the forced d fills fewer rows than the
+     * column before it, so the run must end at the first unforced column */
+    double d[N], e[N];
+    int longest = 0; /* the run's column of 80 rows; d fills 60, so that the
+                        column d + it fills more rows than d */
+    for (int j = 0; j < RUN; j++)
+      if (h[j] > h[longest]) longest = j;
+    for (int i = 0; i < N; i++) {
+      d[i] = i < 60 ? forced_rows_uniform(&seed) : 0;
+      e[i] = forced_rows_uniform(&seed);
+    }
+    const int extra_force[EXTRA] = {0, 0, 1, 0, 0}, extra_keep[EXTRA] = {0, 1, 1, 0, 1};
+    for (int x = 0; x < EXTRA; x++, col++) {
+      for (int i = 0; i < N; i++) {
+        double run_part = St[0 * N + i] - 2 * St[11 * N + i];
+        double v[EXTRA] = {run_part, d[i] + St[(size_t)longest * N + i], d[i], d[i] - St[20 * N + i], e[i]};
+        St[(size_t)col * N + i] = v[x];
+      }
+      force[col] = extra_force[x];
+      prio[col] = 1;
+      expect[col] = extra_keep[x];
+      order[col] = 50 - x;
+    }
+    /* the second group: a dependent column, then independent ones */
+    for (int r = 0; r < nrest; r++, col++) {
+      for (int i = 0; i < N; i++)
+        St[(size_t)col * N + i] = r == 0 ? St[2 * N + i] + e[i] : (1 + 0.1 * r) * forced_rows_uniform(&seed);
+      force[col] = prio[col] = 0;
+      expect[col] = r != 0;
+      order[col] = 0;
+    }
+    int lwork = sb_rank_select_work_size(N, m), want = 0;
+    for (int k = 0; k < m; k++) want += expect[k];
+    double *work = malloc(sizeof(double) * lwork);
+    memcpy(A, St, sizeof(double) * N * m);
+    int kept = sb_rank_select_forced(N, m, A, prio, order, force, 1e-9, keep, work, lwork, iwork);
+    int wrong = 0;
+    for (int k = 0; k < m; k++) wrong += !keep[k] != !expect[k];
+    EXPECT(kept == want && wrong == 0, "forced run by rows, %d rest columns: kept %d of %d, %d flags wrong", nrest,
+           kept, want, wrong);
+    int off_rows = 0;
+    for (int i = 0; i < RUN; i++) {
+      int filled = N;
+      while (filled > 0 && A[(size_t)i * N + filled - 1] == 0) filled--;
+      off_rows += filled != 2 * (i + 1);
+    }
+    EXPECT(off_rows == 0, "forced run's reflectors: %d of %d fill other rows than their columns", off_rows, RUN);
+    free(work);
+    free(A);
+    free(St);
+  }
+}
+
 /* Item 2 of issue 15: in steady sticking the step is solved from the last
  * step's active set, with no cold solve. A sticking set has more friction
  * rows than the bodies have freedoms (rank-deficient); Tikhonov's eps_W on
@@ -1203,6 +1305,7 @@ static void test_structured_assembly(void) {
 int main(void) {
   test_warm_sticking();
   test_rank_select_order();
+  test_rank_select_forced_rows();
   test_push_box_lcps();
   test_infeasible();
   test_block_resting();
