@@ -397,6 +397,19 @@ static int fb_factor_least_norm(sb_lcp_work *wk, sb_lcp_factor *f, int na) {
  * least-norm factorization itself (fb_pivot_step makes such sets basic
  * first, so with friction blocks the least-norm path is left to sets
  * singular for other reasons: more rows than the bodies' dofs). */
+/* The smallest and largest |pivot| of the n x n LU factor F (the diagonal
+ * of U), folded into *umin and *umax. */
+static void lu_pivot_range(int n, const double *F, double *umin, double *umax) {
+  for (int k = 0; k < n; k++) {
+    double u = fabs(F[(size_t)k * n + k]);
+    *umin = u < *umin ? u : *umin;
+    *umax = u > *umax ? u : *umax;
+  }
+}
+
+/* The LU paths' singularity test: every pivot above 1e-11 of the largest. */
+static int pivots_regular(double umin, double umax) { return umin > 1e-11 * umax; }
+
 /* The LU half of fb_factor: 1, or 0 when dgetrf fails or its pivots show
  * A singular. */
 static int fb_factor_lu(sb_lcp_factor *f, int na) {
@@ -406,12 +419,8 @@ static int fb_factor_lu(sb_lcp_factor *f, int na) {
   int info = LAPACKE_dgetrf_work(LAPACK_COL_MAJOR, na, na, F, na, f->piv);
   if (info < 0) return 0;
   double umin = INFINITY, umax = 0;
-  for (int k = 0; k < na; k++) {
-    double u = fabs(F[(size_t)k * na + k]);
-    umin = u < umin ? u : umin;
-    umax = u > umax ? u : umax;
-  }
-  return info == 0 && umin > 1e-11 * umax;
+  lu_pivot_range(na, F, &umin, &umax);
+  return info == 0 && pivots_regular(umin, umax);
 }
 
 static int fb_factor(sb_lcp_work *wk, sb_lcp_factor *f, int na, int singular) {
@@ -525,14 +534,35 @@ static int fb_solve(sb_lcp_work *wk, const sb_lcp_factor *f, int na, int how, do
  * of M_CC that another slot holds (base, how == 1, the same M), when B is C
  * less a few indices R plus a few D (k = |R| + |D| <= SB_LCP_BORDER_MAX and
  * under a third of C): M_BB x = r is the bordered system
- *   [M_CC E_R M_CD] [x_C]   [r_C (0 on R)]
- *   [E_R^T  0   0 ] [y  ] = [0           ]
- *   [M_DC   0 M_DD] [x_D]   [r_D         ]
+ *   [M_CC alpha E_R M_CD] [x_C]   [r_C (0 on R)]
+ *   [alpha E_R^T  0   0 ] [y  ] = [0           ]
+ *   [M_DC         0 M_DD] [x_D]   [r_D         ]
  * (x_R = 0, the rows of R freed by y), solved by the Schur complement of
  * M_CC: O(k |C|^2) instead of |B|^3 for a new LU. The warm pivot's passes
  * mostly move a few indices (a pass adding the answer's degenerate ones).
- * Into f: 3, or 0 (f untouched but scratch) where it does not apply or the
- * Schur complement's LU fails the pivot test fb_factor_lu applies. */
+ * The singularity test reads the pivots fb_factor_lu's does, against the
+ * scale of M_BB (s: the largest of M_CC's pivots and of |M_CD|, |M_DC|,
+ * |M_DD|), not the complement's own largest pivot (its pivots alone pass
+ * whenever it is 1 x 1): M_CC's pivots and the complement's above 1e-11
+ * s, and the complement's also clear of their rounding through M_CC^-1,
+ * about DBL_EPSILON s g, g = s / (M_CC's smallest pivot) >= 1 (where M_CC
+ * is ill-conditioned a singular M_BB's complement is that rounding, far
+ * above 1e-11 s). The
+ * complement's pivots may exceed s by far (C's block eliminated first, a
+ * tiny pivot of M_CC whose direction D fills): that is not singularity and
+ * does not count. With D alone they are the pivots of an LU of M_BB. For R,
+ * E_R is scaled by alpha = M_CC's smallest pivot, which makes the
+ * complement's block of R -alpha^2 (M_CC^-1)_RR: for one index, M_BB^-1 =
+ * (M^-1)_BB - (M^-1)_Br (M^-1)_rB / (M^-1)_rr bounds M_BB's condition by
+ * M_CC's times 1 + 1 / tau, tau = |(M^-1)_rr| / |M^-1|, and with |M^-1| ~
+ * 1 / alpha that pivot is alpha tau: above 1e-11 s when (M_CC's pivot
+ * ratio) / tau is within the plain test's 1e11 (alpha = s instead let a
+ * removal from a moderately conditioned M_CC pass with M_BB's singular
+ * values 1e15 apart). Into f: 3, or 0 (f untouched but scratch) where it
+ * does not apply or the test fails. */
+/* The complement's pivots must clear their own rounding, about
+ * DBL_EPSILON s g (fb_factor_bordered), by 450 times: this many s g. */
+#define BORDER_ROUNDING_MARGIN 1e-13
 static int fb_factor_bordered(sb_lcp_work *wk, sb_lcp_factor *f, const sb_lcp_factor *base, int n, const double *M,
                               const int *set, int na) {
   if (!base->valid || base->how != 1 || base->n != n || f == base) return 0;
@@ -553,24 +583,36 @@ static int fb_factor_bordered(sb_lcp_work *wk, sb_lcp_factor *f, const sb_lcp_fa
   }
   int k = nadd + nrem;
   if (k == 0 || k > SB_LCP_BORDER_MAX || 3 * k > nc) return 0;
-  double *Y = f->Y, *S = f->S;
-  /* Y = M_CC^-1 [M_CD E_R] */
+  double *Y = f->Y, *S = f->S, *Mdc = f->Mdc, bmin = INFINITY, scale = 0;
+  lu_pivot_range(nc, base->F, &bmin, &scale);
+  /* Mdc = M_DC, Y's first nadd columns M_CD; scale: the largest of M_CC's
+   * pivots and |M_DC|, |M_CD|, |M_DD| */
+  for (int a = 0; a < nc; a++) {
+    const double *col = M + (size_t)C[a] * n;
+    for (int r = 0; r < nadd; r++) {
+      double v = col[f->dset[r]];
+      Mdc[(size_t)a * nadd + r] = v;
+      scale = fabs(v) > scale ? fabs(v) : scale;
+    }
+  }
   for (int c = 0; c < nadd; c++) {
     const double *col = M + (size_t)f->dset[c] * n;
-    for (int a = 0; a < nc; a++) Y[(size_t)c * nc + a] = col[C[a]];
+    for (int a = 0; a < nc; a++) {
+      double v = col[C[a]];
+      Y[(size_t)c * nc + a] = v;
+      scale = fabs(v) > scale ? fabs(v) : scale;
+    }
+    for (int r = 0; r < nadd; r++) scale = fabs(col[f->dset[r]]) > scale ? fabs(col[f->dset[r]]) : scale;
   }
+  double alpha = bmin;
   for (int c = 0; c < nrem; c++) {
     double *y = Y + (size_t)(nadd + c) * nc;
     memset(y, 0, (size_t)nc * sizeof(double));
-    y[f->rpos[c]] = 1;
+    y[f->rpos[c]] = alpha;
   }
+  /* Y = M_CC^-1 [M_CD alpha E_R] */
   if (LAPACKE_dgetrs_work(LAPACK_COL_MAJOR, 'N', nc, k, base->F, nc, base->piv, Y, nc)) return 0;
-  /* S = [M_DD 0; 0 0] - [M_DC; E_R^T] Y */
-  double *Mdc = f->Mdc;
-  for (int a = 0; a < nc; a++) {
-    const double *col = M + (size_t)C[a] * n;
-    for (int r = 0; r < nadd; r++) Mdc[(size_t)a * nadd + r] = col[f->dset[r]];
-  }
+  /* S = [M_DD 0; 0 0] - [M_DC; alpha E_R^T] Y */
   for (int c = 0; c < k; c++) {
     const double *y = Y + (size_t)c * nc;
     for (int r = 0; r < nadd; r++) {
@@ -578,17 +620,15 @@ static int fb_factor_bordered(sb_lcp_work *wk, sb_lcp_factor *f, const sb_lcp_fa
       for (int a = 0; a < nc; a++) v -= Mdc[(size_t)a * nadd + r] * y[a];
       S[(size_t)c * k + r] = v;
     }
-    for (int r = 0; r < nrem; r++) S[(size_t)c * k + nadd + r] = -y[f->rpos[r]];
+    for (int r = 0; r < nrem; r++) S[(size_t)c * k + nadd + r] = -alpha * y[f->rpos[r]];
   }
   int info = LAPACKE_dgetrf_work(LAPACK_COL_MAJOR, k, k, S, k, f->spiv);
   if (info) return 0;
-  double umin = INFINITY, umax = 0;
-  for (int a = 0; a < k; a++) {
-    double u = fabs(S[(size_t)a * k + a]);
-    umin = u < umin ? u : umin;
-    umax = u > umax ? u : umax;
-  }
-  if (!(umin > 1e-11 * umax)) return 0;
+  double smin = INFINITY, smax = 0, growth = scale > bmin ? scale / bmin : 1;
+  lu_pivot_range(k, S, &smin, &smax);
+  if (!pivots_regular(bmin, scale) || !pivots_regular(smin, scale) || !(smin > BORDER_ROUNDING_MARGIN * scale * growth))
+    return 0;
+  f->border_scale = alpha;
   memcpy(f->F, base->F, (size_t)nc * nc * sizeof(double));
   memcpy(f->piv, base->piv, (size_t)nc * sizeof(int));
   memcpy(f->bset, C, (size_t)nc * sizeof(int));
@@ -601,7 +641,7 @@ static int fb_factor_bordered(sb_lcp_work *wk, sb_lcp_factor *f, const sb_lcp_fa
 }
 
 /* Solves M_BB x = b with fb_factor_bordered's factorization (b in x on
- * entry): u = M_CC^-1 r_C, t = S^-1 ([r_D; 0] - [M_DC; E_R^T] u), x_C = u -
+ * entry): u = M_CC^-1 r_C, t = S^-1 ([r_D; 0] - [M_DC; alpha E_R^T] u), x_C = u -
  * Y t, x_D = t's first nadd. Returns 0 on a non-finite x. */
 static int fb_solve_bordered(sb_lcp_work *wk, const sb_lcp_factor *f, int na, double *x) {
   int nc = f->nbase, nadd = f->nadd, nrem = f->nrem, k = nadd + nrem;
@@ -614,11 +654,35 @@ static int fb_solve_bordered(sb_lcp_work *wk, const sb_lcp_factor *f, int na, do
   LAPACKE_dgetrs_work(LAPACK_COL_MAJOR, 'N', nc, 1, f->F, nc, f->piv, u, nc);
   for (int r = 0; r < nadd; r++)
     for (int a = 0; a < nc; a++) t[r] -= f->Mdc[(size_t)a * nadd + r] * u[a];
-  for (int r = 0; r < nrem; r++) t[nadd + r] = -u[f->rpos[r]];
+  for (int r = 0; r < nrem; r++) t[nadd + r] = -f->border_scale * u[f->rpos[r]];
   LAPACKE_dgetrs_work(LAPACK_COL_MAJOR, 'N', k, 1, f->S, k, f->spiv, t, k);
   cblas_dgemv(CblasColMajor, CblasNoTrans, nc, k, -1.0, f->Y, nc, t, 1, 1.0, u, 1);
   for (int b = 0; b < na; b++) x[b] = f->bpos[b] >= 0 ? u[f->bpos[b]] : t[-1 - f->bpos[b]];
   return all_finite(na, x);
+}
+
+/* principal_submatrix's body, declared here for sb_lcp_factor_set */
+static void principal_submatrix(int n, const double *M, const int *set, int na, double *A);
+
+int sb_lcp_factor_set(sb_lcp_work *wk, int slot, int n, const double *M, const int *set, int na, int singular,
+                      int border) {
+  sb_lcp_factor *f = &wk->fc[slot];
+  principal_submatrix(n, M, set, na, f->A);
+  int how = border && !singular ? fb_factor_bordered(wk, f, &wk->fc[1 - slot], n, M, set, na) : 0;
+  if (!how) how = fb_factor(wk, f, na, singular);
+  f->valid = how != 0;
+  if (f->valid) {
+    memcpy(f->set, set, (size_t)na * sizeof(int));
+    f->n = n;
+    f->na = na;
+    f->how = how;
+  }
+  return how;
+}
+
+int sb_lcp_factor_solve(sb_lcp_work *wk, int slot, double *x) {
+  const sb_lcp_factor *f = &wk->fc[slot];
+  return f->valid ? fb_solve(wk, f, f->na, f->how, x) : 0;
 }
 
 /* The cache slot holding a factorization of this set of this problem's
@@ -741,17 +805,9 @@ static int fb_pivot_step(sb_lcp_work *wk, int n, const double *M, const double *
     if (cached) {
       how = f->how;
     } else if (na > 0) {
-      principal_submatrix(n, M, set, na, A);
       int singular = sb_lcp_friction_set_singular(wk->fric_nblock, wk->fric_block, in);
-      how = reuse && wk->border && !singular ? fb_factor_bordered(wk, f, &wk->fc[1 - s], n, M, set, na) : 0;
-      if (!how) how = fb_factor(wk, f, na, singular);
-      f->valid = reuse && how != 0;
-      if (f->valid) {
-        memcpy(f->set, set, (size_t)na * sizeof(int));
-        f->n = n;
-        f->na = na;
-        f->how = how;
-      }
+      how = sb_lcp_factor_set(wk, s, n, M, set, na, singular, reuse && wk->border);
+      f->valid &= reuse;
     }
     for (int a = 0; a < na; a++) {
       double r = -q[set[a]];

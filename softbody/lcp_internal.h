@@ -13,10 +13,10 @@ typedef struct {
   /* how == 3, bordered (fb_factor_bordered in lcp.c): F and piv hold the LU
    * of M_CC for another set C (bset, nbase entries), and the set is C less
    * nrem indices (their places in C: rpos) plus nadd (dset); Y = M_CC^-1 [M_CD
-   * E_R] (nbase x (nadd + nrem)), S the LU of its Schur complement (spiv);
+   * alpha E_R] (nbase x (nadd + nrem)), S the LU of its Schur complement (spiv);
    * bpos: for each place of the set, its place in C, or -1 - its place in dset;
-   * Mdc: the rows M_DC (nadd x nbase) */
-  double *Y, *S, *Mdc;
+   * Mdc: the rows M_DC (nadd x nbase); border_scale: alpha, E_R's scale */
+  double *Y, *S, *Mdc, border_scale;
   int *bset, *bpos, *dset, *rpos, *spiv, nbase, nadd, nrem;
 } sb_lcp_factor;
 
@@ -91,6 +91,19 @@ int sb_lcp_friction_set_singular(int nblock, const int *block, const int *in);
 #define SB_LCP_FRICTION_MAX_R 62 /* directions of a pyramid: check_input's block limit 64, less two */
 int sb_lcp_friction_set_basic(int nblock, const int *block, int n, const double *M, const double *zref,
                               int *in, int *dropped);
+
+/* The warm pivot's factorization of M_AA for a set (na ascending indices
+ * of the n x n M, column-major) into the cache slot `slot` (M_AA into its
+ * A): with border, by bordering the other slot's LU (fb_factor_bordered in
+ * lcp.c) where that applies and passes its singularity test, else LU, else
+ * least norm (only least norm when singular: the set is singular by
+ * construction). Returns 0 on failure, 1 LU, 2 least norm, 3 bordered; the
+ * slot records the set. sb_lcp_factor_solve solves M_AA x = b with it (b in
+ * x on entry), returning 0 on a non-finite x or an empty slot, else the
+ * kind. */
+int sb_lcp_factor_set(sb_lcp_work *wk, int slot, int n, const double *M, const int *set, int na, int singular,
+                      int border);
+int sb_lcp_factor_solve(sb_lcp_work *wk, int slot, double *x);
 
 /* Wall clock in microseconds. */
 double sb_lcp_now_us(void);

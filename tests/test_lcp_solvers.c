@@ -81,6 +81,169 @@ static void make(kind k, int n, double *M, double *q) {
     }
 }
 
+/* ---------- the bordered factorization's singularity test ---------- */
+
+/* Makes M_BB (B: nb indices of the n x n M) nearly singular: its smallest
+ * singular value set to ratio times its largest (ratio 1: M unchanged). */
+static void nearly_singular_block(int n, double *M, const int *B, int nb, double ratio) {
+  if (ratio >= 1) return;
+  double A[NMAX * NMAX], U[NMAX * NMAX], Vt[NMAX * NMAX], sv[NMAX], superb[NMAX];
+  for (int b = 0; b < nb; b++)
+    for (int a = 0; a < nb; a++) A[b * nb + a] = M[B[b] * n + B[a]];
+  LAPACKE_dgesvd(LAPACK_COL_MAJOR, 'A', 'A', nb, nb, A, nb, sv, U, nb, Vt, nb, superb);
+  sv[nb - 1] = ratio * sv[0];
+  for (int b = 0; b < nb; b++)
+    for (int a = 0; a < nb; a++) {
+      double v = 0;
+      for (int l = 0; l < nb; l++) v += U[l * nb + a] * sv[l] * Vt[b * nb + l];
+      M[B[b] * n + B[a]] = v;
+    }
+}
+
+typedef struct {
+  int base_how, plain_how, bordered_how; /* sb_lcp_factor_set's kinds */
+  double dx;                             /* |x_bordered - x_plain|inf / |x_plain|inf, both solved */
+} border_trial;
+
+/* Factors M_CC into slot 0 (plain), then M_BB into slot 1 bordered from it
+ * and again plainly, and solves M_BB x = b (b random) both ways. */
+static border_trial border_compare(sb_lcp_work *wk, int n, const double *M, const int *C, int nc, const int *B,
+                                   int nb) {
+  border_trial t = {0, 0, 0, INFINITY};
+  double b[NMAX], xb[NMAX], xp[NMAX];
+  for (int i = 0; i < nb; i++) b[i] = tu_rand();
+  t.base_how = sb_lcp_factor_set(wk, 0, n, M, C, nc, 0, 0);
+  t.bordered_how = sb_lcp_factor_set(wk, 1, n, M, B, nb, 0, 1);
+  memcpy(xb, b, (size_t)nb * sizeof(double));
+  int okb = sb_lcp_factor_solve(wk, 1, xb);
+  t.plain_how = sb_lcp_factor_set(wk, 1, n, M, B, nb, 0, 0);
+  memcpy(xp, b, (size_t)nb * sizeof(double));
+  int okp = sb_lcp_factor_solve(wk, 1, xp);
+  if (okb && okp) t.dx = tu_relerr(xb, xp, nb, 1e-300);
+  return t;
+}
+
+/* The bordered factorization (sb_lcp_factor_set with border) must reject a
+ * set wherever the plain LU would (fb_factor_lu's pivot test): its Schur
+ * complement's pivots alone pass trivially when the complement is 1 x 1,
+ * and a removal's complement is in units of M^-1. Targeted: M_BB nearly
+ * singular (smallest singular value 1e-15 of the largest) with B = C + one
+ * index and B = C - one index. Then random sets of a random matrix, C less
+ * nrem indices plus nadd, 1 to |C| / 3 in all, with M_BB regular (as drawn), ill-conditioned
+ * (1e-4) or nearly singular (1e-15): accepted in the first two cases, with
+ * the plain path's solution, rejected in the third and wherever the plain
+ * path rejects. */
+static void test_bordered_singularity(sb_lcp_work *wk) {
+  enum { n = 24 };
+  static double M[n * n];
+  /* targeted */
+  for (int removal = 0; removal < 2; removal++) {
+    for (int j = 0; j < n; j++)
+      for (int i = 0; i < n; i++) M[j * n + i] = tu_rand() + (i == j ? 3 : 0);
+    int C[10], B[11], nc = 10, nb = 0;
+    for (int i = 0; i < nc; i++) C[i] = i;
+    for (int i = 0; i <= nc; i++)
+      if (removal ? i != 4 && i < nc : 1) B[nb++] = i;
+    nearly_singular_block(n, M, B, nb, 1e-15);
+    border_trial t = border_compare(wk, n, M, C, nc, B, nb);
+    EXPECT(t.base_how == 1 && t.plain_how == 2 && t.bordered_how != 3,
+           "bordered singularity (%s): M_BB nearly singular, base LU %d, plain %d (want 1, 2: rejected), "
+           "bordered %d (want not 3)", removal ? "C less one index" : "C plus one index", t.base_how, t.plain_how,
+           t.bordered_how);
+  }
+  /* M_CC ill-conditioned (singular values 1e10 apart, its near null vectors u, v) and M_BB = [M_CC b;
+   * c^T d] singular: b = M_CC y (y random, so u^T b = 0 and M_CC^-1 b = y is exact), c = v + random,
+   * d = c^T y. M_CC^-1 b through M_CC's LU errs along v by about DBL_EPSILON 1e10 |y|, which c^T picks
+   * up: the computed complement d - c^T M_CC^-1 b is that rounding, far above 1e-11 of M's scale. */
+  {
+    enum { nc = 10 };
+    double A[nc * nc], U[nc * nc], Vt[nc * nc], sv[nc], superb[nc], y[nc];
+    int C[nc], B[nc + 1];
+    for (int i = 0; i < nc * nc; i++) A[i] = tu_rand() + (i % (nc + 1) == 0 ? 3 : 0);
+    LAPACKE_dgesvd(LAPACK_COL_MAJOR, 'A', 'A', nc, nc, A, nc, sv, U, nc, Vt, nc, superb);
+    sv[nc - 1] = 1e-10 * sv[0];
+    memset(M, 0, sizeof M);
+    for (int i = 0; i < nc; i++) y[i] = tu_rand();
+    for (int b = 0; b < nc; b++)
+      for (int a = 0; a < nc; a++) {
+        double v = 0;
+        for (int l = 0; l < nc; l++) v += U[l * nc + a] * sv[l] * Vt[b * nc + l];
+        M[b * n + a] = v;
+      }
+    double d = 0;
+    for (int a = 0; a < nc; a++) {
+      double bv = 0, cv = Vt[a * nc + nc - 1] + 0.3 * tu_rand(); /* v = Vt's last row */
+      for (int b = 0; b < nc; b++) bv += M[b * n + a] * y[b];
+      M[nc * n + a] = bv;
+      M[a * n + nc] = cv;
+      d += cv * y[a];
+    }
+    M[nc * n + nc] = d;
+    for (int i = 0; i <= nc; i++) {
+      if (i < nc) C[i] = i;
+      B[i] = i;
+    }
+    border_trial t = border_compare(wk, n, M, C, nc, B, nc + 1);
+    EXPECT(t.base_how == 1 && t.plain_how == 2 && t.bordered_how != 3,
+           "bordered singularity (M_CC's singular values 1e10 apart, M_BB singular): base LU %d, plain %d (want "
+           "1, 2), bordered %d (want not 3)", t.base_how, t.plain_how, t.bordered_how);
+  }
+  /* random */
+  int counted[3] = {0, 0, 0}, agree[3] = {0, 0, 0}, plain_missed = 0;
+  double worst_dx = 0, ratios[3] = {1, 1e-4, 1e-15};
+  for (int trial = 0; trial < 300; trial++) {
+    int kind = trial % 3, in_c[n] = {0}, in_b[n], C[n], B[n], nc = 0, nb = 0;
+    for (int j = 0; j < n; j++)
+      for (int i = 0; i < n; i++) M[j * n + i] = tu_rand() + (i == j ? 3 : 0);
+    int want = 9 + (int)((tu_rand() + 1) * 4.5); /* 9..18 */
+    while (nc < want) {
+      int i = (int)((tu_rand() + 1) * 0.5 * n) % n;
+      if (!in_c[i]) in_c[i] = 1, nc++;
+    }
+    memcpy(in_b, in_c, sizeof in_c);
+    /* k = nrem + nadd moved indices, 1 .. |C| / 3 (where bordering applies) */
+    int k = 1 + (int)((tu_rand() + 1) * 0.5 * (nc / 3)) % (nc / 3), nrem = (int)((tu_rand() + 1) * 0.5 * (k + 1)) % (k + 1),
+        nadd = k - nrem;
+    for (int r = 0; r < nrem;) {
+      int i = (int)((tu_rand() + 1) * 0.5 * n) % n;
+      if (in_b[i] && in_c[i]) in_b[i] = 0, r++;
+    }
+    for (int a = 0; a < nadd;) {
+      int i = (int)((tu_rand() + 1) * 0.5 * n) % n;
+      if (!in_b[i] && !in_c[i]) in_b[i] = 1, a++;
+    }
+    nc = 0;
+    for (int i = 0; i < n; i++) {
+      if (in_c[i]) C[nc++] = i;
+      if (in_b[i]) B[nb++] = i;
+    }
+    nearly_singular_block(n, M, B, nb, ratios[kind]);
+    border_trial t = border_compare(wk, n, M, C, nc, B, nb);
+    if (t.base_how != 1) continue; /* the bordered path needs C's LU */
+    counted[kind]++;
+    /* plain LU's pivots need not reveal a singular value of 1e-15 (partial pivoting is not rank
+     * revealing): the bordered test must reject what it rejects, and every nearly singular set */
+    int accepted_plain = t.plain_how == 1, accepted_bordered = t.bordered_how == 3;
+    agree[kind] += accepted_plain == accepted_bordered;
+    plain_missed += kind == 2 && accepted_plain;
+    EXPECT(accepted_bordered == (kind < 2) && (accepted_plain || !accepted_bordered),
+           "bordered singularity trial %d (|C| %d, -%d +%d, M_BB's singular values %.0e apart): plain %d, "
+           "bordered %d (want 3 when regular or ill-conditioned, not 3 when nearly singular or plain rejects)",
+           trial, nc, nrem, nadd, 1 / ratios[kind], t.plain_how, t.bordered_how);
+    if (accepted_plain && accepted_bordered) {
+      worst_dx = fmax(worst_dx, t.dx * ratios[kind]);
+      EXPECT(t.dx <= 1e-13 / ratios[kind], "bordered singularity trial %d: solutions differ by %.3g (x's norm)",
+             trial, t.dx);
+    }
+  }
+  EXPECT(counted[0] >= 90 && counted[1] >= 90 && counted[2] >= 90,
+         "bordered singularity: too few trials with C's LU regular (%d, %d, %d of 100)", counted[0], counted[1],
+         counted[2]);
+  printf("bordered singularity: accept/reject as plain LU in %d/%d regular, %d/%d ill-conditioned, %d/%d nearly "
+         "singular (plain LU accepted %d of those); solutions within %.2g x cond ratio\n", agree[0], counted[0],
+         agree[1], counted[1], agree[2], counted[2], plain_missed, worst_dx);
+}
+
 int main(void) {
   sb_lcp_work *wk = sb_lcp_work_create(NMAX);
   static double M[NMAX * NMAX], q[NMAX], z[3][NMAX], zref[NMAX], w[NMAX];
@@ -551,6 +714,7 @@ int main(void) {
     EXPECT(sb_lcp_solve(wk, 2, m2, q2, z2, w2, &o, &info) == SB_LCP_SOLVED && fabs(z2[0] - 1) < 1e-12,
            "a NaN warm start is ignored");
   }
+  test_bordered_singularity(wk);
   sb_lcp_work_free(wk);
   return test_report("lcp_solvers");
 }
