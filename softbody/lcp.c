@@ -382,6 +382,19 @@ static int fb_factor_least_norm(sb_lcp_work *wk, sb_lcp_factor *f, int na) {
   return 2;
 }
 
+/* The smallest and largest |pivot| of the n x n LU factor F (the diagonal
+ * of U), folded into *umin and *umax. */
+static void lu_pivot_range(int n, const double *F, double *umin, double *umax) {
+  for (int k = 0; k < n; k++) {
+    double u = fabs(F[(size_t)k * n + k]);
+    *umin = u < *umin ? u : *umin;
+    *umax = u > *umax ? u : *umax;
+  }
+}
+
+/* The LU paths' singularity test: every pivot above 1e-11 of the largest. */
+static int pivots_regular(double umin, double umax) { return umin > 1e-11 * umax; }
+
 /* Solves A x = b for the na x na matrix A in f->A (b in x on entry). By
  * LU; when its pivots show A singular (dependent friction directions,
  * statically indeterminate sticking: any solution will do, but LU would give
@@ -397,19 +410,6 @@ static int fb_factor_least_norm(sb_lcp_work *wk, sb_lcp_factor *f, int na) {
  * least-norm factorization itself (fb_pivot_step makes such sets basic
  * first, so with friction blocks the least-norm path is left to sets
  * singular for other reasons: more rows than the bodies' dofs). */
-/* The smallest and largest |pivot| of the n x n LU factor F (the diagonal
- * of U), folded into *umin and *umax. */
-static void lu_pivot_range(int n, const double *F, double *umin, double *umax) {
-  for (int k = 0; k < n; k++) {
-    double u = fabs(F[(size_t)k * n + k]);
-    *umin = u < *umin ? u : *umin;
-    *umax = u > *umax ? u : *umax;
-  }
-}
-
-/* The LU paths' singularity test: every pivot above 1e-11 of the largest. */
-static int pivots_regular(double umin, double umax) { return umin > 1e-11 * umax; }
-
 /* The LU half of fb_factor: 1, or 0 when dgetrf fails or its pivots show
  * A singular. */
 static int fb_factor_lu(sb_lcp_factor *f, int na) {
