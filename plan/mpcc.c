@@ -15,6 +15,11 @@
 #include <lapacke.h>
 
 #define EPS_SDF 1e-12   /* the paper's smoothing of |.| and max(.,.) */
+/* contact_at_start: the LCP's gap stabilization s(g) (g, or 0.2 g when penetrating; contact.c's
+ * default) blended over this width (m) into a smooth function: it errs by at most 0.4 of it, at
+ * g = 0, well under the LCP's own tolerance on the normal velocity times h */
+#define STAB_WIDTH 1e-7
+#define STAB_FACTOR 0.2
 /* A last relaxation stopped at its cap is polished only when its point
  * violates the relaxed NLP by at most this (IPOPT's default constr_viol_tol):
  * the polish starts at a point near the relaxed feasible set, not at one
@@ -52,6 +57,11 @@ struct plan_mpcc {
     int on;
     double wl0[3], xl0[3], J[9];
   } xl_tangent;
+  struct {               /* on: the gap row's stabilization s(g) replaced by its tangent at g0 (the same
+                          * columns, contact_at_start: s curves over STAB_WIDTH, below the steps) */
+    int on;
+    double g0, s0, ds;
+  } stab_tangent;
   arm_terms terms, terms_fixed;  /* arm terms of the current evaluation, and of the Jacobian's base point */
   struct {               /* exact Hessian: the pattern of a step's block, per stage (0: kinematic) */
     int npairs[2], *pair[2];   /* (a, b), a >= b, block columns */
@@ -289,6 +299,29 @@ static void contact_velocity_jacobian(plan_mpcc *p, const contact_geom *G, doubl
 typedef struct { const double *q, *v, *om, *quat; } state_view;
 typedef struct { const double *tau; double fz; const double *ft; double gamma, zeta; } control_view;
 
+/* The contact geometry of a step from S_k to S_{k+1}: at q_{k+1} (the paper's), or at q_k
+ * (contact_at_start: the simulator's), the disk point moving at J v_{k+1}, the ball at omega_{k+1}. */
+static void step_geometry(plan_mpcc *p, const state_view *S0, const state_view *S1, contact_geom *G) {
+  contact_geometry(p, p->prm.contact_at_start ? S0->q : S1->q, S1->v, S1->om, G);
+}
+
+/* s(g) of the gap row (mpcc.h) and its derivative: 0.6 g + 0.4 sqrt(g^2 + w^2) is g above the
+ * blend, 0.2 g below it. */
+static double stabilized_gap(double g, double *ds) {
+  double a = 0.5 * (1 + STAB_FACTOR), b = 0.5 * (1 - STAB_FACTOR), r = sqrt(g * g + STAB_WIDTH * STAB_WIDTH);
+  if (ds) *ds = a + b * g / r;
+  return a * g + b * r;
+}
+
+/* The row complementary to fz: the gap at the step's end, or (contact_at_start) the LCP's normal
+ * row s(g_k) + h n_k . nu. */
+static double gap_row(const plan_mpcc *p, const contact_geom *G) {
+  if (!p->prm.contact_at_start) return G->gap;
+  double s = p->stab_tangent.on ? p->stab_tangent.s0 + p->stab_tangent.ds * (G->gap - p->stab_tangent.g0)
+                                : stabilized_gap(G->gap, NULL);
+  return s + p->h * dot3(G->n, G->nu);
+}
+
 static state_view state_at(const plan_mpcc *p, const double *z, int k) {
   const double *s = z + (size_t)k * p->B;
   return (state_view){s, s + p->n, s + 2 * p->n, s + 2 * p->n + 3};
@@ -369,7 +402,7 @@ static void arm_rows_without_tau(plan_mpcc *p, const arm_terms *A, const state_v
 }
 
 /* All rows of step k, in the order of mpcc.h. */
-/* G (may be NULL: computed) is the contact geometry at S_{k+1}, A (may be
+/* G (may be NULL: computed) is the step's contact geometry (step_geometry), A (may be
  * NULL: computed) the arm terms at S_k: the Jacobian passes them when the
  * perturbed column leaves them unchanged. */
 static void step_rows_with(plan_mpcc *p, const double *z, int k, const contact_geom *Gc,
@@ -381,7 +414,7 @@ static void step_rows_with(plan_mpcc *p, const double *z, int k, const contact_g
   control_view U = control_at(p, z, k);
   contact_geom Gl;
   if (!Gc) {
-    contact_geometry(p, S1.q, S1.v, S1.om, &Gl);
+    step_geometry(p, &S0, &S1, &Gl);
     Gc = &Gl;
   }
   const contact_geom G = *Gc;
@@ -412,9 +445,10 @@ static void step_rows_with(plan_mpcc *p, const double *z, int k, const contact_g
   o += 4;
   double cone = P->mu * U.fz;
   for (int j = 0; j < d; j++) cone -= U.ft[j];
+  double phi = gap_row(p, &G);
   if (P->penalty > 0) {
-    double products = G.gap * U.fz + cone * U.gamma;
-    r[o++] = G.gap;
+    double products = phi * U.fz + cone * U.gamma;
+    r[o++] = phi;
     r[o++] = cone;
     for (int j = 0; j < d; j++) {
       double s = dot3(G.D + 3 * j, G.nu) + U.gamma;
@@ -424,8 +458,8 @@ static void step_rows_with(plan_mpcc *p, const double *z, int k, const contact_g
     r[o] = products - U.zeta;
     return;
   }
-  r[o++] = G.gap;
-  r[o++] = G.gap * U.fz;
+  r[o++] = phi;
+  r[o++] = phi * U.fz;
   r[o++] = cone;
   r[o++] = cone * U.gamma;
   for (int j = 0; j < d; j++) {
@@ -563,24 +597,31 @@ static void step_jacobian(plan_mpcc *p, double *zp, int k, double *val) {
   int R = p->nrow, C = p->B + p->ns;
   state_view S0 = state_at(p, zp, k), S1 = state_at(p, zp, k + 1);
   contact_geom G, Gv;
-  contact_geometry(p, S1.q, S1.v, S1.om, &G);
+  step_geometry(p, &S0, &S1, &G);
   contact_velocity_jacobian(p, &G, p->dnu_dv);
   memcpy(p->xl_tangent.wl0, G.wl, sizeof G.wl);
   closest_point(p->prm.disk_radius, p->prm.disk_half_thickness, p->prm.disk_fillet, G.wl, p->xl_tangent.xl0,
                 p->xl_tangent.J);
+  p->stab_tangent.g0 = G.gap;
+  p->stab_tangent.s0 = stabilized_gap(G.gap, &p->stab_tangent.ds);
   if (p->dynamic) arm_terms_at(p, &S0, &p->terms_fixed);
   int v1 = p->B + p->n, om1 = p->B + 2 * p->n, quat1 = om1 + 3;
+  /* the columns of the positions the geometry is taken at: q_{k+1}, or q_k (contact_at_start) */
+  int geo0 = p->prm.contact_at_start ? 0 : p->B;
   for (int c = 0; c < C; c++) {
     int col = k * p->B + c;
-    /* only q_k, v_k change the arm terms at S_k, only q_{k+1}, v_{k+1}, omega_{k+1} the
-       geometry at S_{k+1}: the other columns reuse them */
-    const contact_geom *Gc = c < p->B || c >= quat1 ? &G : NULL;
+    /* only q_k, v_k change the arm terms at S_k, only the geometry's positions and v_{k+1},
+       omega_{k+1} the geometry: the other columns reuse them */
+    int moves_geometry = c >= geo0 && c < geo0 + p->n;
+    const contact_geom *Gc = moves_geometry ? NULL : &G;
     if (c >= v1 && c < quat1) Gc = &Gv;   /* nu moves linearly, the rest of the geometry stays */
     const arm_terms *Ac = c < p->n ? NULL : &p->terms_fixed;
     int velocity = p->dynamic && c >= p->n && c < 2 * p->n;
     if (velocity) Ac = &p->terms;
     double x0 = zp[col], dx = 1e-6 * (1 + fabs(x0));
-    p->xl_tangent.on = c >= p->B && c < v1;   /* q_{k+1}: the geometry's only sharp map by its derivative */
+    /* the geometry's sharp maps (the closest point, the stabilization's blend) by their derivatives */
+    p->xl_tangent.on = moves_geometry;
+    p->stab_tangent.on = moves_geometry && p->prm.contact_at_start;
     for (int side = 0; side < 2; side++) {
       zp[col] = side ? x0 - dx : x0 + dx;
       if (Gc == &Gv) {
@@ -601,7 +642,7 @@ static void step_jacobian(plan_mpcc *p, double *zp, int k, double *val) {
       step_rows_with(p, zp, k, Gc, p->dynamic ? Ac : NULL, side ? p->rm : p->rp);
     }
     zp[col] = x0;
-    p->xl_tangent.on = 0;
+    p->xl_tangent.on = p->stab_tangent.on = 0;
     for (int r = 0; r < R; r++) val[(size_t)r * C + c] = (p->rp[r] - p->rm[r]) / (2 * dx);
   }
 }
@@ -632,7 +673,7 @@ static Bool cb_jac(Index nv, Number *x, Bool nx, Index m, Index nele, Index *iro
  * is linear in most pairs of the step's columns; the pairs where it is not (column_kind,
  * kinds_couple: read off the rows of mpcc.h) get second differences of L_k, computed from the
  * plain rows with their expensive parts evaluated once per perturbed column: the arm terms at
- * S_k (q_k, v_k), the contact geometry at S_{k+1} (q_{k+1}; nu is linear in v_{k+1} and
+ * S_k (q_k, v_k), the contact geometry at its positions (q_{k+1}, or q_k with contact_at_start; nu is linear in v_{k+1} and
  * omega_{k+1}, so their perturbations move nu through d nu / d v and r_ball alone). Off the
  * diagonal the symmetric formula
  *   H_ab = [L(+a+b) + L(-a-b) - L(+a) - L(-a) - L(+b) - L(-b) + 2 L] / (2 da db)  (error O(d^2))
@@ -656,29 +697,38 @@ static int column_kind(const plan_mpcc *p, int c) {
   return c == ns + n + 1 + d ? K_GAMMA : K_ZETA;
 }
 
-/* Whether a step's rows couple two kinds of column nonlinearly (a <= b). */
-static int kinds_couple(int a, int b, int dynamic) {
+/* Whether a step's rows couple two kinds of column nonlinearly; geo: the kind of the positions
+   the contact geometry is taken at (K_Q1, or K_Q0 with contact_at_start). */
+static int kinds_couple(int a, int b, int dynamic, int geo) {
   if (a > b) { int t = a; a = b; b = t; }
-  /* arm rows: M~(q_k) (v_{k+1} - v_k) + h e(q_k, v_k) - h JW(q_k) w(q_{k+1}, fz, ft) */
-  if (dynamic && a == K_Q0 && (b == K_Q0 || b == K_V0 || b == K_FZ || b == K_FT || b == K_Q1 || b == K_V1)) return 1;
+#define PAIR(x, y) ((a == (x) && b == (y)) || (a == (y) && b == (x)))
+  /* arm rows: M~(q_k) (v_{k+1} - v_k) + h e(q_k, v_k) - h JW(q_k) w(geometry, fz, ft) */
+  if (dynamic && a == K_Q0 && (b == K_Q0 || b == K_V0 || b == K_FZ || b == K_FT || b == K_V1 || b == geo)) return 1;
   if (dynamic && a == K_V0 && b == K_V0) return 1;
-  /* ball rows (r_ball x F), the gap and gap fz, the arm's w: the geometry at q_{k+1} times the forces */
-  if ((a == K_FZ || a == K_FT) && b == K_Q1) return 1;
+  /* ball rows (r_ball x F), the gap and gap fz, the arm's w: the geometry times the forces */
+  if (PAIR(K_FZ, geo) || PAIR(K_FT, geo)) return 1;
   if ((a == K_FZ || a == K_FT) && b == K_GAMMA) return 1;   /* cone gamma, ft_j (... + gamma) */
-  /* slips D(q_{k+1}) . nu(q_{k+1}, v_{k+1}, omega_{k+1}), and their products with ft */
+  /* slips D . nu(geometry, v_{k+1}, omega_{k+1}), and their products with ft; with the contact
+     at the start the gap row has n . nu too, and its product with fz */
   if (a == K_FT && (b == K_V1 || b == K_OM1)) return 1;
-  if (a == K_Q1 && (b == K_Q1 || b == K_V1 || b == K_OM1)) return 1;
+  if (geo == K_Q0 && a == K_FZ && (b == K_V1 || b == K_OM1)) return 1;
+  if (PAIR(geo, geo) || PAIR(geo, K_V1) || PAIR(geo, K_OM1)) return 1;
   /* quat_{k+1} - exp(h omega_{k+1}) quat_k */
   if ((a == K_QUAT0 || a == K_OM1) && b == K_OM1) return 1;
+#undef PAIR
   return 0;
 }
+
+/* The kind of the positions the contact geometry is taken at, and their first block column. */
+static int geometry_kind(const plan_mpcc *p) { return p->prm.contact_at_start ? K_Q0 : K_Q1; }
+static int geometry_column(const plan_mpcc *p) { return p->prm.contact_at_start ? 0 : p->B; }
 
 /* The pairs (a >= b, block columns) of a stage's pattern, into pair (NULL: count only). */
 static int hessian_pairs(const plan_mpcc *p, int dynamic, int *pair) {
   int C = p->B + p->ns, np = 0;
   for (int a = 0; a < C; a++)
     for (int b = 0; b <= a; b++)
-      if (kinds_couple(column_kind(p, a), column_kind(p, b), dynamic)) {
+      if (kinds_couple(column_kind(p, a), column_kind(p, b), dynamic, geometry_kind(p))) {
         if (pair) { pair[2 * np] = a; pair[2 * np + 1] = b; }
         np++;
       }
@@ -725,7 +775,7 @@ struct hessian_cache {
   arm_terms A0, Afresh, *Aq;     /* at S_k; at q_k +- dx (Aq[s n + i], s = 0: +, 1: -) */
   double *Mpp;                   /* M~ at a (q_k, q_k) pair's (+, +) */
   double *dM, *d2M;              /* d M / d q_i (dM[(i n + r) n + c]), d2 M / d q_i d q_l (d2M[((i n + l) n + r) n + c]) */
-  contact_geom G0, *Gq;          /* at S_{k+1}; at q_{k+1} +- dx */
+  contact_geom G0, *Gq;          /* the step's; with the geometry's positions (q_{k+1}, or q_k) +- dx */
   double *P0, *Pq;               /* d nu / d v_{k+1} (3 x n) there */
 };
 
@@ -774,12 +824,13 @@ static double lagrangian_moved(plan_mpcc *p, double *zp, int k, const double *la
     }
   }
   contact_geom G;
-  if (ka == K_Q1 && kb == K_Q1) {
-    state_view S1 = state_at(p, zp, k + 1);
-    contact_geometry(p, S1.q, S1.v, S1.om, &G);
+  int geo = geometry_kind(p);
+  if (ka == geo && kb == geo) {
+    state_view S0 = state_at(p, zp, k), S1 = state_at(p, zp, k + 1);
+    step_geometry(p, &S0, &S1, &G);
   } else {
-    int c = ka == K_Q1 ? a : kb == K_Q1 ? b : -1, s = ka == K_Q1 ? sa : sb;
-    int slot = (s < 0 ? n : 0) + c - p->B;
+    int c = ka == geo ? a : kb == geo ? b : -1, s = ka == geo ? sa : sb;
+    int slot = (s < 0 ? n : 0) + c - geometry_column(p);
     const double *P = c >= 0 ? H->Pq + (size_t)slot * 3 * n : H->P0;
     G = c >= 0 ? H->Gq[slot] : H->G0;
     if (ka == K_V1 || ka == K_OM1) shift_nu(p, &G, P, a - p->B, sa * H->dx[a]);
@@ -801,8 +852,9 @@ static void hessian_prepare_step(plan_mpcc *p, double *zp, int k, const double *
   for (int c = 0; c < C; c++) H->dx[c] = 3e-5 * (1 + fabs(zp[base + c]));
   state_view S0 = state_at(p, zp, k), S1 = state_at(p, zp, k + 1);
   if (p->dynamic) arm_terms_at(p, &S0, &H->A0);
-  contact_geometry(p, S1.q, S1.v, S1.om, &H->G0);
+  step_geometry(p, &S0, &S1, &H->G0);
   contact_velocity_jacobian(p, &H->G0, H->P0);
+  int g0 = geometry_column(p);
   step_rows_with(p, zp, k, &H->G0, p->dynamic ? &H->A0 : NULL, H->r0);
   for (int s = 0; s < 2; s++)
     for (int i = 0; i < n; i++) {
@@ -814,12 +866,12 @@ static void hessian_prepare_step(plan_mpcc *p, double *zp, int k, const double *
         arm_terms_at(p, &S0, &H->Aq[slot]);
         zp[base + i] = x0;
       }
-      if (used[p->B + i]) {
-        x0 = zp[base + p->B + i];
-        zp[base + p->B + i] += sign * H->dx[p->B + i];
-        contact_geometry(p, S1.q, S1.v, S1.om, &H->Gq[slot]);
+      if (used[g0 + i]) {
+        x0 = zp[base + g0 + i];
+        zp[base + g0 + i] += sign * H->dx[g0 + i];
+        step_geometry(p, &S0, &S1, &H->Gq[slot]);
         contact_velocity_jacobian(p, &H->Gq[slot], H->Pq + (size_t)slot * 3 * n);
-        zp[base + p->B + i] = x0;
+        zp[base + g0 + i] = x0;
       }
     }
   H->L0 = 0;
@@ -883,11 +935,12 @@ static void hessian_step(plan_mpcc *p, double *zp, int k, const double *lambda, 
       continue;
     }
     double Lpp = lagrangian_moved(p, zp, k, lambda, a, 1, b, 1);
-    if (ka == K_Q0 && kb == K_Q0) memcpy(H->Mpp, H->Afresh.Mt, sizeof(double) * nn);   /* keep M(++) */
+    int mass_pair = p->dynamic && ka == K_Q0 && kb == K_Q0;   /* (the kinematic stage's come from the geometry) */
+    if (mass_pair) memcpy(H->Mpp, H->Afresh.Mt, sizeof(double) * nn);   /* keep M(++) */
     double Lmm = lagrangian_moved(p, zp, k, lambda, a, -1, b, -1);
     double sum = Lpp + Lmm - H->Ls[a] - H->Ls[C + a] - H->Ls[b] - H->Ls[C + b] + 2 * H->L0;
     v[e] = sum / (2 * da * db);
-    if (ka == K_Q0 && kb == K_Q0) {
+    if (mass_pair) {
       const double *Mpp = H->Mpp, *Mmm = H->Afresh.Mt, *M0 = H->A0.Mt;
       const double *Mpa = H->Aq[a].Mt, *Mma = H->Aq[n + a].Mt, *Mpb = H->Aq[b].Mt, *Mmb = H->Aq[n + b].Mt;
       for (int j = 0; j < nn; j++) {
@@ -1299,7 +1352,7 @@ void plan_mpcc_inverse_dynamics(plan_mpcc *p, double *z) {
     state_view S0 = state_at(p, z, k), S1 = state_at(p, z, k + 1);
     control_view U = control_at(p, z, k);
     contact_geom G;
-    contact_geometry(p, S1.q, S1.v, S1.om, &G);
+    step_geometry(p, &S0, &S1, &G);
     double F[3];
     contact_force(p, &G, &U, F);
     arm_terms_at(p, &S0, &p->terms);
@@ -1399,10 +1452,10 @@ int plan_mpcc_interpolate(plan_mpcc *p, double *z, const plan_mpcc *coarse, cons
   /* the ball driven by those forces through its own rows (implicit in omega through the damping),
      so its rows hold and the quaternion stays a unit one */
   for (int k = 0; k < N; k++) {
-    state_view S1 = state_at(p, z, k + 1);
+    state_view S0 = state_at(p, z, k), S1 = state_at(p, z, k + 1);
     control_view U = control_at(p, z, k);
     contact_geom G;
-    contact_geometry(p, S1.q, S1.v, zero, &G);
+    contact_geometry(p, P->contact_at_start ? S0.q : S1.q, S1.v, zero, &G);
     double F[3], mF[3], tb[3];
     contact_force(p, &G, &U, F);
     for (int i = 0; i < 3; i++) mF[i] = -F[i];
@@ -1416,7 +1469,7 @@ int plan_mpcc_interpolate(plan_mpcc *p, double *z, const plan_mpcc *coarse, cons
     quat_mul(e, s0 + 2 * n + 3, s1 + 2 * n + 3);
     /* gamma at least the fine slip speed along every friction direction (the rows D^T nu + gamma
        >= 0): the fine disk and ball velocities are not the coarse ones */
-    contact_geometry(p, S1.q, S1.v, S1.om, &G);
+    step_geometry(p, &S0, &S1, &G);
     double *gamma = z + (size_t)k * p->B + p->ns + n + 1 + d;
     for (int j = 0; j < d; j++) *gamma = fmax(*gamma, -dot3(G.D + 3 * j, G.nu));
   }
@@ -1503,10 +1556,10 @@ static void diagnose_dual(plan_mpcc *p, double eps, const double *x, const doubl
   int bi_gap = 0, bi_cone = 0, bi_slip = 0, touching = 0, face = 0, side = 0, rim = 0, kink = 0;
   double rd = p->prm.disk_radius, hz = p->prm.disk_half_thickness, near = 1e-4;
   for (int k = 0; k < N; k++) {
-    state_view S1 = state_at(p, x, k + 1);
+    state_view S0 = state_at(p, x, k), S1 = state_at(p, x, k + 1);
     control_view U = control_at(p, x, k);
     contact_geom G;
-    contact_geometry(p, S1.q, S1.v, S1.om, &G);
+    step_geometry(p, &S0, &S1, &G);
     double cone = p->prm.mu * U.fz;
     for (int j = 0; j < d; j++) cone -= U.ft[j];
     touching += G.gap < small;
@@ -1517,7 +1570,7 @@ static void diagnose_dual(plan_mpcc *p, double eps, const double *x, const doubl
       else if (dz < 0) side++;
       else rim++;
     }
-    bi_gap += G.gap < small && U.fz < small;
+    bi_gap += gap_row(p, &G) < small && U.fz < small;
     bi_cone += cone < small && U.gamma < small;
     for (int j = 0; j < d; j++) bi_slip += U.ft[j] < small && dot3(G.D + 3 * j, G.nu) + U.gamma < small;
   }
@@ -1884,15 +1937,15 @@ double plan_mpcc_complementarity(plan_mpcc *p, const double *z) {
 double plan_mpcc_complementarity_measures(plan_mpcc *p, const double *z, double *max_product) {
   double worst = 0, prod = 0;
   for (int k = 0; k < p->prm.N; k++) {
-    state_view S1 = state_at(p, z, k + 1);
+    state_view S0 = state_at(p, z, k), S1 = state_at(p, z, k + 1);
     control_view U = control_at(p, z, k);
     contact_geom G;
-    contact_geometry(p, S1.q, S1.v, S1.om, &G);
-    double cone = p->prm.mu * U.fz;
+    step_geometry(p, &S0, &S1, &G);
+    double cone = p->prm.mu * U.fz, phi = gap_row(p, &G);
     for (int j = 0; j < p->prm.d; j++) cone -= U.ft[j];
-    worst = fmax(worst, fabs(fmin(G.gap, U.fz)));
+    worst = fmax(worst, fabs(fmin(phi, U.fz)));
     worst = fmax(worst, fabs(fmin(cone, U.gamma)));
-    prod = fmax(prod, fmax(G.gap * U.fz, cone * U.gamma));
+    prod = fmax(prod, fmax(phi * U.fz, cone * U.gamma));
     for (int j = 0; j < p->prm.d; j++) {
       double s = dot3(G.D + 3 * j, G.nu) + U.gamma;
       worst = fmax(worst, fabs(fmin(U.ft[j], s)));
@@ -1913,7 +1966,7 @@ double plan_mpcc_step_residual(plan_mpcc *p, const double *z) {
     state_view S0 = state_at(p, z, k), S1 = state_at(p, z, k + 1);
     control_view U = control_at(p, z, k);
     contact_geom G;
-    contact_geometry(p, S1.q, S1.v, S1.om, &G);
+    step_geometry(p, &S0, &S1, &G);
     double F[3], mo[3];
     contact_force(p, &G, &U, F);
     for (int i = 0; i < 3; i++) F[i] *= p->h;  /* impulse */
