@@ -47,6 +47,8 @@ struct plan_mpcc {
   double target[4];      /* target quaternion */
   double n_rest[3], t1_rest[3];  /* the contact normal at rest and a tangent there: the friction basis's origin */
   double ball_inertia;
+  double lcp_damping;    /* contact_at_start: h D_b / I_b, the ball's damping as the simulator's LCP sees it
+                          * (step_geometry); 0 otherwise */
   int dynamic;           /* stage being solved */
   int nrow;              /* rows per step in that stage */
   double *Mt, *c, *tmp;   /* n x n, n, n scratch */
@@ -147,9 +149,9 @@ static double smin(double a, double b) { return 0.5 * (a + b - sqrt((a - b) * (a
 typedef struct {
   double gap;
   double n[3];          /* unit normal, from the ball towards the disk */
-  double x[3];          /* contact point on the disk (world) */
+  double x[3];          /* contact point (world): on the disk, or midway to the ball (contact_at_start) */
   double r_disk[3];     /* x - disk origin (world) */
-  double r_ball[3];     /* ball's contact point - ball centre = R n */
+  double r_ball[3];     /* x - ball centre along n: R n, or (R + gap / 2) n (contact_at_start) */
   double nu[3];         /* velocity of x relative to the ball's surface point */
   double D[3 * 16];     /* friction directions (d <= 16), world */
   double rho, wz;       /* the ball centre in the disk frame: distance from the axis, height (which
@@ -245,7 +247,16 @@ static void contact_geometry(plan_mpcc *p, const double *q, const double *v, con
   for (int i = 0; i < 3; i++) { dx[i] = G->x[i] - P->ball_center[i]; dist2 += dx[i] * dx[i]; }
   double dist = sqrt(dist2 + EPS_SDF);
   G->gap = dist - P->ball_radius;
-  for (int i = 0; i < 3; i++) { G->n[i] = dx[i] / dist; G->r_ball[i] = P->ball_radius * G->n[i]; }
+  /* the bodies meet at their surfaces' points (the paper's), or (contact_at_start) both at the
+     point midway between them, where MuJoCo's narrow phase puts the contact and the simulator
+     takes both bodies' Jacobians: with a speculative gap of millimetres the lever arms differ */
+  double mid = P->contact_at_start ? 0.5 * G->gap : 0;
+  for (int i = 0; i < 3; i++) {
+    G->n[i] = dx[i] / dist;
+    G->r_ball[i] = (P->ball_radius + mid) * G->n[i];
+    G->r_disk[i] -= mid * G->n[i];
+    G->x[i] -= mid * G->n[i];
+  }
   /* velocity of x: the frame's twist [w; v] in its own axes, to world */
   double wb[3], vb[3], ww[3], vw[3], wxr[3], oxr[3];
   for (int i = 0; i < 3; i++) { wb[i] = eta[i]; vb[i] = eta[3 + i]; }
@@ -302,7 +313,18 @@ typedef struct { const double *tau; double fz; const double *ft; double gamma, z
 /* The contact geometry of a step from S_k to S_{k+1}: at q_{k+1} (the paper's), or at q_k
  * (contact_at_start: the simulator's), the disk point moving at J v_{k+1}, the ball at omega_{k+1}. */
 static void step_geometry(plan_mpcc *p, const state_view *S0, const state_view *S1, contact_geom *G) {
-  contact_geometry(p, p->prm.contact_at_start ? S0->q : S1->q, S1->v, S1->om, G);
+  if (!p->prm.contact_at_start) {
+    contact_geometry(p, S1->q, S1->v, S1->om, G);
+    return;
+  }
+  /* The LCP predicts the ball's velocity with its damping explicit (the plugin's free velocity
+     takes MuJoCo's passive force -D omega_k) and an undamped response to the impulse, while
+     MuJoCo's Euler step then applies the damping implicitly, which the ball rows model:
+     (I + h D) omega_{k+1} = I omega_k + h tau. The velocity the LCP's rows see is therefore
+     omega_k + h I^-1 (tau - D omega_k) = omega_{k+1} + (h D / I) (omega_{k+1} - omega_k). */
+  double om[3], c = p->lcp_damping;
+  for (int i = 0; i < 3; i++) om[i] = (1 + c) * S1->om[i] - c * S0->om[i];
+  contact_geometry(p, S0->q, S1->v, om, G);
 }
 
 /* s(g) of the gap row (mpcc.h) and its derivative: 0.6 g + 0.4 sqrt(g^2 + w^2) is g above the
@@ -591,6 +613,22 @@ static Bool cb_g(Index nv, Number *x, Bool nx, Index m, Number *g, UserDataPtr u
   return TRUE;
 }
 
+/* nu after moving block column c (v_{k+1}, omega_{k+1}, or omega_k when the contact rows see the
+   ball through the LCP's damping: nu is linear in all three) by delta; P is d nu / d v_{k+1}. */
+static void shift_nu(const plan_mpcc *p, contact_geom *G, const double *P, int c, double delta) {
+  int n = p->n, om0 = 2 * n, v1 = p->B + n, om1 = p->B + 2 * n;
+  if (c >= v1 && c < om1) {
+    for (int i = 0; i < 3; i++) G->nu[i] += delta * P[i * n + (c - v1)];
+    return;
+  }
+  double e[3] = {0}, exr[3];   /* nu = ... - omega_c x r_ball, omega_c = (1 + l) omega_{k+1} - l omega_k */
+  if (c >= om1 && c < om1 + 3) e[c - om1] = (1 + p->lcp_damping) * delta;
+  else if (c >= om0 && c < om0 + 3) e[c - om0] = -p->lcp_damping * delta;
+  else return;
+  cross3(e, G->r_ball, exr);
+  for (int i = 0; i < 3; i++) G->nu[i] -= exr[i];
+}
+
 /* Step k's Jacobian (R x C, row-major) by central differences over its
  * column block [k B, k B + B + ns) of zp, which it perturbs and restores. */
 static void step_jacobian(plan_mpcc *p, double *zp, int k, double *val) {
@@ -614,7 +652,9 @@ static void step_jacobian(plan_mpcc *p, double *zp, int k, double *val) {
        omega_{k+1} the geometry: the other columns reuse them */
     int moves_geometry = c >= geo0 && c < geo0 + p->n;
     const contact_geom *Gc = moves_geometry ? NULL : &G;
-    if (c >= v1 && c < quat1) Gc = &Gv;   /* nu moves linearly, the rest of the geometry stays */
+    /* nu moves linearly, the rest of the geometry stays: v_{k+1}, omega_{k+1}, and omega_k through
+       the LCP's explicit damping of the ball (step_geometry) */
+    if ((c >= v1 && c < quat1) || (p->lcp_damping != 0 && c >= 2 * p->n && c < 2 * p->n + 3)) Gc = &Gv;
     const arm_terms *Ac = c < p->n ? NULL : &p->terms_fixed;
     int velocity = p->dynamic && c >= p->n && c < 2 * p->n;
     if (velocity) Ac = &p->terms;
@@ -625,15 +665,8 @@ static void step_jacobian(plan_mpcc *p, double *zp, int k, double *val) {
     for (int side = 0; side < 2; side++) {
       zp[col] = side ? x0 - dx : x0 + dx;
       if (Gc == &Gv) {
-        double delta = side ? -dx : dx, e[3] = {0}, exr[3];
         Gv = G;
-        if (c < om1) {
-          for (int i = 0; i < 3; i++) Gv.nu[i] += delta * p->dnu_dv[i * p->n + (c - v1)];
-        } else {  /* nu = ... - omega x r_ball */
-          e[c - om1] = delta;
-          cross3(e, G.r_ball, exr);
-          for (int i = 0; i < 3; i++) Gv.nu[i] -= exr[i];
-        }
+        shift_nu(p, &Gv, p->dnu_dv, c, side ? -dx : dx);
       }
       if (velocity) {
         state_view Sp = state_at(p, zp, k);
@@ -712,6 +745,8 @@ static int kinds_couple(int a, int b, int dynamic, int geo) {
      at the start the gap row has n . nu too, and its product with fz */
   if (a == K_FT && (b == K_V1 || b == K_OM1)) return 1;
   if (geo == K_Q0 && a == K_FZ && (b == K_V1 || b == K_OM1)) return 1;
+  /* and (step_geometry) the ball's velocity the LCP sees takes omega_k too */
+  if (geo == K_Q0 && (PAIR(K_OM0, geo) || PAIR(K_OM0, K_FZ) || PAIR(K_OM0, K_FT))) return 1;
   if (PAIR(geo, geo) || PAIR(geo, K_V1) || PAIR(geo, K_OM1)) return 1;
   /* quat_{k+1} - exp(h omega_{k+1}) quat_k */
   if ((a == K_QUAT0 || a == K_OM1) && b == K_OM1) return 1;
@@ -791,18 +826,6 @@ static int pair_from_mass_derivatives(int ka, int kb) {
   return (ka == K_V0 && (kb == K_Q0 || kb == K_V0)) || (kb == K_V0 && ka == K_Q0);
 }
 
-/* nu after moving column c of S_{k+1} (a velocity: nu is linear in v_{k+1}, omega_{k+1}) by delta. */
-static void shift_nu(const plan_mpcc *p, contact_geom *G, const double *P, int c, double delta) {
-  int n = p->n;
-  if (c >= n && c < 2 * n) {
-    for (int i = 0; i < 3; i++) G->nu[i] += delta * P[i * n + (c - n)];
-  } else if (c >= 2 * n && c < 2 * n + 3) {   /* nu = ... - omega x r_ball */
-    double e[3] = {0}, exr[3];
-    e[c - 2 * n] = delta;
-    cross3(e, G->r_ball, exr);
-    for (int i = 0; i < 3; i++) G->nu[i] -= exr[i];
-  }
-}
 
 /* L_k - lambda_k . g_k(z) at z with block column a moved by sa dx_a and (b >= 0) b by sb dx_b;
    the arm terms and the geometry from the cache when only one column moves them. */
@@ -833,8 +856,8 @@ static double lagrangian_moved(plan_mpcc *p, double *zp, int k, const double *la
     int slot = (s < 0 ? n : 0) + c - geometry_column(p);
     const double *P = c >= 0 ? H->Pq + (size_t)slot * 3 * n : H->P0;
     G = c >= 0 ? H->Gq[slot] : H->G0;
-    if (ka == K_V1 || ka == K_OM1) shift_nu(p, &G, P, a - p->B, sa * H->dx[a]);
-    if (kb == K_V1 || kb == K_OM1) shift_nu(p, &G, P, b - p->B, sb * H->dx[b]);
+    if (ka == K_V1 || ka == K_OM1 || ka == K_OM0) shift_nu(p, &G, P, a, sa * H->dx[a]);
+    if (kb == K_V1 || kb == K_OM1 || kb == K_OM0) shift_nu(p, &G, P, b, sb * H->dx[b]);
   }
   step_rows_with(p, zp, k, &G, A, p->rp);
   if (a >= 0) zp[base + a] = xa;
@@ -1192,6 +1215,7 @@ plan_mpcc *plan_mpcc_create(const plan_mpcc_params *prm, char *error, int error_
   p->nvar = P->N * p->B + p->ns;
   p->h = P->T / P->N;
   p->ball_inertia = 0.4 * P->ball_mass * P->ball_radius * P->ball_radius;
+  p->lcp_damping = P->contact_at_start ? p->h * P->ball_damping / p->ball_inertia : 0;
   for (int i = 0; i < 3; i++) p->target[i + 1] = sin(0.5 * P->angle) * P->axis[i] / an;
   p->target[0] = cos(0.5 * P->angle);
   p->n_rest[1] = -1;   /* until the rest geometry below */
