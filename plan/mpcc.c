@@ -867,12 +867,17 @@ static double lagrangian_moved(plan_mpcc *p, double *zp, int k, const double *la
   return L;
 }
 
+/* The second differences' step (times 1 + |x|): the contact at the step's start puts the
+   disk's velocity J(q_k) v_{k+1} into the gap row, whose q_k pairs curve faster than the end
+   contact's rows: the larger step truncates them visibly (docs/planning.md, session 17). */
+static double hessian_step_size(const plan_mpcc *p) { return p->prm.contact_at_start ? 1e-5 : 3e-5; }
+
 /* The cache of step k at zp, and L_k at the single perturbations of the pattern's columns. */
 static void hessian_prepare_step(plan_mpcc *p, double *zp, int k, const double *lambda) {
   hessian_cache *H = p->hc;
   int n = p->n, C = p->B + p->ns, base = k * p->B;
   const int *used = p->hess.used[p->dynamic];
-  for (int c = 0; c < C; c++) H->dx[c] = 3e-5 * (1 + fabs(zp[base + c]));
+  for (int c = 0; c < C; c++) H->dx[c] = hessian_step_size(p) * (1 + fabs(zp[base + c]));
   state_view S0 = state_at(p, zp, k), S1 = state_at(p, zp, k + 1);
   if (p->dynamic) arm_terms_at(p, &S0, &H->A0);
   step_geometry(p, &S0, &S1, &H->G0);
@@ -1038,7 +1043,7 @@ double plan_mpcc_hessian_error(plan_mpcc *p, const double *z, const double *lamb
     if (ir[e] != jc[e]) H[(size_t)jc[e] * nv + ir[e]] += v[e];
   }
   /* second differences of the Lagrangian sigma f + lambda . g, g from the plain rows (no Jacobian) */
-  double *F = calloc((size_t)nv * nv, sizeof(double)), dx = 3e-5;
+  double *F = calloc((size_t)nv * nv, sizeof(double)), dx = hessian_step_size(p);
   if (!F) goto done;
   for (int i = 0; i < nv; i++)
     for (int j = 0; j <= i; j++) {

@@ -135,14 +135,21 @@ int main(void) {
   EXPECT(p != NULL, "create: %s", err);
   if (!p) return test_report("plan_mpcc_start");
   z = point_off_rest(p, &P);
-  for (int dynamic = 0; dynamic < 2; dynamic++) {
-    int m = plan_mpcc_nconstraints(p, dynamic);
-    double *lambda = malloc(sizeof(double) * m);
-    for (int i = 0; i < m; i++) lambda[i] = tu_rand();
-    double e = plan_mpcc_hessian_error(p, z, lambda, 0.7, dynamic);
-    EXPECT(e < 1e-3, "%s stage: Hessian of the Lagrangian vs second differences: %g", dynamic ? "dynamic" : "kinematic", e);
-    printf("%s stage: Hessian vs second differences %.3g\n", dynamic ? "dynamic" : "kinematic", e);
-    free(lambda);
+  /* clear of the ball, then cutting into it by 1 mm and clear of it by 1 mm at every knot (the
+     disk's velocity in the gap row curves with q_k, the second differences' step with it) */
+  for (int pass = 0; pass < 3; pass++) {
+    if (pass) set_gaps(p, &P, z, pass == 1 ? -1e-3 : 1e-3);
+    for (int dynamic = 0; dynamic < 2; dynamic++) {
+      int m = plan_mpcc_nconstraints(p, dynamic);
+      double *lambda = malloc(sizeof(double) * m);
+      for (int i = 0; i < m; i++) lambda[i] = tu_rand();
+      double e = plan_mpcc_hessian_error(p, z, lambda, 0.7, dynamic);
+      const char *where = pass == 0 ? "clear" : pass == 1 ? "penetrating" : "1 mm away";
+      EXPECT(e < 1e-3, "%s, %s stage: Hessian of the Lagrangian vs second differences: %g", where,
+             dynamic ? "dynamic" : "kinematic", e);
+      printf("%s, %s stage: Hessian vs second differences %.3g\n", where, dynamic ? "dynamic" : "kinematic", e);
+      free(lambda);
+    }
   }
   free(z);
   plan_mpcc_free(p);
