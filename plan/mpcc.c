@@ -149,9 +149,10 @@ static double smin(double a, double b) { return 0.5 * (a + b - sqrt((a - b) * (a
 typedef struct {
   double gap;
   double n[3];          /* unit normal, from the ball towards the disk */
-  double x[3];          /* contact point (world): on the disk, or midway to the ball (contact_at_start) */
+  double x[3];          /* contact point on the disk (world) */
   double r_disk[3];     /* x - disk origin (world) */
-  double r_ball[3];     /* x - ball centre along n: R n, or (R + gap / 2) n (contact_at_start) */
+  double r_ball[3];     /* the ball's contact point - its centre: R n, or x - centre = (R + gap) n
+                         * (contact_at_start: the simulator's one point for both bodies) */
   double nu[3];         /* velocity of x relative to the ball's surface point */
   double D[3 * 16];     /* friction directions (d <= 16), world */
   double rho, wz;       /* the ball centre in the disk frame: distance from the axis, height (which
@@ -248,14 +249,12 @@ static void contact_geometry(plan_mpcc *p, const double *q, const double *v, con
   double dist = sqrt(dist2 + EPS_SDF);
   G->gap = dist - P->ball_radius;
   /* the bodies meet at their surfaces' points (the paper's), or (contact_at_start) both at the
-     point midway between them, where MuJoCo's narrow phase puts the contact and the simulator
-     takes both bodies' Jacobians: with a speculative gap of millimetres the lever arms differ */
-  double mid = P->contact_at_start ? 0.5 * G->gap : 0;
+     disk's point, where the plugin's narrow phase puts the contact and the simulator takes both
+     bodies' Jacobians: with a speculative gap of millimetres the ball's lever arm is R + gap */
+  double lever = P->ball_radius + (P->contact_at_start ? G->gap : 0);
   for (int i = 0; i < 3; i++) {
     G->n[i] = dx[i] / dist;
-    G->r_ball[i] = (P->ball_radius + mid) * G->n[i];
-    G->r_disk[i] -= mid * G->n[i];
-    G->x[i] -= mid * G->n[i];
+    G->r_ball[i] = lever * G->n[i];
   }
   /* velocity of x: the frame's twist [w; v] in its own axes, to world */
   double wb[3], vb[3], ww[3], vw[3], wxr[3], oxr[3];

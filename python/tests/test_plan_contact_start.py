@@ -8,15 +8,16 @@ Bounds, and why:
   arm agrees to round-off and the Scholtes relaxation's force at a distance
   (eps / gap, micronewtons), below 1e-7 m.
 - Steps with contact: the plan's rows are the LCP's (geometry at q_k, the
-  gap linearized with v_{k+1}, friction at the midpoint contact, the ball
-  as the LCP sees it), which Lemke solves exactly (residual 1e-17), so what
-  is left is the plan's own tolerance (products a b <= eps = 1e-7, IPOPT's
-  tol) and, measured, one contact sticking in the simulator at 0.994 of
-  the pyramid's limit where the plan slides at it: 1.3e-7 m at most (docs/
-  planning.md, session 17). The bound 1e-6 m is 10 times that.
+  gap linearized with v_{k+1}, both bodies at the disk's contact point, the
+  ball as the LCP sees it), which Lemke solves exactly (residual 1e-17), so
+  what is left is the plan's own tolerance: Scholtes' products a b <= eps =
+  1e-7 leave the normal row 8.6e-7 m open at fz = 0.128 N, and the arm
+  misses by 8e-8 m, the ball's angular velocity by 1e-3 rad/s at most
+  (docs/planning.md, session 17). The bounds are 12 and 5 times those.
 - The paper's contact at the step's end on the same task misses by 1.2e-5 m
-  (the disk's motion during the step against the linearized gap): the
-  check fails for it, which the second test asserts.
+  (the disk's motion during the step against the linearized gap) and the
+  ball's angular velocity by 0.64 rad/s: the check fails for it, which the
+  second test asserts.
 """
 import json
 import os
@@ -72,10 +73,11 @@ def test_simulator_reproduces_a_plan_with_its_contact(start_plan):
   for s in touching:
     assert s["arm"] < 1e-6, s
     assert abs(s["force"] - s["planned_force"]) < 0.01 * s["planned_force"] + 1e-4, s
-    assert s["omega"] < 2e-2, s
+    assert s["omega"] < 5e-3, s
 
 
 def test_paper_contact_is_not_reproduced(end_plan):
   steps = one_step(str(end_plan), str(ROOT / "mjcf/ball_plan.xml"))
   touching, _ = _split(steps)
   assert touching and max(s["arm"] for s in touching) > 1e-6, steps
+  assert max(s["omega"] for s in touching) > 5e-3, steps
