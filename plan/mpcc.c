@@ -882,6 +882,12 @@ static void hessian_prepare_step(plan_mpcc *p, double *zp, int k, const double *
   step_geometry(p, &S0, &S1, &H->G0);
   contact_velocity_jacobian(p, &H->G0, H->P0);
   int g0 = geometry_column(p);
+  /* the stabilization's blend by its tangent at the step's gap (until hessian_step ends): its
+     curvature lives within STAB_WIDTH of g = 0, far below the differences' reach, where their
+     quotients would be of order 1 / step instead of the blend's derivative */
+  p->stab_tangent.g0 = H->G0.gap;
+  p->stab_tangent.s0 = stabilized_gap(H->G0.gap, &p->stab_tangent.ds);
+  p->stab_tangent.on = p->prm.contact_at_start;
   step_rows_with(p, zp, k, &H->G0, p->dynamic ? &H->A0 : NULL, H->r0);
   for (int s = 0; s < 2; s++)
     for (int i = 0; i < n; i++) {
@@ -976,6 +982,7 @@ static void hessian_step(plan_mpcc *p, double *zp, int k, const double *lambda, 
       }
     }
   }
+  p->stab_tangent.on = 0;
 }
 
 /* The objective's second derivatives (eq. 20, plan_mpcc_objective), in hessian_structure's order. */
