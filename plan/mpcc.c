@@ -705,8 +705,9 @@ static Bool cb_jac(Index nv, Number *x, Bool nx, Index m, Index nele, Index *iro
  * is linear in most pairs of the step's columns; the pairs where it is not (column_kind,
  * kinds_couple: read off the rows of mpcc.h) get second differences of L_k, computed from the
  * plain rows with their expensive parts evaluated once per perturbed column: the arm terms at
- * S_k (q_k, v_k), the contact geometry at its positions (q_{k+1}, or q_k with contact_at_start; nu is linear in v_{k+1} and
- * omega_{k+1}, so their perturbations move nu through d nu / d v and r_ball alone). Off the
+ * S_k (q_k, v_k), the contact geometry at its positions (q_{k+1}, or q_k with contact_at_start;
+ * nu is linear in v_{k+1} and omega_{k+1}, and with contact_at_start omega_k, so their
+ * perturbations move nu through d nu / d v and r_ball alone). Off the
  * diagonal the symmetric formula
  *   H_ab = [L(+a+b) + L(-a-b) - L(+a) - L(-a) - L(+b) - L(-b) + 2 L] / (2 da db)  (error O(d^2))
  * costs two evaluations per pair beyond the single perturbations; it is exact where L is

@@ -91,9 +91,10 @@ int main(void) {
     }
   }
 
-  /* the gap row by hand: g_k + h n_k . (dx/dt - omega x r_ball) along q_k + t v_{k+1}
-     (x the disk's material point at the contact, its velocity by central differences); with penetration g_k < 0 the stabilized 0.2 g_k; the dynamic stage's
-     rows: arm n, kinematics n, ball 3, quaternion 4, then the gap row */
+  /* the gap row by hand: g_k + h n_k . (dx/dt - omega x r_ball) along q_k + t v_{k+1} (x the
+     disk's material point at the contact, its velocity by central differences; n . (omega x
+     r_ball) = 0); with penetration g_k < 0 the stabilized 0.2 g_k; the dynamic stage's rows: arm
+     n, kinematics n, ball 3, quaternion 4, then the gap row */
   for (int k = 1; k < P.N; k++) {
     double r[128], gap, fz, normal[3], pos0[3], R0[9], pos1[3], R1[9];
     int R = plan_mpcc_step_rows(p, z, k, 1, r);
@@ -108,8 +109,12 @@ int main(void) {
     plan_mpcc_disk_pose(p, qm, pos2, R2);
     /* the contact point as a material point of the disk: ball centre + (R + gap) n */
     double x[3], xl[3], x1[3], x2[3], rb[3], vd[3], oxr[3];
-    for (int i = 0; i < 3; i++) { rb[i] = P.ball_radius * normal[i]; x[i] = P.ball_center[i] + (P.ball_radius + gap) * normal[i]; }
-    for (int i = 0; i < 3; i++) xl[i] = R0[0 + i] * (x[0] - pos0[0]) + R0[3 + i] * (x[1] - pos0[1]) + R0[6 + i] * (x[2] - pos0[2]);
+    for (int i = 0; i < 3; i++) {
+      rb[i] = (P.ball_radius + gap) * normal[i];
+      x[i] = P.ball_center[i] + rb[i];
+    }
+    for (int i = 0; i < 3; i++)
+      xl[i] = R0[0 + i] * (x[0] - pos0[0]) + R0[3 + i] * (x[1] - pos0[1]) + R0[6 + i] * (x[2] - pos0[2]);
     for (int i = 0; i < 3; i++) {
       x1[i] = pos1[i] + R1[3 * i] * xl[0] + R1[3 * i + 1] * xl[1] + R1[3 * i + 2] * xl[2];
       x2[i] = pos2[i] + R2[3 * i] * xl[0] + R2[3 * i + 1] * xl[1] + R2[3 * i + 2] * xl[2];
