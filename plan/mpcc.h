@@ -34,7 +34,13 @@
  *   sum over the pairs of a b - zeta_k = 0,  objective + rho sum_k zeta_k
  * (an exact penalty for rho large enough; zeta_k is fixed to 0 otherwise).
  * The friction basis is the rest contact's tangent basis carried along the
- * shortest rotation from the rest normal to the current one.
+ * shortest rotation from the rest normal to the current one (with
+ * contact_at_start too: the simulator's, the world axis least aligned with
+ * the normal, jumps, see docs/planning.md, session 17).
+ * With contact_at_start, besides: both bodies meet at the disk's contact
+ * point (the ball's lever arm (R + gap) n, as the plugin's narrow phase
+ * puts it), and nu takes the ball's velocity as the LCP predicts it, its
+ * damping explicit: omega_{k+1} + (h D_b / I_b)(omega_{k+1} - omega_k).
  * First derivatives: central differences inside each step's column block
  * (the exact sparsity of the transcription; objective gradient analytic),
  * the arm terms recomputed only for the columns that move them (q_k, v_k;
