@@ -272,20 +272,10 @@ static void contact_geometry(plan_mpcc *p, const double *q, const double *v, con
      rotating about y drives the contact towards the ball's +-x sides; this basis is smooth
      everywhere but the far pole -n_rest, where the arm cannot reach. */
   double t1[3], t2[3], k[3], kxt[3], nt = 0, c = dot3(p->n_rest, G->n);
-  if (P->contact_at_start) {
-    /* the simulator's pyramid (contact.c's contact_frame without a tangent hint, what the narrow
-       phase gives): t1 the world axis least aligned with n, made tangent. It jumps where two of
-       n's components pass each other in size, as the simulator's does. */
-    int a = 0;
-    for (int i = 1; i < 3; i++)
-      if (fabs(G->n[i]) < fabs(G->n[a])) a = i;
-    for (int i = 0; i < 3; i++) { t1[i] = (i == a) - G->n[a] * G->n[i]; nt += t1[i] * t1[i]; }
-  } else {
-    cross3(p->n_rest, G->n, k);
-    cross3(k, p->t1_rest, kxt);
-    double kt = dot3(k, p->t1_rest) / fmax(1 + c, 1e-12);
-    for (int i = 0; i < 3; i++) { t1[i] = c * p->t1_rest[i] + kxt[i] + kt * k[i]; nt += t1[i] * t1[i]; }
-  }
+  cross3(p->n_rest, G->n, k);
+  cross3(k, p->t1_rest, kxt);
+  double kt = dot3(k, p->t1_rest) / fmax(1 + c, 1e-12);
+  for (int i = 0; i < 3; i++) { t1[i] = c * p->t1_rest[i] + kxt[i] + kt * k[i]; nt += t1[i] * t1[i]; }
   nt = sqrt(nt);
   for (int i = 0; i < 3; i++) t1[i] /= nt;
   cross3(G->n, t1, t2);
