@@ -45,6 +45,10 @@ static int usage(const char *msg) {
           "                 [--coarse-N n] [--coarse-start rest|offaxis] [--coarse-eps e] [--coarse-iter k] [--ipopt-options file] [--ipopt-options-last file] [--hessian lbfgs|exact|last]\n"
           "                 [--terminal-weight w] [--terminal-weight-final w] [--out trajectory.csv] [--json] [--quiet] [--derivative-test] [--diagnose]\n"
           "                 [--polish | --no-polish] [--polish-certify] [--last-iter k] [--disk-fillet m]\n"
+          "                 [--contact-time end|start]\n"
+          "--contact-time: end (default, the paper's eq. 19: the exact gap at the step's end) or start (the\n"
+          "  simulator's LCP: geometry at the step's start, the gap linearized with the velocities after it, 0.2\n"
+          "  gap stabilization when penetrating), so the plan is a trajectory cusp's simulator reproduces\n"
           "--penalty-from: Scholtes' homotopy down to eps = e, then the penalty form (rho) from that point\n"
           "--terminal-weight: the weight of the final quaternion error in eq. (20) (the paper's: 100)\n"
           "--terminal-weight-final: after the homotopy, one more solve at eps with this terminal weight\n"
@@ -226,7 +230,7 @@ static int coarse_guess(plan_mpcc *p, const plan_mpcc_params *P, int coarse_N, d
 
 int main(int argc, char **argv) {
   const char *task = NULL, *axis = NULL, *out = NULL, *guess = NULL, *ipopt_options = NULL, *hessian = NULL;
-  const char *coarse_start = NULL, *ipopt_options_last = NULL;
+  const char *coarse_start = NULL, *ipopt_options_last = NULL, *contact_time = "end";
   int coarse_N = 20, coarse_iter = -1;
   double coarse_eps = -1;
   int cold = -1, json = 0, quiet = 0, N = 100, max_iter = 3000, kin_iter = 300;
@@ -255,6 +259,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--ipopt-options") && more) ipopt_options = argv[++i];
     else if (!strcmp(a, "--ipopt-options-last") && more) ipopt_options_last = argv[++i];
     else if (!strcmp(a, "--coarse-start") && more) coarse_start = argv[++i];
+    else if (!strcmp(a, "--contact-time") && more) contact_time = argv[++i];
     else if (!strcmp(a, "--coarse-eps") && more) {
       if (parse_positive(argv[++i], &coarse_eps)) return usage("--coarse-eps needs a number > 0");
     } else if (!strcmp(a, "--coarse-iter") && more) {
@@ -349,6 +354,8 @@ int main(int argc, char **argv) {
     return usage("--hessian must be lbfgs, exact or last");
   if (strcmp(guess, "auto") && strcmp(guess, "rest") && strcmp(guess, "offaxis") && strcmp(guess, "coarse"))
     return usage("--guess must be auto, rest, offaxis or coarse");
+  if (strcmp(contact_time, "end") && strcmp(contact_time, "start"))
+    return usage("--contact-time must be end or start");
   if (strcmp(coarse_start, "rest") && strcmp(coarse_start, "offaxis"))
     return usage("--coarse-start must be rest or offaxis");
   int coarse = !strcmp(guess, "coarse");
@@ -394,6 +401,7 @@ int main(int argc, char **argv) {
   if (terminal_weight_final > 0) P.terminal_weight_final = terminal_weight_final;
   if (angle > 0) P.angle = angle;
   if (disk_fillet >= 0) P.disk_fillet = disk_fillet;
+  P.contact_at_start = !strcmp(contact_time, "start");
   char err[256];
   plan_mpcc *p = plan_mpcc_create(&P, err, sizeof err);
   if (!p) { fprintf(stderr, "cusp-plan: %s\n", err); return 2; }
@@ -439,7 +447,7 @@ int main(int argc, char **argv) {
     printf("{\"task\": \"rotate\", \"axis\": \"%c\", \"start\": \"%s\", \"N\": %d, \"T\": ", axis[0],
            cold ? "cold" : "kinematic", N);
     json_number(T);
-    printf(", \"hessian\": \"%s\", \"terminal_weight\": ", hessian);
+    printf(", \"hessian\": \"%s\", \"contact_time\": \"%s\", \"terminal_weight\": ", hessian, contact_time);
     json_number(P.terminal_weight_final > 0 ? P.terminal_weight_final : P.terminal_weight);
     printf(", \"guess\": \"%s\", \"status\": \"%s\", \"ipopt_status\": %d, \"quaternion_error\": ",
            coarse ? "coarse" : offaxis ? "offaxis" : "rest", status, dyn.status);

@@ -15,6 +15,11 @@
 #include <lapacke.h>
 
 #define EPS_SDF 1e-12   /* the paper's smoothing of |.| and max(.,.) */
+/* contact_at_start: the LCP's gap stabilization s(g) (g, or 0.2 g when penetrating; contact.c's
+ * default) blended over this width (m) into a smooth function: it errs by at most 0.4 of it, at
+ * g = 0, well under the LCP's own tolerance on the normal velocity times h */
+#define STAB_WIDTH 1e-7
+#define STAB_FACTOR 0.2
 /* A last relaxation stopped at its cap is polished only when its point
  * violates the relaxed NLP by at most this (IPOPT's default constr_viol_tol):
  * the polish starts at a point near the relaxed feasible set, not at one
@@ -42,6 +47,8 @@ struct plan_mpcc {
   double target[4];      /* target quaternion */
   double n_rest[3], t1_rest[3];  /* the contact normal at rest and a tangent there: the friction basis's origin */
   double ball_inertia;
+  double lcp_damping;    /* contact_at_start: h D_b / I_b, the ball's damping as the simulator's LCP sees it
+                          * (step_geometry); 0 otherwise */
   int dynamic;           /* stage being solved */
   int nrow;              /* rows per step in that stage */
   double *Mt, *c, *tmp;   /* n x n, n, n scratch */
@@ -52,6 +59,11 @@ struct plan_mpcc {
     int on;
     double wl0[3], xl0[3], J[9];
   } xl_tangent;
+  struct {               /* on: the gap row's stabilization s(g) replaced by its tangent at g0 (the same
+                          * columns, contact_at_start: s curves over STAB_WIDTH, below the steps) */
+    int on;
+    double g0, s0, ds;
+  } stab_tangent;
   arm_terms terms, terms_fixed;  /* arm terms of the current evaluation, and of the Jacobian's base point */
   struct {               /* exact Hessian: the pattern of a step's block, per stage (0: kinematic) */
     int npairs[2], *pair[2];   /* (a, b), a >= b, block columns */
@@ -139,7 +151,8 @@ typedef struct {
   double n[3];          /* unit normal, from the ball towards the disk */
   double x[3];          /* contact point on the disk (world) */
   double r_disk[3];     /* x - disk origin (world) */
-  double r_ball[3];     /* ball's contact point - ball centre = R n */
+  double r_ball[3];     /* the ball's contact point - its centre: R n, or x - centre = (R + gap) n
+                         * (contact_at_start: the simulator's one point for both bodies) */
   double nu[3];         /* velocity of x relative to the ball's surface point */
   double D[3 * 16];     /* friction directions (d <= 16), world */
   double rho, wz;       /* the ball centre in the disk frame: distance from the axis, height (which
@@ -235,7 +248,14 @@ static void contact_geometry(plan_mpcc *p, const double *q, const double *v, con
   for (int i = 0; i < 3; i++) { dx[i] = G->x[i] - P->ball_center[i]; dist2 += dx[i] * dx[i]; }
   double dist = sqrt(dist2 + EPS_SDF);
   G->gap = dist - P->ball_radius;
-  for (int i = 0; i < 3; i++) { G->n[i] = dx[i] / dist; G->r_ball[i] = P->ball_radius * G->n[i]; }
+  /* the bodies meet at their surfaces' points (the paper's), or (contact_at_start) both at the
+     disk's point, where the plugin's narrow phase puts the contact and the simulator takes both
+     bodies' Jacobians: with a speculative gap of millimetres the ball's lever arm is R + gap */
+  double lever = P->ball_radius + (P->contact_at_start ? G->gap : 0);
+  for (int i = 0; i < 3; i++) {
+    G->n[i] = dx[i] / dist;
+    G->r_ball[i] = lever * G->n[i];
+  }
   /* velocity of x: the frame's twist [w; v] in its own axes, to world */
   double wb[3], vb[3], ww[3], vw[3], wxr[3], oxr[3];
   for (int i = 0; i < 3; i++) { wb[i] = eta[i]; vb[i] = eta[3 + i]; }
@@ -288,6 +308,40 @@ static void contact_velocity_jacobian(plan_mpcc *p, const contact_geom *G, doubl
 /* Views of the blocks of z. */
 typedef struct { const double *q, *v, *om, *quat; } state_view;
 typedef struct { const double *tau; double fz; const double *ft; double gamma, zeta; } control_view;
+
+/* The contact geometry of a step from S_k to S_{k+1}: at q_{k+1} (the paper's), or at q_k
+ * (contact_at_start: the simulator's), the disk point moving at J v_{k+1}, the ball at omega_{k+1}. */
+static void step_geometry(plan_mpcc *p, const state_view *S0, const state_view *S1, contact_geom *G) {
+  if (!p->prm.contact_at_start) {
+    contact_geometry(p, S1->q, S1->v, S1->om, G);
+    return;
+  }
+  /* The LCP predicts the ball's velocity with its damping explicit (the plugin's free velocity
+     takes MuJoCo's passive force -D omega_k) and an undamped response to the impulse, while
+     MuJoCo's Euler step then applies the damping implicitly, which the ball rows model:
+     (I + h D) omega_{k+1} = I omega_k + h tau. The velocity the LCP's rows see is therefore
+     omega_k + h I^-1 (tau - D omega_k) = omega_{k+1} + (h D / I) (omega_{k+1} - omega_k). */
+  double om[3], c = p->lcp_damping;
+  for (int i = 0; i < 3; i++) om[i] = (1 + c) * S1->om[i] - c * S0->om[i];
+  contact_geometry(p, S0->q, S1->v, om, G);
+}
+
+/* s(g) of the gap row (mpcc.h) and its derivative: 0.6 g + 0.4 sqrt(g^2 + w^2) is g above the
+ * blend, 0.2 g below it. */
+static double stabilized_gap(double g, double *ds) {
+  double a = 0.5 * (1 + STAB_FACTOR), b = 0.5 * (1 - STAB_FACTOR), r = sqrt(g * g + STAB_WIDTH * STAB_WIDTH);
+  if (ds) *ds = a + b * g / r;
+  return a * g + b * r;
+}
+
+/* The row complementary to fz: the gap at the step's end, or (contact_at_start) the LCP's normal
+ * row s(g_k) + h n_k . nu. */
+static double gap_row(const plan_mpcc *p, const contact_geom *G) {
+  if (!p->prm.contact_at_start) return G->gap;
+  double s = p->stab_tangent.on ? p->stab_tangent.s0 + p->stab_tangent.ds * (G->gap - p->stab_tangent.g0)
+                                : stabilized_gap(G->gap, NULL);
+  return s + p->h * dot3(G->n, G->nu);
+}
 
 static state_view state_at(const plan_mpcc *p, const double *z, int k) {
   const double *s = z + (size_t)k * p->B;
@@ -369,7 +423,7 @@ static void arm_rows_without_tau(plan_mpcc *p, const arm_terms *A, const state_v
 }
 
 /* All rows of step k, in the order of mpcc.h. */
-/* G (may be NULL: computed) is the contact geometry at S_{k+1}, A (may be
+/* G (may be NULL: computed) is the step's contact geometry (step_geometry), A (may be
  * NULL: computed) the arm terms at S_k: the Jacobian passes them when the
  * perturbed column leaves them unchanged. */
 static void step_rows_with(plan_mpcc *p, const double *z, int k, const contact_geom *Gc,
@@ -381,7 +435,7 @@ static void step_rows_with(plan_mpcc *p, const double *z, int k, const contact_g
   control_view U = control_at(p, z, k);
   contact_geom Gl;
   if (!Gc) {
-    contact_geometry(p, S1.q, S1.v, S1.om, &Gl);
+    step_geometry(p, &S0, &S1, &Gl);
     Gc = &Gl;
   }
   const contact_geom G = *Gc;
@@ -412,9 +466,10 @@ static void step_rows_with(plan_mpcc *p, const double *z, int k, const contact_g
   o += 4;
   double cone = P->mu * U.fz;
   for (int j = 0; j < d; j++) cone -= U.ft[j];
+  double phi = gap_row(p, &G);
   if (P->penalty > 0) {
-    double products = G.gap * U.fz + cone * U.gamma;
-    r[o++] = G.gap;
+    double products = phi * U.fz + cone * U.gamma;
+    r[o++] = phi;
     r[o++] = cone;
     for (int j = 0; j < d; j++) {
       double s = dot3(G.D + 3 * j, G.nu) + U.gamma;
@@ -424,8 +479,8 @@ static void step_rows_with(plan_mpcc *p, const double *z, int k, const contact_g
     r[o] = products - U.zeta;
     return;
   }
-  r[o++] = G.gap;
-  r[o++] = G.gap * U.fz;
+  r[o++] = phi;
+  r[o++] = phi * U.fz;
   r[o++] = cone;
   r[o++] = cone * U.gamma;
   for (int j = 0; j < d; j++) {
@@ -557,42 +612,60 @@ static Bool cb_g(Index nv, Number *x, Bool nx, Index m, Number *g, UserDataPtr u
   return TRUE;
 }
 
+/* nu after moving block column c (v_{k+1}, omega_{k+1}, or omega_k when the contact rows see the
+   ball through the LCP's damping: nu is linear in all three) by delta; P is d nu / d v_{k+1}. */
+static void shift_nu(const plan_mpcc *p, contact_geom *G, const double *P, int c, double delta) {
+  int n = p->n, om0 = 2 * n, v1 = p->B + n, om1 = p->B + 2 * n;
+  if (c >= v1 && c < om1) {
+    for (int i = 0; i < 3; i++) G->nu[i] += delta * P[i * n + (c - v1)];
+    return;
+  }
+  double e[3] = {0}, exr[3];   /* nu = ... - omega_c x r_ball, omega_c = (1 + l) omega_{k+1} - l omega_k */
+  if (c >= om1 && c < om1 + 3) e[c - om1] = (1 + p->lcp_damping) * delta;
+  else if (c >= om0 && c < om0 + 3) e[c - om0] = -p->lcp_damping * delta;
+  else return;
+  cross3(e, G->r_ball, exr);
+  for (int i = 0; i < 3; i++) G->nu[i] -= exr[i];
+}
+
 /* Step k's Jacobian (R x C, row-major) by central differences over its
  * column block [k B, k B + B + ns) of zp, which it perturbs and restores. */
 static void step_jacobian(plan_mpcc *p, double *zp, int k, double *val) {
   int R = p->nrow, C = p->B + p->ns;
   state_view S0 = state_at(p, zp, k), S1 = state_at(p, zp, k + 1);
   contact_geom G, Gv;
-  contact_geometry(p, S1.q, S1.v, S1.om, &G);
+  step_geometry(p, &S0, &S1, &G);
   contact_velocity_jacobian(p, &G, p->dnu_dv);
   memcpy(p->xl_tangent.wl0, G.wl, sizeof G.wl);
   closest_point(p->prm.disk_radius, p->prm.disk_half_thickness, p->prm.disk_fillet, G.wl, p->xl_tangent.xl0,
                 p->xl_tangent.J);
+  p->stab_tangent.g0 = G.gap;
+  p->stab_tangent.s0 = stabilized_gap(G.gap, &p->stab_tangent.ds);
   if (p->dynamic) arm_terms_at(p, &S0, &p->terms_fixed);
   int v1 = p->B + p->n, om1 = p->B + 2 * p->n, quat1 = om1 + 3;
+  /* the columns of the positions the geometry is taken at: q_{k+1}, or q_k (contact_at_start) */
+  int geo0 = p->prm.contact_at_start ? 0 : p->B;
   for (int c = 0; c < C; c++) {
     int col = k * p->B + c;
-    /* only q_k, v_k change the arm terms at S_k, only q_{k+1}, v_{k+1}, omega_{k+1} the
-       geometry at S_{k+1}: the other columns reuse them */
-    const contact_geom *Gc = c < p->B || c >= quat1 ? &G : NULL;
-    if (c >= v1 && c < quat1) Gc = &Gv;   /* nu moves linearly, the rest of the geometry stays */
+    /* only q_k, v_k change the arm terms at S_k, only the geometry's positions and v_{k+1},
+       omega_{k+1} the geometry: the other columns reuse them */
+    int moves_geometry = c >= geo0 && c < geo0 + p->n;
+    const contact_geom *Gc = moves_geometry ? NULL : &G;
+    /* nu moves linearly, the rest of the geometry stays: v_{k+1}, omega_{k+1}, and omega_k through
+       the LCP's explicit damping of the ball (step_geometry) */
+    if ((c >= v1 && c < quat1) || (p->lcp_damping != 0 && c >= 2 * p->n && c < 2 * p->n + 3)) Gc = &Gv;
     const arm_terms *Ac = c < p->n ? NULL : &p->terms_fixed;
     int velocity = p->dynamic && c >= p->n && c < 2 * p->n;
     if (velocity) Ac = &p->terms;
     double x0 = zp[col], dx = 1e-6 * (1 + fabs(x0));
-    p->xl_tangent.on = c >= p->B && c < v1;   /* q_{k+1}: the geometry's only sharp map by its derivative */
+    /* the geometry's sharp maps (the closest point, the stabilization's blend) by their derivatives */
+    p->xl_tangent.on = moves_geometry;
+    p->stab_tangent.on = moves_geometry && p->prm.contact_at_start;
     for (int side = 0; side < 2; side++) {
       zp[col] = side ? x0 - dx : x0 + dx;
       if (Gc == &Gv) {
-        double delta = side ? -dx : dx, e[3] = {0}, exr[3];
         Gv = G;
-        if (c < om1) {
-          for (int i = 0; i < 3; i++) Gv.nu[i] += delta * p->dnu_dv[i * p->n + (c - v1)];
-        } else {  /* nu = ... - omega x r_ball */
-          e[c - om1] = delta;
-          cross3(e, G.r_ball, exr);
-          for (int i = 0; i < 3; i++) Gv.nu[i] -= exr[i];
-        }
+        shift_nu(p, &Gv, p->dnu_dv, c, side ? -dx : dx);
       }
       if (velocity) {
         state_view Sp = state_at(p, zp, k);
@@ -601,7 +674,7 @@ static void step_jacobian(plan_mpcc *p, double *zp, int k, double *val) {
       step_rows_with(p, zp, k, Gc, p->dynamic ? Ac : NULL, side ? p->rm : p->rp);
     }
     zp[col] = x0;
-    p->xl_tangent.on = 0;
+    p->xl_tangent.on = p->stab_tangent.on = 0;
     for (int r = 0; r < R; r++) val[(size_t)r * C + c] = (p->rp[r] - p->rm[r]) / (2 * dx);
   }
 }
@@ -632,8 +705,9 @@ static Bool cb_jac(Index nv, Number *x, Bool nx, Index m, Index nele, Index *iro
  * is linear in most pairs of the step's columns; the pairs where it is not (column_kind,
  * kinds_couple: read off the rows of mpcc.h) get second differences of L_k, computed from the
  * plain rows with their expensive parts evaluated once per perturbed column: the arm terms at
- * S_k (q_k, v_k), the contact geometry at S_{k+1} (q_{k+1}; nu is linear in v_{k+1} and
- * omega_{k+1}, so their perturbations move nu through d nu / d v and r_ball alone). Off the
+ * S_k (q_k, v_k), the contact geometry at its positions (q_{k+1}, or q_k with contact_at_start;
+ * nu is linear in v_{k+1} and omega_{k+1}, and with contact_at_start omega_k, so their
+ * perturbations move nu through d nu / d v and r_ball alone). Off the
  * diagonal the symmetric formula
  *   H_ab = [L(+a+b) + L(-a-b) - L(+a) - L(-a) - L(+b) - L(-b) + 2 L] / (2 da db)  (error O(d^2))
  * costs two evaluations per pair beyond the single perturbations; it is exact where L is
@@ -656,29 +730,40 @@ static int column_kind(const plan_mpcc *p, int c) {
   return c == ns + n + 1 + d ? K_GAMMA : K_ZETA;
 }
 
-/* Whether a step's rows couple two kinds of column nonlinearly (a <= b). */
-static int kinds_couple(int a, int b, int dynamic) {
+/* Whether a step's rows couple two kinds of column nonlinearly; geo: the kind of the positions
+   the contact geometry is taken at (K_Q1, or K_Q0 with contact_at_start). */
+static int kinds_couple(int a, int b, int dynamic, int geo) {
   if (a > b) { int t = a; a = b; b = t; }
-  /* arm rows: M~(q_k) (v_{k+1} - v_k) + h e(q_k, v_k) - h JW(q_k) w(q_{k+1}, fz, ft) */
-  if (dynamic && a == K_Q0 && (b == K_Q0 || b == K_V0 || b == K_FZ || b == K_FT || b == K_Q1 || b == K_V1)) return 1;
+#define PAIR(x, y) ((a == (x) && b == (y)) || (a == (y) && b == (x)))
+  /* arm rows: M~(q_k) (v_{k+1} - v_k) + h e(q_k, v_k) - h JW(q_k) w(geometry, fz, ft) */
+  if (dynamic && a == K_Q0 && (b == K_Q0 || b == K_V0 || b == K_FZ || b == K_FT || b == K_V1 || b == geo)) return 1;
   if (dynamic && a == K_V0 && b == K_V0) return 1;
-  /* ball rows (r_ball x F), the gap and gap fz, the arm's w: the geometry at q_{k+1} times the forces */
-  if ((a == K_FZ || a == K_FT) && b == K_Q1) return 1;
+  /* ball rows (r_ball x F), the gap and gap fz, the arm's w: the geometry times the forces */
+  if (PAIR(K_FZ, geo) || PAIR(K_FT, geo)) return 1;
   if ((a == K_FZ || a == K_FT) && b == K_GAMMA) return 1;   /* cone gamma, ft_j (... + gamma) */
-  /* slips D(q_{k+1}) . nu(q_{k+1}, v_{k+1}, omega_{k+1}), and their products with ft */
+  /* slips D . nu(geometry, v_{k+1}, omega_{k+1}), and their products with ft; with the contact
+     at the start the gap row has n . nu too, and its product with fz */
   if (a == K_FT && (b == K_V1 || b == K_OM1)) return 1;
-  if (a == K_Q1 && (b == K_Q1 || b == K_V1 || b == K_OM1)) return 1;
+  if (geo == K_Q0 && a == K_FZ && (b == K_V1 || b == K_OM1)) return 1;
+  /* and (step_geometry) the ball's velocity the LCP sees takes omega_k too */
+  if (geo == K_Q0 && (PAIR(K_OM0, geo) || PAIR(K_OM0, K_FZ) || PAIR(K_OM0, K_FT))) return 1;
+  if (PAIR(geo, geo) || PAIR(geo, K_V1) || PAIR(geo, K_OM1)) return 1;
   /* quat_{k+1} - exp(h omega_{k+1}) quat_k */
   if ((a == K_QUAT0 || a == K_OM1) && b == K_OM1) return 1;
+#undef PAIR
   return 0;
 }
+
+/* The kind of the positions the contact geometry is taken at, and their first block column. */
+static int geometry_kind(const plan_mpcc *p) { return p->prm.contact_at_start ? K_Q0 : K_Q1; }
+static int geometry_column(const plan_mpcc *p) { return p->prm.contact_at_start ? 0 : p->B; }
 
 /* The pairs (a >= b, block columns) of a stage's pattern, into pair (NULL: count only). */
 static int hessian_pairs(const plan_mpcc *p, int dynamic, int *pair) {
   int C = p->B + p->ns, np = 0;
   for (int a = 0; a < C; a++)
     for (int b = 0; b <= a; b++)
-      if (kinds_couple(column_kind(p, a), column_kind(p, b), dynamic)) {
+      if (kinds_couple(column_kind(p, a), column_kind(p, b), dynamic, geometry_kind(p))) {
         if (pair) { pair[2 * np] = a; pair[2 * np + 1] = b; }
         np++;
       }
@@ -725,7 +810,7 @@ struct hessian_cache {
   arm_terms A0, Afresh, *Aq;     /* at S_k; at q_k +- dx (Aq[s n + i], s = 0: +, 1: -) */
   double *Mpp;                   /* M~ at a (q_k, q_k) pair's (+, +) */
   double *dM, *d2M;              /* d M / d q_i (dM[(i n + r) n + c]), d2 M / d q_i d q_l (d2M[((i n + l) n + r) n + c]) */
-  contact_geom G0, *Gq;          /* at S_{k+1}; at q_{k+1} +- dx */
+  contact_geom G0, *Gq;          /* the step's; with the geometry's positions (q_{k+1}, or q_k) +- dx */
   double *P0, *Pq;               /* d nu / d v_{k+1} (3 x n) there */
 };
 
@@ -741,18 +826,6 @@ static int pair_from_mass_derivatives(int ka, int kb) {
   return (ka == K_V0 && (kb == K_Q0 || kb == K_V0)) || (kb == K_V0 && ka == K_Q0);
 }
 
-/* nu after moving column c of S_{k+1} (a velocity: nu is linear in v_{k+1}, omega_{k+1}) by delta. */
-static void shift_nu(const plan_mpcc *p, contact_geom *G, const double *P, int c, double delta) {
-  int n = p->n;
-  if (c >= n && c < 2 * n) {
-    for (int i = 0; i < 3; i++) G->nu[i] += delta * P[i * n + (c - n)];
-  } else if (c >= 2 * n && c < 2 * n + 3) {   /* nu = ... - omega x r_ball */
-    double e[3] = {0}, exr[3];
-    e[c - 2 * n] = delta;
-    cross3(e, G->r_ball, exr);
-    for (int i = 0; i < 3; i++) G->nu[i] -= exr[i];
-  }
-}
 
 /* L_k - lambda_k . g_k(z) at z with block column a moved by sa dx_a and (b >= 0) b by sb dx_b;
    the arm terms and the geometry from the cache when only one column moves them. */
@@ -774,16 +847,17 @@ static double lagrangian_moved(plan_mpcc *p, double *zp, int k, const double *la
     }
   }
   contact_geom G;
-  if (ka == K_Q1 && kb == K_Q1) {
-    state_view S1 = state_at(p, zp, k + 1);
-    contact_geometry(p, S1.q, S1.v, S1.om, &G);
+  int geo = geometry_kind(p);
+  if (ka == geo && kb == geo) {
+    state_view S0 = state_at(p, zp, k), S1 = state_at(p, zp, k + 1);
+    step_geometry(p, &S0, &S1, &G);
   } else {
-    int c = ka == K_Q1 ? a : kb == K_Q1 ? b : -1, s = ka == K_Q1 ? sa : sb;
-    int slot = (s < 0 ? n : 0) + c - p->B;
+    int c = ka == geo ? a : kb == geo ? b : -1, s = ka == geo ? sa : sb;
+    int slot = (s < 0 ? n : 0) + c - geometry_column(p);
     const double *P = c >= 0 ? H->Pq + (size_t)slot * 3 * n : H->P0;
     G = c >= 0 ? H->Gq[slot] : H->G0;
-    if (ka == K_V1 || ka == K_OM1) shift_nu(p, &G, P, a - p->B, sa * H->dx[a]);
-    if (kb == K_V1 || kb == K_OM1) shift_nu(p, &G, P, b - p->B, sb * H->dx[b]);
+    if (ka == K_V1 || ka == K_OM1 || ka == K_OM0) shift_nu(p, &G, P, a, sa * H->dx[a]);
+    if (kb == K_V1 || kb == K_OM1 || kb == K_OM0) shift_nu(p, &G, P, b, sb * H->dx[b]);
   }
   step_rows_with(p, zp, k, &G, A, p->rp);
   if (a >= 0) zp[base + a] = xa;
@@ -793,16 +867,28 @@ static double lagrangian_moved(plan_mpcc *p, double *zp, int k, const double *la
   return L;
 }
 
+/* The second differences' step (times 1 + |x|): the contact at the step's start puts the
+   disk's velocity J(q_k) v_{k+1} into the gap row, whose q_k pairs curve faster than the end
+   contact's rows: the larger step truncates them visibly (docs/planning.md, session 17). */
+static double hessian_step_size(const plan_mpcc *p) { return p->prm.contact_at_start ? 1e-5 : 3e-5; }
+
 /* The cache of step k at zp, and L_k at the single perturbations of the pattern's columns. */
 static void hessian_prepare_step(plan_mpcc *p, double *zp, int k, const double *lambda) {
   hessian_cache *H = p->hc;
   int n = p->n, C = p->B + p->ns, base = k * p->B;
   const int *used = p->hess.used[p->dynamic];
-  for (int c = 0; c < C; c++) H->dx[c] = 3e-5 * (1 + fabs(zp[base + c]));
+  for (int c = 0; c < C; c++) H->dx[c] = hessian_step_size(p) * (1 + fabs(zp[base + c]));
   state_view S0 = state_at(p, zp, k), S1 = state_at(p, zp, k + 1);
   if (p->dynamic) arm_terms_at(p, &S0, &H->A0);
-  contact_geometry(p, S1.q, S1.v, S1.om, &H->G0);
+  step_geometry(p, &S0, &S1, &H->G0);
   contact_velocity_jacobian(p, &H->G0, H->P0);
+  int g0 = geometry_column(p);
+  /* the stabilization's blend by its tangent at the step's gap (until hessian_step ends): its
+     curvature lives within STAB_WIDTH of g = 0, far below the differences' reach, where their
+     quotients would be of order 1 / step instead of the blend's derivative */
+  p->stab_tangent.g0 = H->G0.gap;
+  p->stab_tangent.s0 = stabilized_gap(H->G0.gap, &p->stab_tangent.ds);
+  p->stab_tangent.on = p->prm.contact_at_start;
   step_rows_with(p, zp, k, &H->G0, p->dynamic ? &H->A0 : NULL, H->r0);
   for (int s = 0; s < 2; s++)
     for (int i = 0; i < n; i++) {
@@ -814,12 +900,12 @@ static void hessian_prepare_step(plan_mpcc *p, double *zp, int k, const double *
         arm_terms_at(p, &S0, &H->Aq[slot]);
         zp[base + i] = x0;
       }
-      if (used[p->B + i]) {
-        x0 = zp[base + p->B + i];
-        zp[base + p->B + i] += sign * H->dx[p->B + i];
-        contact_geometry(p, S1.q, S1.v, S1.om, &H->Gq[slot]);
+      if (used[g0 + i]) {
+        x0 = zp[base + g0 + i];
+        zp[base + g0 + i] += sign * H->dx[g0 + i];
+        step_geometry(p, &S0, &S1, &H->Gq[slot]);
         contact_velocity_jacobian(p, &H->Gq[slot], H->Pq + (size_t)slot * 3 * n);
-        zp[base + p->B + i] = x0;
+        zp[base + g0 + i] = x0;
       }
     }
   H->L0 = 0;
@@ -883,11 +969,12 @@ static void hessian_step(plan_mpcc *p, double *zp, int k, const double *lambda, 
       continue;
     }
     double Lpp = lagrangian_moved(p, zp, k, lambda, a, 1, b, 1);
-    if (ka == K_Q0 && kb == K_Q0) memcpy(H->Mpp, H->Afresh.Mt, sizeof(double) * nn);   /* keep M(++) */
+    int mass_pair = p->dynamic && ka == K_Q0 && kb == K_Q0;   /* (the kinematic stage's come from the geometry) */
+    if (mass_pair) memcpy(H->Mpp, H->Afresh.Mt, sizeof(double) * nn);   /* keep M(++) */
     double Lmm = lagrangian_moved(p, zp, k, lambda, a, -1, b, -1);
     double sum = Lpp + Lmm - H->Ls[a] - H->Ls[C + a] - H->Ls[b] - H->Ls[C + b] + 2 * H->L0;
     v[e] = sum / (2 * da * db);
-    if (ka == K_Q0 && kb == K_Q0) {
+    if (mass_pair) {
       const double *Mpp = H->Mpp, *Mmm = H->Afresh.Mt, *M0 = H->A0.Mt;
       const double *Mpa = H->Aq[a].Mt, *Mma = H->Aq[n + a].Mt, *Mpb = H->Aq[b].Mt, *Mmb = H->Aq[n + b].Mt;
       for (int j = 0; j < nn; j++) {
@@ -896,6 +983,7 @@ static void hessian_step(plan_mpcc *p, double *zp, int k, const double *lambda, 
       }
     }
   }
+  p->stab_tangent.on = 0;
 }
 
 /* The objective's second derivatives (eq. 20, plan_mpcc_objective), in hessian_structure's order. */
@@ -962,7 +1050,7 @@ double plan_mpcc_hessian_error(plan_mpcc *p, const double *z, const double *lamb
     if (ir[e] != jc[e]) H[(size_t)jc[e] * nv + ir[e]] += v[e];
   }
   /* second differences of the Lagrangian sigma f + lambda . g, g from the plain rows (no Jacobian) */
-  double *F = calloc((size_t)nv * nv, sizeof(double)), dx = 3e-5;
+  double *F = calloc((size_t)nv * nv, sizeof(double)), dx = hessian_step_size(p);
   if (!F) goto done;
   for (int i = 0; i < nv; i++)
     for (int j = 0; j <= i; j++) {
@@ -1151,6 +1239,7 @@ plan_mpcc *plan_mpcc_create(const plan_mpcc_params *prm, char *error, int error_
   p->nvar = P->N * p->B + p->ns;
   p->h = P->T / P->N;
   p->ball_inertia = 0.4 * P->ball_mass * P->ball_radius * P->ball_radius;
+  p->lcp_damping = P->contact_at_start ? p->h * P->ball_damping / p->ball_inertia : 0;
   for (int i = 0; i < 3; i++) p->target[i + 1] = sin(0.5 * P->angle) * P->axis[i] / an;
   p->target[0] = cos(0.5 * P->angle);
   p->n_rest[1] = -1;   /* until the rest geometry below */
@@ -1311,7 +1400,7 @@ void plan_mpcc_inverse_dynamics(plan_mpcc *p, double *z) {
     state_view S0 = state_at(p, z, k), S1 = state_at(p, z, k + 1);
     control_view U = control_at(p, z, k);
     contact_geom G;
-    contact_geometry(p, S1.q, S1.v, S1.om, &G);
+    step_geometry(p, &S0, &S1, &G);
     double F[3];
     contact_force(p, &G, &U, F);
     arm_terms_at(p, &S0, &p->terms);
@@ -1411,10 +1500,10 @@ int plan_mpcc_interpolate(plan_mpcc *p, double *z, const plan_mpcc *coarse, cons
   /* the ball driven by those forces through its own rows (implicit in omega through the damping),
      so its rows hold and the quaternion stays a unit one */
   for (int k = 0; k < N; k++) {
-    state_view S1 = state_at(p, z, k + 1);
+    state_view S0 = state_at(p, z, k), S1 = state_at(p, z, k + 1);
     control_view U = control_at(p, z, k);
     contact_geom G;
-    contact_geometry(p, S1.q, S1.v, zero, &G);
+    contact_geometry(p, P->contact_at_start ? S0.q : S1.q, S1.v, zero, &G);
     double F[3], mF[3], tb[3];
     contact_force(p, &G, &U, F);
     for (int i = 0; i < 3; i++) mF[i] = -F[i];
@@ -1428,7 +1517,7 @@ int plan_mpcc_interpolate(plan_mpcc *p, double *z, const plan_mpcc *coarse, cons
     quat_mul(e, s0 + 2 * n + 3, s1 + 2 * n + 3);
     /* gamma at least the fine slip speed along every friction direction (the rows D^T nu + gamma
        >= 0): the fine disk and ball velocities are not the coarse ones */
-    contact_geometry(p, S1.q, S1.v, S1.om, &G);
+    step_geometry(p, &S0, &S1, &G);
     double *gamma = z + (size_t)k * p->B + p->ns + n + 1 + d;
     for (int j = 0; j < d; j++) *gamma = fmax(*gamma, -dot3(G.D + 3 * j, G.nu));
   }
@@ -1515,10 +1604,10 @@ static void diagnose_dual(plan_mpcc *p, double eps, const double *x, const doubl
   int bi_gap = 0, bi_cone = 0, bi_slip = 0, touching = 0, face = 0, side = 0, rim = 0, kink = 0;
   double rd = p->prm.disk_radius, hz = p->prm.disk_half_thickness, near = 1e-4;
   for (int k = 0; k < N; k++) {
-    state_view S1 = state_at(p, x, k + 1);
+    state_view S0 = state_at(p, x, k), S1 = state_at(p, x, k + 1);
     control_view U = control_at(p, x, k);
     contact_geom G;
-    contact_geometry(p, S1.q, S1.v, S1.om, &G);
+    step_geometry(p, &S0, &S1, &G);
     double cone = p->prm.mu * U.fz;
     for (int j = 0; j < d; j++) cone -= U.ft[j];
     touching += G.gap < small;
@@ -1529,7 +1618,7 @@ static void diagnose_dual(plan_mpcc *p, double eps, const double *x, const doubl
       else if (dz < 0) side++;
       else rim++;
     }
-    bi_gap += G.gap < small && U.fz < small;
+    bi_gap += gap_row(p, &G) < small && U.fz < small;
     bi_cone += cone < small && U.gamma < small;
     for (int j = 0; j < d; j++) bi_slip += U.ft[j] < small && dot3(G.D + 3 * j, G.nu) + U.gamma < small;
   }
@@ -1896,15 +1985,15 @@ double plan_mpcc_complementarity(plan_mpcc *p, const double *z) {
 double plan_mpcc_complementarity_measures(plan_mpcc *p, const double *z, double *max_product) {
   double worst = 0, prod = 0;
   for (int k = 0; k < p->prm.N; k++) {
-    state_view S1 = state_at(p, z, k + 1);
+    state_view S0 = state_at(p, z, k), S1 = state_at(p, z, k + 1);
     control_view U = control_at(p, z, k);
     contact_geom G;
-    contact_geometry(p, S1.q, S1.v, S1.om, &G);
-    double cone = p->prm.mu * U.fz;
+    step_geometry(p, &S0, &S1, &G);
+    double cone = p->prm.mu * U.fz, phi = gap_row(p, &G);
     for (int j = 0; j < p->prm.d; j++) cone -= U.ft[j];
-    worst = fmax(worst, fabs(fmin(G.gap, U.fz)));
+    worst = fmax(worst, fabs(fmin(phi, U.fz)));
     worst = fmax(worst, fabs(fmin(cone, U.gamma)));
-    prod = fmax(prod, fmax(G.gap * U.fz, cone * U.gamma));
+    prod = fmax(prod, fmax(phi * U.fz, cone * U.gamma));
     for (int j = 0; j < p->prm.d; j++) {
       double s = dot3(G.D + 3 * j, G.nu) + U.gamma;
       worst = fmax(worst, fabs(fmin(U.ft[j], s)));
@@ -1925,7 +2014,7 @@ double plan_mpcc_step_residual(plan_mpcc *p, const double *z) {
     state_view S0 = state_at(p, z, k), S1 = state_at(p, z, k + 1);
     control_view U = control_at(p, z, k);
     contact_geom G;
-    contact_geometry(p, S1.q, S1.v, S1.om, &G);
+    step_geometry(p, &S0, &S1, &G);
     double F[3], mo[3];
     contact_force(p, &G, &U, F);
     for (int i = 0; i < 3; i++) F[i] *= p->h;  /* impulse */

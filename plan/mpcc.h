@@ -21,6 +21,12 @@
  *   phi: the smoothed distance between the ball and the end disk (a capped
  *   cylinder of radius disk_radius and thickness 2 disk_half_thickness);
  *   nu_t: the disk point's velocity relative to the ball's surface point.
+ * With contact_at_start the contact is the simulator's semi-implicit one
+ * instead: point, normal, friction directions and r_disk, r_ball at q_k,
+ * nu at (q_k, v_{k+1}, omega_{k+1}), and in place of phi the gap row
+ *   s(g_k) + h n_k . nu,  s(g) = g for g >= 0, 0.2 g for g < 0
+ * (the LCP's speculative row and its gap stabilization, times h; s blended
+ * over 1e-7 m so the rows stay smooth); the rest of the rows as above.
  * The kinematic stage drops the arm dynamics (tau fixed to 0); the dynamic
  * stage starts from its solution with tau from inverse dynamics.
  * Penalty formulation (penalty = rho > 0) instead of Scholtes': the rows
@@ -28,11 +34,18 @@
  *   sum over the pairs of a b - zeta_k = 0,  objective + rho sum_k zeta_k
  * (an exact penalty for rho large enough; zeta_k is fixed to 0 otherwise).
  * The friction basis is the rest contact's tangent basis carried along the
- * shortest rotation from the rest normal to the current one.
+ * shortest rotation from the rest normal to the current one (with
+ * contact_at_start too: the simulator's, the world axis least aligned with
+ * the normal, jumps, see docs/planning.md, session 17).
+ * With contact_at_start, besides: both bodies meet at the disk's contact
+ * point (the ball's lever arm (R + gap) n, as the plugin's narrow phase
+ * puts it), and nu takes the ball's velocity as the LCP predicts it, its
+ * damping explicit: omega_{k+1} + (h D_b / I_b)(omega_{k+1} - omega_k).
  * First derivatives: central differences inside each step's column block
  * (the exact sparsity of the transcription; objective gradient analytic),
  * the arm terms recomputed only for the columns that move them (q_k, v_k;
- * the mass matrix for q_k alone), the geometry only for q_{k+1}, and nu's
+ * the mass matrix for q_k alone), the geometry only for the positions it is
+ * taken at (q_{k+1}, or q_k with contact_at_start), and nu's
  * columns of v_{k+1}, omega_{k+1} from the disk point's Jacobian (nu is
  * linear in both); Hessian: IPOPT's limited-memory quasi-Newton, or
  * (exact_hessian) the Lagrangian's: per step, second differences of
@@ -68,6 +81,9 @@ typedef struct {
   double disk_fillet;     /* the planner's disk with its rims rounded by a fillet of this radius (m; 0: the
                            * sharp disk of the MJCF's cylinder); < min(disk_radius, disk_half_thickness) */
   double q_bound, v_bound, tau_bound, force_bound, omega_bound;
+  int contact_at_start;   /* 0: the paper's contact (eq. 19) at the step's end, the exact gap phi(q_{k+1});
+                           * 1: the simulator's (softbody/contact.c's LCP): geometry at q_k, the disk point
+                           * moving at J(q_k) v_{k+1}, the gap linearized (see below) */
   double offaxis_angle;   /* plan_mpcc_offaxis_guess's contact, rad round the ball from the rest contact (0: 45 deg) */
   double terminal_weight; /* of J_quat(quat_N) in eq. (20): the paper's 100 */
   double terminal_weight_final; /* > 0 and != terminal_weight: after the homotopy, one more solve at eps
@@ -271,7 +287,7 @@ int plan_mpcc_step_jacobian_block(plan_mpcc *p, const double *z, int k, int dyna
 /* The end disk's pose at arm coordinates q: its centre and rotation (world,
  * row-major; its local z is the disk's axis). */
 void plan_mpcc_disk_pose(plan_mpcc *p, const double *q, double pos[3], double R[9]);
-/* Contact quantities of step k (after the step): gap, normal force, and
+/* Contact quantities of step k (after the step, whichever contact_at_start): gap, normal force, and
  * the unit normal from the ball's centre towards the disk (normal may be NULL). */
 void plan_mpcc_contact(plan_mpcc *p, const double *z, int k, double *gap, double *fz, double normal[3]);
 int plan_mpcc_n(const plan_mpcc *p);   /* arm coordinates */

@@ -2,6 +2,7 @@
 
     python -m cusp.replay PLAN.csv [--scene mjcf/ball_plan.xml] [--contact lcp]
                           [--timestep S|plan] [--tsv OUT.tsv] [--video OUT.mp4] [--view] [--json]
+                          [--one-step]
 
 The plan (a CSV, one row per knot k = 0..N: t, q (n), v (n), omega (3,
 world), quat (4, w x y z), then the step's tau (n), fz and gap, empty on the
@@ -17,8 +18,16 @@ angle from the start; and the arm's coordinates with the plan's (largest
 integrator, sb_step, so with --timestep plan they agree to round-off). The last stdout line is one JSON object; exit code 0
 when the replay ran (whatever its error), 1 when the simulation failed, 2 for
 bad arguments or an unreadable plan.
+
+--one-step: instead of the open-loop replay, each step of the plan alone:
+the scene reset to the plan's state at knot k (arm q_k, v_k; ball quat_k,
+omega_k), one mj_step of the plan's h with tau_k, compared with knot k + 1
+(one_step below). A plan made with the simulator's contact (cusp-plan
+--contact-time start) is reproduced there to the LCP's tolerance; the
+paper's contact at the step's end is not, where the disk touches the ball.
 """
 import argparse
+import ctypes
 import json
 import math
 import os
@@ -175,6 +184,55 @@ def replay(plan_path, scene="mjcf/ball_plan.xml", contact="lcp", video=None, tim
   return rows, summary
 
 
+def _set_soft_state(m, d, q, v):
+  """Writes the arm's coordinates and velocities into d's cusp state (the state mj_step starts from)."""
+  qp, vp = cusp._DP(), cusp._DP()
+  n = cusp._lib.cusp_soft_state(cusp._ptr(m), cusp._ptr(d), 0, ctypes.byref(qp), ctypes.byref(vp))
+  if n != len(q):
+    raise ValueError(f"the scene's arm has {n} coordinates, the plan {len(q)}")
+  np.ctypeslib.as_array(qp, (n,))[:] = q
+  np.ctypeslib.as_array(vp, (n,))[:] = v
+
+
+def one_step(plan_path, scene="mjcf/ball_plan.xml", contact="lcp"):
+  """Each step of the plan from its own state: per step k, a dict of the simulator's
+  knot k + 1 against the plan's: arm (max |q - q_plan|, m), arm_v (max |v - v_plan|),
+  omega (|omega - omega_plan|, world, rad/s), ball (angle between the orientations,
+  rad); the simulator's normal force on the ball (N, the disk-ball contacts' impulses
+  over h) and their count, and the plan's fz."""
+  t, q, v, om, quat, tau = read_plan(plan_path)
+  fz = read_fz(plan_path)
+  m = cusp.load(scene, {"arm.initial": " ".join(f"{x:.17g}" for x in q[0]), "arm.contact": contact})
+  m.opt.timestep = float(t[1] - t[0])
+  d = cusp.make_data(m)
+  jid = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, "ball")
+  ball_geom = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_GEOM, "ball")
+  if jid < 0 or m.jnt_type[jid] != mujoco.mjtJoint.mjJNT_BALL or ball_geom < 0:
+    raise ValueError(f"{scene}: no ball joint and geom named 'ball'")
+  qadr, vadr = m.jnt_qposadr[jid], m.jnt_dofadr[jid]
+  out = []
+  for k in range(len(t) - 1):
+    mujoco.mj_resetData(m, d)
+    _set_soft_state(m, d, q[k], v[k])
+    d.qpos[qadr:qadr + 4] = quat[k] / np.linalg.norm(quat[k])
+    R = np.zeros(9)
+    mujoco.mju_quat2Mat(R, d.qpos[qadr:qadr + 4])
+    d.qvel[vadr:vadr + 3] = R.reshape(3, 3).T @ om[k]  # the ball joint's velocity is in the body frame
+    d.time = t[k]
+    d.ctrl[:] = tau[k]
+    mujoco.mj_step(m, d)
+    qs, vs = cusp.soft_state(m, d)
+    qb = np.array(d.qpos[qadr:qadr + 4])
+    mujoco.mju_quat2Mat(R, qb)
+    om_world = R.reshape(3, 3) @ d.qvel[vadr:vadr + 3]
+    cs = [c for c in cusp.contacts(m, d) if c["other_geom"] == ball_geom]
+    out.append({"k": k, "arm": float(np.max(np.abs(qs - q[k + 1]))), "arm_v": float(np.max(np.abs(vs - v[k + 1]))),
+                "omega": float(np.linalg.norm(om_world - om[k + 1])), "ball": relative_angle(quat[k + 1], qb),
+                "force": sum(c["normal_impulse"] for c in cs) / m.opt.timestep, "contacts": len(cs),
+                "planned_force": fz[k]})
+  return out
+
+
 def main(argv=None):
   ap = argparse.ArgumentParser(prog="python -m cusp.replay", description=__doc__.split("\n")[0])
   ap.add_argument("plan")
@@ -186,6 +244,8 @@ def main(argv=None):
   ap.add_argument("--video", help="render the replay to a video (MuJoCo's renderer, ffmpeg)")
   ap.add_argument("--view", action="store_true", help="play it in MuJoCo's viewer (needs a display)")
   ap.add_argument("--json", action="store_true")
+  ap.add_argument("--one-step", action="store_true", help="each step from the plan's own state instead of "
+                  "the open-loop replay: the simulator's knot k + 1 against the plan's")
   a = ap.parse_args(argv)
   if a.view and not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
     print("cusp.replay: --view needs a display (use --video OUT.mp4 without one)", file=sys.stderr)
@@ -195,6 +255,26 @@ def main(argv=None):
     # MuJoCo picks its GL backend when imported (by `import cusp`): run again with EGL
     os.environ["MUJOCO_GL"] = "egl"
     os.execv(sys.executable, [sys.executable, "-m", "cusp.replay", *(sys.argv[1:] if argv is None else argv)])
+  if a.one_step:
+    try:
+      steps = one_step(a.plan, a.scene, a.contact)
+    except (OSError, ValueError) as e:
+      print(f"cusp.replay: {e}", file=sys.stderr)
+      print(json.dumps({"plan": a.plan, "status": "error", "message": str(e)}))
+      return 2
+    touching = [s for s in steps if s["contacts"] or s["planned_force"] > 1e-3]
+    free = [s for s in steps if s not in touching]
+    summary = {"plan": a.plan, "status": "ran", "mode": "one-step", "steps": len(steps),
+               "contact_steps": len(touching)}
+    for name, group in (("contact", touching), ("free", free)):
+      for key in ("arm", "arm_v", "omega", "ball"):
+        summary[f"{name}_max_{key}_error"] = max((s[key] for s in group), default=0.0)
+    if not a.json:
+      for s in steps:
+        print(f"{s['k']:4d}  arm {s['arm']:9.2e}  v {s['arm_v']:9.2e}  omega {s['omega']:9.2e}  ball {s['ball']:9.2e}"
+              f"  force {s['force']:9.3g} (plan {s['planned_force']:9.3g}, {s['contacts']} contacts)")
+    print(json.dumps(summary))
+    return 0
   try:
     if a.timestep == "plan":
       t = read_plan(a.plan)[0]

@@ -1,0 +1,185 @@
+/* The MPCC with the simulator's contact (contact_at_start, mpcc.h): the
+ * contact geometry at q_k, nu at (q_k, v_{k+1}, omega_{k+1}), the gap row
+ * s(g_k) + h n_k . nu. Its derivatives against differences of the plain rows:
+ *  - the constraint Jacobian IPOPT gets (its shortcuts: which columns move the
+ *    geometry, the closest point's and the stabilization's tangents) against
+ *    Richardson extrapolation, both stages, at points off rest where the disk
+ *    is clear of the ball (s(g) = g) and where it cuts into it (s = 0.2 g): a
+ *    Jacobian that still moved the geometry with q_{k+1} errs by O(1);
+ *  - the exact Hessian of the Lagrangian against second differences, with
+ *    random multipliers on every row and one group of rows at a time (the
+ *    gap row now couples q_k, v_{k+1}, omega_{k+1} and fz).
+ * The rows themselves: the gap row against the LCP's normal row written out
+ * by hand from the contact point's motion (a disk point and the ball's
+ * surface point, moved by differences of positions). The simulator's own
+ * check is python/tests/test_plan_contact_start.py. */
+#include <string.h>
+
+#include "mpcc.h"
+#include "testutil.h"
+
+static void move_state(double *s, int n) {
+  for (int i = 0; i < n; i++) { s[i] += 0.01 * tu_rand(); s[n + i] = 0.2 * tu_rand(); }
+  for (int i = 0; i < 3; i++) s[2 * n + i] = tu_rand();
+  for (int i = 0; i < 4; i++) s[2 * n + 3 + i] += 0.1 * tu_rand();
+}
+
+static double *point_off_rest(plan_mpcc *p, const plan_mpcc_params *P) {
+  int n = plan_mpcc_n(p), B = plan_mpcc_block(p);
+  double *z = malloc(sizeof(double) * plan_mpcc_nvars(p));
+  plan_mpcc_rest_guess(p, z);
+  for (int k = 1; k <= P->N; k++) move_state(z + (size_t)k * B, n);
+  for (int k = 0; k < P->N; k++)
+    for (int i = 2 * n + 7; i < B; i++) z[(size_t)k * B + i] = 1 + tu_rand();   /* tau, fz, ft, gamma, zeta */
+  move_state(z, n);
+  return z;
+}
+
+/* Moves every knot's q along the gap's gradient until its gap is target (Newton on the gap). */
+static void set_gaps(plan_mpcc *p, const plan_mpcc_params *P, double *z, double target) {
+  int n = plan_mpcc_n(p), B = plan_mpcc_block(p);
+  double gap, fz, normal[3];
+  for (int k = 0; k < P->N; k++) {
+    double *q = z + (size_t)k * B;
+    for (int it = 0; it < 30; it++) {
+      /* plan_mpcc_contact reports the gap at knot k + 1: take knot k's through a step k - 1 view */
+      double g[64], gg = 0;
+      double *qk1 = z + (size_t)(k + 1) * B, save[64];
+      memcpy(save, qk1, sizeof(double) * n);
+      memcpy(qk1, q, sizeof(double) * n);
+      plan_mpcc_contact(p, z, k, &gap, &fz, normal);
+      if (fabs(gap - target) < 1e-12) { memcpy(qk1, save, sizeof(double) * n); break; }
+      for (int c = 0; c < n; c++) {
+        double q0 = qk1[c], gp, gm;
+        qk1[c] = q0 + 1e-7;
+        plan_mpcc_contact(p, z, k, &gp, &fz, normal);
+        qk1[c] = q0 - 1e-7;
+        plan_mpcc_contact(p, z, k, &gm, &fz, normal);
+        qk1[c] = q0;
+        g[c] = (gp - gm) / 2e-7;
+        gg += g[c] * g[c];
+      }
+      memcpy(qk1, save, sizeof(double) * n);
+      for (int c = 0; c < n; c++) q[c] -= (gap - target) * g[c] / gg;
+    }
+  }
+}
+
+int main(void) {
+  plan_mpcc_params P = plan_mpcc_rotate_task(0);
+  P.N = 3;
+  P.T = 0.12;
+  P.angle = 0.1;
+  P.contact_at_start = 1;
+  char err[256];
+  plan_mpcc *p = plan_mpcc_create(&P, err, sizeof err);
+  EXPECT(p != NULL, "create: %s", err);
+  if (!p) return test_report("plan_mpcc_start");
+  int n = plan_mpcc_n(p), B = plan_mpcc_block(p);
+
+  /* the Jacobian: clear of the ball (gaps of millimetres), then cutting into it by 1 mm at
+     every knot but the fixed first */
+  double *z = point_off_rest(p, &P);
+  for (int pass = 0; pass < 2; pass++) {
+    if (pass) set_gaps(p, &P, z, -1e-3);
+    for (int dynamic = 0; dynamic < 2; dynamic++) {
+      double e = plan_mpcc_jacobian_error(p, z, dynamic);
+      EXPECT(e < 1e-4, "%s, %s stage: Jacobian vs differences of the rows: %g", pass ? "penetrating" : "clear",
+             dynamic ? "dynamic" : "kinematic", e);
+      printf("%s, %s stage: Jacobian vs differences %.3g\n", pass ? "penetrating" : "clear",
+             dynamic ? "dynamic" : "kinematic", e);
+    }
+  }
+
+  /* the gap row by hand: g_k + h n_k . (dx/dt - omega x r_ball) along q_k + t v_{k+1} (x the
+     disk's material point at the contact, its velocity by central differences; n . (omega x
+     r_ball) = 0); with penetration g_k < 0 the stabilized 0.2 g_k; the dynamic stage's rows: arm
+     n, kinematics n, ball 3, quaternion 4, then the gap row */
+  for (int k = 1; k < P.N; k++) {
+    double r[128], gap, fz, normal[3], pos0[3], R0[9], pos1[3], R1[9];
+    int R = plan_mpcc_step_rows(p, z, k, 1, r);
+    (void)R;
+    /* knot k's own geometry: plan_mpcc_contact of step k - 1 */
+    plan_mpcc_contact(p, z, k - 1, &gap, &fz, normal);
+    const double *qk = z + (size_t)k * B, *v1 = z + (size_t)(k + 1) * B + n, *om1 = v1 + n;
+    double qe[64], qm[64], pos2[3], R2[9], dt = 1e-6;   /* central differences along v_{k+1} */
+    for (int i = 0; i < n; i++) { qe[i] = qk[i] + dt * v1[i]; qm[i] = qk[i] - dt * v1[i]; }
+    plan_mpcc_disk_pose(p, qk, pos0, R0);
+    plan_mpcc_disk_pose(p, qe, pos1, R1);
+    plan_mpcc_disk_pose(p, qm, pos2, R2);
+    /* the contact point as a material point of the disk: ball centre + (R + gap) n */
+    double x[3], xl[3], x1[3], x2[3], rb[3], vd[3], oxr[3];
+    for (int i = 0; i < 3; i++) {
+      rb[i] = (P.ball_radius + gap) * normal[i];
+      x[i] = P.ball_center[i] + rb[i];
+    }
+    for (int i = 0; i < 3; i++)
+      xl[i] = R0[0 + i] * (x[0] - pos0[0]) + R0[3 + i] * (x[1] - pos0[1]) + R0[6 + i] * (x[2] - pos0[2]);
+    for (int i = 0; i < 3; i++) {
+      x1[i] = pos1[i] + R1[3 * i] * xl[0] + R1[3 * i + 1] * xl[1] + R1[3 * i + 2] * xl[2];
+      x2[i] = pos2[i] + R2[3 * i] * xl[0] + R2[3 * i + 1] * xl[1] + R2[3 * i + 2] * xl[2];
+      vd[i] = (x1[i] - x2[i]) / (2 * dt);
+    }
+    oxr[0] = om1[1] * rb[2] - om1[2] * rb[1];
+    oxr[1] = om1[2] * rb[0] - om1[0] * rb[2];
+    oxr[2] = om1[0] * rb[1] - om1[1] * rb[0];
+    double vn = 0;
+    for (int i = 0; i < 3; i++) vn += normal[i] * (vd[i] - oxr[i]);
+    double h = P.T / P.N, row = (gap >= 0 ? gap : 0.2 * gap) + h * vn;
+    double planned = r[2 * n + 7];
+    EXPECT(fabs(planned - row) < 1e-10, "step %d: gap row %.9g, the LCP's normal row by hand %.9g", k, planned, row);
+    printf("step %d: gap %.3g, gap row %.9g, by hand %.9g\n", k, gap, planned, row);
+  }
+  free(z);
+
+  /* the exact Hessian: 2 steps, random multipliers, both stages */
+  plan_mpcc_free(p);
+  P.N = 2;
+  P.T = 0.08;
+  p = plan_mpcc_create(&P, err, sizeof err);
+  EXPECT(p != NULL, "create: %s", err);
+  if (!p) return test_report("plan_mpcc_start");
+  z = point_off_rest(p, &P);
+  /* clear of the ball, then cutting into it by 1 mm and clear of it by 1 mm at every knot (the
+     disk's velocity in the gap row curves with q_k, the second differences' step with it) */
+  for (int pass = 0; pass < 3; pass++) {
+    if (pass) set_gaps(p, &P, z, pass == 1 ? -1e-3 : 1e-3);
+    for (int dynamic = 0; dynamic < 2; dynamic++) {
+      int m = plan_mpcc_nconstraints(p, dynamic);
+      double *lambda = malloc(sizeof(double) * m);
+      for (int i = 0; i < m; i++) lambda[i] = tu_rand();
+      double e = plan_mpcc_hessian_error(p, z, lambda, 0.7, dynamic);
+      const char *where = pass == 0 ? "clear" : pass == 1 ? "penetrating" : "1 mm away";
+      EXPECT(e < 1e-3, "%s, %s stage: Hessian of the Lagrangian vs second differences: %g", where,
+             dynamic ? "dynamic" : "kinematic", e);
+      printf("%s, %s stage: Hessian vs second differences %.3g\n", where, dynamic ? "dynamic" : "kinematic", e);
+      free(lambda);
+    }
+  }
+  free(z);
+  plan_mpcc_free(p);
+
+  /* one step, one group of rows at a time (dynamic stage) */
+  P.N = 1;
+  P.T = 0.04;
+  p = plan_mpcc_create(&P, err, sizeof err);
+  EXPECT(p != NULL, "create: %s", err);
+  if (!p) return test_report("plan_mpcc_start");
+  z = point_off_rest(p, &P);
+  int d = P.d, m = plan_mpcc_nconstraints(p, 1), o = 2 * n + 7;
+  struct { const char *name; int first, count; } group[] = {
+      {"arm's implicit step", 0, n}, {"ball's rotation", 2 * n, 3}, {"quaternion update", 2 * n + 3, 4},
+      {"gap", o, 1}, {"gap fz", o + 1, 1}, {"cone gamma", o + 3, 1}, {"slips", o + 4, d}, {"ft slips", o + 4 + d, d}};
+  double *lambda = malloc(sizeof(double) * m);
+  for (size_t g = 0; g < sizeof group / sizeof group[0]; g++) {
+    memset(lambda, 0, sizeof(double) * m);
+    for (int i = 0; i < group[g].count; i++) lambda[group[g].first + i] = 1 + tu_rand();
+    double e = plan_mpcc_hessian_error(p, z, lambda, 0, 1);
+    EXPECT(e < 1e-3, "the %s rows' Hessian vs second differences: %g", group[g].name, e);
+    printf("the %s rows alone: Hessian vs second differences %.3g\n", group[g].name, e);
+  }
+  free(lambda);
+  free(z);
+  plan_mpcc_free(p);
+  return test_report("plan_mpcc_start");
+}
