@@ -16,24 +16,8 @@
 #include <string.h>
 
 #include "mpcc.h"
+#include "plan_mpcc_points.h"
 #include "testutil.h"
-
-static void move_state(double *s, int n) {
-  for (int i = 0; i < n; i++) { s[i] += 0.01 * tu_rand(); s[n + i] = 0.2 * tu_rand(); }
-  for (int i = 0; i < 3; i++) s[2 * n + i] = tu_rand();
-  for (int i = 0; i < 4; i++) s[2 * n + 3 + i] += 0.1 * tu_rand();
-}
-
-static double *point_off_rest(plan_mpcc *p, const plan_mpcc_params *P) {
-  int n = plan_mpcc_n(p), B = plan_mpcc_block(p);
-  double *z = malloc(sizeof(double) * plan_mpcc_nvars(p));
-  plan_mpcc_rest_guess(p, z);
-  for (int k = 1; k <= P->N; k++) move_state(z + (size_t)k * B, n);
-  for (int k = 0; k < P->N; k++)
-    for (int i = 2 * n + 7; i < B; i++) z[(size_t)k * B + i] = 1 + tu_rand();   /* tau, fz, ft, gamma, zeta */
-  move_state(z, n);
-  return z;
-}
 
 /* Moves every knot's q along the gap's gradient until its gap is target (Newton on the gap). */
 static void set_gaps(plan_mpcc *p, const plan_mpcc_params *P, double *z, double target) {
