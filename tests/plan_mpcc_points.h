@@ -2,7 +2,9 @@
  * that compare its derivatives with differences. */
 #ifndef PLAN_MPCC_POINTS_H
 #define PLAN_MPCC_POINTS_H
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "mpcc.h"
 #include "testutil.h"
@@ -28,5 +30,24 @@ static inline double *point_off_rest(plan_mpcc *p, const plan_mpcc_params *P) {
     for (int i = 2 * n + 7; i < B; i++) z[(size_t)k * B + i] = 1 + tu_rand();   /* tau, fz, ft, gamma, zeta */
   move_state(z, n);
   return z;
+}
+/* The dynamic stage's Hessian of one step against second differences, one
+ * group of rows at a time (in mpcc.h's order), so that a wrong small term
+ * cannot hide behind another group's large ones. */
+static inline void expect_hessian_by_row_groups(plan_mpcc *p, const plan_mpcc_params *P, const double *z) {
+  int n = plan_mpcc_n(p), d = P->d, m = plan_mpcc_nconstraints(p, 1);
+  int o = 2 * n + 7;   /* arm, q update, ball, quaternion; then gap, gap fz, cone, cone gamma, slips, ft slips */
+  struct { const char *name; int first, count; } group[] = {
+      {"arm's implicit step", 0, n}, {"ball's rotation", 2 * n, 3}, {"quaternion update", 2 * n + 3, 4},
+      {"gap", o, 1}, {"gap fz", o + 1, 1}, {"cone gamma", o + 3, 1}, {"slips", o + 4, d}, {"ft slips", o + 4 + d, d}};
+  double *lambda = malloc(sizeof(double) * m);
+  for (size_t g = 0; g < sizeof group / sizeof group[0]; g++) {
+    memset(lambda, 0, sizeof(double) * m);
+    for (int i = 0; i < group[g].count; i++) lambda[group[g].first + i] = 1 + tu_rand();
+    double e = plan_mpcc_hessian_error(p, z, lambda, 0, 1);
+    EXPECT(e < 1e-3, "the %s rows' Hessian vs second differences: %g", group[g].name, e);
+    printf("the %s rows alone: Hessian vs second differences %.3g\n", group[g].name, e);
+  }
+  free(lambda);
 }
 #endif

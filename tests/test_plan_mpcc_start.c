@@ -150,19 +150,7 @@ int main(void) {
   EXPECT(p != NULL, "create: %s", err);
   if (!p) return test_report("plan_mpcc_start");
   z = point_off_rest(p, &P);
-  int d = P.d, m = plan_mpcc_nconstraints(p, 1), o = 2 * n + 7;
-  struct { const char *name; int first, count; } group[] = {
-      {"arm's implicit step", 0, n}, {"ball's rotation", 2 * n, 3}, {"quaternion update", 2 * n + 3, 4},
-      {"gap", o, 1}, {"gap fz", o + 1, 1}, {"cone gamma", o + 3, 1}, {"slips", o + 4, d}, {"ft slips", o + 4 + d, d}};
-  double *lambda = malloc(sizeof(double) * m);
-  for (size_t g = 0; g < sizeof group / sizeof group[0]; g++) {
-    memset(lambda, 0, sizeof(double) * m);
-    for (int i = 0; i < group[g].count; i++) lambda[group[g].first + i] = 1 + tu_rand();
-    double e = plan_mpcc_hessian_error(p, z, lambda, 0, 1);
-    EXPECT(e < 1e-3, "the %s rows' Hessian vs second differences: %g", group[g].name, e);
-    printf("the %s rows alone: Hessian vs second differences %.3g\n", group[g].name, e);
-  }
-  free(lambda);
+  expect_hessian_by_row_groups(p, &P, z);
   free(z);
   plan_mpcc_free(p);
   return test_report("plan_mpcc_start");
