@@ -34,14 +34,18 @@ static const char *SCENE_FMT =
     "      <geom name=\"bob\" type=\"sphere\" pos=\"0 0 -0.1\" size=\"0.02\" mass=\"0.05\"/>\n"
     "    </body>\n"
     "  </worldbody>\n"
+    "  <actuator><motor name=\"motor\" joint=\"hinge\" gear=\"2\" damping=\"%g\"/></actuator>\n"
     "</mujoco>\n";
 
 /* Swings the bob into the base disk; returns the largest |u_n + stab| over
  * the steps whose contact with the bob carried a normal impulse, and their
  * count in *nactive. */
-static double worst_normal_row(const char *integrator, const char *eulerdamp, double damping, int *nactive) {
+/* damping: the joint's; motor_damping: its motor's (gear 2: the joint gets
+ * 4 times it, mj_actuatorDamping). */
+static double worst_normal_row(const char *integrator, const char *eulerdamp, double damping, double motor_damping,
+                               int *nactive) {
   char xml[4096];
-  snprintf(xml, sizeof xml, SCENE_FMT, integrator, eulerdamp, damping);
+  snprintf(xml, sizeof xml, SCENE_FMT, integrator, eulerdamp, damping, motor_damping);
   mjData *d;
   mjModel *m = load_text_attached("rigid_damping", xml, &d);
   *nactive = 0;
@@ -52,7 +56,7 @@ static double worst_normal_row(const char *integrator, const char *eulerdamp, do
   EXPECT(m->nv == 1 && cfg && cfg->disk[0].s == 0, "the pendulum is the only dof and disk 0 the base disk");
   d->qvel[0] = -4; /* the bob at 0.4 m/s towards the disk's back face */
   for (int step = 0; step < 40 && cfg; step++) {
-    d->qfrc_applied[0] = -4 * damping - 0.02; /* the approach speed against the damping; then a press */
+    d->qfrc_applied[0] = -4 * (damping + 4 * motor_damping) - 0.02; /* the approach speed against the damping; then a press */
     mj_step(m, d);
     const cusp_contact_report *c;
     int nc = cusp_contacts(m, d, &c);
@@ -78,7 +82,7 @@ int main(void) {
   const char *integrators[] = {"Euler", "implicitfast", "implicit"};
   for (int i = 0; i < 3; i++) {
     int nactive;
-    double worst = worst_normal_row(integrators[i], "enable", 0.05, &nactive);
+    double worst = worst_normal_row(integrators[i], "enable", 0.05, 0, &nactive);
     printf("%-12s damping 0.05: %d active contact steps, max |u_n + stab| = %.3g m/s\n", integrators[i], nactive,
            worst);
     EXPECT(nactive >= 5, "%s: the bob hits and keeps pressing (%d active steps)", integrators[i], nactive);
@@ -90,11 +94,19 @@ int main(void) {
   const double damping[] = {0, 0.05};
   for (int i = 0; i < 2; i++) {
     int nactive;
-    double worst = worst_normal_row("Euler", eulerdamp[i], damping[i], &nactive);
+    double worst = worst_normal_row("Euler", eulerdamp[i], damping[i], 0, &nactive);
     printf("Euler eulerdamp %s, damping %g: %d active contact steps, max |u_n + stab| = %.3g m/s\n", eulerdamp[i],
            damping[i], nactive, worst);
     EXPECT(nactive >= 5 && worst < TOL, "Euler, eulerdamp %s, damping %g: %d active steps, %.3g m/s", eulerdamp[i],
            damping[i], nactive, worst);
+  }
+  /* the damping a motor lends its joint (actuator damping times gear^2) */
+  for (int i = 0; i < 2; i++) {
+    int nactive;
+    double worst = worst_normal_row(integrators[i], "enable", 0, 0.0125, &nactive);
+    printf("%-12s motor damping 0.0125, gear 2: %d active contact steps, max |u_n + stab| = %.3g m/s\n",
+           integrators[i], nactive, worst);
+    EXPECT(nactive >= 5 && worst < TOL, "%s, motor damping: %d active steps, %.3g m/s", integrators[i], nactive, worst);
   }
   return test_report("rigid_damping");
 }
