@@ -6,23 +6,24 @@
 #include "pipeline.h"
 #include "sb_util.h"
 
-/* The MuJoCo system as one custom body of the problem. */
-static void rigid_solve(void *ctx, int ncol, double *x) {
-  cusp_runtime *r = ctx;
-  mj_solveM(r->m, r->d, x, x, ncol);
-}
+/* The MuJoCo system as one custom body of the problem, whose mass matrix
+ * is the one MuJoCo's integrator will solve its velocity with
+ * (rigid_damping.c). */
+static void rigid_solve(void *ctx, int ncol, double *x) { cusp_rigid_solve(ctx, x, ncol); }
 
-static void rigid_half_solve(void *ctx, int ncol, double *x) {
-  cusp_runtime *r = ctx;
-  mj_solveM2(r->m, r->d, x, x, r->sqrt_inv_d, ncol);
-}
+static void rigid_half_solve(void *ctx, int ncol, double *x) { cusp_rigid_half_solve(ctx, x, ncol); }
 
-/* v + h M^-1 (every force MuJoCo will apply except constraints): the rigid
- * bodies' velocity if the soft contacts pushed nothing. */
+/* The rigid bodies' velocity if the soft contacts pushed nothing. MuJoCo's
+ * step gives v+ = v + h A^-1 (f + J^T lambda / h), A = M + h diag(b) where
+ * the integrator treats dof damping implicitly (else M), f every force it
+ * will apply but cusp's and the constraints', the explicit damping -b v
+ * among them (in qfrc_passive); so v+ = v + h A^-1 f + A^-1 J^T lambda:
+ * the free velocity is v + h A^-1 f and the impulse acts through A^-1. */
 static void rigid_free_velocity(cusp_runtime *r, double h) {
   const mjModel *m = r->m;
   mjData *d = r->d;
   int nv = m->nv;
+  cusp_rigid_damping_factor(r, h);
   mj_rne(m, d, 0, r->force);
   mj_fwdActuation(m, d); /* recomputed identically by mj_step after this stage */
   for (int i = 0; i < nv; i++)
@@ -33,7 +34,8 @@ static void rigid_free_velocity(cusp_runtime *r, double h) {
     if (x[0] || x[1] || x[2] || x[3] || x[4] || x[5])
       mj_applyFT(m, d, x, x + 3, d->xipos + 3 * b, b, r->force);
   }
-  mj_solveM(m, d, r->vfree, r->force, 1);
+  memcpy(r->vfree, r->force, sizeof(double) * nv);
+  cusp_rigid_solve(r, r->vfree, 1);
   for (int i = 0; i < nv; i++) r->vfree[i] = d->qvel[i] + h * r->vfree[i];
   /* An implicit model that ran before in this step (arms of several
    * models) already pushed the rigid bodies: this problem starts from the
@@ -41,10 +43,11 @@ static void rigid_free_velocity(cusp_runtime *r, double h) {
    * body both touch is not held up against gravity twice. */
   if (r->has_rigid_impulse) {
     memcpy(r->force, r->rigid_impulse, sizeof(double) * nv);
-    mj_solveM(m, d, r->force, r->force, 1);
+    cusp_rigid_solve(r, r->force, 1);
     for (int i = 0; i < nv; i++) r->vfree[i] += r->force[i];
   }
-  for (int i = 0; i < nv; i++) r->sqrt_inv_d[i] = sqrt(d->qLDiagInv[i]);
+  const double *inv_d = r->rigid_damped ? r->rigid_LDiagInv : d->qLDiagInv;
+  for (int i = 0; i < nv; i++) r->sqrt_inv_d[i] = sqrt(inv_d[i]);
 }
 
 /* Fills the side for the other geom of a soft contact. */

@@ -150,6 +150,11 @@ struct cusp_runtime {
   /* rigid side */
   double *vfree, *force, *qfrc_cusp, *jac, *jac2, *sqrt_inv_d;
   double *rigid_impulse;    /* nv: what an implicit model solved for the MuJoCo system */
+  /* M + h diag(damping) factored (rigid_damping.c), and d->M's diagonal
+   * while it is borrowed to factor it; rigid_damped: the rigid side's
+   * solves use it this step */
+  double *rigid_LD, *rigid_LDiagInv, *rigid_M_diag;
+  int rigid_damped;
   int has_rigid_impulse;
   char *touched;            /* per body */
   char *held_tree;          /* per kinematic tree: a constraint MuJoCo keeps acts on it (contact_build.c) */
@@ -284,6 +289,15 @@ int cusp_mount_finish(cusp_runtime *r, soft_t *s, double h);
  * plus held ends in the problem (0: nothing of that model to solve); t_col
  * gets the time of the touched bodies' collisions. */
 int cusp_contact_build(cusp_runtime *r, cusp_contact_kind model, double h, double *t_col);
+/* The matrix MuJoCo's integrator will solve the rigid bodies' velocity
+ * with, as far as it is dof damping (rigid_damping.c): factors
+ * M + h diag(dD/dv) into r->rigid_LD when the integrator treats some dof's
+ * damping implicitly (r->rigid_damped = 1), else leaves M (0). */
+void cusp_rigid_damping_factor(cusp_runtime *r, double h);
+/* x = A^-1 x and x = sqrt(D_A)^-1 L_A^-T x for ncol columns, A the matrix
+ * above (M itself when r->rigid_damped is 0). */
+void cusp_rigid_solve(cusp_runtime *r, double *x, int ncol);
+void cusp_rigid_half_solve(cusp_runtime *r, double *x, int ncol);
 /* The problem's result (after a solve or sb_contact_apply_impulses) into
  * r->meta (the model's contacts, in the order they were added), the arms
  * and the MuJoCo system. */

@@ -504,7 +504,7 @@ void cusp_runtime_free(cusp_runtime *r) {
   sb_sap_work_free(r->sap);
   sb_ncp_work_free(r->ncp);
   void *ptr[] = {r->cW, r->cvec, r->cidx, r->meta, r->cbuf, r->reports, r->pair_reports, r->vfree, r->force, r->qfrc_cusp, r->jac, r->jac2,
-                 r->sqrt_inv_d, r->rigid_impulse, r->touched, r->held_tree, r->geom_soft,
+                 r->sqrt_inv_d, r->rigid_impulse, r->rigid_LD, r->rigid_LDiagInv, r->rigid_M_diag, r->touched, r->held_tree, r->geom_soft,
                  r->disk_partners, r->ndisk_partners,
                  r->mount_jac, r->mount_M_pre, r->mount_M_post, r->end_jac};
   for (size_t k = 0; k < sizeof ptr / sizeof ptr[0]; k++) free(ptr[k]);
@@ -723,6 +723,9 @@ cusp_runtime *cusp_runtime_create(const mjModel *m, mjData *d, char *error, int 
   r->jac2 = calloc(3 * nvv, sizeof(double));
   r->sqrt_inv_d = calloc(nvv, sizeof(double));
   r->rigid_impulse = calloc(nvv, sizeof(double));
+  r->rigid_LD = calloc(m->nC ? m->nC : 1, sizeof(double));
+  r->rigid_LDiagInv = calloc(nvv, sizeof(double));
+  r->rigid_M_diag = calloc(nvv, sizeof(double));
   r->touched = calloc(m->nbody, 1);
   r->held_tree = calloc(m->ntree ? m->ntree : 1, 1);
   r->mount_jac = calloc(12 * nvv, sizeof(double));
@@ -734,7 +737,7 @@ cusp_runtime *cusp_runtime_create(const mjModel *m, mjData *d, char *error, int 
   r->ndisk_partners = calloc(ninst ? ninst : 1, sizeof(int));
   if (!r->disk_partners || !r->ndisk_partners ||
       !r->meta || !r->reports || !r->pair_reports || !r->cbuf || !r->vfree || !r->force || !r->qfrc_cusp || !r->jac ||
-      !r->jac2 || !r->sqrt_inv_d || !r->rigid_impulse || !r->touched || !r->held_tree || !r->geom_soft ||
+      !r->jac2 || !r->sqrt_inv_d || !r->rigid_impulse || !r->rigid_LD || !r->rigid_LDiagInv || !r->rigid_M_diag || !r->touched || !r->held_tree || !r->geom_soft ||
       !r->mount_jac || !r->mount_M_pre || !r->mount_M_post || !r->end_jac)
     goto oom;
   for (int g = 0; g < 2 * m->ngeom; g++) r->geom_soft[g] = -1;

@@ -55,6 +55,7 @@ int main(void) {
   cusp_override pen = {"arm", "contact", "penalty"};
   run(SCENE("coupling_fall.xml"), &pen, 1, 1.0, "fall (penalty)");
   run(SCENE("coupling_squeeze.xml"), NULL, 0, 0.5, "squeeze");
+  run(SCENE("rigid_damping.xml"), NULL, 0, 0.5, "damped pendulum on the base disk (M + h D factored)");
   /* held ends: clamped to the world with a ball on the rod, pinned, clamped to a free block */
   run(CUSP_SOURCE_DIR "/mjcf/demo_clamped_rod.xml", NULL, 0, 0.6, "end clamp (ball on the rod)");
   cusp_override pin = {"rod", "end", "pin"};
