@@ -47,8 +47,6 @@ struct plan_mpcc {
   double target[4];      /* target quaternion */
   double n_rest[3], t1_rest[3];  /* the contact normal at rest and a tangent there: the friction basis's origin */
   double ball_inertia;
-  double lcp_damping;    /* contact_at_start: h D_b / I_b, the ball's damping as the simulator's LCP sees it
-                          * (step_geometry); 0 otherwise */
   int dynamic;           /* stage being solved */
   int nrow;              /* rows per step in that stage */
   double *Mt, *c, *tmp;   /* n x n, n, n scratch */
@@ -316,14 +314,10 @@ static void step_geometry(plan_mpcc *p, const state_view *S0, const state_view *
     contact_geometry(p, S1->q, S1->v, S1->om, G);
     return;
   }
-  /* The LCP predicts the ball's velocity with its damping explicit (the plugin's free velocity
-     takes MuJoCo's passive force -D omega_k) and an undamped response to the impulse, while
-     MuJoCo's Euler step then applies the damping implicitly, which the ball rows model:
-     (I + h D) omega_{k+1} = I omega_k + h tau. The velocity the LCP's rows see is therefore
-     omega_k + h I^-1 (tau - D omega_k) = omega_{k+1} + (h D / I) (omega_{k+1} - omega_k). */
-  double om[3], c = p->lcp_damping;
-  for (int i = 0; i < 3; i++) om[i] = (1 + c) * S1->om[i] - c * S0->om[i];
-  contact_geometry(p, S0->q, S1->v, om, G);
+  /* The LCP's rows see the ball at omega_{k+1} of the ball rows, (I + h D) omega_{k+1} = I omega_k
+     + h tau: the plugin solves the rigid side with M + h D where MuJoCo's step damps implicitly
+     (plugin/rigid_damping.c). */
+  contact_geometry(p, S0->q, S1->v, S1->om, G);
 }
 
 /* s(g) of the gap row (mpcc.h) and its derivative: 0.6 g + 0.4 sqrt(g^2 + w^2) is g above the
@@ -612,18 +606,17 @@ static Bool cb_g(Index nv, Number *x, Bool nx, Index m, Number *g, UserDataPtr u
   return TRUE;
 }
 
-/* nu after moving block column c (v_{k+1}, omega_{k+1}, or omega_k when the contact rows see the
-   ball through the LCP's damping: nu is linear in all three) by delta; P is d nu / d v_{k+1}. */
+/* nu after moving block column c (v_{k+1} or omega_{k+1}: nu is linear in both) by delta; P is
+   d nu / d v_{k+1}. */
 static void shift_nu(const plan_mpcc *p, contact_geom *G, const double *P, int c, double delta) {
-  int n = p->n, om0 = 2 * n, v1 = p->B + n, om1 = p->B + 2 * n;
+  int n = p->n, v1 = p->B + n, om1 = p->B + 2 * n;
   if (c >= v1 && c < om1) {
     for (int i = 0; i < 3; i++) G->nu[i] += delta * P[i * n + (c - v1)];
     return;
   }
-  double e[3] = {0}, exr[3];   /* nu = ... - omega_c x r_ball, omega_c = (1 + l) omega_{k+1} - l omega_k */
-  if (c >= om1 && c < om1 + 3) e[c - om1] = (1 + p->lcp_damping) * delta;
-  else if (c >= om0 && c < om0 + 3) e[c - om0] = -p->lcp_damping * delta;
-  else return;
+  if (!(c >= om1 && c < om1 + 3)) return;
+  double e[3] = {0}, exr[3];   /* nu = ... - omega_{k+1} x r_ball */
+  e[c - om1] = delta;
   cross3(e, G->r_ball, exr);
   for (int i = 0; i < 3; i++) G->nu[i] -= exr[i];
 }
@@ -651,9 +644,8 @@ static void step_jacobian(plan_mpcc *p, double *zp, int k, double *val) {
        omega_{k+1} the geometry: the other columns reuse them */
     int moves_geometry = c >= geo0 && c < geo0 + p->n;
     const contact_geom *Gc = moves_geometry ? NULL : &G;
-    /* nu moves linearly, the rest of the geometry stays: v_{k+1}, omega_{k+1}, and omega_k through
-       the LCP's explicit damping of the ball (step_geometry) */
-    if ((c >= v1 && c < quat1) || (p->lcp_damping != 0 && c >= 2 * p->n && c < 2 * p->n + 3)) Gc = &Gv;
+    /* nu moves linearly, the rest of the geometry stays: v_{k+1}, omega_{k+1} */
+    if (c >= v1 && c < quat1) Gc = &Gv;
     const arm_terms *Ac = c < p->n ? NULL : &p->terms_fixed;
     int velocity = p->dynamic && c >= p->n && c < 2 * p->n;
     if (velocity) Ac = &p->terms;
@@ -706,7 +698,7 @@ static Bool cb_jac(Index nv, Number *x, Bool nx, Index m, Index nele, Index *iro
  * kinds_couple: read off the rows of mpcc.h) get second differences of L_k, computed from the
  * plain rows with their expensive parts evaluated once per perturbed column: the arm terms at
  * S_k (q_k, v_k), the contact geometry at its positions (q_{k+1}, or q_k with contact_at_start;
- * nu is linear in v_{k+1} and omega_{k+1}, and with contact_at_start omega_k, so their
+ * nu is linear in v_{k+1} and omega_{k+1}, so their
  * perturbations move nu through d nu / d v and r_ball alone). Off the
  * diagonal the symmetric formula
  *   H_ab = [L(+a+b) + L(-a-b) - L(+a) - L(-a) - L(+b) - L(-b) + 2 L] / (2 da db)  (error O(d^2))
@@ -745,8 +737,6 @@ static int kinds_couple(int a, int b, int dynamic, int geo) {
      at the start the gap row has n . nu too, and its product with fz */
   if (a == K_FT && (b == K_V1 || b == K_OM1)) return 1;
   if (geo == K_Q0 && a == K_FZ && (b == K_V1 || b == K_OM1)) return 1;
-  /* and (step_geometry) the ball's velocity the LCP sees takes omega_k too */
-  if (geo == K_Q0 && (PAIR(K_OM0, geo) || PAIR(K_OM0, K_FZ) || PAIR(K_OM0, K_FT))) return 1;
   if (PAIR(geo, geo) || PAIR(geo, K_V1) || PAIR(geo, K_OM1)) return 1;
   /* quat_{k+1} - exp(h omega_{k+1}) quat_k */
   if ((a == K_QUAT0 || a == K_OM1) && b == K_OM1) return 1;
@@ -856,8 +846,8 @@ static double lagrangian_moved(plan_mpcc *p, double *zp, int k, const double *la
     int slot = (s < 0 ? n : 0) + c - geometry_column(p);
     const double *P = c >= 0 ? H->Pq + (size_t)slot * 3 * n : H->P0;
     G = c >= 0 ? H->Gq[slot] : H->G0;
-    if (ka == K_V1 || ka == K_OM1 || ka == K_OM0) shift_nu(p, &G, P, a, sa * H->dx[a]);
-    if (kb == K_V1 || kb == K_OM1 || kb == K_OM0) shift_nu(p, &G, P, b, sb * H->dx[b]);
+    if (ka == K_V1 || ka == K_OM1) shift_nu(p, &G, P, a, sa * H->dx[a]);
+    if (kb == K_V1 || kb == K_OM1) shift_nu(p, &G, P, b, sb * H->dx[b]);
   }
   step_rows_with(p, zp, k, &G, A, p->rp);
   if (a >= 0) zp[base + a] = xa;
@@ -1239,7 +1229,6 @@ plan_mpcc *plan_mpcc_create(const plan_mpcc_params *prm, char *error, int error_
   p->nvar = P->N * p->B + p->ns;
   p->h = P->T / P->N;
   p->ball_inertia = 0.4 * P->ball_mass * P->ball_radius * P->ball_radius;
-  p->lcp_damping = P->contact_at_start ? p->h * P->ball_damping / p->ball_inertia : 0;
   for (int i = 0; i < 3; i++) p->target[i + 1] = sin(0.5 * P->angle) * P->axis[i] / an;
   p->target[0] = cos(0.5 * P->angle);
   p->n_rest[1] = -1;   /* until the rest geometry below */

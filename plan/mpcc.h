@@ -39,8 +39,9 @@
  * the normal, jumps, see docs/planning.md, session 17).
  * With contact_at_start, besides: both bodies meet at the disk's contact
  * point (the ball's lever arm (R + gap) n, as the plugin's narrow phase
- * puts it), and nu takes the ball's velocity as the LCP predicts it, its
- * damping explicit: omega_{k+1} + (h D_b / I_b)(omega_{k+1} - omega_k).
+ * puts it); the ball's velocity in nu is omega_{k+1}, which MuJoCo's step
+ * (its damping implicit) and the plugin's LCP (the rigid side with M + h D)
+ * agree on.
  * First derivatives: central differences inside each step's column block
  * (the exact sparsity of the transcription; objective gradient analytic),
  * the arm terms recomputed only for the columns that move them (q_k, v_k;

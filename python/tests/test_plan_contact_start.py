@@ -7,8 +7,8 @@ Bounds, and why:
 - Steps without contact run the same integrator from the same state: the
   arm agrees to round-off, below 1e-9 m.
 - Steps with contact: the plan's rows are the LCP's (geometry at q_k, the
-  gap linearized with v_{k+1}, both bodies at the disk's contact point, the
-  ball as the LCP sees it), which Lemke solves exactly (residual 1e-17), and
+  gap linearized with v_{k+1}, both bodies at the disk's contact point; the
+  ball's damping implicit on both sides), which Lemke solves exactly (residual 1e-17), and
   the polish makes the plan's complementarity exact to its row tolerance:
   measured, the arm agrees to 8e-11 m, the normal force to 1e-7 of itself,
   the ball's angular velocity to 4.7e-7 rad/s (the simulator's friction
