@@ -503,7 +503,6 @@ sb_work *sb_work_create(const sb_model *m) {
   w->tmp = calloc(n, sizeof(double));
   w->tmp2 = calloc(n, sizeof(double));
   w->J6n = calloc((size_t)6 * n, sizeof(double));
-  w->J6tmp = calloc((size_t)6 * n, sizeof(double));
   w->last_J = calloc((size_t)6 * n, sizeof(double));
   w->qacc = calloc(n, sizeof(double));
   return w;
@@ -513,7 +512,7 @@ void sb_work_free(sb_work *w) {
   if (!w) return;
   double *arrs[] = {w->q, w->v, w->X, w->S, w->Jpart, w->P, w->eta, w->nu, w->bterm, w->vp,
                     w->acc, w->F, w->Ic, w->Xu, w->Jend, w->M, w->Mt, w->Mt_add, w->J3n, w->L, w->c, w->vstar,
-                    w->rhs, w->tmp, w->tmp2, w->J6n, w->J6tmp, w->last_J, w->qacc};
+                    w->rhs, w->tmp, w->tmp2, w->J6n, w->last_J, w->qacc};
   for (size_t i = 0; i < sizeof arrs / sizeof arrs[0]; i++) free(arrs[i]);
   free(w->g);
   free(w);
@@ -755,7 +754,6 @@ void sb_kinematics(const sb_model *m, sb_work *w, const double *q, const double 
   w->kin_valid = 1;
   w->jend_valid = 0;
   w->last_valid = 0;
-  w->tmp_node = 0;
   w->kin_base = m->base;
   memcpy(w->kin_base_twist, m->base_twist, sizeof w->kin_base_twist);
 }
@@ -771,16 +769,10 @@ static void unit_jacobians(const sb_model *m, sb_work *w) {
     const sb_unit *un = &m->unit[u];
     const double *Xu = w->Xu + 36 * u;
     double *J = w->Jend + (size_t)6 * n * u;
-    memset(J, 0, 6 * n * sizeof(double));
-    if (u) {
-      const double *Jq = w->Jend + (size_t)6 * n * (u - 1);
-      for (int i = 0; i < 6; i++)
-        for (int l = 0; l < 6; l++) {
-          double a = Xu[6 * i + l];
-          if (a == 0) continue;
-          for (int j = 0; j < cmax; j++) J[i * n + j] += a * Jq[l * n + j];
-        }
-    }
+    /* the previous unit's Jend is zero past cmax: so is Xu times it */
+    int c0 = u ? cmax : 0;
+    if (u) sb_Ad_matmul(Xu, cmax, w->Jend + (size_t)6 * n * (u - 1), n, J, n);
+    for (int i = 0; i < 6; i++) memset(J + (size_t)i * n + c0, 0, (size_t)(n - c0) * sizeof(double));
     const double *Jp = w->Jpart + m->node[un->node1].soff;
     for (int i = 0; i < 6; i++)
       for (int j = 0; j < un->ncol; j++) J[i * n + un->col0 + j] += Jp[i * un->ncol + j];
@@ -854,19 +846,27 @@ static int point_query(const sb_model *m, sb_work *w, int seg, double s, sb_pose
   step_out o;
   const double *vv = w->vel_valid && (J || eta || dJv) ? w->v + nd->col0 : NULL;
   step_frame(sg, nd->element, nd->s0, s, nd->G_identity ? NULL : &nd->G, nd->ncol, w->q + nd->col0, vv, J || dJv ? S : NULL, dJv != NULL, &o);
-  if (g) *g = sb_pose_mul(gp, &o.grel);
+  sb_pose gs = sb_pose_mul(gp, &o.grel);
+  if (g) *g = gs;
   if (J) {
-    int cend = m->unit[nd->unit].cend;
-    for (int i = 0; i < 6; i++) memset(J + (size_t)i * n, 0, ncol * sizeof(double));
-    if (k) {
-      /* the parent node's Jacobian is zero past the columns of this unit;
-       * a disk's contact points between the same two nodes share it */
-      if (w->tmp_node != k || w->tmp_cols < cend) {
-        node_jacobian_head(m, w, k - 1, w->J6tmp, cend);
-        w->tmp_node = k;
-        w->tmp_cols = cend;
-      }
-      sb_Ad_matmul(o.X, cend, w->J6tmp, n, J, n);
+    /* J = Ad(s <- unit start) Jend(previous unit) + Ad(s <- parent)
+     * Jpart(parent) + S: one 6 x 6 product over the proximal columns, not
+     * two (the parent node's Jacobian, then its transport to s) */
+    const sb_unit *un = &m->unit[nd->unit];
+    int c0 = 0;
+    if (nd->unit > 0) {
+      if (!w->jend_valid) unit_jacobians(m, w);
+      c0 = m->unit[nd->unit - 1].cend;
+      sb_pose rel = sb_pose_inv_mul(&gs, &w->g[un->node0 - 1]);
+      double A[36];
+      sb_Ad(&rel, A);
+      sb_Ad_matmul(A, c0, w->Jend + (size_t)6 * n * (nd->unit - 1), n, J, n);
+    }
+    for (int i = 0; i < 6; i++) memset(J + (size_t)i * n + c0, 0, (ncol - c0) * sizeof(double));
+    if (k > un->node0) {
+      double T[6 * 12];
+      sb_Ad_matmul(o.X, nd->ncol, w->Jpart + m->node[k - 1].soff, nd->ncol, T, nd->ncol);
+      for (int i = 0; i < 6 * nd->ncol; i++) S[i] += T[i];
     }
     for (int i = 0; i < 6; i++)
       for (int j = 0; j < nd->ncol; j++) J[i * n + nd->col0 + j] += S[i * nd->ncol + j];

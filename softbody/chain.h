@@ -167,9 +167,6 @@ typedef struct {
   double *J3n;                    /* n x 3 scratch: a point Jacobian's transpose (penalty.h) */
   double *vstar, *rhs, *tmp, *tmp2;
   double *J6n;                    /* 6 x n scratch for point Jacobians */
-  double *J6tmp;                  /* 6 x n: a partial step's parent node Jacobian (point_query) */
-  int tmp_node, tmp_cols;         /* J6tmp holds node tmp_node - 1's first tmp_cols columns
-                                     (0: nothing), until the next kinematics pass */
   /* the last Jacobian query's answer (sb_point_kinematics), until the next kinematics pass */
   int last_valid, last_seg, last_has_dJv;
   int last_cols;                  /* its sb_point_columns */
