@@ -439,6 +439,25 @@ sb_model *sb_model_create(const sb_chain_params *cp, char *error, int error_size
       m->D[c0 * n + c0] = p->joint_damping;
     }
   }
+  /* each row's nonzero span: a section's stiffness couples its own
+   * coordinates only, so the step's n x n loops over K and D need not */
+  m->kd_lo = calloc(n ? n : 1, sizeof(int));
+  m->kd_hi = calloc(n ? n : 1, sizeof(int));
+  if (!m->kd_lo || !m->kd_hi) {
+    sb_errorf(error, error_size, "out of memory (stiffness spans of %d coordinates)", n);
+    sb_model_free(m);
+    return NULL;
+  }
+  for (int i = 0; i < n; i++) {
+    int lo = n, hi = 0;
+    for (int j = 0; j < n; j++)
+      if (m->K[i * n + j] != 0 || m->D[i * n + j] != 0) {
+        if (j < lo) lo = j;
+        hi = j + 1;
+      }
+    m->kd_lo[i] = lo < hi ? lo : 0;
+    m->kd_hi[i] = hi;
+  }
   return m;
 }
 
@@ -449,6 +468,8 @@ void sb_model_free(sb_model *m) {
   free(m->unit);
   free(m->K);
   free(m->D);
+  free(m->kd_lo);
+  free(m->kd_hi);
   free(m);
 }
 

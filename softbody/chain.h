@@ -126,6 +126,7 @@ typedef struct {
   sb_node *node;
   sb_unit *unit;
   double *K, *D;       /* n x n stiffness and damping, constant */
+  int *kd_lo, *kd_hi;  /* row i of K and D is zero outside columns [kd_lo[i], kd_hi[i]) */
   sb_pose base;
   /* Motion of the base frame, per-step inputs (0 after create; set with
    * sb_set_base_motion*): base_twist = [w; v] of the base in its own axes

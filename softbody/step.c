@@ -60,11 +60,17 @@ int sb_step_prepare(const sb_model *m, const sb_state *s, sb_work *w, const doub
   sb_bias(m, w, w->c);
   for (int i = 0; i < n; i++) {
     double r = (tau ? tau[i] : 0) - w->c[i];
-    for (int j = 0; j < n; j++) {
-      double Kij = m->K[i * n + j], Dij = m->D[i * n + j];
-      r -= Kij * (s->q[j] + h * s->v[j]) + Dij * s->v[j];
-      w->Mt[i * n + j] = w->M[i * n + j] + h * Dij + h * h * Kij + (Mt_add ? Mt_add[i * n + j] : 0);
+    const double *Ki = m->K + (size_t)i * n, *Di = m->D + (size_t)i * n, *Mi = w->M + (size_t)i * n;
+    double *Mti = w->Mt + (size_t)i * n;
+    /* K and D are zero outside the row's span: there M~ is M and r is
+     * unchanged, the same numbers as the whole row's sums */
+    memcpy(Mti, Mi, n * sizeof(double));
+    for (int j = m->kd_lo[i]; j < m->kd_hi[i]; j++) {
+      r -= Ki[j] * (s->q[j] + h * s->v[j]) + Di[j] * s->v[j];
+      Mti[j] = Mi[j] + h * Di[j] + h * h * Ki[j];
     }
+    if (Mt_add)
+      for (int j = 0; j < n; j++) Mti[j] += Mt_add[(size_t)i * n + j];
     w->rhs[i] = h * r;
   }
   w->factor_upper = n >= SB_STEP_UPPER_MIN;
