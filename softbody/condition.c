@@ -47,7 +47,10 @@ static void apply_reflector(int m, int n, double *v, double tau, double *C, int 
  * sight: two contacts, then a third on their line, then an independent
  * fourth that it dropped.) force (greedy only, may be NULL): columns kept
  * even when dependent; they add no reflector. The independent kept columns'
- * reflectors end in the first `kept` columns (the return value), tau in tau. */
+ * reflectors end in the first `kept` columns (the return value), tau in tau.
+ * work: n doubles, and GREEDY_PANEL (GREEDY_PANEL + the columns) for the
+ * block form (else the loop). */
+enum { GREEDY_PANEL = 16, GREEDY_MIN_ROWS = 32 };
 static int qr_keep(int N, int r0, int ncol, double *cols, const int *colid, double tol, int pivoted,
                    const int *force, int *keep, double *tau, int *jpvt, double *work, int lwork) {
   int rows = N - r0;
@@ -62,27 +65,57 @@ static int qr_keep(int N, int r0, int ncol, double *cols, const int *colid, doub
     }
     return kept;
   }
-  /* A kept column's reflector is applied at once to every later column
-   * (one reflector product over them all): each column then meets the same reflectors
-   * in the same order as under a product of its own, at one LAPACK call per
-   * kept column instead of one per column (those calls' overhead dominated
-   * stage 1 along a lying arm, about a hundred contacts). */
-  int kept = 0;
-  for (int j = 0; j < ncol; j++) {
-    double *c = cols + (size_t)j * N + r0;
-    if (kept == rows) { /* full rank: every later column depends */
-      if (force && force[colid[j]]) keep[colid[j]] = 1;
-      continue;
+  /* Panels of GREEDY_PANEL columns, as dgeqrf's: within a panel a kept
+   * column's reflector is applied at once to the panel's later columns (one
+   * reflector product over them all: each column meets the same reflectors
+   * in the same order as under a product of its own); after the panel, its
+   * reflectors are applied to every later column together, in block form
+   * (dlarft, dlarfb: matrix products where one reflector at a time makes a
+   * rank-one update per reflector over all later columns, which dominated
+   * stage 1 along an arm, about a hundred contacts in the priority group
+   * and a dozen kept). Columns with trailing rows zero (a rod whitened by
+   * its upper factor, the forced run ordered by rows) make one panel of all
+   * the columns, one reflector at a time over all later columns as before:
+   * dlarf applies each over the rows it fills only, which the block form
+   * does not, and a reflector applied in two parts costs two calls; so do
+   * fewer than GREEDY_MIN_ROWS rows, where the block form's short matrix
+   * products cost more than the rank-one updates they replace. */
+  int kept = 0, panel = rows >= GREEDY_MIN_ROWS ? GREEDY_PANEL : ncol;
+  for (int j = 0; j < ncol && panel < ncol; j++)
+    if (cols[(size_t)j * N + N - 1] == 0) panel = ncol;
+  for (int p0 = 0; p0 < ncol; p0 += panel) {
+    int p1 = panel < ncol - p0 ? p0 + panel : ncol, k0 = kept;
+    for (int j = p0; j < p1; j++) {
+      double *c = cols + (size_t)j * N + r0;
+      if (kept == rows) { /* full rank: every later column depends */
+        if (force && force[colid[j]]) keep[colid[j]] = 1;
+        continue;
+      }
+      if (!(cblas_dnrm2(rows - kept, c + kept, 1) > tol)) {
+        if (force && force[colid[j]]) keep[colid[j]] = 1; /* kept, but adds nothing to the span */
+        continue;
+      }
+      LAPACKE_dlarfg_work(rows - kept, c + kept, c + kept + 1, 1, tau + kept);
+      if (j + 1 < p1) apply_reflector(rows - kept, p1 - j - 1, c + kept, tau[kept], c + N + kept, N, work);
+      if (j != kept) memcpy(cols + (size_t)kept * N + r0, c, (size_t)rows * sizeof(double));
+      keep[colid[j]] = 1;
+      kept++;
     }
-    if (!(cblas_dnrm2(rows - kept, c + kept, 1) > tol)) {
-      if (force && force[colid[j]]) keep[colid[j]] = 1; /* kept, but adds nothing to the span */
-      continue;
+    int nr = kept - k0, nlater = ncol - p1;
+    if (nr == 0 || nlater == 0) continue;
+    double *V = cols + (size_t)k0 * N + r0 + k0, *C = cols + (size_t)p1 * N + r0 + k0;
+    int block = nr > 1 && (size_t)nr * (size_t)(nr + nlater) <= (size_t)lwork;
+    for (int i = 0; block && i < nr; i++) block = V[(size_t)i * N + rows - k0 - 1] != 0;
+    if (block) {
+      double *T = work, *W = work + (size_t)nr * nr;
+      if (LAPACKE_dlarft_work(LAPACK_COL_MAJOR, 'F', 'C', rows - k0, nr, V, N, tau + k0, T, nr) ||
+          LAPACKE_dlarfb_work(LAPACK_COL_MAJOR, 'L', 'T', 'F', 'C', rows - k0, nlater, nr, V, N, T, nr, C, N, W,
+                              nlater))
+        return -1;
+    } else {
+      for (int i = 0; i < nr; i++)
+        apply_reflector(rows - k0 - i, nlater, V + (size_t)i * N + i, tau[k0 + i], C + i, N, work);
     }
-    LAPACKE_dlarfg_work(rows - kept, c + kept, c + kept + 1, 1, tau + kept);
-    if (j + 1 < ncol) apply_reflector(rows - kept, ncol - j - 1, c + kept, tau[kept], c + N + kept, N, work);
-    if (j != kept) memcpy(cols + (size_t)kept * N + r0, c, (size_t)rows * sizeof(double));
-    keep[colid[j]] = 1;
-    kept++;
   }
   return kept;
 }

@@ -868,6 +868,53 @@ static double forced_rows_uniform(unsigned *state) {
   return (double)(*state >> 8) / (double)(1u << 24) - 0.5;
 }
 
+/* Stage 1's greedy selection over many dense columns (an arm whitened by
+ * its lower factor: every column fills every row), as along an arm on a
+ * plane: a hundred contacts in the priority group, a dozen independent.
+ * The greedy QR takes the columns in panels and applies a panel's
+ * reflectors to the later columns in block form; what must hold is the
+ * greedy selection in key order: the independent columns kept wherever
+ * they fall (first in a panel, last in one, several in one, one alone in a
+ * later one), every column in the span of the kept ones before it dropped
+ * unless forced (kept, adding nothing), and nothing else kept. */
+static void test_rank_select_dense_panels(void) {
+  enum { N = 36, M = 90, NIND = 12 };
+  const int ind[NIND] = {0, 1, 2, 3, 15, 16, 17, 30, 47, 48, 70, 89}; /* key order = column order */
+  const int forced_dependent = 40;
+  unsigned seed = 777u;
+  double *St = malloc(sizeof(double) * N * M), *A = malloc(sizeof(double) * N * M), order[M];
+  int prio[M], force[M], keep[M], expect[M], iwork[2 * M];
+  for (int j = 0, k = 0; j < M; j++) {
+    int is_ind = k < NIND && ind[k] == j;
+    for (int i = 0; i < N; i++) St[(size_t)j * N + i] = 0;
+    if (is_ind) {
+      for (int i = 0; i < N; i++) St[(size_t)j * N + i] = forced_rows_uniform(&seed);
+      k++;
+    } else { /* a combination of the independent columns before it, of norm about theirs */
+      for (int a = 0; a < k; a++) {
+        double c = forced_rows_uniform(&seed);
+        for (int i = 0; i < N; i++) St[(size_t)j * N + i] += c * St[(size_t)ind[a] * N + i];
+      }
+    }
+    prio[j] = 1;
+    order[j] = M - j;
+    force[j] = j == 0 || j == forced_dependent;
+    expect[j] = is_ind || j == forced_dependent;
+  }
+  int lwork = sb_rank_select_work_size(N, M), want = 0;
+  for (int j = 0; j < M; j++) want += expect[j];
+  double *work = malloc(sizeof(double) * lwork);
+  memcpy(A, St, sizeof(double) * N * M);
+  int kept = sb_rank_select_forced(N, M, A, prio, order, force, 1e-9, keep, work, lwork, iwork);
+  int wrong = 0;
+  for (int j = 0; j < M; j++) wrong += !keep[j] != !expect[j];
+  EXPECT(kept == want && wrong == 0, "dense greedy selection in panels: kept %d of %d, %d flags wrong", kept, want,
+         wrong);
+  free(work);
+  free(A);
+  free(St);
+}
+
 /* Stage 1 takes the first group's leading run of forced columns in the
  * order of the rows they fill (a rod whitened by its upper factor: the
  * contact at element i fills the rows of the elements up to i), so that
@@ -1306,6 +1353,7 @@ int main(void) {
   test_warm_sticking();
   test_rank_select_order();
   test_rank_select_forced_rows();
+  test_rank_select_dense_panels();
   test_push_box_lcps();
   test_infeasible();
   test_block_resting();
