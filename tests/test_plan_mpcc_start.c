@@ -141,6 +141,24 @@ int main(void) {
     }
   }
   free(z);
+
+  /* micrometre gaps, as a sustained contact leaves them at every step's start: there the Hessian's
+     tangent of the stabilization must be the row's own (the blend exactly linear outside |g| < w);
+     against differences of the Lagrangian's gradient at steps small enough to stay on one side
+     of the blend (second differences of the rows at 1e-5 would cross it) */
+  z = point_off_rest(p, &P);
+  for (int pass = 0; pass < 2; pass++) {
+    double target = pass ? -3e-6 : 3e-6;
+    set_gaps(p, &P, z, target);
+    int m = plan_mpcc_nconstraints(p, 1), rows = m / P.N;
+    double *lambda = calloc(m, sizeof(double));   /* the gap rows alone (after arm, q update, ball, quaternion) */
+    for (int k = 0; k < P.N; k++) lambda[k * rows + 2 * n + 7] = 1 + tu_rand();
+    double e = plan_mpcc_hessian_gradient_error(p, z, lambda, 0.7, 1, 1e-7);
+    EXPECT(e < 1e-3, "gaps of %g m, dynamic stage: Hessian vs differences of the Lagrangian's gradient: %g", target, e);
+    printf("gaps of %g m: Hessian vs differences of the Lagrangian's gradient %.3g\n", target, e);
+    free(lambda);
+  }
+  free(z);
   plan_mpcc_free(p);
 
   /* one step, one group of rows at a time (dynamic stage) */
