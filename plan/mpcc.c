@@ -57,6 +57,11 @@ struct plan_mpcc {
     int on;
     double wl0[3], xl0[3], J[9];
   } xl_tangent;
+  struct {               /* on: the closest point by the sharp formula of the feature (face, side or rim)
+                          * the Hessian's base point lies on, continued across the features' switches
+                          * (hessian_step: its differences would cross them, see closest_point_on_feature) */
+    int on, radial, axial;   /* the centre beyond the disk's radius, beyond its half thickness */
+  } feature_frozen;
   struct {               /* on: the gap row's stabilization s(g) replaced by its tangent at g0 (the same
                           * columns, contact_at_start: s curves over STAB_WIDTH, below the steps) */
     int on;
@@ -214,6 +219,20 @@ static void closest_point(double rd, double hz, double rf, const double wl[3], d
     }
 }
 
+/* The sharp disk's closest point on one feature, continued beyond it: radial, the rim's circle
+ * (else the point's own distance from the axis); axial, the face on wl's side (else wl's height).
+ * Face, side and rim are each smooth, where the smoothed map turns from one to the next within
+ * sqrt(EPS_SDF): the Hessian's differences (steps of 1e-5 in q, moving wl by up to about 2e-4 m)
+ * would cross that switch within their reach of it and return entries of order 1 / step (up to
+ * 17 times the true one along y's start plan, docs/planning.md, session 18). Frozen at the base
+ * point's feature they give that feature's curvature, as the Jacobian's tangent gives its slope. */
+static void closest_point_on_feature(double rd, double hz, int radial, int axial, const double wl[3], double xl[3]) {
+  double rho = sqrt(wl[0] * wl[0] + wl[1] * wl[1] + EPS_SDF), f = radial ? rd / rho : 1;
+  xl[0] = wl[0] * f;
+  xl[1] = wl[1] * f;
+  xl[2] = axial ? (wl[2] >= 0 ? hz : -hz) : wl[2];
+}
+
 static void contact_geometry(plan_mpcc *p, const double *q, const double *v, const double *omega,
                              contact_geom *G) {
   const plan_mpcc_params *P = &p->prm;
@@ -232,6 +251,9 @@ static void contact_geometry(plan_mpcc *p, const double *q, const double *v, con
       xl[i] = p->xl_tangent.xl0[i];
       for (int j = 0; j < 3; j++) xl[i] += p->xl_tangent.J[i * 3 + j] * (wl[j] - p->xl_tangent.wl0[j]);
     }
+  } else if (p->feature_frozen.on) {
+    closest_point_on_feature(P->disk_radius, P->disk_half_thickness, p->feature_frozen.radial,
+                             p->feature_frozen.axial, wl, xl);
   } else {
     closest_point(P->disk_radius, P->disk_half_thickness, P->disk_fillet, wl, xl, NULL);
   }
@@ -883,7 +905,13 @@ static void hessian_prepare_step(plan_mpcc *p, double *zp, int k, const double *
   for (int c = 0; c < C; c++) H->dx[c] = hessian_step_size(p) * (1 + fabs(zp[base + c]));
   state_view S0 = state_at(p, zp, k), S1 = state_at(p, zp, k + 1);
   if (p->dynamic) arm_terms_at(p, &S0, &H->A0);
+  p->feature_frozen.on = 0;
   step_geometry(p, &S0, &S1, &H->G0);
+  /* the sharp disk's features held for the differences (the fillet's map is smooth over its radius) */
+  p->feature_frozen.radial = H->G0.rho >= p->prm.disk_radius;
+  p->feature_frozen.axial = fabs(H->G0.wz) >= p->prm.disk_half_thickness;
+  p->feature_frozen.on = !(p->prm.disk_fillet > 0);
+  if (p->feature_frozen.on) step_geometry(p, &S0, &S1, &H->G0);   /* the base on the same map */
   contact_velocity_jacobian(p, &H->G0, H->P0);
   int g0 = geometry_column(p);
   /* the stabilization's blend by its tangent at the step's gap (until hessian_step ends): its
@@ -987,6 +1015,7 @@ static void hessian_step(plan_mpcc *p, double *zp, int k, const double *lambda, 
     }
   }
   p->stab_tangent.on = 0;
+  p->feature_frozen.on = 0;
 }
 
 /* The objective's second derivatives (eq. 20, plan_mpcc_objective), in hessian_structure's order. */
