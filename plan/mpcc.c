@@ -222,10 +222,10 @@ static void closest_point(double rd, double hz, double rf, const double wl[3], d
 /* The sharp disk's closest point on one feature, continued beyond it: radial, the rim's circle
  * (else the point's own distance from the axis); axial, the face on wl's side (else wl's height).
  * Face, side and rim are each smooth, where the smoothed map turns from one to the next within
- * sqrt(EPS_SDF): the Hessian's differences (steps of 1e-5 in q, moving wl by up to about 2e-4 m)
- * would cross that switch within their reach of it and return entries of order 1 / step (up to
- * 17 times the true one along y's start plan, docs/planning.md, session 18). Frozen at the base
- * point's feature they give that feature's curvature, as the Jacobian's tangent gives its slope. */
+ * sqrt(EPS_SDF): the Hessian's differences, whose steps in q move wl far more than that, would
+ * cross the switch within their reach of it and return entries of order 1 / step
+ * (docs/planning.md, session 18). Frozen at the base point's feature they give that feature's
+ * curvature, as the Jacobian's tangent gives its slope. */
 static void closest_point_on_feature(double rd, double hz, int radial, int axial, const double wl[3], double xl[3]) {
   double rho = sqrt(wl[0] * wl[0] + wl[1] * wl[1] + EPS_SDF), f = radial ? rd / rho : 1;
   xl[0] = wl[0] * f;
@@ -345,9 +345,8 @@ static void step_geometry(plan_mpcc *p, const state_view *S0, const state_view *
 /* s(g) of the gap row (mpcc.h) and its derivative: g above the blend, 0.2 g below it, and within
  * |g| < w a slope rising from 0.2 to 1 by a smoothstep, so s is C^2 and exactly linear outside the
  * blend. (A blend with unbounded support, 0.6 g + 0.4 sqrt(g^2 + w^2), curves as 0.4 w^2 / |g|^3
- * far outside it: at the micrometre gaps of a sustained contact that curvature times (dg/dq)^2
- * reached 1e4 in the Lagrangian's Hessian, which takes s by its tangent; docs/planning.md,
- * session 18.) */
+ * far outside it, at the micrometre gaps a sustained contact leaves, where the Hessian takes s by
+ * its tangent; docs/planning.md, session 18.) */
 static double stabilized_gap(double g, double *ds) {
   const double w = STAB_WIDTH, lo = STAB_FACTOR;
   if (g >= w) {
