@@ -16,8 +16,8 @@
 
 #define EPS_SDF 1e-12   /* the paper's smoothing of |.| and max(.,.) */
 /* contact_at_start: the LCP's gap stabilization s(g) (g, or 0.2 g when penetrating; contact.c's
- * default) blended over this width (m) into a smooth function: it errs by at most 0.4 of it, at
- * g = 0, well under the LCP's own tolerance on the normal velocity times h */
+ * default) blended over |g| < this width (m) into a twice differentiable function: it errs by at
+ * most 0.15 of it, at g = 0, well under the LCP's own tolerance on the normal velocity times h */
 #define STAB_WIDTH 1e-7
 #define STAB_FACTOR 0.2
 /* A last relaxation stopped at its cap is polished only when its point
@@ -57,6 +57,11 @@ struct plan_mpcc {
     int on;
     double wl0[3], xl0[3], J[9];
   } xl_tangent;
+  struct {               /* on: the closest point by the sharp formula of the feature (face, side or rim)
+                          * the Hessian's base point lies on, continued across the features' switches
+                          * (hessian_step: its differences would cross them, see closest_point_on_feature) */
+    int on, radial, axial;   /* the centre beyond the disk's radius, beyond its half thickness */
+  } feature_frozen;
   struct {               /* on: the gap row's stabilization s(g) replaced by its tangent at g0 (the same
                           * columns, contact_at_start: s curves over STAB_WIDTH, below the steps) */
     int on;
@@ -214,6 +219,20 @@ static void closest_point(double rd, double hz, double rf, const double wl[3], d
     }
 }
 
+/* The sharp disk's closest point on one feature, continued beyond it: radial, the rim's circle
+ * (else the point's own distance from the axis); axial, the face on wl's side (else wl's height).
+ * Face, side and rim are each smooth, where the smoothed map turns from one to the next within
+ * sqrt(EPS_SDF): the Hessian's differences, whose steps in q move wl far more than that, would
+ * cross the switch within their reach of it and return entries of order 1 / step
+ * (docs/planning.md, session 18). Frozen at the base point's feature they give that feature's
+ * curvature, as the Jacobian's tangent gives its slope. */
+static void closest_point_on_feature(double rd, double hz, int radial, int axial, const double wl[3], double xl[3]) {
+  double rho = sqrt(wl[0] * wl[0] + wl[1] * wl[1] + EPS_SDF), f = radial ? rd / rho : 1;
+  xl[0] = wl[0] * f;
+  xl[1] = wl[1] * f;
+  xl[2] = axial ? (wl[2] >= 0 ? hz : -hz) : wl[2];
+}
+
 static void contact_geometry(plan_mpcc *p, const double *q, const double *v, const double *omega,
                              contact_geom *G) {
   const plan_mpcc_params *P = &p->prm;
@@ -232,6 +251,9 @@ static void contact_geometry(plan_mpcc *p, const double *q, const double *v, con
       xl[i] = p->xl_tangent.xl0[i];
       for (int j = 0; j < 3; j++) xl[i] += p->xl_tangent.J[i * 3 + j] * (wl[j] - p->xl_tangent.wl0[j]);
     }
+  } else if (p->feature_frozen.on) {
+    closest_point_on_feature(P->disk_radius, P->disk_half_thickness, p->feature_frozen.radial,
+                             p->feature_frozen.axial, wl, xl);
   } else {
     closest_point(P->disk_radius, P->disk_half_thickness, P->disk_fillet, wl, xl, NULL);
   }
@@ -320,12 +342,24 @@ static void step_geometry(plan_mpcc *p, const state_view *S0, const state_view *
   contact_geometry(p, S0->q, S1->v, S1->om, G);
 }
 
-/* s(g) of the gap row (mpcc.h) and its derivative: 0.6 g + 0.4 sqrt(g^2 + w^2) is g above the
- * blend, 0.2 g below it. */
+/* s(g) of the gap row (mpcc.h) and its derivative: g above the blend, 0.2 g below it, and within
+ * |g| < w a slope rising from 0.2 to 1 by a smoothstep, so s is C^2 and exactly linear outside the
+ * blend. (A blend with unbounded support, 0.6 g + 0.4 sqrt(g^2 + w^2), curves as 0.4 w^2 / |g|^3
+ * far outside it, at the micrometre gaps a sustained contact leaves, where the Hessian takes s by
+ * its tangent; docs/planning.md, session 18.) */
 static double stabilized_gap(double g, double *ds) {
-  double a = 0.5 * (1 + STAB_FACTOR), b = 0.5 * (1 - STAB_FACTOR), r = sqrt(g * g + STAB_WIDTH * STAB_WIDTH);
-  if (ds) *ds = a + b * g / r;
-  return a * g + b * r;
+  const double w = STAB_WIDTH, lo = STAB_FACTOR;
+  if (g >= w) {
+    if (ds) *ds = 1;
+    return g;
+  }
+  if (g <= -w) {
+    if (ds) *ds = lo;
+    return lo * g;
+  }
+  double t = (g + w) / (2 * w);   /* s' = lo + (1 - lo) (3 t^2 - 2 t^3), s(-w) = -lo w */
+  if (ds) *ds = lo + (1 - lo) * t * t * (3 - 2 * t);
+  return lo * g + (1 - lo) * 2 * w * t * t * t * (1 - 0.5 * t);
 }
 
 /* The row complementary to fz: the gap at the step's end, or (contact_at_start) the LCP's normal
@@ -870,7 +904,13 @@ static void hessian_prepare_step(plan_mpcc *p, double *zp, int k, const double *
   for (int c = 0; c < C; c++) H->dx[c] = hessian_step_size(p) * (1 + fabs(zp[base + c]));
   state_view S0 = state_at(p, zp, k), S1 = state_at(p, zp, k + 1);
   if (p->dynamic) arm_terms_at(p, &S0, &H->A0);
+  p->feature_frozen.on = 0;
   step_geometry(p, &S0, &S1, &H->G0);
+  /* the sharp disk's features held for the differences (the fillet's map is smooth over its radius) */
+  p->feature_frozen.radial = H->G0.rho >= p->prm.disk_radius;
+  p->feature_frozen.axial = fabs(H->G0.wz) >= p->prm.disk_half_thickness;
+  p->feature_frozen.on = !(p->prm.disk_fillet > 0);
+  if (p->feature_frozen.on) step_geometry(p, &S0, &S1, &H->G0);   /* the base on the same map */
   contact_velocity_jacobian(p, &H->G0, H->P0);
   int g0 = geometry_column(p);
   /* the stabilization's blend by its tangent at the step's gap (until hessian_step ends): its
@@ -974,6 +1014,7 @@ static void hessian_step(plan_mpcc *p, double *zp, int k, const double *lambda, 
     }
   }
   p->stab_tangent.on = 0;
+  p->feature_frozen.on = 0;
 }
 
 /* The objective's second derivatives (eq. 20, plan_mpcc_objective), in hessian_structure's order. */
@@ -1019,29 +1060,50 @@ static Bool cb_h(Index nv, Number *x, Bool nx, Number of, Index m, Number *l, Bo
   return TRUE;
 }
 
+/* The Hessian IPOPT gets (cb_h), as the full symmetric nv x nv matrix H (the caller's, zeroed here). */
+static int hessian_matrix(plan_mpcc *p, const double *z, const double *lambda, double sigma, double *H) {
+  int nv = p->nvar, m = p->prm.N * p->nrow, exact = p->exact_now, ok = 0;
+  size_t nnz = hessian_nnz(p);
+  Index *ir = malloc(sizeof(Index) * 2 * nnz), *jc = ir ? ir + nnz : NULL;
+  double *v = malloc(sizeof(double) * nnz), *x = malloc(sizeof(double) * nv);
+  if (ir && v && x) {
+    memcpy(x, z, sizeof(double) * nv);
+    memset(H, 0, sizeof(double) * (size_t)nv * nv);
+    p->exact_now = 1;
+    cb_h(nv, x, TRUE, sigma, m, (Number *)lambda, TRUE, (Index)nnz, ir, jc, NULL, p);
+    ok = cb_h(nv, x, TRUE, sigma, m, (Number *)lambda, TRUE, (Index)nnz, NULL, NULL, v, p);
+    p->exact_now = exact;
+    for (size_t e = 0; ok && e < nnz; e++) {  /* duplicates add */
+      H[(size_t)ir[e] * nv + jc[e]] += v[e];
+      if (ir[e] != jc[e]) H[(size_t)jc[e] * nv + ir[e]] += v[e];
+    }
+  }
+  free(ir); free(v); free(x);
+  return ok ? 0 : -1;
+}
+
+/* Row-wise relative: the arm's coordinates give entries up to 1e5 beside small ones, whose
+   differences carry the large ones' truncation error. */
+static double hessian_mismatch(int nv, const double *H, const double *F) {
+  double worst = 0;
+  for (int i = 0; i < nv; i++) {
+    double scale = 1;
+    for (int j = 0; j < nv; j++) scale = fmax(scale, fabs(F[(size_t)i * nv + j]));
+    for (int j = 0; j < nv; j++) worst = fmax(worst, fabs(H[(size_t)i * nv + j] - F[(size_t)i * nv + j]) / scale);
+  }
+  return worst;
+}
+
 double plan_mpcc_hessian_error(plan_mpcc *p, const double *z, const double *lambda, double sigma, int dynamic) {
   p->dynamic = dynamic;
   p->nrow = rows_per_step(p, dynamic);
-  int nv = p->nvar, m = p->prm.N * p->nrow, exact = p->exact_now;
-  size_t nnz = hessian_nnz(p);
-  Index *ir = malloc(sizeof(Index) * 2 * nnz), *jc = ir + nnz;
-  double *v = malloc(sizeof(double) * nnz), *H = calloc((size_t)nv * nv, sizeof(double));
+  int nv = p->nvar, m = p->prm.N * p->nrow;
+  double *H = malloc(sizeof(double) * (size_t)nv * nv), *F = calloc((size_t)nv * nv, sizeof(double));
   double *x = malloc(sizeof(double) * nv), *g = malloc(sizeof(double) * m);
-  double worst = INFINITY;
-  if (!ir || !v || !H || !x || !g) goto done;
+  double worst = INFINITY, dx = hessian_step_size(p);
+  if (!H || !F || !x || !g || hessian_matrix(p, z, lambda, sigma, H)) goto done;
   memcpy(x, z, sizeof(double) * nv);
-  p->exact_now = 1;
-  cb_h(nv, x, TRUE, sigma, m, (Number *)lambda, TRUE, (Index)nnz, ir, jc, NULL, p);
-  int ok = cb_h(nv, x, TRUE, sigma, m, (Number *)lambda, TRUE, (Index)nnz, NULL, NULL, v, p);
-  p->exact_now = exact;
-  if (!ok) goto done;
-  for (size_t e = 0; e < nnz; e++) {  /* the full symmetric matrix from the triplets (duplicates add) */
-    H[(size_t)ir[e] * nv + jc[e]] += v[e];
-    if (ir[e] != jc[e]) H[(size_t)jc[e] * nv + ir[e]] += v[e];
-  }
   /* second differences of the Lagrangian sigma f + lambda . g, g from the plain rows (no Jacobian) */
-  double *F = calloc((size_t)nv * nv, sizeof(double)), dx = hessian_step_size(p);
-  if (!F) goto done;
   for (int i = 0; i < nv; i++)
     for (int j = 0; j <= i; j++) {
       double L[4];
@@ -1057,17 +1119,42 @@ double plan_mpcc_hessian_error(plan_mpcc *p, const double *z, const double *lamb
       }
       F[(size_t)i * nv + j] = F[(size_t)j * nv + i] = (L[0] - L[1] - L[2] + L[3]) / (4 * dx * dx);
     }
-  /* row-wise relative: the arm's coordinates give entries up to 1e5 beside small ones, whose
-     differences carry the large ones' truncation error */
-  worst = 0;
-  for (int i = 0; i < nv; i++) {
-    double scale = 1;
-    for (int j = 0; j < nv; j++) scale = fmax(scale, fabs(F[(size_t)i * nv + j]));
-    for (int j = 0; j < nv; j++) worst = fmax(worst, fabs(H[(size_t)i * nv + j] - F[(size_t)i * nv + j]) / scale);
-  }
-  free(F);
+  worst = hessian_mismatch(nv, H, F);
 done:
-  free(ir); free(v); free(H); free(x); free(g);
+  free(H); free(F); free(x); free(g);
+  return worst;
+}
+
+double plan_mpcc_hessian_gradient_error(plan_mpcc *p, const double *z, const double *lambda, double sigma,
+                                        int dynamic, double step) {
+  p->dynamic = dynamic;
+  p->nrow = rows_per_step(p, dynamic);
+  int nv = p->nvar;
+  double *H = malloc(sizeof(double) * (size_t)nv * nv), *F = malloc(sizeof(double) * (size_t)nv * nv);
+  double *x = malloc(sizeof(double) * nv), *gp = malloc(sizeof(double) * nv), *gm = malloc(sizeof(double) * nv);
+  double *fp = malloc(sizeof(double) * nv), *fm = malloc(sizeof(double) * nv);
+  double worst = INFINITY;
+  if (!H || !F || !x || !gp || !gm || !fp || !fm || hessian_matrix(p, z, lambda, sigma, H)) goto done;
+  memcpy(x, z, sizeof(double) * nv);
+  for (int j = 0; j < nv; j++) {
+    double x0 = x[j], e = step * (1 + fabs(x0));
+    x[j] = x0 + e;
+    if (plan_mpcc_lagrangian_gradient(p, x, lambda, gp)) goto done;
+    plan_mpcc_objective(p, x, fp);
+    x[j] = x0 - e;
+    if (plan_mpcc_lagrangian_gradient(p, x, lambda, gm)) goto done;
+    plan_mpcc_objective(p, x, fm);
+    x[j] = x0;
+    /* the gradient's objective term has weight 1: sigma's by removing (1 - sigma) of it */
+    for (int i = 0; i < nv; i++)
+      F[(size_t)i * nv + j] = (gp[i] - gm[i] - (1 - sigma) * (fp[i] - fm[i])) / (2 * e);
+  }
+  for (int i = 0; i < nv; i++)   /* the differences' symmetric part */
+    for (int j = 0; j < i; j++)
+      F[(size_t)i * nv + j] = F[(size_t)j * nv + i] = 0.5 * (F[(size_t)i * nv + j] + F[(size_t)j * nv + i]);
+  worst = hessian_mismatch(nv, H, F);
+done:
+  free(H); free(F); free(x); free(gp); free(gm); free(fp); free(fm);
   return worst;
 }
 

@@ -276,6 +276,13 @@ double plan_mpcc_jacobian_error(plan_mpcc *p, const double *z, int dynamic);
  * pair of variables (so an entry missing from the pattern shows too).
  * O(nvars^2) evaluations: small instances only. Sets the stage. */
 double plan_mpcc_hessian_error(plan_mpcc *p, const double *z, const double *lambda, double sigma, int dynamic);
+/* The same Hessian against central differences (steps step times 1 + |x|) of the Lagrangian's
+ * gradient sigma grad f + J^T lambda, J the Jacobian IPOPT gets: one order of differences, so a
+ * step small enough to stay on one side of the rows' switches (the gap stabilization's blend, the
+ * capped cylinder's features) can be taken where second differences of the rows cannot. O(nvars)
+ * Jacobians, O(nvars^2) memory: small instances only. Sets the stage. */
+double plan_mpcc_hessian_gradient_error(plan_mpcc *p, const double *z, const double *lambda, double sigma,
+                                        int dynamic, double step);
 /* Step k's rows (mpcc.h's order) at z for the stage (dynamic = 0:
  * kinematic), into r; returns their number. With
  * plan_mpcc_step_jacobian_block, for checks of the derivatives IPOPT gets

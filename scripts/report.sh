@@ -18,7 +18,7 @@
 # --serial    bench-eval's own serial loop, without Ray (the reference)
 # --redraw    run nothing: redraw the plots and report.md from DIR/data
 # --planning N  also the planning tasks (bench/plan_eval.sh --N N: x, y, z, warm and
-#             cold, replayed in MuJoCo); N = 100 is the paper's task (hours on a shared
+#             cold, the paper's contact and the simulator's, replayed in MuJoCo); N = 100 is the paper's task (hours on a shared
 #             machine). Without it a planning table already in DIR/data is kept.
 # Needs bash, awk, gnuplot (pngcairo, else png), the Python environment
 # (.venv, or $CUSP_PYTHON) with Ray and, to build, cmake.
@@ -136,6 +136,7 @@ else
       echo "report.sh: the planning tasks failed" >&2; exit 1; }
     cp "$data/planning/planning.md" "$data/planning.md"
     [[ -s $data/planning/plan_replay.png ]] && cp "$data/planning/plan_replay.png" "$out/plan_replay.png"
+    [[ -s $data/planning/plan_replay_start.png ]] && cp "$data/planning/plan_replay_start.png" "$out/plan_replay_start.png"
   fi
 fi
 flag=()
@@ -764,6 +765,7 @@ if [[ -s $data/planning.md ]]; then
   cat "$data/planning.md"
   echo
   [[ -s $out/plan_replay.png ]] && echo "![planned vs replayed ball angle](plan_replay.png)" && echo
+  [[ -s $out/plan_replay_start.png ]] && echo "![planned vs replayed ball angle, the start contact](plan_replay_start.png)" && echo
   echo "What the columns mean, and the paper's tasks at N = 100: docs/planning.md."
   echo
 fi

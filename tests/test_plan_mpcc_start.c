@@ -49,6 +49,39 @@ static void set_gaps(plan_mpcc *p, const plan_mpcc_params *P, double *z, double 
   }
 }
 
+/* The ball centre's height in knot k's disk frame (wl_z: beyond the half thickness the closest point
+   lies on a face or its rim, within it on the side). */
+static double centre_height(plan_mpcc *p, const plan_mpcc_params *P, const double *q) {
+  double pos[3], R[9], w[3];
+  plan_mpcc_disk_pose(p, q, pos, R);
+  for (int i = 0; i < 3; i++) w[i] = P->ball_center[i] - pos[i];
+  return R[2] * w[0] + R[5] * w[1] + R[8] * w[2];
+}
+
+/* Moves every knot's q (Newton, minimum norm) until the ball centre's height in the disk frame is
+   target. */
+static void set_heights(plan_mpcc *p, const plan_mpcc_params *P, double *z, double target) {
+  int n = plan_mpcc_n(p), B = plan_mpcc_block(p);
+  for (int k = 0; k <= P->N; k++) {
+    double *q = z + (size_t)k * B;
+    for (int it = 0; it < 30; it++) {
+      double wz = centre_height(p, P, q), g[64], gg = 0;
+      if (fabs(wz - target) < 1e-12) break;
+      for (int c = 0; c < n; c++) {
+        double q0 = q[c];
+        q[c] = q0 + 1e-7;
+        double wp = centre_height(p, P, q);
+        q[c] = q0 - 1e-7;
+        double wm = centre_height(p, P, q);
+        q[c] = q0;
+        g[c] = (wp - wm) / 2e-7;
+        gg += g[c] * g[c];
+      }
+      for (int c = 0; c < n; c++) q[c] -= (wz - target) * g[c] / gg;
+    }
+  }
+}
+
 int main(void) {
   plan_mpcc_params P = plan_mpcc_rotate_task(0);
   P.N = 3;
@@ -141,7 +174,71 @@ int main(void) {
     }
   }
   free(z);
+
+  /* micrometre gaps, as a sustained contact leaves them at every step's start: there the Hessian's
+     tangent of the stabilization must be the row's own (the blend exactly linear outside |g| < w);
+     against differences of the Lagrangian's gradient at steps small enough to stay on one side
+     of the blend (second differences of the rows at 1e-5 would cross it) */
+  z = point_off_rest(p, &P);
+  for (int pass = 0; pass < 2; pass++) {
+    double target = pass ? -3e-6 : 3e-6;
+    set_gaps(p, &P, z, target);
+    int m = plan_mpcc_nconstraints(p, 1), rows = m / P.N;
+    double *lambda = calloc(m, sizeof(double));   /* the gap rows alone (after arm, q update, ball, quaternion) */
+    for (int k = 0; k < P.N; k++) lambda[k * rows + 2 * n + 7] = 1 + tu_rand();
+    double e = plan_mpcc_hessian_gradient_error(p, z, lambda, 0.7, 1, 1e-7);
+    EXPECT(e < 1e-3, "gaps of %g m, dynamic stage: Hessian vs differences of the Lagrangian's gradient: %g", target, e);
+    printf("gaps of %g m: Hessian vs differences of the Lagrangian's gradient %.3g\n", target, e);
+    free(lambda);
+  }
+  free(z);
   plan_mpcc_free(p);
+
+  /* the disk's side near its face's edge: the task about y puts the disk beside the ball (the
+     off-axis guess), the centre 50 um inside the half thickness, so the Hessian's differences of
+     the closest point (steps of 1e-5 in q) would cross from the side to the rim; with the feature
+     of the base point held they give the side's curvature (against differences of the Lagrangian's
+     gradient, which take the closest point's map by its tangent) */
+  {
+    plan_mpcc_params Y = plan_mpcc_rotate_task(1);
+    Y.N = 2;
+    Y.T = 0.08;
+    Y.angle = 0.05;
+    Y.contact_at_start = 1;
+    plan_mpcc *py = plan_mpcc_create(&Y, err, sizeof err);
+    EXPECT(py != NULL, "create (y): %s", err);
+    if (!py) return test_report("plan_mpcc_start");
+    int ny = plan_mpcc_n(py), By = plan_mpcc_block(py), m = plan_mpcc_nconstraints(py, 1);
+    double *zy = malloc(sizeof(double) * plan_mpcc_nvars(py)), normal[3], *lambda = malloc(sizeof(double) * m);
+    double lever = plan_mpcc_offaxis_guess(py, zy, normal);
+    EXPECT(lever > 0, "the off-axis guess about y: lever %g", lever);
+    for (int k = 0; k <= Y.N; k++) {   /* moving, with forces, so that every row's multiplier counts */
+      double *s = zy + (size_t)k * By;
+      for (int i = 0; i < ny; i++) s[ny + i] = 0.05 * tu_rand();
+      if (k < Y.N)
+        for (int i = 2 * ny + 7; i < By; i++) s[i] = 1 + tu_rand();
+    }
+    set_heights(py, &Y, zy, Y.disk_half_thickness - 5e-5);
+    double gap, fz;   /* knot 1's closest point on the side: the centre beyond the disk's radius */
+    plan_mpcc_contact(py, zy, 0, &gap, &fz, normal);
+    double pos[3], R[9], w[3], rho2 = 0;
+    plan_mpcc_disk_pose(py, zy + By, pos, R);
+    for (int i = 0; i < 3; i++) w[i] = Y.ball_center[i] - pos[i];
+    for (int j = 0; j < 2; j++) {
+      double c = R[j] * w[0] + R[3 + j] * w[1] + R[6 + j] * w[2];
+      rho2 += c * c;
+    }
+    EXPECT(sqrt(rho2) > Y.disk_radius + 0.01, "knot 1: the centre %g m from the disk's axis", sqrt(rho2));
+    printf("knot 1: centre %.4g m from the axis, gap %.3g m\n", sqrt(rho2), gap);
+    for (int i = 0; i < m; i++) lambda[i] = tu_rand();
+    double e = plan_mpcc_hessian_gradient_error(py, zy, lambda, 0.7, 1, 1e-7);
+    EXPECT(e < 0.05, "beside the face's edge: Hessian vs differences of the Lagrangian's gradient: %g", e);
+    printf("50 um from the side's edge (height %.6g, half thickness %g): Hessian vs differences of the gradient %.3g\n",
+           centre_height(py, &Y, zy + By), Y.disk_half_thickness, e);
+    free(lambda);
+    free(zy);
+    plan_mpcc_free(py);
+  }
 
   /* one step, one group of rows at a time (dynamic stage) */
   P.N = 1;

@@ -84,3 +84,22 @@ def test_paper_contact_is_not_reproduced(end_plan):
   touching, _ = _split(steps)
   assert touching and max(s["arm"] for s in touching) > 1e-6, steps
   assert max(s["omega"] for s in touching) > 1e-5, steps
+
+
+def test_y_defaults_depend_on_contact_time():
+  """About y, cusp-plan's defaults with the start contact are x's settings (the rest guess,
+  terminal weight 100, the last relaxation capped at 100): with its end-contact settings (the
+  off-axis guess, weight 300) the start-contact plan does not converge (docs/planning.md,
+  session 18). Two iterations of a 3-step instance: only the JSON's settings are checked."""
+  lib = os.environ.get("CUSP_LIBRARY")
+  app = (pathlib.Path(lib).parent if lib else ROOT / "build") / "cusp-plan"
+  if not app.exists():
+    pytest.skip("no cusp-plan next to libcusp.so (build it)")
+  seen = {}
+  for contact_time in ("start", "end"):
+    r = subprocess.run([str(app), "--task", "rotate", "--axis", "y", "--N", "3", "--T", "0.12", "--angle", "0.05",
+                        "--max-iter", "2", "--quiet", "--json", "--contact-time", contact_time],
+                       capture_output=True, text=True, timeout=120, env=dict(os.environ, OPENBLAS_NUM_THREADS="1"))
+    summary = json.loads(r.stdout.strip().splitlines()[-1])
+    seen[contact_time] = (summary["guess"], summary["terminal_weight"])
+  assert seen == {"start": ("rest", 100), "end": ("offaxis", 300)}, seen
