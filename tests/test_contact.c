@@ -868,6 +868,24 @@ static double forced_rows_uniform(unsigned *state) {
   return (double)(*state >> 8) / (double)(1u << 24) - 0.5;
 }
 
+/* Stage 1 on A, a copy of St's first m columns, against the selection the
+ * test constructed: the number of flags that differ from expect (the
+ * reflectors stay in A for the caller to read). */
+static int select_against_expected(int N, int m, const double *St, double *A, const int *prio, const double *order,
+                                   const int *force, const int *expect, int *keep, int *iwork, int *kept, int *want) {
+  int lwork = sb_rank_select_work_size(N, m), wrong = 0;
+  double *work = malloc(sizeof(double) * lwork);
+  memcpy(A, St, sizeof(double) * N * m);
+  *kept = sb_rank_select_forced(N, m, A, prio, order, force, 1e-9, keep, work, lwork, iwork);
+  *want = 0;
+  for (int k = 0; k < m; k++) {
+    *want += expect[k];
+    wrong += !keep[k] != !expect[k];
+  }
+  free(work);
+  return wrong;
+}
+
 /* Stage 1's greedy selection over many dense columns (an arm whitened by
  * its lower factor: every column fills every row), as along an arm on a
  * plane: a hundred contacts in the priority group, a dozen independent.
@@ -901,16 +919,9 @@ static void test_rank_select_dense_panels(void) {
     force[j] = j == 0 || j == forced_dependent;
     expect[j] = is_ind || j == forced_dependent;
   }
-  int lwork = sb_rank_select_work_size(N, M), want = 0;
-  for (int j = 0; j < M; j++) want += expect[j];
-  double *work = malloc(sizeof(double) * lwork);
-  memcpy(A, St, sizeof(double) * N * M);
-  int kept = sb_rank_select_forced(N, M, A, prio, order, force, 1e-9, keep, work, lwork, iwork);
-  int wrong = 0;
-  for (int j = 0; j < M; j++) wrong += !keep[j] != !expect[j];
+  int kept, want, wrong = select_against_expected(N, M, St, A, prio, order, force, expect, keep, iwork, &kept, &want);
   EXPECT(kept == want && wrong == 0, "dense greedy selection in panels: kept %d of %d, %d flags wrong", kept, want,
          wrong);
-  free(work);
   free(A);
   free(St);
 }
@@ -988,13 +999,7 @@ static void test_rank_select_forced_rows(void) {
       expect[col] = r != 0;
       order[col] = 0;
     }
-    int lwork = sb_rank_select_work_size(N, m), want = 0;
-    for (int k = 0; k < m; k++) want += expect[k];
-    double *work = malloc(sizeof(double) * lwork);
-    memcpy(A, St, sizeof(double) * N * m);
-    int kept = sb_rank_select_forced(N, m, A, prio, order, force, 1e-9, keep, work, lwork, iwork);
-    int wrong = 0;
-    for (int k = 0; k < m; k++) wrong += !keep[k] != !expect[k];
+    int kept, want, wrong = select_against_expected(N, m, St, A, prio, order, force, expect, keep, iwork, &kept, &want);
     EXPECT(kept == want && wrong == 0, "forced run by rows, %d rest columns: kept %d of %d, %d flags wrong", nrest,
            kept, want, wrong);
     int off_rows = 0;
@@ -1004,7 +1009,6 @@ static void test_rank_select_forced_rows(void) {
       off_rows += filled != 2 * (i + 1);
     }
     EXPECT(off_rows == 0, "forced run's reflectors: %d of %d fill other rows than their columns", off_rows, RUN);
-    free(work);
     free(A);
     free(St);
   }
