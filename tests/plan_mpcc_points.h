@@ -50,4 +50,19 @@ static inline void expect_hessian_by_row_groups(plan_mpcc *p, const plan_mpcc_pa
   }
   free(lambda);
 }
+/* The same, on a problem of one step (N = 1, T = 0.04) with P's other parameters. Returns 0, or -1
+ * when the problem cannot be made (an EXPECT has failed then). */
+static inline int expect_one_step_hessian_by_row_groups(plan_mpcc_params P) {
+  P.N = 1;
+  P.T = 0.04;
+  char err[256];
+  plan_mpcc *p = plan_mpcc_create(&P, err, sizeof err);
+  EXPECT(p != NULL, "create (one step): %s", err);
+  if (!p) return -1;
+  double *z = point_off_rest(p, &P);
+  expect_hessian_by_row_groups(p, &P, z);
+  free(z);
+  plan_mpcc_free(p);
+  return 0;
+}
 #endif

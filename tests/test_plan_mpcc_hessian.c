@@ -69,15 +69,7 @@ int main(void) {
   P.penalty = 0;
   P.terminal_weight = 100;
 
-  /* one step, one group of rows at a time (the dynamic stage's rows, in mpcc.h's order) */
-  P.N = 1;
-  P.T = 0.04;
-  p = plan_mpcc_create(&P, err, sizeof err);
-  EXPECT(p != NULL, "create: %s", err);
-  if (!p) return test_report("plan_mpcc_hessian");
-  z = point_off_rest(p, &P);
-  expect_hessian_by_row_groups(p, &P, z);
-  free(z);
-  plan_mpcc_free(p);
+  /* one step, one group of rows at a time, in mpcc.h's order */
+  expect_one_step_hessian_by_row_groups(P);
   return test_report("plan_mpcc_hessian");
 }

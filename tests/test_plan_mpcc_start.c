@@ -240,15 +240,7 @@ int main(void) {
     plan_mpcc_free(py);
   }
 
-  /* one step, one group of rows at a time (dynamic stage) */
-  P.N = 1;
-  P.T = 0.04;
-  p = plan_mpcc_create(&P, err, sizeof err);
-  EXPECT(p != NULL, "create: %s", err);
-  if (!p) return test_report("plan_mpcc_start");
-  z = point_off_rest(p, &P);
-  expect_hessian_by_row_groups(p, &P, z);
-  free(z);
-  plan_mpcc_free(p);
+  /* one step, one group of rows at a time */
+  expect_one_step_hessian_by_row_groups(P);
   return test_report("plan_mpcc_start");
 }
