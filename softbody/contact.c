@@ -51,7 +51,7 @@ struct sb_contact_problem {
   double *Y;               /* M^-1 Jt */
   double *W;               /* 3m x 3m Delassus in contact frames */
   double *u, *uf;          /* 3m: free and final relative velocities (contact frame) */
-  double *J6, *scratch;
+  double *scratch;
   double *St, *qrwork;
   int lqrwork, *iwork, *prio, *keep, *kept;
   int nvar_cap;
@@ -113,7 +113,7 @@ sb_contact_options sb_contact_default_options(void) {
 void sb_contact_free(sb_contact_problem *p) {
   if (!p) return;
   void *ptr[] = {p->bodies, p->pool, p->vfree, p->c, p->frame, p->vstatic, p->point, p->Jt, p->Y, p->W,
-                 p->u, p->uf, p->J6, p->scratch, p->St, p->qrwork, p->iwork, p->prio, p->keep, p->kept,
+                 p->u, p->uf, p->scratch, p->St, p->qrwork, p->iwork, p->prio, p->keep, p->kept,
                  p->A, p->b, p->As, p->bs, p->z, p->zs, p->wv, p->ruizw, p->dr, p->dc, p->lambda, p->p,
                  p->pv, p->normal_mask, p->blocks, p->prev_id, p->prev_z, p->prev_t1, p->prev_dr, p->prev_dc, p->stabv, p->order, p->force, p->keep_prev,
                  p->admit, p->screen_int, p->screen_order, p->wn, p->wn_ok, p->head, p->colc,
@@ -184,7 +184,6 @@ sb_contact_problem *sb_contact_create_kept(int max_contacts, int max_kept, int m
   ALLOC(p->W, m3 * m3);
   ALLOC(p->u, m3);
   ALLOC(p->uf, m3);
-  ALLOC(p->J6, 6 * nd);
   ALLOC(p->scratch, nd * m3);
   ALLOC(p->St, nd * mc);
   ALLOC(p->qrwork, p->lqrwork);
@@ -411,7 +410,8 @@ static int add_side(sb_contact_problem *p, int i, const sb_contact_side *sd, dou
     sb_pose g;
     /* the point's Jacobian is zero past the coordinates proximal to it */
     int n = b->nv, nz;
-    if (sb_point_kinematics_head(b->m, b->w, sd->seg, sd->s, &g, p->J6, &nz)) {
+    const double *J6;
+    if (sb_point_kinematics_view(b->m, b->w, sd->seg, sd->s, &g, &J6, &nz)) {
       sb_errorf(error, error_size, "contact %d: no point at segment %d, s = %g on soft body %d", i,
                 sd->seg, sd->s, sd->body);
       return -1;
@@ -436,7 +436,7 @@ static int add_side(sb_contact_problem *p, int i, const sb_contact_side *sd, dou
       }
       p->vstatic[3 * i + k] += sign * dot3(u, vb);
     }
-    add_soft_rows(nz, p->J6, n, ab, col + b->off, col + ld + b->off, col + 2 * ld + b->off);
+    add_soft_rows(nz, J6, n, ab, col + b->off, col + ld + b->off, col + 2 * ld + b->off);
     return 0;
   }
   if (!sd->jac) {
