@@ -982,3 +982,24 @@ int sb_point_kinematics_head(const sb_model *m, sb_work *w, int seg, double s, s
                              int *ncol) {
   return point_kinematics(m, w, seg, s, g, J, NULL, NULL, 0, ncol);
 }
+
+int sb_point_kinematics_view(const sb_model *m, sb_work *w, int seg, double s, sb_pose *g, const double **J,
+                             int *ncol) {
+  if (!(w->last_valid && w->last_seg == seg && w->last_s == s)) {
+    /* a head query computed straight into the kept answer (point_kinematics
+     * computes into the caller's J and copies it there) */
+    int c = sb_point_columns(m, seg, s);
+    w->last_valid = 0;
+    if (point_query(m, w, seg, s, &w->last_g, w->last_J, c, w->last_eta, NULL)) return -1;
+    w->last_valid = 1;
+    w->last_seg = seg;
+    w->last_s = s;
+    w->last_has_dJv = 0;
+    w->last_cols = c;
+    w->last_full = 0;
+  }
+  if (g) *g = w->last_g;
+  *J = w->last_J;
+  if (ncol) *ncol = w->last_cols;
+  return 0;
+}

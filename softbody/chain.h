@@ -238,6 +238,13 @@ int sb_point_columns(const sb_model *m, int seg, double s);
  * copying the zeros. */
 int sb_point_kinematics_head(const sb_model *m, sb_work *w, int seg, double s, sb_pose *g, double *J,
                              int *ncol);
+/* sb_point_kinematics_head's answer without a copy: *J points at the
+ * work's kept Jacobian (6 rows, leading dimension n, the first *ncol
+ * columns this point's), valid until the next point query or kinematics
+ * pass. A disk's contact points repeat one query: each repeat reads the
+ * same doubles where sb_point_kinematics_head copies them. */
+int sb_point_kinematics_view(const sb_model *m, sb_work *w, int seg, double s, sb_pose *g, const double **J,
+                             int *ncol);
 
 /* Full 6 x n body Jacobian of node k. */
 void sb_node_jacobian(const sb_model *m, sb_work *w, int k, double *J);

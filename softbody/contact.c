@@ -14,6 +14,7 @@
 #include "condition.h"
 #include "lcp_internal.h"
 #include "sb_util.h"
+#include "sb_vector.h"
 
 typedef enum { BODY_SOFT, BODY_DENSE, BODY_CUSTOM } body_kind;
 
@@ -50,7 +51,7 @@ struct sb_contact_problem {
   double *Y;               /* M^-1 Jt */
   double *W;               /* 3m x 3m Delassus in contact frames */
   double *u, *uf;          /* 3m: free and final relative velocities (contact frame) */
-  double *J6, *scratch;
+  double *scratch;
   double *St, *qrwork;
   int lqrwork, *iwork, *prio, *keep, *kept;
   int nvar_cap;
@@ -112,7 +113,7 @@ sb_contact_options sb_contact_default_options(void) {
 void sb_contact_free(sb_contact_problem *p) {
   if (!p) return;
   void *ptr[] = {p->bodies, p->pool, p->vfree, p->c, p->frame, p->vstatic, p->point, p->Jt, p->Y, p->W,
-                 p->u, p->uf, p->J6, p->scratch, p->St, p->qrwork, p->iwork, p->prio, p->keep, p->kept,
+                 p->u, p->uf, p->scratch, p->St, p->qrwork, p->iwork, p->prio, p->keep, p->kept,
                  p->A, p->b, p->As, p->bs, p->z, p->zs, p->wv, p->ruizw, p->dr, p->dc, p->lambda, p->p,
                  p->pv, p->normal_mask, p->blocks, p->prev_id, p->prev_z, p->prev_t1, p->prev_dr, p->prev_dc, p->stabv, p->order, p->force, p->keep_prev,
                  p->admit, p->screen_int, p->screen_order, p->wn, p->wn_ok, p->head, p->colc,
@@ -183,7 +184,6 @@ sb_contact_problem *sb_contact_create_kept(int max_contacts, int max_kept, int m
   ALLOC(p->W, m3 * m3);
   ALLOC(p->u, m3);
   ALLOC(p->uf, m3);
-  ALLOC(p->J6, 6 * nd);
   ALLOC(p->scratch, nd * m3);
   ALLOC(p->St, nd * mc);
   ALLOC(p->qrwork, p->lqrwork);
@@ -367,20 +367,26 @@ static void contact_frame(const double n[3], const double hint[3], double R[9]) 
   }
 }
 
-/* c[j] += sign (u . J6_lin[j] - (u x r) . J6_ang[j]), j < nz: one contact
- * direction's row of a soft side (J6: the point's 6 x n Jacobian, angular
- * rows first). The operands are unaliased (restrict) so that the loop runs
- * over j in vector lanes; each entry's sum is the one it always was. */
-static void add_soft_row(int nz, const double *restrict J6, int n, const double u[3], const double uxr[3],
-                         double sign, double *restrict c) {
+/* c_k[j] += (a_k . J6_lin[j] - b_k . J6_ang[j]), j < nz, k < 3: a soft
+ * side's three contact-direction rows (J6: the point's 6 x n Jacobian,
+ * angular rows first; a_k = sign u_k, b_k = sign (u_k x r), a row of ab per
+ * direction). One pass over the columns loads each Jacobian column once for
+ * the three rows; the sign in the coefficients gives the same doubles as
+ * sign times the row (negation is exact and rounds symmetrically). The
+ * operands are unaliased (restrict) so that the loop runs over j in vector
+ * lanes (four with AVX2); each entry's sum is the one it always was. */
+SB_WIDE_CLONES
+static void add_soft_rows(int nz, const double *restrict J6, int n, const double ab[18], double *restrict c0,
+                          double *restrict c1, double *restrict c2) {
   const double *J0 = J6, *J1 = J6 + n, *J2 = J6 + 2 * n, *J3 = J6 + 3 * n, *J4 = J6 + 4 * n, *J5 = J6 + 5 * n;
-  double u0 = u[0], u1 = u[1], u2 = u[2], x0 = uxr[0], x1 = uxr[1], x2 = uxr[2];
+  double a00 = ab[0], a01 = ab[1], a02 = ab[2], b00 = ab[3], b01 = ab[4], b02 = ab[5];
+  double a10 = ab[6], a11 = ab[7], a12 = ab[8], b10 = ab[9], b11 = ab[10], b12 = ab[11];
+  double a20 = ab[12], a21 = ab[13], a22 = ab[14], b20 = ab[15], b21 = ab[16], b22 = ab[17];
   for (int j = 0; j < nz; j++) {
-    double v = 0;
-    v += u0 * J3[j] - x0 * J0[j];
-    v += u1 * J4[j] - x1 * J1[j];
-    v += u2 * J5[j] - x2 * J2[j];
-    c[j] += sign * v;
+    double j0 = J0[j], j1 = J1[j], j2 = J2[j], j3 = J3[j], j4 = J4[j], j5 = J5[j];
+    c0[j] += ((a00 * j3 - b00 * j0) + (a01 * j4 - b01 * j1)) + (a02 * j5 - b02 * j2);
+    c1[j] += ((a10 * j3 - b10 * j0) + (a11 * j4 - b11 * j1)) + (a12 * j5 - b12 * j2);
+    c2[j] += ((a20 * j3 - b20 * j0) + (a21 * j4 - b21 * j1)) + (a22 * j5 - b22 * j2);
   }
 }
 
@@ -404,7 +410,8 @@ static int add_side(sb_contact_problem *p, int i, const sb_contact_side *sd, dou
     sb_pose g;
     /* the point's Jacobian is zero past the coordinates proximal to it */
     int n = b->nv, nz;
-    if (sb_point_kinematics_head(b->m, b->w, sd->seg, sd->s, &g, p->J6, &nz)) {
+    const double *J6;
+    if (sb_point_kinematics_view(b->m, b->w, sd->seg, sd->s, &g, &J6, &nz)) {
       sb_errorf(error, error_size, "contact %d: no point at segment %d, s = %g on soft body %d", i,
                 sd->seg, sd->s, sd->body);
       return -1;
@@ -415,6 +422,7 @@ static int add_side(sb_contact_problem *p, int i, const sb_contact_side *sd, dou
     sb_frame_base_velocity(b->m, b->w, &g, r, vb, NULL);
     double *pt = p->point + 6 * i + (sign > 0 ? 0 : 3);
     sb_pose_apply(&g, r, pt);
+    double ab[18];
     for (int k = 0; k < 3; k++) {
       /* d . R_g (v + omega x r) = u . v - (u x r) . omega, u = R_g^T d */
       double d[3] = {R[k], R[3 + k], R[6 + k]}, u[3], uxr[3];
@@ -422,9 +430,13 @@ static int add_side(sb_contact_problem *p, int i, const sb_contact_side *sd, dou
       uxr[0] = u[1] * r[2] - u[2] * r[1];
       uxr[1] = u[2] * r[0] - u[0] * r[2];
       uxr[2] = u[0] * r[1] - u[1] * r[0];
-      add_soft_row(nz, p->J6, n, u, uxr, sign, col + k * ld + b->off);
+      for (int a = 0; a < 3; a++) {
+        ab[6 * k + a] = sign * u[a];
+        ab[6 * k + 3 + a] = sign * uxr[a];
+      }
       p->vstatic[3 * i + k] += sign * dot3(u, vb);
     }
+    add_soft_rows(nz, J6, n, ab, col + b->off, col + ld + b->off, col + 2 * ld + b->off);
     return 0;
   }
   if (!sd->jac) {
@@ -1725,6 +1737,11 @@ int sb_contact_assemble(sb_contact_problem *p, double h, const sb_contact_option
 
 const sb_contact *sb_contact_at(const sb_contact_problem *p, int contact) {
   return contact >= 0 && contact < p->nc ? &p->c[contact] : NULL;
+}
+
+const double *sb_contact_rows(const sb_contact_problem *p, int contact, int *ld) {
+  if (ld) *ld = p->max_dof;
+  return contact >= 0 && contact < p->nc ? p->Jt + (size_t)3 * contact * p->max_dof : NULL;
 }
 
 /* A friction impulse as pyramid coefficients: the two directions D_k,

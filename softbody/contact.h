@@ -226,6 +226,10 @@ int sb_contact_assemble(sb_contact_problem *p, double h, const sb_contact_option
                         const double **u, const double **gap_velocity, char *error, int error_size);
 /* Contact i as stored (unit normal, gap, friction, id), or NULL. */
 const sb_contact *sb_contact_at(const sb_contact_problem *p, int contact);
+/* Contact i's Jacobian rows as sb_contact_add built them, or NULL: the
+ * relative velocity along its frame's t1, t2, n per stacked coordinate,
+ * three rows of *ld doubles each (the first ndof of them used). */
+const double *sb_contact_rows(const sb_contact_problem *p, int contact, int *ld);
 /* Makes lambda (3m, contact frames, as sb_contact_assemble's) the problem's
  * result: body impulses, sb_contact_result, relative velocities and
  * wrenches then report it (every contact kept). keep_warm: it becomes the

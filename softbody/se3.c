@@ -3,6 +3,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "sb_vector.h"
+
 /* 1/n! for n = 0..40, the correctly rounded doubles (generated with Python's
  * exact fractions); the Taylor branches below read their coefficients here. */
 static const double inv_fact[41] = {
@@ -465,7 +467,11 @@ void sb_mat6t_vec(const double A[36], const double x[6], double y[6]) {
  * block (sb_Ad writes it so). They form the same sums as sb_matmul and
  * sb_matmul_tn, term by term in the same order, without the zero terms, so
  * the results are the same doubles; the fixed width 6 lets the compiler
- * unroll them and vectorize over the columns. Outputs must not alias inputs. */
+ * unroll them and vectorize over the columns. sb_Ad_matmul, whose callers
+ * pass many columns, also has an AVX2 clone (four lanes; both clones compute
+ * the same doubles, sb_vector.h); sb_Ad_matmul_tn's few columns run slower
+ * there. Outputs must not alias inputs. */
+SB_WIDE_CLONES
 void sb_Ad_matmul(const double X[36], int n, const double *restrict B, int ldb, double *restrict C, int ldc) {
   const double *B0 = B, *B1 = B + ldb, *B2 = B + 2 * ldb, *B3 = B + 3 * ldb, *B4 = B + 4 * ldb, *B5 = B + 5 * ldb;
   for (int i = 0; i < 3; i++) {

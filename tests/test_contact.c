@@ -1254,6 +1254,133 @@ static void test_whitened_rows(void) {
   sb_model_free(m);
 }
 
+/* A soft side's contribution to contact row k, entry j, as the assembly
+ * formed it before its three rows went in one pass (sign times the row, the
+ * terms summed from zero in this order): the new pass must give the same
+ * doubles. */
+static double soft_row_term(const double *J6, int n, int j, const sb_pose *g, const double r[3],
+                            const double d[3], double sign) {
+  double u[3], x[3];
+  for (int a = 0; a < 3; a++) u[a] = g->R[a] * d[0] + g->R[3 + a] * d[1] + g->R[6 + a] * d[2];
+  x[0] = u[1] * r[2] - u[2] * r[1];
+  x[1] = u[2] * r[0] - u[0] * r[2];
+  x[2] = u[0] * r[1] - u[1] * r[0];
+  double v = 0;
+  v += u[0] * J6[3 * n + j] - x[0] * J6[j];
+  v += u[1] * J6[4 * n + j] - x[1] * J6[n + j];
+  v += u[2] * J6[5 * n + j] - x[2] * J6[2 * n + j];
+  return sign * v;
+}
+
+/* The contact rows of soft sides (sb_contact_rows): two curved, moving
+ * floating rods touching each other and themselves at points between and at
+ * nodes, in three contact frames. Each row against the world velocity of
+ * the two points along the frame's axis, d . (R_g (v + omega x r)) of side 0
+ * minus side 1's, from full point Jacobians (relative 1e-14), and bit for
+ * bit against the assembly's former per-row sums (soft_row_term). */
+static void test_contact_rows(void) {
+  char err[256];
+  scene_rod rod;
+  scene_rod_params(&rod, 4, 2, 1);
+  sb_model *m[2];
+  sb_state *st[2];
+  sb_work *w[2];
+  unsigned long long seed = 0x5DEECE66Dull;
+  for (int b = 0; b < 2; b++) {
+    m[b] = sb_model_create(&rod.chain, err, sizeof err);
+    EXPECT(m[b] != NULL, "rod model: %s", err);
+    if (!m[b]) return;
+    st[b] = sb_state_create(m[b]);
+    w[b] = sb_work_create(m[b]);
+    for (int j = 0; j < m[b]->n; j++) {
+      st[b]->q[j] = j < 6 ? 0.15 * tu_rand_r(&seed) : 2 * tu_rand_r(&seed);
+      st[b]->v[j] = tu_rand_r(&seed);
+    }
+    EXPECT(sb_step_prepare(m[b], st[b], w[b], NULL, H, err, sizeof err) == 0, "prepare: %s", err);
+  }
+  int n = m[0]->n, nc = 24;
+  sb_contact_problem *P = sb_contact_create(nc, 2, 2 * n, 4, err, sizeof err);
+  for (int b = 0; b < 2; b++) EXPECT(sb_contact_add_soft(P, m[b], w[b], err, sizeof err) == b, "body: %s", err);
+  /* frames whose axes are exact: normal, tangent hint, and t2 = n x t1 */
+  static const double frames[3][3][3] = {{{1, 0, 0}, {0, 1, 0}, {0, 0, 1}},
+                                          {{0, 1, 0}, {0, 0, 1}, {1, 0, 0}},
+                                          {{0, 0, 1}, {-1, 0, 0}, {0, -1, 0}}};
+  sb_contact cs[24];
+  for (int i = 0; i < nc; i++) {
+    sb_contact *c = &cs[i];
+    memset(c, 0, sizeof *c);
+    const double (*F)[3] = frames[i % 3];
+    for (int a = 0; a < 3; a++) {
+      c->normal[a] = F[2][a];
+      c->tangent[a] = F[0][a];
+    }
+    c->friction = 0.5;
+    c->id = i;
+    for (int sd = 0; sd < 2; sd++) {
+      sb_contact_side *x = &c->side[sd];
+      x->body = i % 4 == 3 ? 0 : sd; /* every fourth touches rod 0 twice */
+      x->seg = 6 + (int)(2 * (tu_rand_r(&seed) + 1)) % 4;
+      double t = 0.5 * (tu_rand_r(&seed) + 1);
+      x->s = t < 0.2 ? 0.0 : t < 0.35 ? 0.05 : t < 0.5 ? 0.1 : 0.05 * (tu_rand_r(&seed) + 1); /* nodes and between */
+      for (int a = 0; a < 3; a++) x->offset[a] = 0.02 * tu_rand_r(&seed);
+    }
+    EXPECT(sb_contact_add(P, c, err, sizeof err) == i, "contact %d: %s", i, err);
+  }
+  double *J6 = malloc(sizeof(double) * 6 * n), *want = malloc(sizeof(double) * 3 * 2 * n),
+         *same = malloc(sizeof(double) * 3 * 2 * n);
+  double worst = 0, scale = 0;
+  int ld = 0, bits = 0;
+  for (int i = 0; i < nc; i++) {
+    const double *rows = sb_contact_rows(P, i, &ld);
+    EXPECT(rows != NULL && ld >= 2 * n, "contact %d: no rows (ld %d)", i, ld);
+    if (!rows) break;
+    memset(want, 0, sizeof(double) * 3 * 2 * n);
+    memset(same, 0, sizeof(double) * 3 * 2 * n);
+    const double (*F)[3] = frames[i % 3];
+    for (int sd = 0; sd < 2; sd++) {
+      const sb_contact_side *x = &cs[i].side[sd];
+      double sign = sd ? -1 : 1;
+      sb_pose g;
+      EXPECT(sb_point_kinematics(m[x->body], w[x->body], x->seg, x->s, &g, J6, NULL, NULL) == 0, "query");
+      const double *r = x->offset;
+      for (int j = 0; j < n; j++) {
+        double om[3] = {J6[j], J6[n + j], J6[2 * n + j]}, vb[3], vw[3];
+        for (int a = 0; a < 3; a++) vb[a] = J6[(3 + a) * n + j];
+        vb[0] += om[1] * r[2] - om[2] * r[1];
+        vb[1] += om[2] * r[0] - om[0] * r[2];
+        vb[2] += om[0] * r[1] - om[1] * r[0];
+        for (int a = 0; a < 3; a++) vw[a] = g.R[3 * a] * vb[0] + g.R[3 * a + 1] * vb[1] + g.R[3 * a + 2] * vb[2];
+        for (int k = 0; k < 3; k++) {
+          size_t e = (size_t)k * 2 * n + x->body * n + j;
+          want[e] += sign * (F[k][0] * vw[0] + F[k][1] * vw[1] + F[k][2] * vw[2]);
+          same[e] += soft_row_term(J6, n, j, &g, r, F[k], sign);
+        }
+      }
+    }
+    for (int k = 0; k < 3; k++)
+      for (int j = 0; j < 2 * n; j++) {
+        double got = rows[(size_t)k * ld + j], e = want[(size_t)k * 2 * n + j];
+        worst = fmax(worst, fabs(got - e));
+        scale = fmax(scale, fabs(e));
+        bits += got != same[(size_t)k * 2 * n + j];
+      }
+  }
+  EXPECT(scale > 0.1 && worst <= 1e-14 * scale, "contact rows against the points' world velocities: %.3g (largest %.3g)",
+         worst, scale);
+  EXPECT(bits == 0, "%d row entries differ from the per-row sums", bits);
+  printf("contact rows (two rods, %d contacts): %.2e relative to the world velocities, %d entries not bitwise equal\n",
+         nc, worst / scale, bits);
+  free(J6);
+  free(want);
+  free(same);
+  sb_contact_free(P);
+  for (int b = 0; b < 2; b++) {
+    sb_work_free(w[b]);
+    sb_state_free(st[b]);
+    sb_model_free(m[b]);
+  }
+}
+
 /* The assembly builds a contact's Jacobian rows over the coordinates
  * proximal to its point only (sb_point_columns). On random states of a
  * floating rod, curved and moving, the Delassus blocks and free velocities
@@ -1371,6 +1498,7 @@ int main(void) {
   test_warm_scales_state();
   test_bad_input();
   test_whitened_rows();
+  test_contact_rows();
   test_structured_assembly(); /* last: it draws random numbers the others' seeds assume */
   return test_report("contact");
 }

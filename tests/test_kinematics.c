@@ -40,7 +40,8 @@ static void check_point(const sb_model *m, sb_work *w, const double *q, const do
     /* head and full queries share that answer in either order: a full query
      * answers all of J (its zeros written over whatever J held), a head
      * query its first sb_point_columns columns and leaves the rest of J as
-     * it was; each first after a kinematics pass and each repeated */
+     * it was, its view (sb_point_kinematics_view) points at those columns;
+     * each first after a kinematics pass and each repeated */
     double *J2 = malloc(sizeof(double) * 6 * n), sentinel = 12345.0;
     int c = sb_point_columns(m, seg, s), ok = 1, nc = -1;
     for (int order = 0; order < 2; order++) {
@@ -53,9 +54,24 @@ static void check_point(const sb_model *m, sb_work *w, const double *q, const do
           int head = (k == 0) == (order == 0);
           for (int i = 0; i < 6 * n; i++) J2[i] = sentinel;
           if (head) {
-            ok &= sb_point_kinematics_head(m, w, seg, s, NULL, J2, &nc) == 0 && nc == c;
-            for (int i = 0; i < 6; i++)
-              for (int j = 0; j < n; j++) ok &= J2[i * n + j] == (j < c ? J[i * n + j] : sentinel);
+            /* a head query and its view without a copy (the same columns
+             * and pose), the view first after the far end's query once */
+            for (int t = 0; t < 2; t++) {
+              if ((t == 0) == (rep == 0)) {
+                const double *Jv = NULL;
+                sb_pose gv;
+                nc = -1;
+                ok &= sb_point_kinematics_view(m, w, seg, s, &gv, &Jv, &nc) == 0 && nc == c && Jv != NULL;
+                for (int i = 0; i < 6 && Jv; i++)
+                  for (int j = 0; j < c; j++) ok &= Jv[i * n + j] == J[i * n + j];
+                ok &= !memcmp(&gv, &g, sizeof g);
+              } else {
+                for (int i = 0; i < 6 * n; i++) J2[i] = sentinel;
+                ok &= sb_point_kinematics_head(m, w, seg, s, NULL, J2, &nc) == 0 && nc == c;
+                for (int i = 0; i < 6; i++)
+                  for (int j = 0; j < n; j++) ok &= J2[i * n + j] == (j < c ? J[i * n + j] : sentinel);
+              }
+            }
           } else {
             ok &= sb_point_kinematics(m, w, seg, s, NULL, J2, NULL, NULL) == 0;
             ok &= !memcmp(J2, J, sizeof(double) * 6 * n);
