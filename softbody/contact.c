@@ -704,6 +704,7 @@ static void solve_assembled(sb_contact_problem *p, int n, int nk, int bs, const 
   lo.block = p->blocks;
   lo.friction_blocks = 1; /* eq. (11)-(13)'s pyramids: the warm pivot knows their singular sets */
   lo.border_factors = 1;  /* a pass adding the answer's degenerate indices borders the last set's LU */
+  lo.warm_last_set = 1;   /* the last step's solved set, degenerate indices included, joins the guess's */
   sb_lcp_solve(p->lcp, n, p->As, p->bs, p->zs, NULL, &lo, &info->lcp);
   count_solve(info, &info->lcp);
   /* Proximal correction: solving (A + eps I_N) z = ... - eps I_N z_prev
