@@ -1553,8 +1553,10 @@ int sb_contact_solve(sb_contact_problem *p, double h, const sb_contact_options *
    * second pass (a second solve) followed on 95 % of the steps. The last
    * step's loads know better: contacts that carried load come first,
    * heaviest first, and are kept even when they depend on the others (the
-   * union pass below may have needed them), then the closing ones, fastest
-   * first, where they widen the span. */
+   * union pass below may have needed them; the recorded answer is a basic
+   * one, basic_loads, so a dependent contact is loaded there only where the
+   * others cannot carry its share, not wherever a non-unique spread put
+   * load), then the closing ones, fastest first, where they widen the span. */
   int warm_order = 0;
   if (opt->warm_start && opt->rank_selection && p->nprev > 0 && p->prev_r == r) {
     int bs = r + 2;
