@@ -88,11 +88,11 @@ static int qr_keep(int N, int r0, int ncol, double *cols, const int *colid, doub
     for (int j = p0; j < p1; j++) {
       double *c = cols + (size_t)j * N + r0;
       if (kept == rows) { /* full rank: every later column depends */
-        if (force && force[colid[j]]) keep[colid[j]] = 1;
+        if (force && force[colid[j]]) keep[colid[j]] = 2;
         continue;
       }
       if (!(cblas_dnrm2(rows - kept, c + kept, 1) > tol)) {
-        if (force && force[colid[j]]) keep[colid[j]] = 1; /* kept, but adds nothing to the span */
+        if (force && force[colid[j]]) keep[colid[j]] = 2; /* kept, but adds nothing to the span */
         continue;
       }
       LAPACKE_dlarfg_work(rows - kept, c + kept, c + kept + 1, 1, tau + kept);

@@ -29,7 +29,8 @@ int sb_rank_select_work_size(int N, int m);
 /* The same with force (m flags, may be NULL): with `order`, first-group
  * columns flagged are kept even when they depend on the kept ones before
  * them (they then widen nothing: later columns are tested against the span
- * of the independent ones). For contacts an earlier solve found necessary:
+ * of the independent ones); keep[k] is then 2, so that the caller knows its
+ * kept columns are dependent. For contacts an earlier solve found necessary:
  * a dropped dependent contact can still be pushed through its surface
  * (its normal a combination of kept ones with mixed signs, one of which
  * separates). The first group's leading run of flagged columns (those

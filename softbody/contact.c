@@ -72,6 +72,7 @@ struct sb_contact_problem {
   int *force;              /* stage-1 columns kept even when dependent (last step's loaded contacts) */
   int *keep_prev;          /* the selection before a union pass */
   int keep_given;          /* the pass solves p->keep as it stands (a union pass): no selection */
+  int kept_dependent;      /* the last pass kept contacts whose normals depend on the others' */
   int directions;          /* r of the last solve */
   int nvar;
   double *stabv;           /* per contact gap term added to the normal row */
@@ -90,6 +91,9 @@ struct sb_contact_problem {
   int *colc;               /* 3 max_c: the contact of each column kept_delassus whitens */
   int *order_head;         /* 3 max_c: those columns ordered by their rows in a body (body_apply) */
   int *count_head;         /* max_dof + 1: the counting sort's counts */
+  double *basic;           /* basic_loads' scratch: 2 max_k^2 + 6 max_k */
+  int *basic_int;          /* and its 2 max_k indices */
+  double *prev_scale;      /* max_k: each kept contact's load factor in the recorded answer */
 };
 
 sb_contact_options sb_contact_default_options(void) {
@@ -117,7 +121,7 @@ void sb_contact_free(sb_contact_problem *p) {
                  p->A, p->b, p->As, p->bs, p->z, p->zs, p->wv, p->ruizw, p->dr, p->dc, p->lambda, p->p,
                  p->pv, p->normal_mask, p->blocks, p->prev_id, p->prev_z, p->prev_t1, p->prev_dr, p->prev_dc, p->stabv, p->order, p->force, p->keep_prev,
                  p->admit, p->screen_int, p->screen_order, p->wn, p->wn_ok, p->head, p->colc,
-                 p->order_head, p->count_head};
+                 p->order_head, p->count_head, p->basic, p->basic_int, p->prev_scale};
   for (size_t k = 0; k < sizeof ptr / sizeof ptr[0]; k++) free(ptr[k]);
   sb_lcp_work_free(p->lcp);
   sb_bilateral_work_free(p->bil);
@@ -224,6 +228,9 @@ sb_contact_problem *sb_contact_create_kept(int max_contacts, int max_kept, int m
   ALLOC(p->count_head, nd + 1);
   ALLOC(p->prev_dr, nvar);
   ALLOC(p->prev_dc, nvar);
+  ALLOC(p->basic, 2 * (size_t)max_kept * max_kept + 6 * (size_t)max_kept);
+  ALLOC(p->basic_int, 2 * (size_t)max_kept);
+  ALLOC(p->prev_scale, max_kept);
 #undef ALLOC
   if (!ok) goto oom;
   p->lcp = sb_lcp_work_create((int)nvark);
@@ -709,6 +716,7 @@ static void solve_assembled(sb_contact_problem *p, int n, int nk, int bs, const 
   lo.block = p->blocks;
   lo.friction_blocks = 1; /* eq. (11)-(13)'s pyramids: the warm pivot knows their singular sets */
   lo.border_factors = 1;  /* a pass adding the answer's degenerate indices borders the last set's LU */
+  lo.warm_last_set = 1;   /* the last step's solved set, degenerate indices included, joins the guess's */
   sb_lcp_solve(p->lcp, n, p->As, p->bs, p->zs, NULL, &lo, &info->lcp);
   count_solve(info, &info->lcp);
   /* Proximal correction: solving (A + eps I_N) z = ... - eps I_N z_prev
@@ -1312,7 +1320,12 @@ static int select_and_solve(sb_contact_problem *p, const sb_contact_options *opt
       for (int i = 0; i < m; i++) p->keep[i] = !p->screening || p->admit[i];
     }
     nk = 0;
-    for (int i = 0; i < m; i++) nk += p->keep[i] != 0;
+    p->kept_dependent = p->keep_given || !opt->rank_selection;
+    for (int i = 0; i < m; i++) {
+      p->kept_dependent |= p->keep[i] == 2; /* forced, dependent (sb_rank_select_forced) */
+      p->keep[i] = p->keep[i] != 0;
+      nk += p->keep[i];
+    }
     if (nk <= p->max_k) break;
     /* More kept contacts than the LCP holds (sb_contact_create_kept): give
      * up what stage 1 adds beyond an independent set, which is at most the
@@ -1386,6 +1399,95 @@ static int select_and_solve(sb_contact_problem *p, const sb_contact_options *opt
   }
   sb_bilateral_recover(p->bil, N, ld, m3, p->lambda, p->p);
   return 0;
+}
+
+/* ---------- The recorded answer, reduced to a basic one ----------
+ * Where the loaded contacts' impulses are dependent (a union pass over
+ * thirty contacts along a sliding arm), the LCP's answer is not unique: the
+ * same physical impulse J^T lambda can be spread over more or fewer of them,
+ * and which spread the solver returns follows round-off. The next step's
+ * stage 1 forces every contact this answer loads, and the warm start keeps
+ * the spread, so the kept count would follow that round-off for as long as
+ * the contacts last. A Caratheodory step removes the choice: each loaded
+ * contact's impulse keeps its direction (normal and friction in the same
+ * ratio, so its friction cone and sliding direction are untouched) and only
+ * its magnitude moves, along a null vector of the columns c_a = J^T lambda_a
+ * (their Gram matrix lambda_a^T W_ab lambda_b, W the kept Delassus blocks
+ * with the bilateral Schur complement), until a load reaches zero; repeated
+ * while the loaded columns are dependent. The velocities, and with them
+ * every complementarity condition, stay as they were: another answer of the
+ * same LCP, in which a contact carries load only where the others cannot
+ * carry its share. Only the recorded answer (the next step's warm start and
+ * forced set) is reduced; the impulse applied is the solver's.
+ * Sets p->prev_scale[a], the factor of kept contact a's load (1 where
+ * unchanged). tol: the pivot below which a column of the normalized Gram
+ * matrix counts as dependent (the square of stage 1's relative tolerance). */
+static void basic_loads(sb_contact_problem *p, int nk, double tol) {
+  int m3k = 3 * nk, nl = 0, K = p->max_k;
+  int *loaded = p->basic_int, *live = p->basic_int + K;
+  double *gram = p->basic, *chol = gram + (size_t)K * K, *norm = chol + (size_t)K * K;
+  double *t = norm + K, *v = t + K, *work = v + K; /* work: 2 K, then K pivots */
+  lapack_int *lpiv = (lapack_int *)(work + 2 * K);
+  double *scale = p->prev_scale;
+  for (int a = 0; a < nk; a++) {
+    scale[a] = 1;
+    if (p->lambda[3 * p->kept[a] + 2] > 0) loaded[nl++] = a;
+  }
+  if (nl < 2) return;
+  for (int j = 0; j < nl; j++) {
+    const double *fj = p->lambda + 3 * p->kept[loaded[j]];
+    for (int i = 0; i <= j; i++) {
+      const double *fi = p->lambda + 3 * p->kept[loaded[i]];
+      const double *Wij = p->W + (size_t)(3 * loaded[j]) * m3k + 3 * loaded[i];
+      double g = 0;
+      for (int c = 0; c < 3; c++) {
+        const double *col = Wij + (size_t)c * m3k;
+        g += fj[c] * (fi[0] * col[0] + fi[1] * col[1] + fi[2] * col[2]);
+      }
+      gram[(size_t)j * nl + i] = gram[(size_t)i * nl + j] = g;
+    }
+  }
+  for (int i = 0; i < nl; i++) {
+    norm[i] = sqrt(fmax(gram[(size_t)i * nl + i], 0));
+    if (!(norm[i] > 0 && isfinite(norm[i]))) return; /* a load that moves nothing: leave the answer */
+  }
+  for (int j = 0; j < nl; j++)
+    for (int i = 0; i < nl; i++) gram[(size_t)j * nl + i] /= norm[i] * norm[j];
+  int n = nl;
+  for (int q = 0; q < nl; q++) {
+    live[q] = q;
+    t[q] = norm[q]; /* the weight of normalized column q: load factor times its norm */
+  }
+  while (n > 1) {
+    for (int j = 0; j < n; j++)
+      for (int i = 0; i < n; i++) chol[(size_t)j * n + i] = gram[(size_t)live[j] * nl + live[i]];
+    lapack_int rank = 0;
+    if (LAPACKE_dpstrf_work(LAPACK_COL_MAJOR, 'L', n, chol, n, lpiv, &rank, tol, work) < 0 || rank >= n) break;
+    /* the first dependent column d = C_1 y, y = L11^-T l (l: its row of L):
+     * null vector v = (y, -1) over the pivoted columns */
+    for (int k = 0; k < rank; k++) v[k] = chol[rank + (size_t)k * n];
+    cblas_dtrsv(CblasColMajor, CblasLower, CblasTrans, CblasNonUnit, rank, chol, n, v, 1);
+    v[rank] = -1;
+    /* the shorter of the two directions that keeps every weight >= 0 */
+    double up = INFINITY, down = INFINITY;
+    int qup = -1, qdown = -1;
+    for (int k = 0; k <= rank; k++) {
+      int q = lpiv[k] - 1;
+      double w = t[live[q]];
+      if (v[k] > 0 && w / v[k] < up) up = w / v[k], qup = k;
+      if (v[k] < 0 && w / -v[k] < down) down = w / -v[k], qdown = k;
+    }
+    double step = up <= down ? up : -down;
+    int zero = up <= down ? qup : qdown;
+    if (zero < 0 || !isfinite(step)) break;
+    for (int k = 0; k <= rank; k++) {
+      int q = live[lpiv[k] - 1];
+      t[q] = k == zero ? 0 : fmax(t[q] - step * v[k], 0);
+    }
+    int out = lpiv[zero] - 1;
+    live[out] = live[--n];
+  }
+  for (int q = 0; q < nl; q++) scale[loaded[q]] = t[q] / norm[q];
 }
 
 int sb_contact_solve(sb_contact_problem *p, double h, const sb_contact_options *opt,
@@ -1463,8 +1565,10 @@ int sb_contact_solve(sb_contact_problem *p, double h, const sb_contact_options *
    * second pass (a second solve) followed on 95 % of the steps. The last
    * step's loads know better: contacts that carried load come first,
    * heaviest first, and are kept even when they depend on the others (the
-   * union pass below may have needed them), then the closing ones, fastest
-   * first, where they widen the span. */
+   * union pass below may have needed them; the recorded answer is a basic
+   * one, basic_loads, so a dependent contact is loaded there only where the
+   * others cannot carry its share, not wherever a non-unique spread put
+   * load), then the closing ones, fastest first, where they widen the span. */
   int warm_order = 0;
   if (opt->warm_start && opt->rank_selection && p->nprev > 0 && p->prev_r == r) {
     int bs = r + 2;
@@ -1556,11 +1660,17 @@ int sb_contact_solve(sb_contact_problem *p, double h, const sb_contact_options *
    * failed solve leaves no guess. */
   p->nprev = 0;
   p->prev_r = r;
+  /* where stage 1 kept independent normals only, the loaded set already is */
+  for (int a = 0; a < info->nkept; a++) p->prev_scale[a] = 1;
+  if (info->lcp.status == SB_LCP_SOLVED && p->nvar > 0 && p->kept_dependent)
+    basic_loads(p, info->nkept, opt->rank_tol * opt->rank_tol);
   for (int a = 0; a < info->nkept && info->lcp.status == SB_LCP_SOLVED; a++) {
     int ia = p->kept[a], bs = r + 2;
     if (p->c[ia].id < 0) continue;
     p->prev_id[p->nprev] = p->c[ia].id;
-    memcpy(p->prev_z + (size_t)p->nprev * bs, p->z + a * bs, bs * sizeof(double));
+    double *zp = p->prev_z + (size_t)p->nprev * bs;
+    memcpy(zp, p->z + a * bs, bs * sizeof(double));
+    for (int k = 0; k + 1 < bs && p->nvar > 0; k++) zp[k] *= p->prev_scale[a]; /* the load, not gamma */
     memcpy(p->prev_dr + (size_t)p->nprev * bs, p->dr + a * bs, bs * sizeof(double));
     memcpy(p->prev_dc + (size_t)p->nprev * bs, p->dc + a * bs, bs * sizeof(double));
     for (int k = 0; k < 3; k++) p->prev_t1[3 * p->nprev + k] = p->frame[9 * ia + 3 * k];

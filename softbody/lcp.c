@@ -55,6 +55,7 @@ sb_lcp_work *sb_lcp_work_create(int nmax) {
   ok &= (w->ipiv = calloc(n, sizeof(int))) != NULL;
   ok &= (w->idx = calloc(n, sizeof(int))) != NULL;
   ok &= (w->fric_dropped = calloc(n, sizeof(int))) != NULL;
+  ok &= (w->prev_set = calloc(n, sizeof(int))) != NULL;
   for (int k = 0; k < 2; k++) {
     sb_lcp_factor *f = &w->fc[k];
     ok &= (f->set = calloc(n, sizeof(int))) != NULL;
@@ -82,18 +83,18 @@ sb_lcp_work *sb_lcp_work_create(int nmax) {
 
 size_t sb_lcp_work_bytes(int nmax) {
   size_t n = nmax > 0 ? (size_t)nmax : 0;
-  /* H, HtH, LU, Ms, T; 17 vectors; 10 int vectors; per cache slot the bordered factor's Y, Mdc,
+  /* H, HtH, LU, Ms, T; 17 vectors; 11 int vectors; per cache slot the bordered factor's Y, Mdc,
    * S and 2 int vectors, 3 short ones */
   size_t kb = SB_LCP_BORDER_MAX;
   return sizeof(sb_lcp_work) + sizeof(double) * (4 * n * n + n * (n + 2) + 17 * n + 2 + 2 * (2 * n * kb + kb * kb)) +
-         sizeof(int) * (10 * n + 1 + 2 * (2 * n + 3 * kb));
+         sizeof(int) * (11 * n + 1 + 2 * (2 * n + 3 * kb));
 }
 
 void sb_lcp_work_free(sb_lcp_work *w) {
   if (!w) return;
   void *p[] = {w->w, w->zbest, w->ztry, w->phi, w->phitry, w->g, w->d, w->da, w->db, w->colbuf,
                w->zloc, w->qloc, w->qs, w->zs, w->dr, w->dc, w->rowbuf, w->H, w->HtH, w->LU,
-               w->Ms, w->T, w->basis, w->nonbasis, w->ties, w->ipiv, w->idx, w->fric_dropped, w->fc[0].set, w->fc[0].piv,
+               w->Ms, w->T, w->basis, w->nonbasis, w->ties, w->ipiv, w->idx, w->fric_dropped, w->prev_set, w->fc[0].set, w->fc[0].piv,
                w->fc[1].set, w->fc[1].piv};
   for (size_t k = 0; k < sizeof p / sizeof p[0]; k++) free(p[k]);
   for (int k = 0; k < 2; k++) {
@@ -755,11 +756,23 @@ static int accept_clipped_trial(sb_lcp_work *wk, int n, const double *M, const d
  * replaced when it solved the LCP to tolerance. */
 static int fb_pivot_step(sb_lcp_work *wk, int n, const double *M, const double *q, double *z,
                          double *w, int *last_set, int *last_count, double tol, double qs, int max_passes,
-                         int reuse) {
+                         int reuse, const int *extra, int nextra) {
   int *set = wk->ties, *in = wk->nonbasis, na = 0;
   double eps = tol * qs, *x = wk->zloc, *zt = wk->ztry, *wt = wk->colbuf;
   for (int i = 0; i < n; i++)
     if ((in[i] = z[i] - w[i] > eps)) set[na++] = i;
+  /* extra replaces a prediction within it (the same problem's next step, less its degenerate
+   * indices); a prediction outside it is another problem's, or a step that changed */
+  int within = nextra > 0;
+  for (int a = 0, b = 0; within && a < na; a++) {
+    while (b < nextra && extra[b] < set[a]) b++;
+    within = b < nextra && extra[b] == set[a];
+  }
+  if (within) {
+    for (int b = 0; b < nextra; b++) in[extra[b]] = 1;
+    memcpy(set, extra, (size_t)nextra * sizeof(int));
+    na = nextra;
+  }
   if (na == *last_count && !memcmp(set, last_set, (size_t)na * sizeof(int))) return 0;
   memcpy(last_set, set, (size_t)na * sizeof(int));
   *last_count = na;
@@ -850,7 +863,14 @@ static int fb_pivot_step(sb_lcp_work *wk, int n, const double *M, const double *
     }
     if (ninf == 0) {
       if (!accept_clipped_trial(wk, n, M, q, set, na, zt, wt, z, w, tol, qs)) return 0;
-      if (reuse) wk->fc_solved = f->valid ? s : -1;
+      if (reuse) {
+        wk->fc_solved = f->valid ? s : -1;
+        /* a regular set only (LU or bordered): a least-norm one is singular, and its union with the
+         * next prediction too (the rod lying on a plane: the basic reduction drops what it adds) */
+        wk->prev_na = how != 2 ? na : 0;
+        if (how != 2) memcpy(wk->prev_set, set, (size_t)na * sizeof(int));
+        wk->prev_n = n;
+      }
       return 1;
     }
     if (ninf < best) {
@@ -929,7 +949,7 @@ static int warm_pivot_from_support(sb_lcp_work *wk, int n, const double *M, cons
   double *w0 = wk->d; /* solve_fb's, free here: zero, so that the prediction is z alone */
   int last_count = -1;
   memset(w0, 0, (size_t)n * sizeof(double));
-  return fb_pivot_step(wk, n, M, q, zg, w0, wk->idx, &last_count, tol, qs, SUPPORT_PIVOT_PASSES, 1);
+  return fb_pivot_step(wk, n, M, q, zg, w0, wk->idx, &last_count, tol, qs, SUPPORT_PIVOT_PASSES, 1, NULL, 0);
 }
 
 /* Semismooth Newton on Phi(z) = phi(z, Mz + q) = 0. Each iteration first
@@ -958,7 +978,7 @@ static sb_lcp_status solve_fb(sb_lcp_work *wk, int n, const double *M, const dou
       ref_it = it;
       if (stagnant) break;
     }
-    if (fb_pivot_step(wk, n, M, q, z, w, last_set, &last_count, tol, qs, FB_PIVOT_PASSES, 0)) {
+    if (fb_pivot_step(wk, n, M, q, z, w, last_set, &last_count, tol, qs, FB_PIVOT_PASSES, 0, NULL, 0)) {
       *iters = it;
       return SB_LCP_SOLVED; /* z >= 0 exactly, w = Mz + q: nothing to polish */
     }
@@ -1256,7 +1276,7 @@ static int lemke_finish(sb_lcp_work *wk, int n, const double *M, const double *q
   int last_count = -1;
   memcpy(w, q, (size_t)n * sizeof(double));
   cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, 1.0, M, n, z, 1, 1.0, w, 1);
-  return fb_pivot_step(wk, n, M, q, z, w, wk->idx, &last_count, tol, qs, 2, 0) &&
+  return fb_pivot_step(wk, n, M, q, z, w, wk->idx, &last_count, tol, qs, 2, 0, NULL, 0) &&
          sb_lcp_check(n, M, q, z, w, tol * qs, tol, &r, NULL, wk->da);
 }
 
@@ -1530,7 +1550,11 @@ static sb_lcp_status solve_chain(sb_lcp_work *wk, int nchain, const sb_lcp_solve
       memcpy(wg, q, n * sizeof(double));
       cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, 1.0, M, n, zg, 1, 1.0, wg, 1);
     }
-    if (solved || ((fb_pivot_step(wk, n, M, q, zg, wg, wk->idx, &last_count, tol, qs, WARM_PIVOT_PASSES, 1) ||
+    /* a new matrix of the same size: the set that solved the last one, by position, joins the
+     * prediction (its degenerate indices, z = 0 there, the guess does not predict) */
+    int prev = opt->warm_last_set && !opt->same_matrix && wk->prev_n == n ? wk->prev_na : 0;
+    if (solved || ((fb_pivot_step(wk, n, M, q, zg, wg, wk->idx, &last_count, tol, qs, WARM_PIVOT_PASSES, 1,
+                                  wk->prev_set, prev) ||
                     warm_pivot_from_support(wk, n, M, q, zg, tol, qs)) &&
                    sb_lcp_check(n, M, q, zg, wk->w, tol * qs, tol, &rg, NULL, wk->da))) {
       memcpy(z, zg, n * sizeof(double));

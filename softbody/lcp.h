@@ -67,6 +67,9 @@ typedef struct {
                             (the Schur complement of the changed indices, O(k na^2) instead of
                             na^3). The answers differ from the plain LU's by round-off; without
                             it a same_matrix re-solve equals an uncached one bit for bit */
+  int warm_last_set;     /* a warm solve of a new matrix of the size of the last solve with this
+                            workspace: the set that solved the last warm pivot (by position) joins
+                            the set the guess predicts, which leaves out its degenerate indices */
   int nblock;            /* PGS blocks (0: scalar) */
   const int *block;      /* their sizes, summing to n */
   int friction_blocks;   /* 1: the blocks are friction pyramids [normal, beta_1 .. beta_r, gamma]

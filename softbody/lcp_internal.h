@@ -52,6 +52,10 @@ struct sb_lcp_work {
                                fb_factor_bordered): for tests */
   long bordered_factors;    /* of them by fb_factor_bordered: for tests */
   int border;               /* sb_lcp_options.border_factors of the solve under way */
+  /* The set that solved the last warm pivot (prev_na entries, of a problem of size prev_n; 0 when
+   * that set was solved by least norm), kept across matrices: a warm solve of a new matrix of that
+   * size adds it to its prediction (sb_lcp_options.warm_last_set) */
+  int *prev_set, prev_na, prev_n;
   int *fric_dropped;        /* n flags: the betas the warm pivot's pass left out of its set
                                (sb_lcp_friction_set_basic) */
   /* conditioning (condition.c) */

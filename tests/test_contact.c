@@ -894,7 +894,7 @@ static int select_against_expected(int N, int m, const double *St, double *A, co
  * greedy selection in key order: the independent columns kept wherever
  * they fall (first in a panel, last in one, several in one, one alone in a
  * later one), every column in the span of the kept ones before it dropped
- * unless forced (kept, adding nothing), and nothing else kept. */
+ * unless forced (kept, adding nothing, flagged 2), and nothing else kept. */
 static void test_rank_select_dense_panels(void) {
   enum { N = 36, M = 90, NIND = 12 };
   const int ind[NIND] = {0, 1, 2, 3, 15, 16, 17, 30, 47, 48, 70, 89}; /* key order = column order */
@@ -922,6 +922,11 @@ static void test_rank_select_dense_panels(void) {
   int kept, want, wrong = select_against_expected(N, M, St, A, prio, order, force, expect, keep, iwork, &kept, &want);
   EXPECT(kept == want && wrong == 0, "dense greedy selection in panels: kept %d of %d, %d flags wrong", kept, want,
          wrong);
+  /* the forced dependent column is told apart (2), so that the caller knows
+   * the kept normals are dependent (basic_loads runs only then); the forced
+   * independent one is an ordinary kept column (1) */
+  EXPECT(keep[forced_dependent] == 2 && keep[0] == 1, "forced columns' flags: dependent %d (want 2), independent %d "
+         "(want 1)", keep[forced_dependent], keep[0]);
   free(A);
   free(St);
 }
@@ -1023,6 +1028,76 @@ static void test_rank_select_forced_rows(void) {
  * friction on a 20 degree incline (4 and 16 contacts, the same problem every
  * step), and the floating soft rod lying on the plane, time-stepped (its
  * problem changes a little every step as the rod settles). */
+
+/* The answer recorded for the next step (warm start, stage 1's forced set)
+ * is a basic one: a block on a plane, flat (theta 0) and tilted (0.2, sticking),
+ * every contact of a grid kept (rank selection off), so the LCP's loads over
+ * the dependent contacts are not unique. The recorded answer must carry the
+ * applied answer's net wrench, keep each contact's force direction (a
+ * scaled copy; the recorded pyramid's share already differs from the
+ * applied one by about 1e-8 without the reduction), and load at most as many
+ * contacts as the force columns J_a^T lambda_a can have rank, the block's 6
+ * dofs. Without basic_loads the loads spread over 9 to 28 of the 9 to 36
+ * contacts. */
+static void test_recorded_answer_basic(void) {
+  char err[256];
+  sb_contact_problem *P = sb_contact_create(64, 2, 12, 16, err, sizeof err);
+  int worst_loaded[2] = {0, 0};
+  double worst_wrench = 0, worst_dir = 0;
+  for (int tilt = 0; tilt < 2; tilt++)
+    for (int k = 3; k <= 6; k++) {
+      int m = k * k, cols = k;
+      scene_block sc;
+      sb_contact_clear(P);
+      EXPECT(scene_block_fill(P, &sc, tilt ? 0.2 : 0, 0.5, m, H, err, sizeof err) == 0, "block scene: %s", err);
+      sb_contact_options o = sb_contact_default_options();
+      o.rank_selection = 0;
+      sb_contact_info info;
+      EXPECT(sb_contact_solve(P, H, &o, &info, err, sizeof err) == 0, "block %d contacts: %s", m, err);
+      double applied[6] = {0}, recorded[6] = {0};
+      int loaded = 0;
+      for (int i = 0; i < m; i++) {
+        double la[3], an, lr[3], R[9], fr[3];
+        sb_contact_result(P, i, la, &an, R, NULL);
+        EXPECT(sb_contact_warm_impulse(P, i, lr) == 1, "block %d contacts: contact %d has no recorded answer", m, i);
+        for (int c = 0; c < 3; c++) fr[c] = R[3 * c] * lr[0] + R[3 * c + 1] * lr[1] + R[3 * c + 2] * lr[2];
+        /* the contact point, as block_normal_rows places it */
+        int ix = i % cols, iy = i / cols;
+        double local[3] = {-sc.half[0] + 2 * sc.half[0] * ix / (cols - 1), -sc.half[1] + 2 * sc.half[1] * iy / (cols - 1),
+                           -sc.half[2]},
+               r[3];
+        for (int c = 0; c < 3; c++) r[c] = sc.R[3 * c] * local[0] + sc.R[3 * c + 1] * local[1] + sc.R[3 * c + 2] * local[2];
+        double wa[6] = {la[0], la[1], la[2], r[1] * la[2] - r[2] * la[1], r[2] * la[0] - r[0] * la[2], r[0] * la[1] - r[1] * la[0]};
+        double wr[6] = {fr[0], fr[1], fr[2], r[1] * fr[2] - r[2] * fr[1], r[2] * fr[0] - r[0] * fr[2], r[0] * fr[1] - r[1] * fr[0]};
+        for (int c = 0; c < 6; c++) {
+          applied[c] += wa[c];
+          recorded[c] += wr[c];
+        }
+        loaded += lr[2] > 0;
+        if (lr[2] > 0) { /* a scaled copy: the friction's share of the normal, frame-free */
+          double at = sqrt(fmax(la[0] * la[0] + la[1] * la[1] + la[2] * la[2] - an * an, 0));
+          worst_dir = fmax(worst_dir, fabs(hypot(lr[0], lr[1]) / lr[2] - at / an));
+        }
+      }
+      double d = 0, n = 0;
+      for (int c = 0; c < 6; c++) {
+        d = fmax(d, fabs(applied[c] - recorded[c]));
+        n = fmax(n, fabs(applied[c]));
+      }
+      worst_loaded[tilt] = loaded > worst_loaded[tilt] ? loaded : worst_loaded[tilt];
+      worst_wrench = fmax(worst_wrench, d / n);
+      EXPECT(loaded >= 1 && loaded <= 6, "block %d contacts, theta %g: %d loaded in the recorded answer",
+             m, tilt ? 0.2 : 0.0, loaded);
+      EXPECT(d <= 1e-9 * n, "block %d contacts, theta %g: recorded net wrench differs by %g of %g", m,
+             tilt ? 0.2 : 0.0, d, n);
+    }
+  EXPECT(worst_dir <= 1e-6, "recorded friction share differs from the applied one by %g", worst_dir);
+  printf("recorded answer: at most %d (flat) / %d (tilted) loaded contacts of 9..36, net wrench within %.1e, "
+         "friction share within %.1e\n",
+         worst_loaded[0], worst_loaded[1], worst_wrench, worst_dir);
+  sb_contact_free(P);
+}
+
 static void test_warm_sticking(void) {
   char err[256];
   sb_contact_problem *P = sb_contact_create(16, 1, 6, 4, err, sizeof err);
@@ -1499,6 +1574,7 @@ int main(void) {
   test_bad_input();
   test_whitened_rows();
   test_contact_rows();
+  test_recorded_answer_basic();
   test_structured_assembly(); /* last: it draws random numbers the others' seeds assume */
   return test_report("contact");
 }

@@ -652,6 +652,73 @@ int main(void) {
            "within %.2g of max |z| %.3g\n", bordered[1], factored[1], factored[0], dz, zmax);
   }
 
+  /* warm_last_set: LCP 1's answer g loads P with D degenerate (z_D = w_D = 0), solved warm from g +
+   * 0.01 e_D so that its solved set is P u D; LCP 2 (a new solve of the same size) needs P u D with
+   * z_D = 0.01 and, at g, w_D = 0.01 > 0, so the guess predicts P alone: without the option pass 0
+   * factors P and pass 1 P u D (2 factorizations), with it pass 0 takes P u D from the last solved
+   * set (1). Both answers solve LCP 2 by plain arithmetic and agree. */
+  {
+    enum { n = 40, np = 20, nd = 1 };
+    double Ms[n * n], q1[n], q2[n], z2s[n], g[n], B[n * n], zr[2][n];
+    long factored[2] = {-1, -1};
+    int ok[2] = {0, 0};
+    random_spd(n, B, Ms);
+    for (int i = 0; i < n; i++) {
+      z2s[i] = i < np ? 1 + 0.5 * fabs(tu_rand()) : i < np + nd ? 0.01 : 0;
+      q2[i] = i < np + nd ? 0 : 2 + fabs(tu_rand());
+      for (int j = 0; j < n; j++) q2[i] -= Ms[j * n + i] * z2s[j];
+    }
+    double Mdp[nd * np], rhs[np];
+    for (int i = 0; i < nd; i++) {
+      rhs[i] = 0.01;
+      for (int j = 0; j < nd; j++) rhs[i] += Ms[(np + j) * n + np + i] * z2s[np + j];
+      for (int j = 0; j < np; j++) Mdp[j * nd + i] = Ms[j * n + np + i];
+    }
+    LAPACKE_dgels(LAPACK_COL_MAJOR, 'N', nd, np, 1, Mdp, nd, rhs, np);
+    for (int i = 0; i < n; i++) g[i] = i < np ? z2s[i] + rhs[i] : 0;
+    for (int i = 0; i < n; i++) { /* LCP 1: w = 0 on P u D at g, 1 + ... elsewhere */
+      q1[i] = i < np + nd ? 0 : 1 + fabs(tu_rand());
+      for (int j = 0; j < n; j++) q1[i] -= Ms[j * n + i] * g[j];
+    }
+    for (int use = 0; use < 2; use++) {
+      sb_lcp_work *wr = sb_lcp_work_create(NMAX);
+      sb_lcp_options o = opt;
+      sb_lcp_info info1, info2;
+      double *zz = zr[use], ww[n];
+      o.warm_start = 1;
+      o.border_factors = 1;
+      o.warm_last_set = use;
+      memcpy(zz, g, sizeof g);
+      zz[np] = 0.01;
+      sb_lcp_solve(wr, n, Ms, q1, zz, ww, &o, &info1);
+      long before = wr->factorizations;
+      sb_lcp_solve(wr, n, Ms, q2, zz, ww, &o, &info2);
+      factored[use] = wr->factorizations - before;
+      ok[use] = info1.status == SB_LCP_SOLVED && info1.warm_pivot && info2.status == SB_LCP_SOLVED &&
+                info2.warm_pivot;
+      double worst = 0;
+      for (int i = 0; i < n; i++) {
+        double wi = q2[i], terms = fabs(q2[i]);
+        for (int j = 0; j < n; j++) {
+          wi += Ms[j * n + i] * zz[j];
+          terms += fabs(Ms[j * n + i] * zz[j]);
+        }
+        worst = fmax(worst, fmax(fmax(-zz[i], -wi), fmin(fabs(zz[i]), fabs(wi))) / fmax(terms, 1));
+      }
+      EXPECT(worst <= 1e-12, "warm_last_set %d: the answer violates LCP 2 by %.3g", use, worst);
+      sb_lcp_work_free(wr);
+    }
+    double dz = 0;
+    for (int i = 0; i < n; i++) dz = fmax(dz, fabs(zr[0][i] - zr[1][i]));
+    EXPECT(ok[0] && ok[1], "warm_last_set: a solve not answered by the warm pivot");
+    EXPECT(factored[0] >= 2 && factored[1] == 1,
+           "warm_last_set: LCP 2 factored %ld sets without the option, %ld with (want >= 2, 1)", factored[0],
+           factored[1]);
+    EXPECT(dz <= 1e-12, "warm_last_set: the answers with and without differ by %.3g", dz);
+    printf("warm_last_set: LCP 2 factors %ld set(s) without, %ld with; answers within %.2g\n", factored[0],
+           factored[1], dz);
+  }
+
   /* A ray of solutions must not loosen the tolerance of the other rows.
    * w0 = z0 - 1, w1 = z1 + z2 - 1/2, w2 = -z1: z0 = 1, z1 = 0, and any
    * z2 >= 1/2 (the sliding-speed bound of an unloaded contact has such a
