@@ -238,6 +238,7 @@ static int coarse_guess(plan_mpcc *p, const plan_mpcc_params *P, int coarse_N, d
 
 int main(int argc, char **argv) {
   const char *task = NULL, *axis = NULL, *out = NULL, *guess = NULL, *ipopt_options = NULL, *hessian = NULL;
+  const char *kin_out = NULL;
   const char *coarse_start = NULL, *ipopt_options_last = NULL, *contact_time = "end";
   int coarse_N = 20, coarse_iter = -1;
   double coarse_eps = -1;
@@ -246,7 +247,8 @@ int main(int argc, char **argv) {
   int relaxed_iter = -1, last_iter = -1, derivative_test = 0, diagnose = 0, polish = 1, polish_certify = 0;
   double terminal_weight = -1, penalty_from = -1, offaxis_deg = -1, terminal_weight_final = -1;
   double penalty = -1, disk_fillet = -1;
-  int lbfgs_memory = 0;
+  int lbfgs_memory = 0, kin_effort = 1, dyn_warm_primal = 0;
+  double dyn_eps_start = -1;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     int more = i + 1 < argc;
@@ -267,6 +269,12 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--ipopt-options") && more) ipopt_options = argv[++i];
     else if (!strcmp(a, "--ipopt-options-last") && more) ipopt_options_last = argv[++i];
     else if (!strcmp(a, "--coarse-start") && more) coarse_start = argv[++i];
+    else if (!strcmp(a, "--kin-out") && more) kin_out = argv[++i];
+    else if (!strcmp(a, "--kin-effort") && more) kin_effort = atoi(argv[++i]);
+    else if (!strcmp(a, "--dyn-warm-primal") && more) dyn_warm_primal = atoi(argv[++i]);
+    else if (!strcmp(a, "--dyn-eps-start") && more) {
+      if (parse_positive(argv[++i], &dyn_eps_start)) return usage("--dyn-eps-start needs a number > 0");
+    }
     else if (!strcmp(a, "--contact-time") && more) contact_time = argv[++i];
     else if (!strcmp(a, "--coarse-eps") && more) {
       if (parse_positive(argv[++i], &coarse_eps)) return usage("--coarse-eps needs a number > 0");
@@ -398,6 +406,7 @@ int main(int argc, char **argv) {
   if (lbfgs_memory > 0) P.lbfgs_memory = lbfgs_memory;
   P.max_iter = max_iter;
   P.max_iter_kinematic = kin_iter;
+  P.kinematic_effort = kin_effort;
   P.max_seconds = max_seconds;
   P.verbose = !quiet;
   P.derivative_test = derivative_test;
@@ -439,6 +448,19 @@ int main(int argc, char **argv) {
     plan_mpcc_solve(p, 0, z, &kin);  /* from the coarse plan too, with --guess coarse --warm */
     if (!quiet) fprintf(stderr, "kinematic stage: IPOPT status %d after %d iterations, %.2f CPU s\n", kin.status, kin.iterations, kin.solve_s);
     plan_mpcc_inverse_dynamics(p, z);
+    if (!quiet) {   /* how far the inverse dynamics' controls leave their bounds */
+      int n = plan_mpcc_n(p), B = plan_mpcc_block(p), beyond = 0;
+      double worst = 0;
+      for (int k = 0; k < N; k++)
+        for (int i = 0; i < n; i++) {
+          double t = fabs(z[(size_t)k * B + 2 * n + 7 + i]);
+          worst = fmax(worst, t);
+          beyond += t > P.tau_bound;
+        }
+      fprintf(stderr, "inverse dynamics: max |tau| %.3g (bound %g), %d of %d beyond it\n", worst, P.tau_bound, beyond, N * n);
+    }
+    if (kin_out && write_trajectory(kin_out, p, &P, z)) fprintf(stderr, "cusp-plan: cannot write %s\n", kin_out);
+    plan_mpcc_set_start(p, dyn_eps_start > 0 ? dyn_eps_start : P.eps_start, dyn_warm_primal ? 1 : P.warm_primal);
   }
   int rc = plan_mpcc_solve(p, 1, z, &dyn);
   double step_residual = plan_mpcc_step_residual(p, z);
