@@ -27,8 +27,10 @@
  *   s(g_k) + h n_k . nu,  s(g) = g for g >= 0, 0.2 g for g < 0
  * (the LCP's speculative row and its gap stabilization, times h; s blended
  * over 1e-7 m so the rows stay smooth); the rest of the rows as above.
- * The kinematic stage drops the arm dynamics (tau fixed to 0); the dynamic
- * stage starts from its solution with tau from inverse dynamics.
+ * The kinematic stage drops the arm dynamics (tau fixed to 0; with
+ * kinematic_effort its objective prices tau's estimate from the arm rows
+ * linearized at rest instead); the dynamic stage starts from its solution
+ * with tau from inverse dynamics.
  * Penalty formulation (penalty = rho > 0) instead of Scholtes': the rows
  * a >= 0 stay, the products leave the constraints as one row per step
  *   sum over the pairs of a b - zeta_k = 0,  objective + rho sum_k zeta_k
