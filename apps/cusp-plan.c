@@ -52,7 +52,13 @@ static int usage(const char *msg) {
           "                 [--coarse-N n] [--coarse-start rest|offaxis] [--coarse-eps e] [--coarse-iter k] [--ipopt-options file] [--ipopt-options-last file] [--hessian lbfgs|exact|last]\n"
           "                 [--terminal-weight w] [--terminal-weight-final w] [--out trajectory.csv] [--json] [--quiet] [--derivative-test] [--diagnose]\n"
           "                 [--polish | --no-polish] [--polish-certify] [--last-iter k] [--disk-fillet m]\n"
-          "                 [--contact-time end|start]\n"
+          "                 [--contact-time end|start] [--kin-effort 0|1] [--kin-out file] [--dyn-eps-start e] [--dyn-warm-primal 0|1]\n"
+          "--kin-effort: 1 (default) the kinematic stage's objective adds eq. (20)'s control effort with tau from\n"
+          "  the arm rows linearized at rest and the contact force through the disk's Jacobian at rest (the arm's\n"
+          "  motion and the forces priced; docs/planning.md, session 19); 0 the arm's motion free (before)\n"
+          "--kin-out: the kinematic stage's plan, tau by inverse dynamics, written as --out writes the final one\n"
+          "--dyn-eps-start, --dyn-warm-primal 1: the dynamic stage after the kinematic one starts its homotopy at\n"
+          "  e, and from the kinematic point barely pushed off its bounds (default: the task's homotopy from 1e-3)\n"
           "--contact-time: end (default, the paper's eq. 19: the exact gap at the step's end) or start (the\n"
           "  simulator's LCP: geometry at the step's start, the gap linearized with the velocities after it, 0.2\n"
           "  gap stabilization when penetrating), so the plan is a trajectory cusp's simulator reproduces\n"
@@ -238,15 +244,20 @@ static int coarse_guess(plan_mpcc *p, const plan_mpcc_params *P, int coarse_N, d
 
 int main(int argc, char **argv) {
   const char *task = NULL, *axis = NULL, *out = NULL, *guess = NULL, *ipopt_options = NULL, *hessian = NULL;
+  const char *kin_out = NULL;
   const char *coarse_start = NULL, *ipopt_options_last = NULL, *contact_time = "end";
   int coarse_N = 20, coarse_iter = -1;
   double coarse_eps = -1;
-  int cold = -1, json = 0, quiet = 0, N = 100, max_iter = 3000, kin_iter = 300;
+  /* the kinematic stage's budget: with its effort it need not converge, only find the contact sequence;
+     150 iterations (the homotopy to eps 1e-5) start the dynamic stage as well as 300 at half the cost
+     (docs/planning.md, session 19) */
+  int cold = -1, json = 0, quiet = 0, N = 100, max_iter = 3000, kin_iter = 150;
   double T = 4, angle = -1, eps = 1e-7, tol = 1e-8, max_seconds = 0, eps_start = -1, eps_factor = -1;
   int relaxed_iter = -1, last_iter = -1, derivative_test = 0, diagnose = 0, polish = 1, polish_certify = 0;
   double terminal_weight = -1, penalty_from = -1, offaxis_deg = -1, terminal_weight_final = -1;
   double penalty = -1, disk_fillet = -1;
-  int lbfgs_memory = 0;
+  int lbfgs_memory = 0, kin_effort = 1, dyn_warm_primal = 0;
+  double dyn_eps_start = -1;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     int more = i + 1 < argc;
@@ -267,6 +278,19 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--ipopt-options") && more) ipopt_options = argv[++i];
     else if (!strcmp(a, "--ipopt-options-last") && more) ipopt_options_last = argv[++i];
     else if (!strcmp(a, "--coarse-start") && more) coarse_start = argv[++i];
+    else if (!strcmp(a, "--kin-out") && more) kin_out = argv[++i];
+    else if ((!strcmp(a, "--kin-effort") || !strcmp(a, "--dyn-warm-primal")) && more) {
+      const char *v = argv[++i];
+      if (strcmp(v, "0") && strcmp(v, "1")) {
+        char msg[200];
+        snprintf(msg, sizeof msg, "%s needs 0 or 1, got '%s'", a, v);
+        return usage(msg);
+      }
+      *(!strcmp(a, "--kin-effort") ? &kin_effort : &dyn_warm_primal) = v[0] - '0';
+    }
+    else if (!strcmp(a, "--dyn-eps-start") && more) {
+      if (parse_positive(argv[++i], &dyn_eps_start)) return usage("--dyn-eps-start needs a number > 0");
+    }
     else if (!strcmp(a, "--contact-time") && more) contact_time = argv[++i];
     else if (!strcmp(a, "--coarse-eps") && more) {
       if (parse_positive(argv[++i], &coarse_eps)) return usage("--coarse-eps needs a number > 0");
@@ -398,6 +422,7 @@ int main(int argc, char **argv) {
   if (lbfgs_memory > 0) P.lbfgs_memory = lbfgs_memory;
   P.max_iter = max_iter;
   P.max_iter_kinematic = kin_iter;
+  P.kinematic_effort = kin_effort;
   P.max_seconds = max_seconds;
   P.verbose = !quiet;
   P.derivative_test = derivative_test;
@@ -439,6 +464,19 @@ int main(int argc, char **argv) {
     plan_mpcc_solve(p, 0, z, &kin);  /* from the coarse plan too, with --guess coarse --warm */
     if (!quiet) fprintf(stderr, "kinematic stage: IPOPT status %d after %d iterations, %.2f CPU s\n", kin.status, kin.iterations, kin.solve_s);
     plan_mpcc_inverse_dynamics(p, z);
+    if (!quiet) {   /* how far the inverse dynamics' controls leave their bounds */
+      int n = plan_mpcc_n(p), B = plan_mpcc_block(p), beyond = 0;
+      double worst = 0;
+      for (int k = 0; k < N; k++)
+        for (int i = 0; i < n; i++) {
+          double t = fabs(z[(size_t)k * B + 2 * n + 7 + i]);
+          worst = fmax(worst, t);
+          beyond += t > P.tau_bound;
+        }
+      fprintf(stderr, "inverse dynamics: max |tau| %.3g (bound %g), %d of %d beyond it\n", worst, P.tau_bound, beyond, N * n);
+    }
+    if (kin_out && write_trajectory(kin_out, p, &P, z)) fprintf(stderr, "cusp-plan: cannot write %s\n", kin_out);
+    plan_mpcc_set_start(p, dyn_eps_start > 0 ? dyn_eps_start : P.eps_start, dyn_warm_primal ? 1 : P.warm_primal);
   }
   int rc = plan_mpcc_solve(p, 1, z, &dyn);
   double step_residual = plan_mpcc_step_residual(p, z);

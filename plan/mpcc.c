@@ -47,6 +47,10 @@ struct plan_mpcc {
   double target[4];      /* target quaternion */
   double n_rest[3], t1_rest[3];  /* the contact normal at rest and a tangent there: the friction basis's origin */
   double ball_inertia;
+  /* kinematic_effort: tau's estimate C x, x = [v_k; q_{k+1} - q_rest; v_{k+1}] (the column order of
+     z), from the arm rows linearized at rest (n x 3n), and the effort's Hessian 2 C^T C (3n x 3n) */
+  double *effort_C, *effort_H;
+  double effort_force;   /* kinematic_effort: the weight of fz^2 and ft_j^2 (1e-2 |J^T|^2 at rest, per axis) */
   int dynamic;           /* stage being solved */
   int nrow;              /* rows per step in that stage */
   double *Mt, *c, *tmp;   /* n x n, n, n scratch */
@@ -613,6 +617,29 @@ double plan_mpcc_objective(const plan_mpcc *p, const double *z, double *grad) {
       f += P->penalty * u[n + P->d + 2];
       if (gu) gu[n + P->d + 2] += P->penalty;
     }
+    if (!p->dynamic && P->kinematic_effort) {
+      double x[3 * 64];   /* 1e-2 h tau^2 with tau ~ C x (plan_mpcc_create) */
+      for (int i = 0; i < n; i++) { x[i] = s0[n + i]; x[n + i] = s1[i] - p->q_init[i]; x[2 * n + i] = s1[n + i]; }
+      for (int i = 0; i < n; i++) {
+        const double *c = p->effort_C + (size_t)i * 3 * n;
+        double t = 0;
+        for (int j = 0; j < 3 * n; j++) t += c[j] * x[j];
+        f += 1e-2 * h * t * t;
+        if (g0)
+          for (int j = 0; j < n; j++) {
+            g0[n + j] += 2e-2 * h * t * c[j];
+            g1[j] += 2e-2 * h * t * c[n + j];
+            g1[n + j] += 2e-2 * h * t * c[2 * n + j];
+          }
+      }
+      double w = p->effort_force * h;   /* the contact force's share of tau */
+      f += w * fz * fz;
+      if (gu) gu[n] += 2 * w * fz;
+      for (int j = 0; j < P->d; j++) {
+        f += w * u[n + 1 + j] * u[n + 1 + j];
+        if (gu) gu[n + 1 + j] += 2 * w * u[n + 1 + j];
+      }
+    }
   }
   return f;
 }
@@ -794,9 +821,19 @@ static int hessian_pairs(const plan_mpcc *p, int dynamic, int *pair) {
   return np;
 }
 
+/* kinematic_effort's entries in the kinematic stage: the lower triangle of x = [v_k; q_{k+1}; v_{k+1}]'s
+   block, then (ft_j, ft_j) */
+static int effort_nnz(const plan_mpcc *p) {
+  return !p->dynamic && p->prm.kinematic_effort ? 3 * p->n * (3 * p->n + 1) / 2 + p->prm.d : 0;
+}
+/* z's column of the effort's x_a in step k's block starting at s0 */
+static int effort_column(const plan_mpcc *p, int s0, int a) {
+  int n = p->n;
+  return a < n ? s0 + n + a : a < 2 * n ? s0 + p->B + (a - n) : s0 + p->B + n + (a - 2 * n);
+}
 static int hessian_objective_nnz(const plan_mpcc *p) {
   int n = p->n;
-  return p->prm.N * (10 + 3 * (n + 3) + n + 1) + (p->prm.N - 1) * 2;
+  return p->prm.N * (10 + 3 * (n + 3) + n + 1 + effort_nnz(p)) + (p->prm.N - 1) * 2;
 }
 static size_t hessian_nnz(const plan_mpcc *p) {
   return (size_t)p->prm.N * p->hess.npairs[p->dynamic] + (size_t)hessian_objective_nnz(p);
@@ -824,6 +861,11 @@ static void hessian_structure(const plan_mpcc *p, Index *ir, Index *jc) {
       int fz_prev = s0 - p->B + p->ns + n;
       ir[e] = fz_prev; jc[e++] = fz_prev;
       ir[e] = u + n; jc[e++] = fz_prev;
+    }
+    if (effort_nnz(p)) {   /* duplicates of existing entries are summed by IPOPT */
+      for (int a = 0; a < 3 * n; a++)   /* x's columns increase with a */
+        for (int b = 0; b <= a; b++, e++) { ir[e] = effort_column(p, s0, a); jc[e] = effort_column(p, s0, b); }
+      for (int j = 0; j < p->prm.d; j++) { ir[e] = u + n + 1 + j; jc[e++] = u + n + 1 + j; }
     }
   }
 }
@@ -1038,8 +1080,13 @@ static void hessian_objective(const plan_mpcc *p, const double *z, double sigma,
       v[e++] = -sigma * 2e-3 * h;
     }
     for (int i = 0; i < n; i++) v[e++] = sigma * 2e-2 * h;   /* 1e-2 h tau^2 */
-    v[e++] = k > 0 ? sigma * 0.4 * h : 0;                   /* 0.2 h (fz_k - fz_{k-1})^2 */
+    v[e++] = (k > 0 ? sigma * 0.4 * h : 0) + (effort_nnz(p) ? sigma * 2 * p->effort_force * h : 0);  /* 0.2 h (fz_k - fz_{k-1})^2 */
     if (k > 0) { v[e++] = sigma * 0.4 * h; v[e++] = -sigma * 0.4 * h; }
+    if (effort_nnz(p)) {
+      for (int a = 0; a < 3 * n; a++)
+        for (int b = 0; b <= a; b++) v[e++] = sigma * 1e-2 * h * p->effort_H[a * 3 * n + b];
+      for (int j = 0; j < p->prm.d; j++) v[e++] = sigma * 2 * p->effort_force * h;
+    }
   }
 }
 
@@ -1350,6 +1397,35 @@ plan_mpcc *plan_mpcc_create(const plan_mpcc_params *prm, char *error, int error_
     for (int i = 0; i < 3; i++) { p->t1_rest[i] = (i == axis) - na * p->n_rest[i]; tn += p->t1_rest[i] * p->t1_rest[i]; }
   }
   for (int i = 0; i < 3; i++) p->t1_rest[i] /= sqrt(tn);
+  /* kinematic_effort: the arm rows linearized at rest (c(q_rest, 0) + K q_rest = 0, c's change with q
+     and v dropped), with q_{k+1} = q_k + h v_{k+1}: tau = M (v_{k+1} - v_k) / h + K (q_{k+1} - q_rest)
+     + D v_{k+1} - J^T F; the contact force's part through the disk's Jacobian at rest, averaged over
+     the three directions of a world force, as a weight on the forces (its direction is the
+     geometry's, which the objective does not see) */
+  p->effort_C = malloc(sizeof(double) * 3 * n * n);
+  p->effort_H = malloc(sizeof(double) * 9 * n * n);
+  if (!p->effort_C || !p->effort_H) { snprintf(error, error_size, "mpcc: out of memory"); plan_mpcc_free(p); return NULL; }
+  sb_kinematics(p->model, p->work, p->q_init, zero);
+  sb_mass_matrix(p->model, p->work, p->Mt);
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < n; j++) {
+      double *c = p->effort_C + (size_t)i * 3 * n, m = p->Mt[i * n + j] / p->h;
+      c[j] = -m;
+      c[n + j] = p->model->K[i * n + j];
+      c[2 * n + j] = m + p->model->D[i * n + j];
+    }
+  for (int a = 0; a < 3 * n; a++)
+    for (int b = 0; b < 3 * n; b++) {
+      double t = 0;
+      for (int i = 0; i < n; i++) t += p->effort_C[i * 3 * n + a] * p->effort_C[i * 3 * n + b];
+      p->effort_H[a * 3 * n + b] = 2 * t;
+    }
+  state_view S = {p->q_init, zero, zero, NULL};
+  arm_terms_at(p, &S, &p->terms);
+  double jf = 0;
+  for (int j = 0; j < n; j++)
+    for (int c = 0; c < 3; c++) jf += p->terms.JW[j * 6 + c] * p->terms.JW[j * 6 + c];
+  p->effort_force = 1e-2 * jf / 3;
   return p;
 }
 
@@ -1359,6 +1435,8 @@ void plan_mpcc_free(plan_mpcc *p) {
   sb_model_free(p->model);
   free(p->Mt);
   free(p->zp);
+  free(p->effort_C);
+  free(p->effort_H);
   hessian_cache_free(p);
   free(p);
 }
@@ -1951,6 +2029,11 @@ int plan_mpcc_solve(plan_mpcc *p, int dynamic, double *z, plan_mpcc_stage *out) 
   p->prm.penalty = rho;
   p->prm.terminal_weight = weight;
   return converged || polished_capped ? 0 : -1;
+}
+
+void plan_mpcc_set_start(plan_mpcc *p, double eps_start, int warm_primal) {
+  p->prm.eps_start = eps_start;
+  p->prm.warm_primal = warm_primal;
 }
 
 /* ---- the NLP as the complementarity polish sees it (mpcc_polish.h) ---- */

@@ -27,8 +27,10 @@
  *   s(g_k) + h n_k . nu,  s(g) = g for g >= 0, 0.2 g for g < 0
  * (the LCP's speculative row and its gap stabilization, times h; s blended
  * over 1e-7 m so the rows stay smooth); the rest of the rows as above.
- * The kinematic stage drops the arm dynamics (tau fixed to 0); the dynamic
- * stage starts from its solution with tau from inverse dynamics.
+ * The kinematic stage drops the arm dynamics (tau fixed to 0; with
+ * kinematic_effort its objective prices tau's estimate from the arm rows
+ * linearized at rest instead); the dynamic stage starts from its solution
+ * with tau from inverse dynamics.
  * Penalty formulation (penalty = rho > 0) instead of Scholtes': the rows
  * a >= 0 stay, the products leave the constraints as one row per step
  *   sum over the pairs of a b - zeta_k = 0,  objective + rho sum_k zeta_k
@@ -97,6 +99,11 @@ typedef struct {
                            * guess already near a solution (plan_mpcc_coarse_guess) */
   int max_iter;           /* IPOPT iterations of the dynamic stage */
   int max_iter_kinematic; /* of the kinematic stage (a warm start: need not converge) */
+  int kinematic_effort;   /* the kinematic stage's objective adds eq. (20)'s control effort 1e-2 h |tau|^2 with tau
+                           * its quasi-static estimate at the step's end, K (q_{k+1} - q_rest) + D v_{k+1}, and
+                           * the contact force's 1e-2 h |J^T F|^2 with the disk's Jacobian at rest (a weight on
+                           * fz^2 and ft_j^2): without them the kinematic arm's motion and the forces are
+                           * unpriced and the stage is under-determined (docs/planning.md, session 19) */
   double max_seconds;     /* IPOPT max_cpu_time per stage (0: none) */
   double tol;             /* IPOPT tol */
   double acceptable_tol;  /* IPOPT acceptable_tol (0: its default, 1e-6) */
@@ -250,6 +257,9 @@ int plan_mpcc_coarse_guess(plan_mpcc *p, const plan_mpcc_params *coarse_prm, int
  * polish accepted: the plan is the tightened NLP's solution, out->status
  * stays the relaxation's Maximum_Iterations_Exceeded); -1 otherwise. */
 int plan_mpcc_solve(plan_mpcc *p, int dynamic, double *z, plan_mpcc_stage *out);
+/* The next stage's homotopy start and warm_primal (plan_mpcc_params): the dynamic stage after the
+ * kinematic one starts from a point near a relaxed solution, not from rest. */
+void plan_mpcc_set_start(plan_mpcc *p, double eps_start, int warm_primal);
 
 /* Independent checks of a trajectory z:
  * the largest |v_{k+1} - v+| and |q_{k+1} - q+| where (q+, v+) is sb_step
