@@ -403,6 +403,17 @@ int main(int argc, char **argv) {
     }
     fclose(f);
   }
+  const char *outs[2] = {out, kin_out}, *out_names[2] = {"--out", "--kin-out"};
+  for (int i = 0; i < 2; i++) {  /* before the solve, not after minutes of it ("a": an existing file kept) */
+    if (!outs[i]) continue;
+    FILE *f = fopen(outs[i], "a");
+    if (!f) {
+      char msg[300];
+      snprintf(msg, sizeof msg, "%s: cannot write '%s'", out_names[i], outs[i]);
+      return usage(msg);
+    }
+    fclose(f);
+  }
   plan_mpcc_params P = plan_mpcc_rotate_task(axis[0] - 'x');
   P.ipopt_options = ipopt_options;
   P.ipopt_options_last = ipopt_options_last;

@@ -77,3 +77,17 @@ def test_replay_refuses_a_bad_file(tmp_path):
   assert r.returncode == 2
   assert "not a cusp-plan trajectory" in r.stderr
   assert json.loads(r.stdout.strip().splitlines()[-1])["status"] == "error"
+
+
+@pytest.mark.parametrize("option", ["--out", "--kin-out"])
+def test_plan_refuses_an_unwritable_output_before_solving(tmp_path, option):
+  app = _plan_app()
+  if app is None:
+    pytest.skip("no cusp-plan next to libcusp.so (build it)")
+  target = tmp_path / "missing-dir" / "plan.csv"
+  r = subprocess.run([str(app), "--task", "rotate", "--axis", "x", "--N", "5", "--T", "0.2", "--angle", "0.2",
+                      "--warm", "--json", option, str(target)], capture_output=True, text=True, timeout=600,
+                     env=dict(os.environ, OPENBLAS_NUM_THREADS="1"))
+  assert r.returncode == 2, r.stderr[-2000:]
+  assert f"{option}: cannot write '{target}'" in r.stderr
+  assert "stage: " not in r.stderr   # no stage ran ("kinematic stage: eps ..."): refused before the solve
