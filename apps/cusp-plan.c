@@ -392,24 +392,17 @@ int main(int argc, char **argv) {
     return usage("--coarse-start must be rest or offaxis");
   int coarse = !strcmp(guess, "coarse");
   if (coarse && coarse_N >= N) return usage("--guess coarse needs --coarse-N below --N");
-  const char *files[2] = {ipopt_options, ipopt_options_last}, *names[2] = {"--ipopt-options", "--ipopt-options-last"};
-  for (int i = 0; i < 2; i++) {  /* IPOPT ignores a file it cannot open: say so instead */
+  /* IPOPT ignores an options file it cannot open, and the plans are written after minutes of solving:
+     both are checked now ("a": an existing output kept) */
+  const char *files[4] = {ipopt_options, ipopt_options_last, out, kin_out};
+  const char *names[4] = {"--ipopt-options", "--ipopt-options-last", "--out", "--kin-out"};
+  for (int i = 0; i < 4; i++) {
     if (!files[i]) continue;
-    FILE *f = fopen(files[i], "r");
+    int reading = i < 2;
+    FILE *f = fopen(files[i], reading ? "r" : "a");
     if (!f) {
       char msg[300];
-      snprintf(msg, sizeof msg, "%s: cannot read '%s'", names[i], files[i]);
-      return usage(msg);
-    }
-    fclose(f);
-  }
-  const char *outs[2] = {out, kin_out}, *out_names[2] = {"--out", "--kin-out"};
-  for (int i = 0; i < 2; i++) {  /* before the solve, not after minutes of it ("a": an existing file kept) */
-    if (!outs[i]) continue;
-    FILE *f = fopen(outs[i], "a");
-    if (!f) {
-      char msg[300];
-      snprintf(msg, sizeof msg, "%s: cannot write '%s'", out_names[i], outs[i]);
+      snprintf(msg, sizeof msg, "%s: cannot %s '%s'", names[i], reading ? "read" : "write", files[i]);
       return usage(msg);
     }
     fclose(f);
