@@ -543,6 +543,7 @@ int main(void) {
        * not predicted, and the answer loads D */
       double delta[n], Mdp[nd * np], rhs[np];
       memset(delta, 0, sizeof delta);
+      memset(rhs, 0, sizeof rhs); /* dgels reads all np rows of B */
       for (int i = 0; i < nd; i++) {
         rhs[i] = 0;
         for (int j = 0; j < nd; j++) rhs[i] -= Ms[(np + j) * n + np + i] * 1e-8;
@@ -601,11 +602,13 @@ int main(void) {
     for (int i = 0; i < n; i++) {
       zstar[i] = i < np ? 1 + 0.5 * fabs(tu_rand()) : i < np + nd ? 0.01 : 0;
       qd[i] = i < np + nd ? 0 : 2 + fabs(tu_rand()); /* w* */
-      for (int j = 0; j < n; j++) qd[i] -= Ms[j * n + i] * zstar[j];
     }
+    for (int i = 0; i < n; i++) /* q = w* - M z*, once every z* is drawn */
+      for (int j = 0; j < n; j++) qd[i] -= Ms[j * n + i] * zstar[j];
     /* the guess: z*_P + delta_P, 0 elsewhere, with M_DP delta_P = M_DD z*_D + 0.01 (least norm), so
      * that w_D = 0.01 at the guess */
     double Mdp[nd * np], rhs[np];
+    memset(rhs, 0, sizeof rhs); /* dgels reads all np rows of B */
     for (int i = 0; i < nd; i++) {
       rhs[i] = 0.01;
       for (int j = 0; j < nd; j++) rhs[i] += Ms[(np + j) * n + np + i] * zstar[np + j];
@@ -666,9 +669,11 @@ int main(void) {
     for (int i = 0; i < n; i++) {
       z2s[i] = i < np ? 1 + 0.5 * fabs(tu_rand()) : i < np + nd ? 0.01 : 0;
       q2[i] = i < np + nd ? 0 : 2 + fabs(tu_rand());
-      for (int j = 0; j < n; j++) q2[i] -= Ms[j * n + i] * z2s[j];
     }
+    for (int i = 0; i < n; i++) /* q = w* - M z*, once every z* is drawn */
+      for (int j = 0; j < n; j++) q2[i] -= Ms[j * n + i] * z2s[j];
     double Mdp[nd * np], rhs[np];
+    memset(rhs, 0, sizeof rhs); /* dgels reads all np rows of B */
     for (int i = 0; i < nd; i++) {
       rhs[i] = 0.01;
       for (int j = 0; j < nd; j++) rhs[i] += Ms[(np + j) * n + np + i] * z2s[np + j];
