@@ -66,6 +66,10 @@ struct sb_contact_problem {
                               next solve starts from (save_next_direction) */
   double *prev_dr, *prev_dc; /* r + 2 each per warm-start entry: its variables' stage-2 scales, where
                               the next step's Ruiz sweeps start (powers of two) */
+  int *prev_in;            /* r + 2 per warm-start entry: 1 where the variable was in the set that
+                              solved the last warm pivot (sb_lcp_last_set), which the next step's
+                              first prediction joins (warm_last_set) */
+  int *last_in;            /* the last pass's flags of that set, out of the LCP work */
   int nprev, prev_r;
   double *order;           /* stage-1 order keys for the re-selection passes */
   int order_active;
@@ -119,7 +123,7 @@ void sb_contact_free(sb_contact_problem *p) {
   void *ptr[] = {p->bodies, p->pool, p->vfree, p->c, p->frame, p->vstatic, p->point, p->Jt, p->Y, p->W,
                  p->u, p->uf, p->scratch, p->St, p->qrwork, p->iwork, p->prio, p->keep, p->kept,
                  p->A, p->b, p->As, p->bs, p->z, p->zs, p->wv, p->ruizw, p->dr, p->dc, p->lambda, p->p,
-                 p->pv, p->normal_mask, p->blocks, p->prev_id, p->prev_z, p->prev_t1, p->prev_dr, p->prev_dc, p->stabv, p->order, p->force, p->keep_prev,
+                 p->pv, p->normal_mask, p->blocks, p->prev_id, p->prev_z, p->prev_t1, p->prev_dr, p->prev_dc, p->prev_in, p->last_in, p->stabv, p->order, p->force, p->keep_prev,
                  p->admit, p->screen_int, p->screen_order, p->wn, p->wn_ok, p->head, p->colc,
                  p->order_head, p->count_head, p->basic, p->basic_int, p->prev_scale};
   for (size_t k = 0; k < sizeof ptr / sizeof ptr[0]; k++) free(ptr[k]);
@@ -137,8 +141,8 @@ size_t sb_contact_workspace_bytes_kept(int max_contacts, int max_kept, int max_d
                    nd * mc + (size_t)sb_rank_select_work_size(max_dof, max_contacts) + 2 * nvark * nvark +
                    9 * nvark + m3 + 2 * nd + nvar + m3 + 2 * mc + mc + nd * mc +
                    2 * nvar; /* ..., screen_order, wn, prev_dr, prev_dc */
-  size_t ints = 2 * mc + 3 * mc + nvark + mc + 8 * mc + mc + 2 * mc + 3 * mc + 3 * mc + nd + 1;
-  /* ... wn_ok, head, colc, order_head, count_head */
+  size_t ints = 2 * mc + 3 * mc + nvark + mc + 8 * mc + mc + 2 * mc + 3 * mc + 3 * mc + nd + 1 + nvar + nvark;
+  /* ... wn_ok, head, colc, order_head, count_head, prev_in, last_in */
   return sizeof(sb_contact_problem) + sizeof(sb_contact) * mc + sizeof(long) * mc + sizeof(double) * doubles +
          sizeof(int) * ints + sb_lcp_work_bytes((int)nvark);
 }
@@ -228,6 +232,8 @@ sb_contact_problem *sb_contact_create_kept(int max_contacts, int max_kept, int m
   ALLOC(p->count_head, nd + 1);
   ALLOC(p->prev_dr, nvar);
   ALLOC(p->prev_dc, nvar);
+  ALLOC(p->prev_in, nvar);
+  ALLOC(p->last_in, nvark);
   ALLOC(p->basic, 2 * (size_t)max_kept * max_kept + 6 * (size_t)max_kept);
   ALLOC(p->basic_int, 2 * (size_t)max_kept);
   ALLOC(p->prev_scale, max_kept);
@@ -793,6 +799,11 @@ static double pow2_of(int e) {
   return s;
 }
 
+/* Added to a packed pair of scales (below 256 * 129) where the variable
+ * was in the last solved set (prev_in): the state keeps the flag in the
+ * same double, exactly. */
+#define LAST_SET_FLAG 65536.0
+
 static double pack_scales(double dr, double dc) {
   return 256.0 * (scale_exponent(dr) + 64) + (scale_exponent(dc) + 64);
 }
@@ -820,7 +831,10 @@ int sb_contact_warm_save(const sb_contact_problem *p, double *out) {
     k += 3;
     memcpy(out + k, p->prev_z + (size_t)i * bs, bs * sizeof(double));
     k += bs;
-    for (int v = 0; v < bs; v++) out[k++] = pack_scales(p->prev_dr[(size_t)i * bs + v], p->prev_dc[(size_t)i * bs + v]);
+    for (int v = 0; v < bs; v++) {
+      size_t e = (size_t)i * bs + v;
+      out[k++] = pack_scales(p->prev_dr[e], p->prev_dc[e]) + (p->prev_in[e] ? LAST_SET_FLAG : 0);
+    }
   }
   return k;
 }
@@ -838,7 +852,12 @@ void sb_contact_warm_load(sb_contact_problem *p, const double *in) {
     k += 3;
     memcpy(p->prev_z + (size_t)i * bs, in + k, bs * sizeof(double));
     k += bs;
-    for (int v = 0; v < bs; v++) unpack_scales(in[k++], p->prev_dr + (size_t)i * bs + v, p->prev_dc + (size_t)i * bs + v);
+    for (int v = 0; v < bs; v++) {
+      size_t e = (size_t)i * bs + v;
+      double x = in[k++];
+      p->prev_in[e] = x >= LAST_SET_FLAG;
+      unpack_scales(p->prev_in[e] ? x - LAST_SET_FLAG : x, p->prev_dr + e, p->prev_dc + e);
+    }
   }
 }
 
@@ -1504,6 +1523,10 @@ int sb_contact_solve(sb_contact_problem *p, double h, const sb_contact_options *
   memset(p->lambda, 0, 3 * m * sizeof(double));
   for (int k = 0; k < m; k++) p->keep[k] = p->wn_ok[k] = 0;
   p->nvar = 0;
+  /* the last step's solved set from the warm start (the saved entries in the order of the last
+   * pass's kept contacts, so by position), not from what the LCP work kept since: a copied or
+   * restored state solves as the original; passes after the first read this step's own */
+  sb_lcp_set_last_set(p->lcp, p->nprev * (p->prev_r + 2), p->prev_in);
   if (!(isfinite(h) && h > 0)) {
     sb_errorf(error, error_size, "contact solve: time step must be positive and finite (got %g)", h);
     return -1;
@@ -1664,9 +1687,11 @@ int sb_contact_solve(sb_contact_problem *p, double h, const sb_contact_options *
   for (int a = 0; a < info->nkept; a++) p->prev_scale[a] = 1;
   if (info->lcp.status == SB_LCP_SOLVED && p->nvar > 0 && p->kept_dependent)
     basic_loads(p, info->nkept, opt->rank_tol * opt->rank_tol);
+  if (p->nvar > 0) sb_lcp_last_set(p->lcp, p->nvar, p->last_in);
   for (int a = 0; a < info->nkept && info->lcp.status == SB_LCP_SOLVED; a++) {
     int ia = p->kept[a], bs = r + 2;
     if (p->c[ia].id < 0) continue;
+    for (int v = 0; v < bs; v++) p->prev_in[(size_t)p->nprev * bs + v] = p->nvar > 0 && p->last_in[a * bs + v];
     p->prev_id[p->nprev] = p->c[ia].id;
     double *zp = p->prev_z + (size_t)p->nprev * bs;
     memcpy(zp, p->z + a * bs, bs * sizeof(double));

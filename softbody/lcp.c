@@ -1650,6 +1650,21 @@ static sb_lcp_status solve_chain(sb_lcp_work *wk, int nchain, const sb_lcp_solve
   return info->status;
 }
 
+int sb_lcp_last_set(const sb_lcp_work *work, int n, int *in) {
+  if (n > 0) memset(in, 0, (size_t)n * sizeof(int));
+  if (!work || n <= 0 || n > work->nmax || work->prev_n != n) return 0;
+  for (int b = 0; b < work->prev_na; b++) in[work->prev_set[b]] = 1;
+  return work->prev_na;
+}
+
+void sb_lcp_set_last_set(sb_lcp_work *work, int n, const int *in) {
+  if (!work) return;
+  work->prev_n = n > 0 && n <= work->nmax ? n : 0;
+  work->prev_na = 0;
+  for (int i = 0; i < work->prev_n; i++)
+    if (in[i]) work->prev_set[work->prev_na++] = i;
+}
+
 sb_lcp_status sb_lcp_solve(sb_lcp_work *work, int n, const double *M, const double *q, double *z,
                            double *w, const sb_lcp_options *opt, sb_lcp_info *info) {
   sb_lcp_options def = sb_lcp_default_options();

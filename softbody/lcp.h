@@ -110,6 +110,17 @@ size_t sb_lcp_work_bytes(int nmax);
 void sb_lcp_work_free(sb_lcp_work *w);
 int sb_lcp_work_size(const sb_lcp_work *w);
 
+/* warm_last_set's last solved set, which the workspace keeps between
+ * solves: sb_lcp_last_set writes it as flags into in (n entries) and
+ * returns its size, or 0 (in all zero) when the set it holds is not of a
+ * problem of size n; sb_lcp_set_last_set replaces it with the flagged
+ * indices of a problem of size n (none: no set). A host whose state lives
+ * elsewhere (a simulator's copies and restores) keeps the set in that state
+ * and sets it before each solve, so the solve reads nothing the state does
+ * not hold. */
+int sb_lcp_last_set(const sb_lcp_work *work, int n, int *in);
+void sb_lcp_set_last_set(sb_lcp_work *work, int n, const int *in);
+
 /* Solves (M, q); z (in/out) and w (out, may be NULL) have n entries. Returns
  * info->status. On failure z holds the finite iterate with the smallest
  * residual over all attempts (or 0). Never allocates. */
