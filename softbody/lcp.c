@@ -1309,21 +1309,27 @@ static int lemke_finish(sb_lcp_work *wk, int n, const double *M, const double *q
  * accumulated. */
 static const double lemke_deltas[] = {1e-9, 1e-7};
 
+/* Lemke on q + delta |q|inf rho (rho_i = 1 + frac(0.618... (i + 1)), distinct
+ * for i < 2^26) into z, finished in the given problem; wk->qloc holds the
+ * perturbed q. Returns 1 when the finished answer passes the test. */
+static int lemke_on_perturbed(sb_lcp_work *wk, int n, const double *M, const double *q, double *z, double delta,
+                              int max_pivots, double tol, int *pivots, char *msg, int msg_size) {
+  double qmax = 0, *qp = wk->qloc;
+  for (int i = 0; i < n; i++) qmax = fmax(qmax, fabs(q[i]));
+  for (int i = 0; i < n; i++) qp[i] = q[i] + delta * qmax * (1 + fmod(0.6180339887498949 * (i + 1), 1.0));
+  int more = 0;
+  sb_lcp_status st = lemke_core(wk, n, M, n, qp, z, max_pivots, &more, msg, msg_size);
+  *pivots += more;
+  return st == SB_LCP_SOLVED && lemke_finish(wk, n, M, q, z, tol);
+}
+
 static sb_lcp_status lemke_perturbed(sb_lcp_work *wk, int n, const double *M, const double *q, double *z,
                                      sb_lcp_status first, int max_pivots, double tol, int *pivots, char *msg,
                                      int msg_size) {
-  double qmax = 0, *qp = wk->qloc, *zfirst = wk->phi;
-  for (int i = 0; i < n; i++) qmax = fmax(qmax, fabs(q[i]));
+  double *zfirst = wk->phi;
   memcpy(zfirst, z, (size_t)n * sizeof(double));
   for (size_t k = 0; k < sizeof lemke_deltas / sizeof lemke_deltas[0]; k++) {
-    for (int i = 0; i < n; i++) {
-      double rho = 1 + fmod(0.6180339887498949 * (i + 1), 1.0); /* distinct for i < 2^26 */
-      qp[i] = q[i] + lemke_deltas[k] * qmax * rho;
-    }
-    int more = 0;
-    sb_lcp_status st = lemke_core(wk, n, M, n, qp, z, max_pivots, &more, msg, msg_size);
-    *pivots += more;
-    if (st == SB_LCP_SOLVED && lemke_finish(wk, n, M, q, z, tol)) {
+    if (lemke_on_perturbed(wk, n, M, q, z, lemke_deltas[k], max_pivots, tol, pivots, msg, msg_size)) {
       sb_errorf(msg, msg_size, "lemke: solved with q perturbed by %g |q| after %s", lemke_deltas[k],
                 sb_lcp_status_name(first));
       return SB_LCP_SOLVED;
@@ -1334,6 +1340,30 @@ static sb_lcp_status lemke_perturbed(sb_lcp_work *wk, int n, const double *M, co
             first == SB_LCP_RAY ? "secondary ray" : "pivot budget exhausted",
             lemke_deltas[sizeof lemke_deltas / sizeof lemke_deltas[0] - 1]);
   return first;
+}
+
+/* The perturbation of Lemke's first attempt (lemke_tie_broken). */
+#define LEMKE_TIE_DELTA 1e-7
+
+/* Lemke's first attempt: on q perturbed by LEMKE_TIE_DELTA |q|inf rho
+ * (lemke_on_perturbed), so that the ratio test's ties are broken by the
+ * fixed, distinct rho_i and not by the tableau's round-off. Where the LCP
+ * has many answers (a rod lying along a plane: sticking friction statically
+ * indeterminate along the rod, opposite pyramid directions loaded
+ * together), the unperturbed rule's choice of vertex followed the last bits
+ * of M and q (one ulp of q changed the kept pairs of opposite directions,
+ * and the warm starts of the following steps kept that answer's locked-in
+ * friction). The answer is finished and tested in the given problem, as
+ * every other answer. Where it fails, the plain Lemke runs as before; z is
+ * left for it (zero: Lemke starts from nothing). Returns 1 when solved. */
+static int lemke_tie_broken(sb_lcp_work *wk, int n, const double *M, const double *q, double *z, int max_pivots,
+                            double tol, int *pivots, char *msg, int msg_size) {
+  if (lemke_on_perturbed(wk, n, M, q, z, LEMKE_TIE_DELTA, max_pivots, tol, pivots, msg, msg_size)) {
+    msg[0] = 0;
+    return 1;
+  }
+  memset(z, 0, (size_t)n * sizeof(double));
+  return 0;
 }
 
 /* ---------- projected Gauss-Seidel ---------- */
@@ -1489,7 +1519,10 @@ static sb_lcp_status run_one(sb_lcp_work *wk, sb_lcp_solver solver, int n, const
       return solve_fb(wk, n, M, q, z, tol, opt->max_iter > 0 ? opt->max_iter : 100, iters, msg, msg_size);
     case SB_LCP_LEMKE: {
       int maxp = opt->max_pivots > 0 ? opt->max_pivots : 50 * n + 100;
+      if (lemke_tie_broken(wk, n, M, q, z, maxp, tol, iters, msg, msg_size)) return SB_LCP_SOLVED;
+      int tie_pivots = *iters;
       sb_lcp_status st = lemke_core(wk, n, M, n, q, z, maxp, iters, msg, msg_size);
+      *iters += tie_pivots;
       if (st == SB_LCP_SOLVED) lemke_finish(wk, n, M, q, z, tol);
       if (st != SB_LCP_RAY && st != SB_LCP_MAX_ITER) return st;
       return lemke_perturbed(wk, n, M, q, z, st, maxp, tol, iters, msg, msg_size);

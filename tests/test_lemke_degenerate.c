@@ -78,8 +78,96 @@ static void test_infeasible_ray(void) {
   sb_lcp_work_free(wk);
 }
 
+/* One ulp of relative noise on x, from a fixed xorshift stream. */
+static double ulp_noise(unsigned long long *h, double x) {
+  *h ^= *h << 13;
+  *h ^= *h >> 7;
+  *h ^= *h << 17;
+  double u = (double)(*h >> 11) / 9007199254740992.0 * 2 - 1;
+  return x * (1 + DBL_EPSILON * u);
+}
+
+/* The first contact LCP of a 10-element rod lying along a plane
+ * (tests/data/lcp/rod10_lying.dat, n = 60: bench/scenes/rod_plane.xml with
+ * sections = 10, step 1, before scaling), with the contact solve's Tikhonov
+ * 1e-10 on the normal and gamma diagonals. Its answers are many: the
+ * sticking friction along the rod is statically indeterminate and opposite
+ * pyramid directions may be loaded together. Solved from zero by the
+ * default chain (Lemke first), then again with q, and then M, carrying one
+ * ulp of noise in every entry (8 streams each): the answer must be the same
+ * up to round-off (1e-9 of its largest entry) and so must its support (the
+ * entries above 1e-9 of it). Lemke's floating-point ratio test broke the
+ * problem's ties by the tableau's round-off and moved to another vertex
+ * under one ulp (about a third of the largest impulse apart). */
+static void test_rod_ties(void) {
+  char err[256];
+  int n;
+  double *M = NULL, *q = NULL, qs;
+  if (read_dumped_lcp("rod10_lying.dat", &n, &M, &q, &qs, err, sizeof err)) {
+    EXPECT(0, "%s", err);
+    return;
+  }
+  enum { BS = 6, STREAMS = 8 };
+  EXPECT(n == 60, "rod10_lying.dat: n = %d, not 60", n);
+  for (int a = 0; a < n / BS; a++) {
+    M[(size_t)(a * BS) * n + a * BS] += 1e-10;
+    M[(size_t)(a * BS + BS - 1) * n + a * BS + BS - 1] += 1e-10;
+  }
+  sb_lcp_work *wk = sb_lcp_work_create(n);
+  double *z0 = calloc(n, sizeof *z0), *z = calloc(n, sizeof *z), *w = calloc(n, sizeof *w);
+  double *Mp = malloc((size_t)n * n * sizeof *Mp), *qp = malloc(n * sizeof *qp);
+  sb_lcp_options opt = sb_lcp_default_options();
+  sb_lcp_info info;
+  sb_lcp_status st = sb_lcp_solve(wk, n, M, q, z0, w, &opt, &info);
+  double r = scaled_residual(n, M, q, z0, qs), zmax = 0;
+  EXPECT(st == SB_LCP_SOLVED && r >= 0 && r <= opt.tol + (n + 2) * LDBL_EPSILON,
+         "rod ties: %s, scaled residual %.3g (%s)", sb_lcp_status_name(st), r, info.message);
+  for (int i = 0; i < n; i++) zmax = fmax(zmax, z0[i]);
+  EXPECT(zmax > 0, "rod ties: no impulse at all");
+  int moved = 0, support = 0;
+  double worst = 0;
+  for (int which = 0; which < 2; which++)
+    for (int s = 1; s <= STREAMS; s++) {
+      unsigned long long h = 88172645463325252ULL + 7919ULL * s;
+      memcpy(Mp, M, (size_t)n * n * sizeof *Mp);
+      memcpy(qp, q, n * sizeof *qp);
+      if (which == 0)
+        for (int i = 0; i < n; i++) qp[i] = ulp_noise(&h, q[i]);
+      else
+        for (size_t k = 0; k < (size_t)n * n; k++) Mp[k] = ulp_noise(&h, M[k]);
+      memset(z, 0, n * sizeof *z);
+      st = sb_lcp_solve(wk, n, Mp, qp, z, w, &opt, &info);
+      EXPECT(st == SB_LCP_SOLVED, "rod ties, %s stream %d: %s (%s)", which ? "M" : "q", s,
+             sb_lcp_status_name(st), info.message);
+      double d = 0;
+      int differ = 0;
+      for (int i = 0; i < n; i++) {
+        d = fmax(d, fabs(z[i] - z0[i]));
+        differ += (z[i] > 1e-9 * zmax) != (z0[i] > 1e-9 * zmax);
+      }
+      worst = fmax(worst, d / zmax);
+      moved += d > 1e-9 * zmax;
+      support += differ > 0;
+    }
+  printf("rod ties: %d of %d one-ulp perturbations moved the answer, %d its support (largest change %.3g of "
+         "max z)\n", moved, 2 * STREAMS, support, worst);
+  EXPECT(moved == 0, "rod ties: %d of %d one-ulp perturbations moved the answer by more than 1e-9 of its "
+         "largest entry (up to %.3g)", moved, 2 * STREAMS, worst);
+  EXPECT(support == 0, "rod ties: %d of %d one-ulp perturbations changed the answer's support", support,
+         2 * STREAMS);
+  free(z0);
+  free(z);
+  free(w);
+  free(Mp);
+  free(qp);
+  free(M);
+  free(q);
+  sb_lcp_work_free(wk);
+}
+
 int main(void) {
   test_dumped_ray();
   test_infeasible_ray();
+  test_rod_ties();
   return test_report("lemke_degenerate");
 }
