@@ -1420,8 +1420,8 @@ plan_mpcc *plan_mpcc_create(const plan_mpcc_params *prm, char *error, int error_
     for (int i = 0; i < 3; i++) { p->t1_rest[i] = (i == axis) - na * p->n_rest[i]; tn += p->t1_rest[i] * p->t1_rest[i]; }
   }
   for (int i = 0; i < 3; i++) p->t1_rest[i] /= sqrt(tn);
-  /* friction_reference: the basis turns fast where the normal nears the reference, and the plans'
-     normals stay within some tens of degrees of the rest one: a reference that close is a mistake */
+  /* friction_reference: the basis turns fast where the normal nears the reference, and every plan's
+     contact starts at the rest normal (and wanders further): a reference this close to it is a mistake */
   double fr = sqrt(dot3(P->friction_reference, P->friction_reference));
   if (fr > 0 && fabs(dot3(P->friction_reference, p->n_rest)) > cos(FRICTION_REFERENCE_MIN_ANGLE) * fr) {
     snprintf(error, error_size, "mpcc: friction reference (%g, %g, %g) within %g degrees of the rest contact's "
