@@ -4,7 +4,8 @@ on the contact's tangent plane, sb_contact_frame) and cusp-plan's
 --friction-reference (the same rule; by default 1,0,1 about z with --contact-time
 start, as mjcf/ball_plan.xml sets the key).
 
-A short plan about z (5 steps, 0.2 rad) touches the ball on two steps while
+A short plan about z (5 steps, 0.2 rad) slides on the ball on two steps (the
+simulator's |ft| / fn 0.594 and 0.575, on the pyramid's boundary) while
 its contact moves round the ball's -y pole along x, where the simulator's
 default frame (the world axis least aligned with the normal) and the
 planner's carried rest basis differ by about 90 degrees, an 18 degree
