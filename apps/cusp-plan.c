@@ -39,6 +39,11 @@ static const axis_defaults DEFAULTS[3] = {
  * polished (its end-contact settings crawl there; docs/planning.md, session 18); x and z keep theirs. */
 static const axis_defaults DEFAULT_Y_START = {1, 60, "last", "rest", 45, 100, "rest", 100};
 
+/* With --contact-time start, the friction reference (the replay scene's rule, mjcf/ball_plan.xml) each
+ * axis plans with: each is far from its task's normals (x: 90 degrees, y and z: 49 and 78), and each
+ * is one its solve converged with at N = 100 where others stalled (docs/planning.md, session 20). */
+static const char *const FRICTION_REFERENCE_START[3] = {"1,0,0", "1,0,1", "1,0,1"};
+
 static const axis_defaults *defaults_for(int axis, int contact_at_start) {
   return axis == 1 && contact_at_start ? &DEFAULT_Y_START : &DEFAULTS[axis];
 }
@@ -53,6 +58,12 @@ static int usage(const char *msg) {
           "                 [--terminal-weight w] [--terminal-weight-final w] [--out trajectory.csv] [--json] [--quiet] [--derivative-test] [--diagnose]\n"
           "                 [--polish | --no-polish] [--polish-certify] [--last-iter k] [--disk-fillet m]\n"
           "                 [--contact-time end|start] [--kin-effort 0|1] [--kin-out file] [--dyn-eps-start e] [--dyn-warm-primal 0|1]\n"
+          "                 [--friction-reference x,y,z|carried]\n"
+          "--friction-reference: the pyramid's first direction is this world direction projected on the contact's\n"
+          "  tangent plane (the simulator's rule with the arm's key friction_reference: mjcf/ball_plan.xml sets\n"
+          "  1 0 1, cusp.replay --friction-reference another); carried: the rest contact's basis carried along the\n"
+          "  shortest rotation. Default with --contact-time start: 1,0,0 about x, 1,0,1 about y and z; with end,\n"
+          "  carried\n"
           "--kin-effort: 1 (default) the kinematic stage's objective adds eq. (20)'s control effort with tau from\n"
           "  the arm rows linearized at rest and the contact force through the disk's Jacobian at rest (the arm's\n"
           "  motion and the forces priced; docs/planning.md, session 19); 0 the arm's motion free (before)\n"
@@ -245,7 +256,7 @@ static int coarse_guess(plan_mpcc *p, const plan_mpcc_params *P, int coarse_N, d
 int main(int argc, char **argv) {
   const char *task = NULL, *axis = NULL, *out = NULL, *guess = NULL, *ipopt_options = NULL, *hessian = NULL;
   const char *kin_out = NULL;
-  const char *coarse_start = NULL, *ipopt_options_last = NULL, *contact_time = "end";
+  const char *coarse_start = NULL, *ipopt_options_last = NULL, *contact_time = "end", *friction_reference = NULL;
   int coarse_N = 20, coarse_iter = -1;
   double coarse_eps = -1;
   /* the kinematic stage's budget: with its effort it need not converge, only find the contact sequence;
@@ -292,6 +303,7 @@ int main(int argc, char **argv) {
       if (parse_positive(argv[++i], &dyn_eps_start)) return usage("--dyn-eps-start needs a number > 0");
     }
     else if (!strcmp(a, "--contact-time") && more) contact_time = argv[++i];
+    else if (!strcmp(a, "--friction-reference") && more) friction_reference = argv[++i];
     else if (!strcmp(a, "--coarse-eps") && more) {
       if (parse_positive(argv[++i], &coarse_eps)) return usage("--coarse-eps needs a number > 0");
     } else if (!strcmp(a, "--coarse-iter") && more) {
@@ -439,6 +451,18 @@ int main(int argc, char **argv) {
   if (angle > 0) P.angle = angle;
   if (disk_fillet >= 0) P.disk_fillet = disk_fillet;
   P.contact_at_start = !strcmp(contact_time, "start");
+  /* the replay scene's key (mjcf/ball_plan.xml): the plan's pyramid is then the simulator's */
+  if (!friction_reference) friction_reference = P.contact_at_start ? FRICTION_REFERENCE_START[axis[0] - 'x'] : "carried";
+  if (strcmp(friction_reference, "carried")) {
+    char *end;
+    const char *t = friction_reference;
+    for (int c = 0; c < 3; c++) {
+      P.friction_reference[c] = strtod(t, &end);
+      if (end == t || (c < 2 ? *end != ',' : *end != 0) || !isfinite(P.friction_reference[c]))
+        return usage("--friction-reference needs three numbers x,y,z or 'carried'");
+      t = end + 1;
+    }
+  }
   char err[256];
   plan_mpcc *p = plan_mpcc_create(&P, err, sizeof err);
   if (!p) { fprintf(stderr, "cusp-plan: %s\n", err); return 2; }
@@ -497,7 +521,8 @@ int main(int argc, char **argv) {
     printf("{\"task\": \"rotate\", \"axis\": \"%c\", \"start\": \"%s\", \"N\": %d, \"T\": ", axis[0],
            cold ? "cold" : "kinematic", N);
     json_number(T);
-    printf(", \"hessian\": \"%s\", \"contact_time\": \"%s\", \"terminal_weight\": ", hessian, contact_time);
+    printf(", \"hessian\": \"%s\", \"contact_time\": \"%s\", \"friction_reference\": \"%s\", \"terminal_weight\": ",
+           hessian, contact_time, friction_reference);
     json_number(P.terminal_weight_final > 0 ? P.terminal_weight_final : P.terminal_weight);
     printf(", \"guess\": \"%s\", \"status\": \"%s\", \"ipopt_status\": %d, \"quaternion_error\": ",
            coarse ? "coarse" : offaxis ? "offaxis" : "rest", status, dyn.status);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "contact.h"
 #include "mpcc_polish.h"
 #include "presets.h"
 
@@ -20,6 +21,8 @@
  * most 0.15 of it, at g = 0, well under the LCP's own tolerance on the normal velocity times h */
 #define STAB_WIDTH 1e-7
 #define STAB_FACTOR 0.2
+/* friction_reference: the least angle (rad) between it and the rest contact's normal (either sign) */
+#define FRICTION_REFERENCE_MIN_ANGLE (30 * M_PI / 180)
 /* A last relaxation stopped at its cap is polished only when its point
  * violates the relaxed NLP by at most this (IPOPT's default constr_viol_tol):
  * the polish starts at a point near the relaxed feasible set, not at one
@@ -237,6 +240,35 @@ static void closest_point_on_feature(double rd, double hz, int radial, int axial
   xl[2] = axial ? (wl[2] >= 0 ? hz : -hz) : wl[2];
 }
 
+/* The pyramid's d directions (D, 3 per direction) at unit normal n. */
+static void contact_basis(const plan_mpcc *p, const double n[3], double *D) {
+  const plan_mpcc_params *P = &p->prm;
+  double t1[3], t2[3];
+  if (P->friction_reference[0] || P->friction_reference[1] || P->friction_reference[2]) {
+    /* the simulator's frame with the same reference (the plugin's key friction_reference), so a slide
+       between two directions meets the same pyramid in the plan and in the replay */
+    double R[9];
+    sb_contact_frame(n, P->friction_reference, R);
+    for (int i = 0; i < 3; i++) { t1[i] = R[3 * i]; t2[i] = R[3 * i + 1]; }
+  } else {
+    /* the rest basis carried by the shortest rotation from n_rest to n (Rodrigues: R t = c t + k x t
+       + (k . t) k / (1 + c), k = n_rest x n, c = n_rest . n), smooth everywhere but the far pole
+       -n_rest, where the arm cannot reach */
+    double k[3], kxt[3], nt = 0, c = dot3(p->n_rest, n);
+    cross3(p->n_rest, n, k);
+    cross3(k, p->t1_rest, kxt);
+    double kt = dot3(k, p->t1_rest) / fmax(1 + c, 1e-12);
+    for (int i = 0; i < 3; i++) { t1[i] = c * p->t1_rest[i] + kxt[i] + kt * k[i]; nt += t1[i] * t1[i]; }
+    nt = sqrt(nt);
+    for (int i = 0; i < 3; i++) t1[i] /= nt;
+    cross3(n, t1, t2);
+  }
+  for (int j = 0; j < P->d; j++) {
+    double th = 2 * M_PI * j / P->d;
+    for (int i = 0; i < 3; i++) D[3 * j + i] = cos(th) * t1[i] + sin(th) * t2[i];
+  }
+}
+
 static void contact_geometry(plan_mpcc *p, const double *q, const double *v, const double *omega,
                              contact_geom *G) {
   const plan_mpcc_params *P = &p->prm;
@@ -290,23 +322,7 @@ static void contact_geometry(plan_mpcc *p, const double *q, const double *v, con
   cross3(ww, G->r_disk, wxr);
   cross3(omega, G->r_ball, oxr);
   for (int i = 0; i < 3; i++) G->nu[i] = vw[i] + wxr[i] - oxr[i];
-  /* tangent basis: the rest basis carried by the shortest rotation from n_rest to n (Rodrigues:
-     R t = c t + k x t + (k . t) k / (1 + c), k = n_rest x n, c = n_rest . n). A fixed
-     reference projected on the tangent plane would vanish where the normal meets it, and
-     rotating about y drives the contact towards the ball's +-x sides; this basis is smooth
-     everywhere but the far pole -n_rest, where the arm cannot reach. */
-  double t1[3], t2[3], k[3], kxt[3], nt = 0, c = dot3(p->n_rest, G->n);
-  cross3(p->n_rest, G->n, k);
-  cross3(k, p->t1_rest, kxt);
-  double kt = dot3(k, p->t1_rest) / fmax(1 + c, 1e-12);
-  for (int i = 0; i < 3; i++) { t1[i] = c * p->t1_rest[i] + kxt[i] + kt * k[i]; nt += t1[i] * t1[i]; }
-  nt = sqrt(nt);
-  for (int i = 0; i < 3; i++) t1[i] /= nt;
-  cross3(G->n, t1, t2);
-  for (int j = 0; j < P->d; j++) {
-    double th = 2 * M_PI * j / P->d;
-    for (int i = 0; i < 3; i++) G->D[3 * j + i] = cos(th) * t1[i] + sin(th) * t2[i];
-  }
+  contact_basis(p, G->n, G->D);
 }
 
 /* d nu / d v (3 x n, row-major) at the kinematics of the last
@@ -1334,6 +1350,13 @@ static int params_valid(const plan_mpcc_params *P, char *error, int error_size) 
       snprintf(error, error_size, "mpcc: %s, got %g", check[i].name, check[i].value);
       return 0;
     }
+  const double *e = P->friction_reference;
+  double len = sqrt(dot3(e, e));
+  if (!isfinite(len) || (len > 0 && len < 1e-6)) {   /* the plugin key's rule (plugin/config.c) */
+    snprintf(error, error_size, "mpcc: friction reference (%g, %g, %g): finite, and 0 0 0 (none) or of length "
+             ">= 1e-6, got length %g", e[0], e[1], e[2], len);
+    return 0;
+  }
   return 1;
 }
 
@@ -1397,6 +1420,18 @@ plan_mpcc *plan_mpcc_create(const plan_mpcc_params *prm, char *error, int error_
     for (int i = 0; i < 3; i++) { p->t1_rest[i] = (i == axis) - na * p->n_rest[i]; tn += p->t1_rest[i] * p->t1_rest[i]; }
   }
   for (int i = 0; i < 3; i++) p->t1_rest[i] /= sqrt(tn);
+  /* friction_reference: the basis turns fast where the normal nears the reference, and every plan's
+     contact starts at the rest normal (and wanders further): a reference this close to it is a mistake */
+  double fr = sqrt(dot3(P->friction_reference, P->friction_reference));
+  if (fr > 0 && fabs(dot3(P->friction_reference, p->n_rest)) > cos(FRICTION_REFERENCE_MIN_ANGLE) * fr) {
+    snprintf(error, error_size, "mpcc: friction reference (%g, %g, %g) within %g degrees of the rest contact's "
+             "normal +-(%.3f, %.3f, %.3f): its tangent projection, the pyramid's first direction, would turn "
+             "fast where the contact goes; take a direction far from the task's normals",
+             P->friction_reference[0], P->friction_reference[1], P->friction_reference[2],
+             FRICTION_REFERENCE_MIN_ANGLE * 180 / M_PI, p->n_rest[0], p->n_rest[1], p->n_rest[2]);
+    plan_mpcc_free(p);
+    return NULL;
+  }
   /* kinematic_effort: the arm rows linearized at rest (c(q_rest, 0) + K q_rest = 0, c's change with q
      and v dropped), with q_{k+1} = q_k + h v_{k+1}: tau = M (v_{k+1} - v_k) / h + K (q_{k+1} - q_rest)
      + D v_{k+1} - J^T F; the contact force's part through the disk's Jacobian at rest, averaged over

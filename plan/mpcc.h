@@ -35,10 +35,13 @@
  * a >= 0 stay, the products leave the constraints as one row per step
  *   sum over the pairs of a b - zeta_k = 0,  objective + rho sum_k zeta_k
  * (an exact penalty for rho large enough; zeta_k is fixed to 0 otherwise).
- * The friction basis is the rest contact's tangent basis carried along the
- * shortest rotation from the rest normal to the current one (with
- * contact_at_start too: the simulator's, the world axis least aligned with
- * the normal, jumps, see docs/planning.md, session 17).
+ * The friction basis: with friction_reference set, the simulator's rule
+ * (sb_contact_frame, the plugin's key friction_reference): t1 the reference
+ * projected on the tangent plane, t2 = n x t1, smooth wherever the normal
+ * stays away from the reference; else the rest contact's tangent basis
+ * carried along the shortest rotation from the rest normal to the current
+ * one (the simulator's default, the world axis least aligned with the
+ * normal, jumps: docs/planning.md, sessions 17 and 20).
  * With contact_at_start, besides: both bodies meet at the disk's contact
  * point (the ball's lever arm (R + gap) n, as the plugin's narrow phase
  * puts it); the ball's velocity in nu is omega_{k+1}, which MuJoCo's step
@@ -87,6 +90,8 @@ typedef struct {
   int contact_at_start;   /* 0: the paper's contact (eq. 19) at the step's end, the exact gap phi(q_{k+1});
                            * 1: the simulator's (softbody/contact.c's LCP): geometry at q_k, the disk point
                            * moving at J(q_k) v_{k+1}, the gap linearized (see below) */
+  double friction_reference[3]; /* world direction whose tangent projection is the pyramid's first direction
+                           * (sb_contact_frame, the simulator's with the same key); 0 0 0: the carried basis */
   double offaxis_angle;   /* plan_mpcc_offaxis_guess's contact, rad round the ball from the rest contact (0: 45 deg) */
   double terminal_weight; /* of J_quat(quat_N) in eq. (20): the paper's 100 */
   double terminal_weight_final; /* > 0 and != terminal_weight: after the homotopy, one more solve at eps

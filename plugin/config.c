@@ -185,6 +185,14 @@ static const cusp_key key_table[] = {
             "in any direction meets exactly mu fn; 0: fixed directions from the normal, the paper's pyramid "
             "(mu fn cos(pi/pyramid) at worst between directions, a sideways drift), which Lemke solves more "
             "reliably on long sliding arms (docs/capstan.md section 1)"},
+    {.name = "friction_reference", .kind = CUSP_KEY_VECTOR, .unit = "", FIELD(friction_reference), ANY,
+     .plo = 0, .phi = 1e6, .flags = CUSP_KEY_MAGNITUDE, .def = {"0 0 0", "0 0 0"},
+     .doc = "a world direction \"x y z\" (any length) whose projection on a contact's tangent plane is "
+            "its friction pyramid's first direction (sb_contact_frame): a pyramid that turns smoothly with "
+            "the normal wherever the normal stays away from the direction, and that a planner can share "
+            "(cusp-plan --friction-reference). 0 0 0 (default): the world axis least aligned with the "
+            "normal, made tangent, which jumps where two of the normal's components pass each other. "
+            "The lcp, sap and ncp contacts' frame (penalty has no pyramid); refused with contact native"},
     {.name = "contact", .kind = CUSP_KEY_ENUM, .unit = "", FIELD(contact), WORDS(w_contact),
      .def = {"lcp", "lcp"}, LIVE(CUSP_LIVE_CONTACT),
      .doc = "contact model: lcp (complementarity, paper 000), penalty (spring-damper), sap (Drake's "
@@ -1799,6 +1807,18 @@ int cusp_config_finish(cusp_instance_config *c, char *error, int error_size) {
       return fail(c, j ? "tip_torque" : "tip_force", error, error_size, "%g %g %g on a contact native arm, whose "
                   "links MuJoCo steps: apply it to its tip link with xfrc_applied, or use another contact model",
                   v[0], v[1], v[2]);
+  }
+
+  /* friction_reference: a direction (its length is ignored), so one that round-off would turn */
+  {
+    const double *e = c->friction_reference;
+    double len = sqrt(e[0] * e[0] + e[1] * e[1] + e[2] * e[2]);
+    if (len > 0 && len < 1e-6)
+      return fail(c, "friction_reference", error, error_size, "%g %g %g has length %g: a direction needs a "
+                  "length of at least 1e-6 (0 0 0: no reference)", e[0], e[1], e[2], len);
+    if (len > 0 && c->contact == CUSP_CONTACT_NATIVE)
+      return fail(c, "friction_reference", error, error_size, "%g %g %g on a contact native arm, whose contacts "
+                  "are MuJoCo's own (their frame is MuJoCo's): use another contact model", e[0], e[1], e[2]);
   }
 
   /* disks: the base, then per section `disks` inside it and a plate at its end */

@@ -126,6 +126,8 @@ typedef struct {
   int pyramid;                 /* pyramid: friction directions 3..16 (4) */
   int align_friction;          /* align_friction: 0 | 1 (0); lcp: the pyramid's first direction turned onto
                                   the friction each contact needs (sb_contact_options.align_friction) */
+  double friction_reference[3]; /* friction_reference: world direction (0 0 0: none); the pyramid's first
+                                  direction is it projected on each contact's tangent plane */
   cusp_contact_kind contact;   /* contact: lcp | penalty | native | sap | ncp (lcp); native = rigid
                                   links on spring joints, MuJoCo's contact (plugin/native.h) */
   cusp_native_joints native_joints; /* native_joints: section | free (section), native only */

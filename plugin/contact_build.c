@@ -173,6 +173,7 @@ int cusp_contact_build(cusp_runtime *r, cusp_contact_kind model, double h, doubl
     memcpy(sc.normal, cm->normal, sizeof sc.normal);
     sc.gap = cm->gap;
     sc.friction = s->cfg.friction;
+    memcpy(sc.tangent, s->cfg.friction_reference, sizeof sc.tangent);   /* zero: none */
     /* warm-start identity as the lcp model's: even for the disks' contacts, odd for the touched bodies' own */
     sc.id = 2 * ((((long)cm->inst * CUSP_MAX_DISKS + cm->disk) * (m->ngeom + 1) + cm->other_geom) * mjMAXCONPAIR +
                  cm->pair_index);

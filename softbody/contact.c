@@ -352,8 +352,8 @@ int sb_contact_add_custom(sb_contact_problem *p, int nv, sb_body_apply_fn solve,
 
 static double dot3(const double *a, const double *b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
 
-/* Contact frame: columns t1, t2, n (world), row-major R[3 * row + col]. */
-static void contact_frame(const double n[3], const double hint[3], double R[9]) {
+/* Contact frame (contact.h): columns t1, t2, n (world), row-major R[3 * row + col]. */
+void sb_contact_frame(const double n[3], const double hint[3], double R[9]) {
   double t1[3], t2[3];
   double hn = dot3(hint, n);
   for (int k = 0; k < 3; k++) t1[k] = hint[k] - hn * n[k];
@@ -507,7 +507,7 @@ int sb_contact_add(sb_contact_problem *p, const sb_contact *c, char *error, int 
   cc->side[0].jac = cc->side[1].jac = NULL;
   for (int k = 0; k < 3; k++) cc->normal[k] = c->normal[k] / nn;
   double *R = p->frame + 9 * i;
-  contact_frame(cc->normal, c->tangent, R);
+  sb_contact_frame(cc->normal, c->tangent, R);
   for (int k = 0; k < 3; k++) {
     memset(p->Jt + (size_t)(3 * i + k) * p->max_dof, 0, p->max_dof * sizeof(double));
     p->vstatic[3 * i + k] = 0;
@@ -920,7 +920,7 @@ static int tangent_coordinates(const sb_contact_problem *p, int i, const double 
  *     tangential velocity u_t, the sliding or pull to come, unless u_t is
  *     lost in round-off;
  *   - else the last step's t1 of the same contact (continuous in time); a new
- *     contact keeps contact_frame's.
+ *     contact keeps sb_contact_frame's.
  * u_t is not used for a contact that carried friction: on a rope held by
  * many contacts it is the small difference of large forces, and its
  * direction is not the slip's (a capstan rope turned onto it crept off the

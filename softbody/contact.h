@@ -48,9 +48,9 @@ typedef struct {
   double normal[3];    /* world, unit (normalized on add), from side 1 into side 0 */
   double gap;          /* signed distance along the normal, m; < 0: penetration */
   double friction;     /* Coulomb coefficient mu >= 0 */
-  double tangent[3];   /* optional first friction direction (projected on the
-                          tangent plane); zero: chosen from the normal. With
-                          align_friction the LCP solve turns it */
+  double tangent[3];   /* optional friction reference: the pyramid's first direction is it
+                          projected on the tangent plane (sb_contact_frame); zero: chosen
+                          from the normal. With align_friction the LCP solve turns it */
   long id;             /* identity across steps for warm starts; < 0: none */
 } sb_contact;
 
@@ -166,6 +166,16 @@ int sb_contact_add_custom(sb_contact_problem *p, int nv, sb_body_apply_fn solve,
 /* Adds a contact (its Jacobian rows are built now: soft bodies need their
  * kinematics from sb_step_prepare). Returns the contact index or -1. */
 int sb_contact_add(sb_contact_problem *p, const sb_contact *c, char *error, int error_size);
+
+/* A contact's frame, the columns t1, t2, n (world) of R (row-major, R[3 * row + col]), n unit:
+ * t1 is the reference `hint` projected on the plane normal to n and made unit, which turns
+ * smoothly with n wherever n stays away from +-hint; where the projection is shorter than 1e-9
+ * (hint zero, or along n) t1 is the world axis least aligned with n made tangent (the frame of
+ * a contact without a reference, which jumps where two of n's components pass each other);
+ * t2 = n x t1. The pyramid's direction j of r is cos(2 pi j / r) t1 + sin(2 pi j / r) t2.
+ * sb_contact_add takes a contact's frame from its normal and its `tangent`; a planner that
+ * wants the simulator's pyramid calls this with the same reference (plan/mpcc.c). */
+void sb_contact_frame(const double n[3], const double hint[3], double R[9]);
 
 /* Assembles, conditions and solves. Returns 0 when the LCP is solved; else -1
  * with a message. The impulses of a failed solve are bounded: the chain's

@@ -213,7 +213,93 @@ static void test_wobbling_normal(void) {
   sb_contact_free(P);
 }
 
+/* The frame of a contact added with a friction reference e (sb_contact.tangent, sb_contact_frame):
+ * checked against t1 = (n x e) x n / |n x e| and t2 = n x e / |n x e|, the projection of e on the
+ * tangent plane written another way, along normals that cross the place where the default frame
+ * (no reference) switches its world axis (|n_x| passes |n_z|): there the default's t1 turns by 90
+ * degrees in one step, the reference's by about the normal's own turn. A reference along the normal
+ * gives the default frame. */
+static void test_reference_frame(void) {
+  char err[256];
+  double m = 1.0, M[9] = {m, 0, 0, 0, m, 0, 0, 0, m}, jac[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+  sb_contact_problem *P = sb_contact_create(1, 1, 3, 10, err, sizeof err);
+  const double e[3] = {0.6, 0.9, 3.0};   /* any length; off the axes */
+  double worst = 0, turn_ref = 0, turn_default = 0, dn_max = 0, last_ref[3] = {0}, last_def[3] = {0}, last_n[3] = {0};
+  int steps = 41;
+  for (int step = 0; step < steps; step++) {
+    double a = 0.03 + 0.02 * step / (steps - 1), b = 0.04, len = sqrt(a * a + 1 + b * b);
+    double n[3] = {a / len, -1 / len, b / len}, vfree[3] = {0, 0, 0}, R[9], R0[9];
+    for (int pass = 0; pass < 2; pass++) {   /* with the reference, then without */
+      sb_contact_clear(P);
+      int body = sb_contact_add_dense(P, 3, M, vfree, err, sizeof err);
+      sb_contact c;
+      memset(&c, 0, sizeof c);
+      c.side[0].body = body;
+      c.side[0].jac = jac;
+      c.side[1].body = -1;
+      memcpy(c.normal, n, sizeof n);
+      c.friction = 0.5;
+      if (pass == 0) memcpy(c.tangent, e, sizeof e);
+      EXPECT(sb_contact_add(P, &c, err, sizeof err) == 0, "reference frame: %s", err);
+      sb_contact_result(P, 0, NULL, NULL, pass ? R0 : R, NULL);
+    }
+    double nxe[3] = {n[1] * e[2] - n[2] * e[1], n[2] * e[0] - n[0] * e[2], n[0] * e[1] - n[1] * e[0]};
+    double l = sqrt(nxe[0] * nxe[0] + nxe[1] * nxe[1] + nxe[2] * nxe[2]);
+    double t1[3] = {(nxe[1] * n[2] - nxe[2] * n[1]) / l, (nxe[2] * n[0] - nxe[0] * n[2]) / l,
+                    (nxe[0] * n[1] - nxe[1] * n[0]) / l};
+    for (int k = 0; k < 3; k++) {
+      worst = fmax(worst, fabs(R[3 * k] - t1[k]));
+      worst = fmax(worst, fabs(R[3 * k + 1] - nxe[k] / l));
+      worst = fmax(worst, fabs(R[3 * k + 2] - n[k]));
+    }
+    if (step > 0) {
+      double dr = 0, dd = 0, dn = 0;
+      for (int k = 0; k < 3; k++) {
+        dr += (R[3 * k] - last_ref[k]) * (R[3 * k] - last_ref[k]);
+        dd += (R0[3 * k] - last_def[k]) * (R0[3 * k] - last_def[k]);
+        dn += (n[k] - last_n[k]) * (n[k] - last_n[k]);
+      }
+      turn_ref = fmax(turn_ref, sqrt(dr));
+      turn_default = fmax(turn_default, sqrt(dd));
+      dn_max = fmax(dn_max, sqrt(dn));
+    }
+    for (int k = 0; k < 3; k++) {
+      last_ref[k] = R[3 * k];
+      last_def[k] = R0[3 * k];
+      last_n[k] = n[k];
+    }
+  }
+  EXPECT(worst <= 1e-15, "reference frame: t1, t2, n off the projection of the reference by %.3g", worst);
+  EXPECT(turn_default > 1, "reference frame: the sweep does not cross the default frame's switch (t1 turns %.3g)",
+         turn_default);
+  EXPECT(turn_ref <= 2 * dn_max, "reference frame: t1 turns %.3g in a step where the normal turns %.3g", turn_ref,
+         dn_max);
+  /* a reference along the normal: the default frame */
+  {
+    double n[3] = {0.6, 0, 0.8}, vfree[3] = {0, 0, 0}, R[2][9], d = 0;
+    for (int pass = 0; pass < 2; pass++) {
+      sb_contact_clear(P);
+      int body = sb_contact_add_dense(P, 3, M, vfree, err, sizeof err);
+      sb_contact c;
+      memset(&c, 0, sizeof c);
+      c.side[0].body = body;
+      c.side[0].jac = jac;
+      c.side[1].body = -1;
+      memcpy(c.normal, n, sizeof n);
+      for (int k = 0; k < 3 && pass == 0; k++) c.tangent[k] = 2 * n[k];
+      EXPECT(sb_contact_add(P, &c, err, sizeof err) == 0, "reference along n: %s", err);
+      sb_contact_result(P, 0, NULL, NULL, R[pass], NULL);
+    }
+    for (int k = 0; k < 9; k++) d = fmax(d, fabs(R[0][k] - R[1][k]));
+    EXPECT(d == 0, "a reference along the normal: the frame differs from the default's by %.3g", d);
+  }
+  printf("reference frame: t1, t2 = the projection of the reference to %.1e; largest turn of t1 a step %.3g "
+         "(the normal's %.3g; the default frame's %.3g)\n", worst, turn_ref, dn_max, turn_default);
+  sb_contact_free(P);
+}
+
 int main(void) {
+  test_reference_frame();
   test_slide_at_30_degrees();
   test_incline_at_30_degrees();
   test_wobbling_normal();

@@ -82,6 +82,67 @@ static void set_heights(plan_mpcc *p, const plan_mpcc_params *P, double *z, doub
   }
 }
 
+/* The pyramid from a friction reference (friction_reference, the simulator's sb_contact_frame): the
+ * slips' rows turn with the normal through the projection of the reference, so their q_k columns
+ * (Jacobian) and their (q_k, q_k), (q_k, v_{k+1}), (q_k, ft) pairs (Hessian) carry the basis's
+ * derivatives; against differences of the plain rows, with every multiplier and with the slips'
+ * groups alone. A reference near the rest normal, or not finite, is refused by name. */
+static void expect_friction_reference(plan_mpcc_params P) {
+  char err[256];
+  P.N = 2;
+  P.T = 0.08;
+  P.friction_reference[0] = 0.3;   /* off the world axes: every component of the basis moves */
+  P.friction_reference[1] = 0.2;
+  P.friction_reference[2] = 1;
+  plan_mpcc *p = plan_mpcc_create(&P, err, sizeof err);
+  EXPECT(p != NULL, "create with a friction reference: %s", err);
+  if (!p) return;
+  /* the Jacobian clear of the ball and 1 mm into it; the Hessian clear and 1 mm away (1 mm into the
+     ball its second differences at this point's draws miss by 2e-3 to 8e-3 with either basis: the
+     gap row's, above) */
+  double *z = point_off_rest(p, &P);
+  for (int pass = 0; pass < 3; pass++) {
+    const char *where = pass == 0 ? "clear" : pass == 1 ? "penetrating" : "1 mm away";
+    if (pass) set_gaps(p, &P, z, pass == 1 ? -1e-3 : 1e-3);
+    for (int dynamic = 0; dynamic < 2; dynamic++) {
+      if (pass < 2) {
+        double e = plan_mpcc_jacobian_error(p, z, dynamic);
+        EXPECT(e < 1e-4, "friction reference, %s, %s stage: Jacobian vs differences of the rows: %g", where,
+               dynamic ? "dynamic" : "kinematic", e);
+        printf("friction reference, %s, %s stage: Jacobian vs differences %.3g\n", where,
+               dynamic ? "dynamic" : "kinematic", e);
+      }
+      if (pass == 1) continue;
+      int m = plan_mpcc_nconstraints(p, dynamic);
+      double *lambda = malloc(sizeof(double) * m);
+      for (int i = 0; i < m; i++) lambda[i] = tu_rand();
+      double e = plan_mpcc_hessian_error(p, z, lambda, 0.7, dynamic);
+      EXPECT(e < 1e-3, "friction reference, %s, %s stage: Hessian vs second differences: %g", where,
+             dynamic ? "dynamic" : "kinematic", e);
+      printf("friction reference, %s, %s stage: Hessian vs second differences %.3g\n", where,
+             dynamic ? "dynamic" : "kinematic", e);
+      free(lambda);
+    }
+  }
+  expect_hessian_by_row_groups(p, &P, z);
+  free(z);
+  plan_mpcc_free(p);
+
+  /* the rest normal is about -y: a reference 10 degrees off it, and one not finite */
+  P.friction_reference[0] = 0;
+  P.friction_reference[1] = -1;
+  P.friction_reference[2] = tan(10 * M_PI / 180);
+  p = plan_mpcc_create(&P, err, sizeof err);
+  EXPECT(!p && strstr(err, "friction reference") && strstr(err, "rest contact's normal"),
+         "a reference 10 degrees from the rest normal: refused naming it (%s)", p ? "accepted" : err);
+  plan_mpcc_free(p);
+  P.friction_reference[2] = NAN;
+  p = plan_mpcc_create(&P, err, sizeof err);
+  EXPECT(!p && strstr(err, "friction reference"), "a reference not finite: refused naming it (%s)",
+         p ? "accepted" : err);
+  plan_mpcc_free(p);
+}
+
 int main(void) {
   plan_mpcc_params P = plan_mpcc_rotate_task(0);
   P.N = 3;
@@ -242,5 +303,7 @@ int main(void) {
 
   /* one step, one group of rows at a time */
   expect_one_step_hessian_by_row_groups(P);
+
+  expect_friction_reference(P);
   return test_report("plan_mpcc_start");
 }

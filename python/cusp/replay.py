@@ -2,7 +2,7 @@
 
     python -m cusp.replay PLAN.csv [--scene mjcf/ball_plan.xml] [--contact lcp]
                           [--timestep S|plan] [--tsv OUT.tsv] [--video OUT.mp4] [--view] [--json]
-                          [--one-step]
+                          [--one-step] [--friction-reference X,Y,Z]
 
 The plan (a CSV, one row per knot k = 0..N: t, q (n), v (n), omega (3,
 world), quat (4, w x y z), then the step's tau (n), fz and gap, empty on the
@@ -25,6 +25,11 @@ omega_k), one mj_step of the plan's h with tau_k, compared with knot k + 1
 (one_step below). A plan made with the simulator's contact (cusp-plan
 --contact-time start) is reproduced there to the LCP's tolerance; the
 paper's contact at the step's end is not, where the disk touches the ball.
+
+--friction-reference X,Y,Z: the arm's key friction_reference (the friction
+pyramid's first direction, projected on each contact's tangent plane) for a
+plan made with another cusp-plan --friction-reference than the scene's
+(mjcf/ball_plan.xml: 1 0 -1, cusp-plan's default with --contact-time start).
 """
 import argparse
 import ctypes
@@ -95,12 +100,23 @@ def relative_angle(a, b):
   return 2 * math.acos(min(1.0, c))
 
 
-def replay(plan_path, scene="mjcf/ball_plan.xml", contact="lcp", video=None, timestep=None, show=False):
+def _scene_overrides(q0, contact, friction_reference):
+  """The scene's keys a replay sets: the plan's first coordinates, the contact model, and (not
+  None) the arm's friction_reference, "x y z", for a plan made with another --friction-reference
+  than the scene's."""
+  o = {"arm.initial": " ".join(f"{x:.17g}" for x in q0), "arm.contact": contact}
+  if friction_reference is not None:
+    o["arm.friction_reference"] = friction_reference
+  return o
+
+
+def replay(plan_path, scene="mjcf/ball_plan.xml", contact="lcp", video=None, timestep=None, show=False,
+           friction_reference=None):
   """Plays the plan; returns (rows, summary): rows of (t, planned angle,
   replayed angle, angle between them) at the knots."""
   t, q, v, om, quat, tau = read_plan(plan_path)
   n = q.shape[1]
-  overrides = {"arm.initial": " ".join(f"{x:.17g}" for x in q[0]), "arm.contact": contact}
+  overrides = _scene_overrides(q[0], contact, friction_reference)
   m = cusp.load(scene, overrides)
   if timestep:
     m.opt.timestep = timestep
@@ -194,7 +210,7 @@ def _set_soft_state(m, d, q, v):
   np.ctypeslib.as_array(vp, (n,))[:] = v
 
 
-def one_step(plan_path, scene="mjcf/ball_plan.xml", contact="lcp"):
+def one_step(plan_path, scene="mjcf/ball_plan.xml", contact="lcp", friction_reference=None):
   """Each step of the plan from its own state: per step k, a dict of the simulator's
   knot k + 1 against the plan's: arm (max |q - q_plan|, m), arm_v (max |v - v_plan|),
   omega (|omega - omega_plan|, world, rad/s), ball (angle between the orientations,
@@ -202,7 +218,7 @@ def one_step(plan_path, scene="mjcf/ball_plan.xml", contact="lcp"):
   over h) and their count, and the plan's fz."""
   t, q, v, om, quat, tau = read_plan(plan_path)
   fz = read_fz(plan_path)
-  m = cusp.load(scene, {"arm.initial": " ".join(f"{x:.17g}" for x in q[0]), "arm.contact": contact})
+  m = cusp.load(scene, _scene_overrides(q[0], contact, friction_reference))
   m.opt.timestep = float(t[1] - t[0])
   d = cusp.make_data(m)
   jid = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, "ball")
@@ -244,9 +260,12 @@ def main(argv=None):
   ap.add_argument("--video", help="render the replay to a video (MuJoCo's renderer, ffmpeg)")
   ap.add_argument("--view", action="store_true", help="play it in MuJoCo's viewer (needs a display)")
   ap.add_argument("--json", action="store_true")
+  ap.add_argument("--friction-reference", metavar="X,Y,Z", help="the arm's key friction_reference for a plan "
+                  "made with another cusp-plan --friction-reference than the scene's (default: the scene's)")
   ap.add_argument("--one-step", action="store_true", help="each step from the plan's own state instead of "
                   "the open-loop replay: the simulator's knot k + 1 against the plan's")
   a = ap.parse_args(argv)
+  fr = a.friction_reference.replace(",", " ") if a.friction_reference else None
   if a.view and not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
     print("cusp.replay: --view needs a display (use --video OUT.mp4 without one)", file=sys.stderr)
     print(json.dumps({"plan": a.plan, "status": "error", "message": "--view needs a display"}))
@@ -257,7 +276,7 @@ def main(argv=None):
     os.execv(sys.executable, [sys.executable, "-m", "cusp.replay", *(sys.argv[1:] if argv is None else argv)])
   if a.one_step:
     try:
-      steps = one_step(a.plan, a.scene, a.contact)
+      steps = one_step(a.plan, a.scene, a.contact, fr)
     except (OSError, ValueError) as e:
       print(f"cusp.replay: {e}", file=sys.stderr)
       print(json.dumps({"plan": a.plan, "status": "error", "message": str(e)}))
@@ -283,7 +302,7 @@ def main(argv=None):
       step = float(a.timestep) if a.timestep else None
       if step is not None and not step > 0:
         raise ValueError(f"--timestep {a.timestep}: needs a number > 0 or 'plan'")
-    rows, summary = replay(a.plan, a.scene, a.contact, a.video, step, a.view)
+    rows, summary = replay(a.plan, a.scene, a.contact, a.video, step, a.view, fr)
   except (OSError, ValueError) as e:
     print(f"cusp.replay: {e}", file=sys.stderr)
     print(json.dumps({"plan": a.plan, "status": "error", "message": str(e)}))

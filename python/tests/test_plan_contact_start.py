@@ -11,10 +11,10 @@ Bounds, and why:
   ball's damping implicit on both sides), which Lemke solves exactly (residual 1e-17), and
   the polish makes the plan's complementarity exact to its row tolerance:
   measured, the arm agrees to 8e-11 m, the normal force to 1e-7 of itself,
-  the ball's angular velocity to 4.7e-7 rad/s (the simulator's friction
-  pyramid is contact_frame's, the plan's its rest basis carried along:
-  with align_friction the simulator's turns onto the slip and the omega
-  error drops to 6e-9; docs/planning.md, session 17). The bounds: 1e-8 m,
+  the ball's angular velocity to 4.7e-7 rad/s (session 17, the simulator's
+  friction pyramid contact_frame's and the plan's its rest basis carried
+  along; since session 20 both take the friction reference 0 0 1, the
+  planner's and the scene's, so the pyramids are one). The bounds: 1e-8 m,
   1e-5 of the force, 1e-5 rad/s.
 - The paper's contact at the step's end on the same task misses by 1.2e-5 m
   (the disk's motion during the step against the linearized gap) and the
@@ -45,7 +45,10 @@ def _plan(tmp_path_factory, contact_time):
                       # the kinematic stage without its effort term (docs/planning.md, session 19): the plan
                       # these replay checks were written for, which touches the ball on several steps
                       "--kin-effort", "0",
-                      "--contact-time", contact_time, "--out", str(out)],
+                      "--contact-time", contact_time, "--out", str(out)]
+                     # the friction reference (docs/planning.md, session 20) that gives the plan these checks
+                     # were written for, as --kin-effort 0 does; the replay takes the same (one_step below)
+                     + (["--friction-reference", "0,0,1"] if contact_time == "start" else []),
                      capture_output=True, text=True, timeout=600, env=dict(os.environ, OPENBLAS_NUM_THREADS="1"))
   assert r.returncode == 0, r.stderr[-2000:]
   summary = json.loads(r.stdout.strip().splitlines()[-1])
@@ -71,7 +74,7 @@ def _split(steps):
 
 
 def test_simulator_reproduces_a_plan_with_its_contact(start_plan):
-  steps = one_step(str(start_plan), str(ROOT / "mjcf/ball_plan.xml"))
+  steps = one_step(str(start_plan), str(ROOT / "mjcf/ball_plan.xml"), friction_reference="0 0 1")
   touching, free = _split(steps)
   assert len(touching) >= 2, steps
   for s in free:
