@@ -67,7 +67,7 @@ static int usage(const char *msg) {
           "                 [--friction-reference x,y,z|carried]\n"
           "--friction-reference: the pyramid's first direction is this world direction projected on the contact's\n"
           "  tangent plane (the simulator's rule with the arm's key friction_reference: mjcf/ball_plan.xml sets\n"
-          "  1 0 1, cusp.replay --friction-reference another); carried: the rest contact's basis carried along the\n"
+          "  1 0 1; the trajectory file records the reference, columns rx ry rz, and cusp.replay uses it); carried: the rest contact's basis carried along the\n"
           "  shortest rotation. Default with --contact-time start: 1,0,0 about x, 1,0,1 about y and z; with end,\n"
           "  carried\n"
           "--kin-effort: 1 (default) the kinematic stage's objective adds eq. (20)'s control effort with tau from\n"
@@ -208,7 +208,9 @@ static void polish_json(const plan_mpcc_polish_result *r) {
 
 /* One row per knot: t, q (n), v (n), omega (3), quat (4), then the step's
  * tau (n), fz, gap and the contact normal nx, ny, nz from the ball's centre
- * (empty on the last knot). */
+ * (empty on the last knot), then the friction reference rx, ry, rz the plan
+ * was made with (0 0 0: the carried basis), on every row, so that a replay
+ * builds the plan's pyramid without being told (cusp.replay). */
 static int write_trajectory(const char *path, plan_mpcc *p, const plan_mpcc_params *P, const double *z) {
   FILE *f = fopen(path, "w");
   if (!f) return -1;
@@ -218,7 +220,8 @@ static int write_trajectory(const char *path, plan_mpcc *p, const plan_mpcc_para
   for (int i = 0; i < n; i++) fprintf(f, ",v%d", i);
   fprintf(f, ",wx,wy,wz,qw,qx,qy,qz");
   for (int i = 0; i < n; i++) fprintf(f, ",tau%d", i);
-  fprintf(f, ",fz,gap,nx,ny,nz\n");
+  fprintf(f, ",fz,gap,nx,ny,nz,rx,ry,rz\n");
+  const double *r = P->friction_reference;
   for (int k = 0; k <= P->N; k++) {
     fprintf(f, "%.9g", k * P->T / P->N);
     for (int i = 0; i < ns; i++) fprintf(f, ",%.17g", z[(size_t)k * B + i]);
@@ -226,11 +229,11 @@ static int write_trajectory(const char *path, plan_mpcc *p, const plan_mpcc_para
       for (int i = 0; i < n; i++) fprintf(f, ",%.17g", z[(size_t)k * B + ns + i]);
       double gap, fz, nrm[3];
       plan_mpcc_contact(p, z, k, &gap, &fz, nrm);
-      fprintf(f, ",%.17g,%.17g,%.17g,%.17g,%.17g\n", fz, gap, nrm[0], nrm[1], nrm[2]);
+      fprintf(f, ",%.17g,%.17g,%.17g,%.17g,%.17g", fz, gap, nrm[0], nrm[1], nrm[2]);
     } else {
       for (int i = 0; i < n + 5; i++) fputc(',', f);
-      fputc('\n', f);
     }
+    fprintf(f, ",%.17g,%.17g,%.17g\n", r[0], r[1], r[2]);
   }
   return fclose(f);
 }

@@ -77,11 +77,9 @@ for ax in $axes; do
       line=$(tail -n 1 "$base.json")
       [[ $line == "{"* ]] || { echo "plan_eval.sh: cusp-plan gave no JSON for $ax $start $contact" >&2; exit 1; }
       rline='{}'
-      # the replay's friction pyramid is the plan's (cusp-plan --friction-reference, in its JSON)
-      fr=$(field "$line" friction_reference) frflag=()
-      [[ $fr != carried && $fr != NaN ]] && frflag=(--friction-reference "$fr")
+      # the replay builds the plan's friction pyramid from the plan's own columns rx, ry, rz
       if "$python" -m cusp.replay "$base.csv" --scene "$root/mjcf/ball_plan.xml" --timestep plan --json \
-          "${frflag[@]}" --tsv "$base.tsv" >"$base.replay" 2>/dev/null; then
+          --tsv "$base.tsv" >"$base.replay" 2>/dev/null; then
         rline=$(tail -n 1 "$base.replay")
         if [[ $start == cold && $contact == end ]]; then plots+=("$ax=$base.tsv"); fi
         if [[ $start == cold && $contact == start ]]; then plots_start+=("$ax (start contact)=$base.tsv"); fi

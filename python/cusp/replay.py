@@ -26,10 +26,12 @@ omega_k), one mj_step of the plan's h with tau_k, compared with knot k + 1
 --contact-time start) is reproduced there to the LCP's tolerance; the
 paper's contact at the step's end is not, where the disk touches the ball.
 
---friction-reference X,Y,Z: the arm's key friction_reference (the friction
-pyramid's first direction, projected on each contact's tangent plane) for a
-plan made with another cusp-plan --friction-reference than the scene's
-(mjcf/ball_plan.xml: 1 0 -1, cusp-plan's default with --contact-time start).
+The arm's key friction_reference (the friction pyramid's first direction,
+projected on each contact's tangent plane) is set to the reference the plan
+was made with (its columns rx, ry, rz, written by cusp-plan), so the replay's
+pyramid is the plan's whatever the scene sets (mjcf/ball_plan.xml: 1 0 1);
+a plan made with the carried basis (0 0 0), or a file without the columns,
+is replayed with the scene's. --friction-reference X,Y,Z overrides both.
 """
 import argparse
 import ctypes
@@ -89,6 +91,23 @@ def read_fz(path):
     return [float(r.split(",")[i]) for r in f if r.strip() and r.split(",")[i]]
 
 
+def read_friction_reference(path):
+  """The friction reference "x y z" a plan was made with (columns rx, ry, rz of its first
+  row), or None when the file has no such columns or the plan used the carried basis (0 0 0)."""
+  with open(path) as f:
+    header = f.readline().strip().split(",")
+    row = f.readline().rstrip("\n").split(",")
+  if not all(c in header for c in ("rx", "ry", "rz")):
+    return None
+  try:
+    r = [float(row[header.index(c)]) for c in ("rx", "ry", "rz")]
+  except (ValueError, IndexError) as e:
+    raise ValueError(f"{path}: row 2: the friction reference: {e}") from e
+  if not all(math.isfinite(x) for x in r):
+    raise ValueError(f"{path}: row 2: the friction reference {r} is not finite")
+  return None if not any(r) else " ".join(f"{x:.17g}" for x in r)
+
+
 def rotation_angle(quat):
   """Angle (rad) of the rotation of a unit quaternion."""
   return 2 * math.acos(min(1.0, abs(quat[0]) / max(np.linalg.norm(quat), 1e-300)))
@@ -116,6 +135,8 @@ def replay(plan_path, scene="mjcf/ball_plan.xml", contact="lcp", video=None, tim
   replayed angle, angle between them) at the knots."""
   t, q, v, om, quat, tau = read_plan(plan_path)
   n = q.shape[1]
+  if friction_reference is None:
+    friction_reference = read_friction_reference(plan_path)
   overrides = _scene_overrides(q[0], contact, friction_reference)
   m = cusp.load(scene, overrides)
   if timestep:
@@ -188,6 +209,7 @@ def replay(plan_path, scene="mjcf/ball_plan.xml", contact="lcp", video=None, tim
   first_contact = next((k for k, f in enumerate(fz) if f > 1e-3), len(fz))
   summary = {
       "plan": plan_path, "scene": scene, "contact": contact, "knots": len(rows),
+      "friction_reference": friction_reference or "the scene's",
       "seconds": float(t[-1]), "timestep": h,
       "planned_angle": rows[-1][1], "replayed_angle": rows[-1][2],
       "final_angle_error": err[-1], "max_angle_error": max(err),
@@ -218,6 +240,8 @@ def one_step(plan_path, scene="mjcf/ball_plan.xml", contact="lcp", friction_refe
   over h) and their count, and the plan's fz."""
   t, q, v, om, quat, tau = read_plan(plan_path)
   fz = read_fz(plan_path)
+  if friction_reference is None:
+    friction_reference = read_friction_reference(plan_path)
   m = cusp.load(scene, _scene_overrides(q[0], contact, friction_reference))
   m.opt.timestep = float(t[1] - t[0])
   d = cusp.make_data(m)
@@ -260,8 +284,8 @@ def main(argv=None):
   ap.add_argument("--video", help="render the replay to a video (MuJoCo's renderer, ffmpeg)")
   ap.add_argument("--view", action="store_true", help="play it in MuJoCo's viewer (needs a display)")
   ap.add_argument("--json", action="store_true")
-  ap.add_argument("--friction-reference", metavar="X,Y,Z", help="the arm's key friction_reference for a plan "
-                  "made with another cusp-plan --friction-reference than the scene's (default: the scene's)")
+  ap.add_argument("--friction-reference", metavar="X,Y,Z", help="the arm's key friction_reference "
+                  "(default: the plan's own, its columns rx, ry, rz; else the scene's)")
   ap.add_argument("--one-step", action="store_true", help="each step from the plan's own state instead of "
                   "the open-loop replay: the simulator's knot k + 1 against the plan's")
   a = ap.parse_args(argv)

@@ -15,8 +15,9 @@ offset of the 10 directions. Measured (docs/planning.md, session 20):
   bounds are that test's, 1e-8 m, 1e-5 of the force, 1e-5 rad/s;
 - planned with the carried basis, its step 3 misses by 1.8e-6 m and
   0.045 rad/s (the second test asserts more than 1e-3 rad/s);
-- the shared-reference plan in the scene without the key also misses (the
-  third test): both sides must take the rule.
+- the shared-reference plan in the scene without the key agrees, the replay
+  taking the plan's reference from its columns rx, ry, rz; without those
+  columns it misses (the third test): both sides must take the rule.
 The key's refusals name the key and the value; cusp-plan refuses a reference
 near the rest contact's normal, naming the option's subject.
 """
@@ -87,14 +88,27 @@ def test_carried_basis_misses(tmp_path_factory):
   assert max(s["omega"] for s in _contact_steps(steps)) > 1e-3
 
 
-def test_scene_without_the_key_misses(shared_plan, tmp_path):
+def _without_reference_columns(plan, out):
+  rows = [line.rstrip("\n").split(",") for line in plan.read_text().splitlines()]
+  keep = [i for i, h in enumerate(rows[0]) if h not in ("rx", "ry", "rz")]
+  assert len(keep) == len(rows[0]) - 3, rows[0]
+  out.write_text("".join(",".join(r[i] for i in keep) + "\n" for r in rows))
+  return out
+
+
+def test_plan_carries_its_reference(shared_plan, tmp_path):
+  """In a scene without the key the replay takes the plan's reference from its columns rx, ry, rz
+  and agrees; the same plan without those columns meets the scene's default pyramid and misses:
+  both sides must take the rule, and the plan file is what tells the replay which."""
   text = SCENE.read_text()
   key = '<config key="friction_reference" value="1 0 1"/>'
   assert key in text
   scene = tmp_path / "ball_plan_no_reference.xml"
   scene.write_text(text.replace(key, ""))
-  steps = one_step(shared_plan, scene=scene)
-  assert max(s["omega"] for s in _contact_steps(steps)) > 1e-3
+  agree = _contact_steps(one_step(shared_plan, scene=scene))
+  assert len(agree) >= 2 and max(s["omega"] for s in agree) < 1e-5, agree
+  bare = _without_reference_columns(shared_plan, tmp_path / "bare.csv")
+  assert max(s["omega"] for s in _contact_steps(one_step(bare, scene=scene))) > 1e-3
 
 
 @pytest.mark.parametrize("value, words", [
