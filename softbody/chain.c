@@ -806,21 +806,38 @@ static void unit_jacobians(const sb_model *m, sb_work *w) {
 /* Node k's Jacobian in the first ncol columns of J's 6 rows (leading
  * dimension n), ncol at least its unit's cend: the node's columns all lie
  * there, and J past them is not touched. */
-static void node_jacobian_head(const sb_model *m, sb_work *w, int k, double *J, int ncol) {
+/* The first column of a unit's own part of a point Jacobian: the unit's
+ * nodes may share columns with the previous unit (a PLS element's strain
+ * interpolates the previous node's coefficients), so it may lie before the
+ * previous unit's cend. */
+static int parts_l0(const sb_model *m, const sb_node *nd) {
+  int c0 = m->unit[nd->unit - 1].cend;
+  return nd->col0 < c0 ? nd->col0 : c0;
+}
+
+/* Aout: when given, A = Ad(node <- previous unit's end) goes there and the
+ * proximal columns are left to the caller (sb_point_jacobian_parts); J is
+ * then written from parts_l0 on. */
+static void node_jacobian_head_a(const sb_model *m, sb_work *w, int k, double *J, int ncol, double *Aout) {
   int n = m->n;
   if (!w->jend_valid) unit_jacobians(m, w);
   const sb_node *nd = &m->node[k];
-  for (int i = 0; i < 6; i++) memset(J + (size_t)i * n, 0, ncol * sizeof(double));
+  int c0 = Aout && nd->unit > 0 ? parts_l0(m, nd) : 0;
+  for (int i = 0; i < 6; i++) memset(J + (size_t)i * n + c0, 0, (ncol - c0) * sizeof(double));
   if (nd->unit > 0) {
     /* Jend of the previous unit is zero past its columns: so is A Jend */
     sb_pose rel = sb_pose_inv_mul(&w->g[k], &w->g[m->unit[nd->unit].node0 - 1]);
     double A[36];
-    sb_Ad(&rel, A);
-    sb_Ad_matmul(A, m->unit[nd->unit - 1].cend, w->Jend + (size_t)6 * n * (nd->unit - 1), n, J, n);
+    sb_Ad(&rel, Aout ? Aout : A);
+    if (!Aout) sb_Ad_matmul(A, m->unit[nd->unit - 1].cend, w->Jend + (size_t)6 * n * (nd->unit - 1), n, J, n);
   }
   const double *Jp = w->Jpart + nd->soff;
   for (int i = 0; i < 6; i++)
     for (int j = 0; j < nd->ncol; j++) J[i * n + nd->col0 + j] += Jp[i * nd->ncol + j];
+}
+
+static void node_jacobian_head(const sb_model *m, sb_work *w, int k, double *J, int ncol) {
+  node_jacobian_head_a(m, w, k, J, ncol, NULL);
 }
 
 void sb_node_jacobian(const sb_model *m, sb_work *w, int k, double *J) { node_jacobian_head(m, w, k, J, m->n); }
@@ -848,8 +865,8 @@ static int point_locate(const sb_model *m, int seg, double *s) {
 
 /* J, when asked for, in its first ncol columns only (ncol at least the unit's
  * cend: the rest of the point Jacobian is zero and J there is not touched). */
-static int point_query(const sb_model *m, sb_work *w, int seg, double s, sb_pose *g, double *J, int ncol,
-                       double eta[6], double dJv[6]) {
+static int point_query_a(const sb_model *m, sb_work *w, int seg, double s, sb_pose *g, double *J, int ncol,
+                         double eta[6], double dJv[6], double *Aout) {
   int k = point_locate(m, seg, &s);
   if (k < 0) return -1;
   const sb_segment *sg = &m->seg[seg];
@@ -858,7 +875,7 @@ static int point_query(const sb_model *m, sb_work *w, int seg, double s, sb_pose
   int at_node = !is_soft(sg->p.type) || fabs(nd->s1 - s) <= 1e-12 * sg->p.length;
   if (at_node) {
     if (g) *g = w->g[k];
-    if (J) node_jacobian_head(m, w, k, J, ncol);
+    if (J) node_jacobian_head_a(m, w, k, J, ncol, Aout);
     if (eta) memcpy(eta, w->eta + 6 * k, 6 * sizeof(double));
     if (dJv) memcpy(dJv, w->vp + 6 * k, 6 * sizeof(double));
     return 0;
@@ -883,10 +900,11 @@ static int point_query(const sb_model *m, sb_work *w, int seg, double s, sb_pose
       c0 = m->unit[nd->unit - 1].cend;
       sb_pose rel = sb_pose_inv_mul(&gs, &w->g[un->node0 - 1]);
       double A[36];
-      sb_Ad(&rel, A);
-      sb_Ad_matmul(A, c0, w->Jend + (size_t)6 * n * (nd->unit - 1), n, J, n);
+      sb_Ad(&rel, Aout ? Aout : A);
+      if (!Aout) sb_Ad_matmul(A, c0, w->Jend + (size_t)6 * n * (nd->unit - 1), n, J, n);
     }
-    for (int i = 0; i < 6; i++) memset(J + (size_t)i * n + c0, 0, (ncol - c0) * sizeof(double));
+    int l0 = Aout && nd->unit > 0 ? parts_l0(m, nd) : c0;
+    for (int i = 0; i < 6; i++) memset(J + (size_t)i * n + l0, 0, (ncol - l0) * sizeof(double));
     if (k > un->node0) {
       double T[6 * 12];
       sb_Ad_matmul(o.X, nd->ncol, w->Jpart + m->node[k - 1].soff, nd->ncol, T, nd->ncol);
@@ -914,6 +932,11 @@ static int point_query(const sb_model *m, sb_work *w, int seg, double s, sb_pose
   return 0;
 }
 
+static int point_query(const sb_model *m, sb_work *w, int seg, double s, sb_pose *g, double *J, int ncol,
+                       double eta[6], double dJv[6]) {
+  return point_query_a(m, w, seg, s, g, J, ncol, eta, dJv, NULL);
+}
+
 /* The node point_query reaches, or -1. */
 static int point_node(const sb_model *m, int seg, double s) { return point_locate(m, seg, &s); }
 
@@ -939,7 +962,7 @@ static int point_kinematics(const sb_model *m, sb_work *w, int seg, double s, sb
   int n = m->n;
   if (!J) return point_query(m, w, seg, s, g, NULL, 0, eta, dJv);
   int c;
-  if (w->last_valid && w->last_seg == seg && w->last_s == s && (!dJv || w->last_has_dJv)) {
+  if (w->last_valid && !w->last_parts && w->last_seg == seg && w->last_s == s && (!dJv || w->last_has_dJv)) {
     c = w->last_cols;
     if (g) *g = w->last_g;
     if (full && w->last_full) {
@@ -964,6 +987,7 @@ static int point_kinematics(const sb_model *m, sb_work *w, int seg, double s, sb
     }
     if (dJv) memcpy(w->last_dJv, dJv, sizeof w->last_dJv);
     w->last_valid = 1;
+    w->last_parts = 0;
     w->last_seg = seg;
     w->last_s = s;
     w->last_has_dJv = dJv != NULL;
@@ -988,13 +1012,14 @@ int sb_point_kinematics_head(const sb_model *m, sb_work *w, int seg, double s, s
 
 int sb_point_kinematics_view(const sb_model *m, sb_work *w, int seg, double s, sb_pose *g, const double **J,
                              int *ncol) {
-  if (!(w->last_valid && w->last_seg == seg && w->last_s == s)) {
+  if (!(w->last_valid && !w->last_parts && w->last_seg == seg && w->last_s == s)) {
     /* a head query computed straight into the kept answer (point_kinematics
      * computes into the caller's J and copies it there) */
     int c = sb_point_columns(m, seg, s);
     w->last_valid = 0;
     if (point_query(m, w, seg, s, &w->last_g, w->last_J, c, w->last_eta, NULL)) return -1;
     w->last_valid = 1;
+    w->last_parts = 0;
     w->last_seg = seg;
     w->last_s = s;
     w->last_has_dJv = 0;
@@ -1004,5 +1029,32 @@ int sb_point_kinematics_view(const sb_model *m, sb_work *w, int seg, double s, s
   if (g) *g = w->last_g;
   *J = w->last_J;
   if (ncol) *ncol = w->last_cols;
+  return 0;
+}
+
+int sb_point_jacobian_parts(const sb_model *m, sb_work *w, int seg, double s, sb_pose *g, sb_point_parts *pp) {
+  if (!(w->last_valid && w->last_parts && w->last_seg == seg && w->last_s == s)) {
+    int c = sb_point_columns(m, seg, s);
+    w->last_valid = 0;
+    if (point_query_a(m, w, seg, s, &w->last_g, w->last_J, c, w->last_eta, NULL, w->last_A)) return -1;
+    int k = point_node(m, seg, s), u = m->node[k].unit;
+    w->last_c0 = u > 0 ? m->unit[u - 1].cend : 0;
+    w->last_l0 = u > 0 ? parts_l0(m, &m->node[k]) : 0;
+    w->last_valid = 1;
+    w->last_parts = 1;
+    w->last_seg = seg;
+    w->last_s = s;
+    w->last_has_dJv = 0;
+    w->last_cols = c;
+    w->last_full = 0;
+  }
+  if (g) *g = w->last_g;
+  int u = w->last_c0 > 0;
+  pp->c0 = w->last_c0;
+  pp->l0 = w->last_l0;
+  pp->A = u ? w->last_A : NULL;
+  pp->Jend = u ? w->Jend + (size_t)6 * m->n * (m->node[point_node(m, seg, s)].unit - 1) : NULL;
+  pp->Jloc = w->last_J;
+  pp->ncol = w->last_cols;
   return 0;
 }

@@ -403,6 +403,25 @@ static void add_soft_rows(int nz, const double *restrict J6, int n, const double
   }
 }
 
+/* The coefficients (ab's layout) of the rows ab applies to A J in place of
+ * J: a row is v^T J with v = (-b, a) on J's angular and linear rows, and
+ * v^T (A J) = (A^T v)^T J. */
+static void proximal_coefficients(const double A[36], const double ab[18], double abp[18]) {
+  for (int k = 0; k < 3; k++) {
+    const double *a = ab + 6 * k, *b = a + 3;
+    double v[6] = {-b[0], -b[1], -b[2], a[0], a[1], a[2]}, u[6];
+    for (int j = 0; j < 6; j++) {
+      double t = 0;
+      for (int i = 0; i < 6; i++) t += A[6 * i + j] * v[i];
+      u[j] = t;
+    }
+    for (int c = 0; c < 3; c++) {
+      abp[6 * k + c] = u[3 + c];
+      abp[6 * k + 3 + c] = -u[c];
+    }
+  }
+}
+
 /* Adds sign * (contact-frame rows of the side's point-velocity Jacobian) into
  * the columns 3i..3i+2 of Jt. */
 static int add_side(sb_contact_problem *p, int i, const sb_contact_side *sd, double sign,
@@ -423,12 +442,13 @@ static int add_side(sb_contact_problem *p, int i, const sb_contact_side *sd, dou
     sb_pose g;
     /* the point's Jacobian is zero past the coordinates proximal to it */
     int n = b->nv, nz;
-    const double *J6;
-    if (sb_point_kinematics_view(b->m, b->w, sd->seg, sd->s, &g, &J6, &nz)) {
+    sb_point_parts pp;
+    if (sb_point_jacobian_parts(b->m, b->w, sd->seg, sd->s, &g, &pp)) {
       sb_errorf(error, error_size, "contact %d: no point at segment %d, s = %g on soft body %d", i,
                 sd->seg, sd->s, sd->body);
       return -1;
     }
+    nz = pp.ncol;
     p->head[2 * i + s] = nz;
     const double *r = sd->offset;
     double vb[3];
@@ -449,7 +469,15 @@ static int add_side(sb_contact_problem *p, int i, const sb_contact_side *sd, dou
       }
       p->vstatic[3 * i + k] += sign * dot3(u, vb);
     }
-    add_soft_rows(nz, J6, n, ab, col + b->off, col + ld + b->off, col + 2 * ld + b->off);
+    double *c0 = col + b->off, *c1 = col + ld + b->off, *c2 = col + 2 * ld + b->off;
+    if (pp.c0 > 0) {
+      /* a row's proximal part: (A^T v)^T Jend, v = (-b, a) the row's
+       * coefficients on the angular and linear rows */
+      double abp[18];
+      proximal_coefficients(pp.A, ab, abp);
+      add_soft_rows(pp.c0, pp.Jend, n, abp, c0, c1, c2);
+    }
+    add_soft_rows(nz - pp.l0, pp.Jloc + pp.l0, n, ab, c0 + pp.l0, c1 + pp.l0, c2 + pp.l0);
     return 0;
   }
   if (!sd->jac) {
