@@ -815,21 +815,21 @@ static int parts_l0(const sb_model *m, const sb_node *nd) {
   return nd->col0 < c0 ? nd->col0 : c0;
 }
 
-/* Aout: when given, A = Ad(node <- previous unit's end) goes there and the
- * proximal columns are left to the caller (sb_point_jacobian_parts); J is
- * then written from parts_l0 on. */
-static void node_jacobian_head_a(const sb_model *m, sb_work *w, int k, double *J, int ncol, double *Aout) {
+/* parts: the proximal columns (Ad(node <- previous unit's end) Jend) are
+ * left to the caller (sb_point_jacobian_parts); J is then written from
+ * parts_l0 on. */
+static void node_jacobian_head_a(const sb_model *m, sb_work *w, int k, double *J, int ncol, int parts) {
   int n = m->n;
   if (!w->jend_valid) unit_jacobians(m, w);
   const sb_node *nd = &m->node[k];
-  int c0 = Aout && nd->unit > 0 ? parts_l0(m, nd) : 0;
+  int c0 = parts && nd->unit > 0 ? parts_l0(m, nd) : 0;
   for (int i = 0; i < 6; i++) memset(J + (size_t)i * n + c0, 0, (ncol - c0) * sizeof(double));
-  if (nd->unit > 0) {
+  if (nd->unit > 0 && !parts) {
     /* Jend of the previous unit is zero past its columns: so is A Jend */
     sb_pose rel = sb_pose_inv_mul(&w->g[k], &w->g[m->unit[nd->unit].node0 - 1]);
     double A[36];
-    sb_Ad(&rel, Aout ? Aout : A);
-    if (!Aout) sb_Ad_matmul(A, m->unit[nd->unit - 1].cend, w->Jend + (size_t)6 * n * (nd->unit - 1), n, J, n);
+    sb_Ad(&rel, A);
+    sb_Ad_matmul(A, m->unit[nd->unit - 1].cend, w->Jend + (size_t)6 * n * (nd->unit - 1), n, J, n);
   }
   const double *Jp = w->Jpart + nd->soff;
   for (int i = 0; i < 6; i++)
@@ -837,7 +837,7 @@ static void node_jacobian_head_a(const sb_model *m, sb_work *w, int k, double *J
 }
 
 static void node_jacobian_head(const sb_model *m, sb_work *w, int k, double *J, int ncol) {
-  node_jacobian_head_a(m, w, k, J, ncol, NULL);
+  node_jacobian_head_a(m, w, k, J, ncol, 0);
 }
 
 void sb_node_jacobian(const sb_model *m, sb_work *w, int k, double *J) { node_jacobian_head(m, w, k, J, m->n); }
@@ -866,7 +866,7 @@ static int point_locate(const sb_model *m, int seg, double *s) {
 /* J, when asked for, in its first ncol columns only (ncol at least the unit's
  * cend: the rest of the point Jacobian is zero and J there is not touched). */
 static int point_query_a(const sb_model *m, sb_work *w, int seg, double s, sb_pose *g, double *J, int ncol,
-                         double eta[6], double dJv[6], double *Aout) {
+                         double eta[6], double dJv[6], int parts) {
   int k = point_locate(m, seg, &s);
   if (k < 0) return -1;
   const sb_segment *sg = &m->seg[seg];
@@ -875,7 +875,7 @@ static int point_query_a(const sb_model *m, sb_work *w, int seg, double s, sb_po
   int at_node = !is_soft(sg->p.type) || fabs(nd->s1 - s) <= 1e-12 * sg->p.length;
   if (at_node) {
     if (g) *g = w->g[k];
-    if (J) node_jacobian_head_a(m, w, k, J, ncol, Aout);
+    if (J) node_jacobian_head_a(m, w, k, J, ncol, parts);
     if (eta) memcpy(eta, w->eta + 6 * k, 6 * sizeof(double));
     if (dJv) memcpy(dJv, w->vp + 6 * k, 6 * sizeof(double));
     return 0;
@@ -898,12 +898,14 @@ static int point_query_a(const sb_model *m, sb_work *w, int seg, double s, sb_po
     if (nd->unit > 0) {
       if (!w->jend_valid) unit_jacobians(m, w);
       c0 = m->unit[nd->unit - 1].cend;
-      sb_pose rel = sb_pose_inv_mul(&gs, &w->g[un->node0 - 1]);
-      double A[36];
-      sb_Ad(&rel, Aout ? Aout : A);
-      if (!Aout) sb_Ad_matmul(A, c0, w->Jend + (size_t)6 * n * (nd->unit - 1), n, J, n);
+      if (!parts) {
+        sb_pose rel = sb_pose_inv_mul(&gs, &w->g[un->node0 - 1]);
+        double A[36];
+        sb_Ad(&rel, A);
+        sb_Ad_matmul(A, c0, w->Jend + (size_t)6 * n * (nd->unit - 1), n, J, n);
+      }
     }
-    int l0 = Aout && nd->unit > 0 ? parts_l0(m, nd) : c0;
+    int l0 = parts && nd->unit > 0 ? parts_l0(m, nd) : c0;
     for (int i = 0; i < 6; i++) memset(J + (size_t)i * n + l0, 0, (ncol - l0) * sizeof(double));
     if (k > un->node0) {
       double T[6 * 12];
@@ -934,7 +936,7 @@ static int point_query_a(const sb_model *m, sb_work *w, int seg, double s, sb_po
 
 static int point_query(const sb_model *m, sb_work *w, int seg, double s, sb_pose *g, double *J, int ncol,
                        double eta[6], double dJv[6]) {
-  return point_query_a(m, w, seg, s, g, J, ncol, eta, dJv, NULL);
+  return point_query_a(m, w, seg, s, g, J, ncol, eta, dJv, 0);
 }
 
 /* The node point_query reaches, or -1. */
@@ -1036,7 +1038,7 @@ int sb_point_jacobian_parts(const sb_model *m, sb_work *w, int seg, double s, sb
   if (!(w->last_valid && w->last_parts && w->last_seg == seg && w->last_s == s)) {
     int c = sb_point_columns(m, seg, s);
     w->last_valid = 0;
-    if (point_query_a(m, w, seg, s, &w->last_g, w->last_J, c, w->last_eta, NULL, w->last_A)) return -1;
+    if (point_query_a(m, w, seg, s, &w->last_g, w->last_J, c, w->last_eta, NULL, 1)) return -1;
     int k = point_node(m, seg, s), u = m->node[k].unit;
     w->last_c0 = u > 0 ? m->unit[u - 1].cend : 0;
     w->last_l0 = u > 0 ? parts_l0(m, &m->node[k]) : 0;
@@ -1052,8 +1054,9 @@ int sb_point_jacobian_parts(const sb_model *m, sb_work *w, int seg, double s, sb
   int u = w->last_c0 > 0;
   pp->c0 = w->last_c0;
   pp->l0 = w->last_l0;
-  pp->A = u ? w->last_A : NULL;
-  pp->Jend = u ? w->Jend + (size_t)6 * m->n * (m->node[point_node(m, seg, s)].unit - 1) : NULL;
+  const sb_node *nd = &m->node[point_node(m, seg, s)];
+  pp->gend = u ? &w->g[m->unit[nd->unit].node0 - 1] : NULL;
+  pp->Jend = u ? w->Jend + (size_t)6 * m->n * (nd->unit - 1) : NULL;
   pp->Jloc = w->last_J;
   pp->ncol = w->last_cols;
   return 0;

@@ -403,25 +403,6 @@ static void add_soft_rows(int nz, const double *restrict J6, int n, const double
   }
 }
 
-/* The coefficients (ab's layout) of the rows ab applies to A J in place of
- * J: a row is v^T J with v = (-b, a) on J's angular and linear rows, and
- * v^T (A J) = (A^T v)^T J. */
-static void proximal_coefficients(const double A[36], const double ab[18], double abp[18]) {
-  for (int k = 0; k < 3; k++) {
-    const double *a = ab + 6 * k, *b = a + 3;
-    double v[6] = {-b[0], -b[1], -b[2], a[0], a[1], a[2]}, u[6];
-    for (int j = 0; j < 6; j++) {
-      double t = 0;
-      for (int i = 0; i < 6; i++) t += A[6 * i + j] * v[i];
-      u[j] = t;
-    }
-    for (int c = 0; c < 3; c++) {
-      abp[6 * k + c] = u[3 + c];
-      abp[6 * k + 3 + c] = -u[c];
-    }
-  }
-}
-
 /* Adds sign * (contact-frame rows of the side's point-velocity Jacobian) into
  * the columns 3i..3i+2 of Jt. */
 static int add_side(sb_contact_problem *p, int i, const sb_contact_side *sd, double sign,
@@ -455,7 +436,12 @@ static int add_side(sb_contact_problem *p, int i, const sb_contact_side *sd, dou
     sb_frame_base_velocity(b->m, b->w, &g, r, vb, NULL);
     double *pt = p->point + 6 * i + (sign > 0 ? 0 : 3);
     sb_pose_apply(&g, r, pt);
-    double ab[18];
+    double ab[18], abe[18], re[3];
+    if (pp.c0 > 0) { /* the point in the previous unit's end frame */
+      double x[3] = {pt[0] - pp.gend->p[0], pt[1] - pp.gend->p[1], pt[2] - pp.gend->p[2]};
+      for (int a = 0; a < 3; a++)
+        re[a] = pp.gend->R[a] * x[0] + pp.gend->R[3 + a] * x[1] + pp.gend->R[6 + a] * x[2];
+    }
     for (int k = 0; k < 3; k++) {
       /* d . R_g (v + omega x r) = u . v - (u x r) . omega, u = R_g^T d */
       double d[3] = {R[k], R[3 + k], R[6 + k]}, u[3], uxr[3];
@@ -468,15 +454,20 @@ static int add_side(sb_contact_problem *p, int i, const sb_contact_side *sd, dou
         ab[6 * k + 3 + a] = sign * uxr[a];
       }
       p->vstatic[3 * i + k] += sign * dot3(u, vb);
+      if (pp.c0 > 0) { /* the same row of the end frame at re: the proximal columns' */
+        const double *Re = pp.gend->R;
+        for (int a = 0; a < 3; a++) u[a] = Re[a] * d[0] + Re[3 + a] * d[1] + Re[6 + a] * d[2];
+        uxr[0] = u[1] * re[2] - u[2] * re[1];
+        uxr[1] = u[2] * re[0] - u[0] * re[2];
+        uxr[2] = u[0] * re[1] - u[1] * re[0];
+        for (int a = 0; a < 3; a++) {
+          abe[6 * k + a] = sign * u[a];
+          abe[6 * k + 3 + a] = sign * uxr[a];
+        }
+      }
     }
     double *c0 = col + b->off, *c1 = col + ld + b->off, *c2 = col + 2 * ld + b->off;
-    if (pp.c0 > 0) {
-      /* a row's proximal part: (A^T v)^T Jend, v = (-b, a) the row's
-       * coefficients on the angular and linear rows */
-      double abp[18];
-      proximal_coefficients(pp.A, ab, abp);
-      add_soft_rows(pp.c0, pp.Jend, n, abp, c0, c1, c2);
-    }
+    if (pp.c0 > 0) add_soft_rows(pp.c0, pp.Jend, n, abe, c0, c1, c2);
     add_soft_rows(nz - pp.l0, pp.Jloc + pp.l0, n, ab, c0 + pp.l0, c1 + pp.l0, c2 + pp.l0);
     return 0;
   }

@@ -85,7 +85,7 @@ static void check_point(const sb_model *m, sb_work *w, const double *q, const do
   }
   {
     /* the Jacobian in parts (the contact rows' form): A Jend over the
-     * previous units' columns plus the unit's own, against the full J that
+     * previous units' columns (A = Ad(g^-1 gend)) plus the unit's own, against the full J that
      * the FD check below tests; asked after another point's full query,
      * repeated, after a view of the same point (which must not read the
      * parts as its J) and again after the view (which must not be taken for
@@ -107,14 +107,20 @@ static void check_point(const sb_model *m, sb_work *w, const double *q, const do
       sb_point_parts pp;
       sb_pose gq;
       memset(&pp, 0, sizeof pp);
-      ok &= sb_point_jacobian_parts(m, w, seg, s, &gq, &pp) == 0 && pp.ncol == c && pp.c0 >= 0 && pp.c0 <= c && pp.l0 >= 0 && pp.l0 <= pp.c0;
-      ok &= !memcmp(&gq, &g, sizeof g) && (pp.c0 == 0) == (pp.A == NULL) && (pp.c0 == 0) == (pp.Jend == NULL);
+      ok &= sb_point_jacobian_parts(m, w, seg, s, &gq, &pp) == 0 && pp.ncol == c && pp.c0 >= 0 && pp.c0 <= c &&
+            pp.l0 >= 0 && pp.l0 <= pp.c0;
+      ok &= !memcmp(&gq, &g, sizeof g) && (pp.c0 == 0) == (pp.gend == NULL) && (pp.c0 == 0) == (pp.Jend == NULL);
       if (!ok) break;
+      double A[36];
+      if (pp.gend) {
+        sb_pose rel = sb_pose_inv_mul(&gq, pp.gend);
+        sb_Ad(&rel, A);
+      }
       for (int i = 0; i < 6; i++)
         for (int j = 0; j < c; j++) {
           double x = j >= pp.l0 ? pp.Jloc[i * n + j] : 0;
           if (j < pp.c0)
-            for (int a = 0; a < 6; a++) x += pp.A[6 * i + a] * pp.Jend[a * n + j];
+            for (int a = 0; a < 6; a++) x += A[6 * i + a] * pp.Jend[a * n + j];
           err = fmax(err, fabs(x - J[i * n + j]));
         }
       if (t == 0) parts_points += pp.c0 > 0;
