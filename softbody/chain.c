@@ -785,6 +785,7 @@ void sb_kinematics(const sb_model *m, sb_work *w, const double *q, const double 
  * pass, not in the pass itself (the dynamics do not need it). */
 static void unit_jacobians(const sb_model *m, sb_work *w) {
   int n = m->n;
+  if (w->jend_valid) return;
   int cmax = 0;
   for (int u = 0; u < m->nunit; u++) {
     const sb_unit *un = &m->unit[u];
@@ -805,12 +806,25 @@ static void unit_jacobians(const sb_model *m, sb_work *w) {
 /* Node k's Jacobian in the first ncol columns of J's 6 rows (leading
  * dimension n), ncol at least its unit's cend: the node's columns all lie
  * there, and J past them is not touched. */
-static void node_jacobian_head(const sb_model *m, sb_work *w, int k, double *J, int ncol) {
+/* The first column of a unit's own part of a point Jacobian: the unit's
+ * nodes may share columns with the previous unit (a PLS element's strain
+ * interpolates the previous node's coefficients), so it may lie before the
+ * previous unit's cend. */
+static int parts_l0(const sb_model *m, const sb_node *nd) {
+  int c0 = m->unit[nd->unit - 1].cend;
+  return nd->col0 < c0 ? nd->col0 : c0;
+}
+
+/* parts: the proximal columns (Ad(node <- previous unit's end) Jend) are
+ * left to the caller (sb_point_jacobian_parts); J is then written from
+ * parts_l0 on. */
+static void node_jacobian_head_a(const sb_model *m, sb_work *w, int k, double *J, int ncol, int parts) {
   int n = m->n;
   if (!w->jend_valid) unit_jacobians(m, w);
   const sb_node *nd = &m->node[k];
-  for (int i = 0; i < 6; i++) memset(J + (size_t)i * n, 0, ncol * sizeof(double));
-  if (nd->unit > 0) {
+  int c0 = parts && nd->unit > 0 ? parts_l0(m, nd) : 0;
+  for (int i = 0; i < 6; i++) memset(J + (size_t)i * n + c0, 0, (ncol - c0) * sizeof(double));
+  if (nd->unit > 0 && !parts) {
     /* Jend of the previous unit is zero past its columns: so is A Jend */
     sb_pose rel = sb_pose_inv_mul(&w->g[k], &w->g[m->unit[nd->unit].node0 - 1]);
     double A[36];
@@ -822,7 +836,13 @@ static void node_jacobian_head(const sb_model *m, sb_work *w, int k, double *J, 
     for (int j = 0; j < nd->ncol; j++) J[i * n + nd->col0 + j] += Jp[i * nd->ncol + j];
 }
 
+static void node_jacobian_head(const sb_model *m, sb_work *w, int k, double *J, int ncol) {
+  node_jacobian_head_a(m, w, k, J, ncol, 0);
+}
+
 void sb_node_jacobian(const sb_model *m, sb_work *w, int k, double *J) { node_jacobian_head(m, w, k, J, m->n); }
+
+void sb_unit_jacobians(const sb_model *m, sb_work *w) { unit_jacobians(m, w); }
 
 /* The node whose unit holds arc length *s of segment seg, with *s clamped
  * into the segment (0 on a rigid one), or -1 when seg or *s is out of range.
@@ -845,8 +865,8 @@ static int point_locate(const sb_model *m, int seg, double *s) {
 
 /* J, when asked for, in its first ncol columns only (ncol at least the unit's
  * cend: the rest of the point Jacobian is zero and J there is not touched). */
-static int point_query(const sb_model *m, sb_work *w, int seg, double s, sb_pose *g, double *J, int ncol,
-                       double eta[6], double dJv[6]) {
+static int point_query_a(const sb_model *m, sb_work *w, int seg, double s, sb_pose *g, double *J, int ncol,
+                         double eta[6], double dJv[6], int parts) {
   int k = point_locate(m, seg, &s);
   if (k < 0) return -1;
   const sb_segment *sg = &m->seg[seg];
@@ -855,7 +875,7 @@ static int point_query(const sb_model *m, sb_work *w, int seg, double s, sb_pose
   int at_node = !is_soft(sg->p.type) || fabs(nd->s1 - s) <= 1e-12 * sg->p.length;
   if (at_node) {
     if (g) *g = w->g[k];
-    if (J) node_jacobian_head(m, w, k, J, ncol);
+    if (J) node_jacobian_head_a(m, w, k, J, ncol, parts);
     if (eta) memcpy(eta, w->eta + 6 * k, 6 * sizeof(double));
     if (dJv) memcpy(dJv, w->vp + 6 * k, 6 * sizeof(double));
     return 0;
@@ -878,12 +898,15 @@ static int point_query(const sb_model *m, sb_work *w, int seg, double s, sb_pose
     if (nd->unit > 0) {
       if (!w->jend_valid) unit_jacobians(m, w);
       c0 = m->unit[nd->unit - 1].cend;
-      sb_pose rel = sb_pose_inv_mul(&gs, &w->g[un->node0 - 1]);
-      double A[36];
-      sb_Ad(&rel, A);
-      sb_Ad_matmul(A, c0, w->Jend + (size_t)6 * n * (nd->unit - 1), n, J, n);
+      if (!parts) {
+        sb_pose rel = sb_pose_inv_mul(&gs, &w->g[un->node0 - 1]);
+        double A[36];
+        sb_Ad(&rel, A);
+        sb_Ad_matmul(A, c0, w->Jend + (size_t)6 * n * (nd->unit - 1), n, J, n);
+      }
     }
-    for (int i = 0; i < 6; i++) memset(J + (size_t)i * n + c0, 0, (ncol - c0) * sizeof(double));
+    int l0 = parts && nd->unit > 0 ? parts_l0(m, nd) : c0;
+    for (int i = 0; i < 6; i++) memset(J + (size_t)i * n + l0, 0, (ncol - l0) * sizeof(double));
     if (k > un->node0) {
       double T[6 * 12];
       sb_Ad_matmul(o.X, nd->ncol, w->Jpart + m->node[k - 1].soff, nd->ncol, T, nd->ncol);
@@ -911,6 +934,11 @@ static int point_query(const sb_model *m, sb_work *w, int seg, double s, sb_pose
   return 0;
 }
 
+static int point_query(const sb_model *m, sb_work *w, int seg, double s, sb_pose *g, double *J, int ncol,
+                       double eta[6], double dJv[6]) {
+  return point_query_a(m, w, seg, s, g, J, ncol, eta, dJv, 0);
+}
+
 /* The node point_query reaches, or -1. */
 static int point_node(const sb_model *m, int seg, double s) { return point_locate(m, seg, &s); }
 
@@ -936,7 +964,7 @@ static int point_kinematics(const sb_model *m, sb_work *w, int seg, double s, sb
   int n = m->n;
   if (!J) return point_query(m, w, seg, s, g, NULL, 0, eta, dJv);
   int c;
-  if (w->last_valid && w->last_seg == seg && w->last_s == s && (!dJv || w->last_has_dJv)) {
+  if (w->last_valid && !w->last_parts && w->last_seg == seg && w->last_s == s && (!dJv || w->last_has_dJv)) {
     c = w->last_cols;
     if (g) *g = w->last_g;
     if (full && w->last_full) {
@@ -961,6 +989,7 @@ static int point_kinematics(const sb_model *m, sb_work *w, int seg, double s, sb
     }
     if (dJv) memcpy(w->last_dJv, dJv, sizeof w->last_dJv);
     w->last_valid = 1;
+    w->last_parts = 0;
     w->last_seg = seg;
     w->last_s = s;
     w->last_has_dJv = dJv != NULL;
@@ -985,13 +1014,14 @@ int sb_point_kinematics_head(const sb_model *m, sb_work *w, int seg, double s, s
 
 int sb_point_kinematics_view(const sb_model *m, sb_work *w, int seg, double s, sb_pose *g, const double **J,
                              int *ncol) {
-  if (!(w->last_valid && w->last_seg == seg && w->last_s == s)) {
+  if (!(w->last_valid && !w->last_parts && w->last_seg == seg && w->last_s == s)) {
     /* a head query computed straight into the kept answer (point_kinematics
      * computes into the caller's J and copies it there) */
     int c = sb_point_columns(m, seg, s);
     w->last_valid = 0;
     if (point_query(m, w, seg, s, &w->last_g, w->last_J, c, w->last_eta, NULL)) return -1;
     w->last_valid = 1;
+    w->last_parts = 0;
     w->last_seg = seg;
     w->last_s = s;
     w->last_has_dJv = 0;
@@ -1001,5 +1031,33 @@ int sb_point_kinematics_view(const sb_model *m, sb_work *w, int seg, double s, s
   if (g) *g = w->last_g;
   *J = w->last_J;
   if (ncol) *ncol = w->last_cols;
+  return 0;
+}
+
+int sb_point_jacobian_parts(const sb_model *m, sb_work *w, int seg, double s, sb_pose *g, sb_point_parts *pp) {
+  if (!(w->last_valid && w->last_parts && w->last_seg == seg && w->last_s == s)) {
+    int c = sb_point_columns(m, seg, s);
+    w->last_valid = 0;
+    if (point_query_a(m, w, seg, s, &w->last_g, w->last_J, c, w->last_eta, NULL, 1)) return -1;
+    int k = point_node(m, seg, s), u = m->node[k].unit;
+    w->last_c0 = u > 0 ? m->unit[u - 1].cend : 0;
+    w->last_l0 = u > 0 ? parts_l0(m, &m->node[k]) : 0;
+    w->last_valid = 1;
+    w->last_parts = 1;
+    w->last_seg = seg;
+    w->last_s = s;
+    w->last_has_dJv = 0;
+    w->last_cols = c;
+    w->last_full = 0;
+  }
+  if (g) *g = w->last_g;
+  int u = w->last_c0 > 0;
+  pp->c0 = w->last_c0;
+  pp->l0 = w->last_l0;
+  const sb_node *nd = &m->node[point_node(m, seg, s)];
+  pp->gend = u ? &w->g[m->unit[nd->unit].node0 - 1] : NULL;
+  pp->Jend = u ? w->Jend + (size_t)6 * m->n * (nd->unit - 1) : NULL;
+  pp->Jloc = w->last_J;
+  pp->ncol = w->last_cols;
   return 0;
 }

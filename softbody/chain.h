@@ -172,6 +172,9 @@ typedef struct {
   int last_valid, last_seg, last_has_dJv;
   int last_cols;                  /* its sb_point_columns */
   int last_full;                  /* last_J holds all n columns (zero past last_cols), not only those */
+  int last_parts;                 /* last_J holds sb_point_jacobian_parts' own columns */
+  int last_c0;                    /* with last_parts: the previous unit's cend (0 in the first unit) */
+  int last_l0;                    /* with last_parts: Jloc's first column */
   double last_s;
   sb_pose last_g;
   double *last_J, last_eta[6], last_dJv[6];
@@ -246,8 +249,33 @@ int sb_point_kinematics_head(const sb_model *m, sb_work *w, int seg, double s, s
 int sb_point_kinematics_view(const sb_model *m, sb_work *w, int seg, double s, sb_pose *g, const double **J,
                              int *ncol);
 
+/* The point Jacobian of sb_point_kinematics in two parts, not multiplied
+ * out: over columns j < c0 (the previous unit's columns) J = Ad(g^-1 gend)
+ * Jend, gend the previous unit's end pose and Jend that end's Jacobian (6
+ * rows, leading dimension n): the proximal coordinates move the point with
+ * that end, rigidly; plus over l0 <= j < ncol Jloc (6 rows, leading
+ * dimension n, its columns before l0 not meaningful), l0 <= c0 (a unit whose
+ * nodes share columns with the previous unit has both parts there). gend
+ * and Jend are NULL when c0 = 0 (a point of the first unit; l0 = 0). A
+ * contact row of the point is then, over the proximal columns, the same
+ * direction's row of the end frame at the point's position there: 6
+ * multiplications a column a row, and no 6 x 6 product over those columns at
+ * a fresh point. Valid until the next point query or kinematics pass; a
+ * repeat of the same point is a lookup. */
+typedef struct {
+  int c0, l0, ncol;
+  const sb_pose *gend;
+  const double *Jend, *Jloc;
+} sb_point_parts;
+int sb_point_jacobian_parts(const sb_model *m, sb_work *w, int seg, double s, sb_pose *g, sb_point_parts *pp);
+
 /* Full 6 x n body Jacobian of node k. */
 void sb_node_jacobian(const sb_model *m, sb_work *w, int k, double *J);
+
+/* The full Jacobian at each unit's last node into w->Jend (6 x n per unit,
+ * zero past the unit's cend), once a kinematics pass: a call after the
+ * first returns at once. The point queries and the mass matrix read it. */
+void sb_unit_jacobians(const sb_model *m, sb_work *w);
 
 /* Mass matrix by composite inertias over nodes (n x n). */
 void sb_mass_matrix(const sb_model *m, sb_work *w, double *M);

@@ -423,19 +423,25 @@ static int add_side(sb_contact_problem *p, int i, const sb_contact_side *sd, dou
     sb_pose g;
     /* the point's Jacobian is zero past the coordinates proximal to it */
     int n = b->nv, nz;
-    const double *J6;
-    if (sb_point_kinematics_view(b->m, b->w, sd->seg, sd->s, &g, &J6, &nz)) {
+    sb_point_parts pp;
+    if (sb_point_jacobian_parts(b->m, b->w, sd->seg, sd->s, &g, &pp)) {
       sb_errorf(error, error_size, "contact %d: no point at segment %d, s = %g on soft body %d", i,
                 sd->seg, sd->s, sd->body);
       return -1;
     }
+    nz = pp.ncol;
     p->head[2 * i + s] = nz;
     const double *r = sd->offset;
     double vb[3];
     sb_frame_base_velocity(b->m, b->w, &g, r, vb, NULL);
     double *pt = p->point + 6 * i + (sign > 0 ? 0 : 3);
     sb_pose_apply(&g, r, pt);
-    double ab[18];
+    double ab[18], abe[18], re[3];
+    if (pp.c0 > 0) { /* the point in the previous unit's end frame */
+      double x[3] = {pt[0] - pp.gend->p[0], pt[1] - pp.gend->p[1], pt[2] - pp.gend->p[2]};
+      for (int a = 0; a < 3; a++)
+        re[a] = pp.gend->R[a] * x[0] + pp.gend->R[3 + a] * x[1] + pp.gend->R[6 + a] * x[2];
+    }
     for (int k = 0; k < 3; k++) {
       /* d . R_g (v + omega x r) = u . v - (u x r) . omega, u = R_g^T d */
       double d[3] = {R[k], R[3 + k], R[6 + k]}, u[3], uxr[3];
@@ -448,8 +454,21 @@ static int add_side(sb_contact_problem *p, int i, const sb_contact_side *sd, dou
         ab[6 * k + 3 + a] = sign * uxr[a];
       }
       p->vstatic[3 * i + k] += sign * dot3(u, vb);
+      if (pp.c0 > 0) { /* the same row of the end frame at re: the proximal columns' */
+        const double *Re = pp.gend->R;
+        for (int a = 0; a < 3; a++) u[a] = Re[a] * d[0] + Re[3 + a] * d[1] + Re[6 + a] * d[2];
+        uxr[0] = u[1] * re[2] - u[2] * re[1];
+        uxr[1] = u[2] * re[0] - u[0] * re[2];
+        uxr[2] = u[0] * re[1] - u[1] * re[0];
+        for (int a = 0; a < 3; a++) {
+          abe[6 * k + a] = sign * u[a];
+          abe[6 * k + 3 + a] = sign * uxr[a];
+        }
+      }
     }
-    add_soft_rows(nz, J6, n, ab, col + b->off, col + ld + b->off, col + 2 * ld + b->off);
+    double *c0 = col + b->off, *c1 = col + ld + b->off, *c2 = col + 2 * ld + b->off;
+    if (pp.c0 > 0) add_soft_rows(pp.c0, pp.Jend, n, abe, c0, c1, c2);
+    add_soft_rows(nz - pp.l0, pp.Jloc + pp.l0, n, ab, c0 + pp.l0, c1 + pp.l0, c2 + pp.l0);
     return 0;
   }
   if (!sd->jac) {
@@ -643,6 +662,19 @@ static void canonical_gamma(int n, int nk, int bs, const double *A, const double
   }
 }
 
+/* sb_lcp_residual's figures for a w that is already A z + b (canonical_gamma
+ * updates it): the same test without a second n x n product. */
+static double residual_at(int n, const double *z, const double *w, double *complementarity) {
+  double r = 0, c = 0;
+  for (int i = 0; i < n; i++) {
+    double m = fmin(z[i], w[i]);
+    r = fmax(r, isnan(m) ? INFINITY : fabs(m));
+    c += z[i] * w[i];
+  }
+  *complementarity = fabs(c);
+  return r;
+}
+
 static void count_solve(sb_contact_info *info, const sb_lcp_info *solve) {
   info->solves++;
   info->cold_solves += !solve->warm_pivot;
@@ -747,7 +779,7 @@ static void solve_assembled(sb_contact_problem *p, int n, int nk, int bs, const 
   }
   for (int k = 0; k < n; k++) p->z[k] = p->zs[k] * p->dc[k];
   canonical_gamma(n, nk, bs, A, b, p->z, p->wv);
-  info->residual = sb_lcp_residual(n, A, b, p->z, p->wv, &info->complementarity);
+  info->residual = residual_at(n, p->z, p->wv, &info->complementarity);
   /* Solved means solved in the physical problem: a conditioned or
    * regularized solve of an infeasible one (a disk that no impulse can
    * move out of a body) must not count. */

@@ -238,18 +238,13 @@ static double row_exact(int n, const double *M, const double *q, const double *z
 
 static void row_terms(int n, const double *M, const double *q, const double *z, double *s);
 
-int sb_lcp_check(int n, const double *M, const double *q, const double *z, double *w, double abs_tol,
-                 double rel_tol, double *residual, int *bad_row, double *scratch) {
+/* sb_lcp_check for a finite z whose w already holds Mz + q summed in floating
+ * point (any order: the bound below holds for every order of the n + 1
+ * terms), as a solver's last trial leaves it. */
+static int check_given_w(int n, const double *M, const double *q, const double *z, double *w, double abs_tol,
+                         double rel_tol, double *residual, int *bad_row, double *scratch) {
   *residual = INFINITY;
   if (bad_row) *bad_row = -1;
-  for (int i = 0; i < n; i++)
-    if (!isfinite(z[i])) {
-      if (bad_row) *bad_row = i;
-      memset(w, 0, (size_t)n * sizeof(double));
-      return 0;
-    }
-  memcpy(w, q, (size_t)n * sizeof(double));
-  cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, 1.0, M, n, z, 1, 1.0, w, 1);
   double *s = scratch;
   row_terms(n, M, q, z, s);
   /* gamma_{n+2} = (n + 2) u / (1 - (n + 2) u) bounds the relative rounding of
@@ -284,6 +279,20 @@ int sb_lcp_check(int n, const double *M, const double *q, const double *z, doubl
   }
   *residual = r;
   return ok;
+}
+
+int sb_lcp_check(int n, const double *M, const double *q, const double *z, double *w, double abs_tol,
+                 double rel_tol, double *residual, int *bad_row, double *scratch) {
+  for (int i = 0; i < n; i++)
+    if (!isfinite(z[i])) {
+      *residual = INFINITY;
+      if (bad_row) *bad_row = i;
+      memset(w, 0, (size_t)n * sizeof(double));
+      return 0;
+    }
+  memcpy(w, q, (size_t)n * sizeof(double));
+  cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, 1.0, M, n, z, 1, 1.0, w, 1);
+  return check_given_w(n, M, q, z, w, abs_tol, rel_tol, residual, bad_row, scratch);
 }
 
 static double complementarity(int n, const double *z, const double *w) {
@@ -1573,12 +1582,14 @@ static sb_lcp_status solve_chain(sb_lcp_work *wk, int nchain, const sb_lcp_solve
     double *zg = wk->g, *wg = wk->phitry;
     int last_count = -1;
     memcpy(zg, z, n * sizeof(double));
-    memcpy(wg, q, n * sizeof(double));
-    cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, 1.0, M, n, zg, 1, 1.0, wg, 1);
+    /* the re-solve on the last solved set reads the guess's z only (w is its
+     * output): the guess's w = Mz + q is formed only when a pivot needs it */
+    int reuse = opt->same_matrix && opt->reuse_solved_set;
     double rg;
-    int tried = opt->same_matrix && opt->reuse_solved_set && resolve_on_solved_set(wk, n, M, q, zg, wg, tol, qs);
-    int solved = tried && sb_lcp_check(n, M, q, zg, wk->w, tol * qs, tol, &rg, NULL, wk->da);
-    if (tried && !solved) { /* back to the guess, for the pivot from its set */
+    int tried = reuse && resolve_on_solved_set(wk, n, M, q, zg, wg, tol, qs);
+    if (tried) memcpy(wk->w, wg, n * sizeof(double)); /* its Mz + q, as check_given_w takes it */
+    int solved = tried && check_given_w(n, M, q, zg, wk->w, tol * qs, tol, &rg, NULL, wk->da);
+    if (!solved) { /* (back) to the guess, for the pivot from its set */
       memcpy(zg, z, n * sizeof(double));
       memcpy(wg, q, n * sizeof(double));
       cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, 1.0, M, n, zg, 1, 1.0, wg, 1);

@@ -12,6 +12,8 @@
 
 static double worst_jac, worst_dj;
 static int proximal_points; /* points whose Jacobian has zero distal columns */
+static int parts_points;    /* points past the first unit (sb_point_jacobian_parts with c0 > 0) */
+static double worst_parts;  /* A Jend + Jloc against the full J, relative to its largest entry */
 
 static void check_point(const sb_model *m, sb_work *w, const double *q, const double *v, int seg,
                         double s, const char *what) {
@@ -79,6 +81,53 @@ static void check_point(const sb_model *m, sb_work *w, const double *q, const do
         }
     }
     EXPECT(ok, "%s: head and full point queries at seg %d s %g disagree (%d columns)", what, seg, s, c);
+    free(J2);
+  }
+  {
+    /* the Jacobian in parts (the contact rows' form): A Jend over the
+     * previous units' columns (A = Ad(g^-1 gend)) plus the unit's own, against the full J that
+     * the FD check below tests; asked after another point's full query,
+     * repeated, after a view of the same point (which must not read the
+     * parts as its J) and again after the view (which must not be taken for
+     * the parts) */
+    double *J2 = malloc(sizeof(double) * 6 * n), big = 0, err = 0;
+    int c = sb_point_columns(m, seg, s), ok = 1;
+    for (int i = 0; i < 6 * n; i++) big = fmax(big, fabs(J[i]));
+    sb_kinematics(m, w, q, v);
+    sb_point_kinematics(m, w, m->nseg - 1, m->seg[m->nseg - 1].p.length, NULL, J2, NULL, NULL);
+    for (int t = 0; t < 4; t++) {
+      if (t == 2) {
+        const double *Jv = NULL;
+        int nc = -1;
+        ok &= sb_point_kinematics_view(m, w, seg, s, NULL, &Jv, &nc) == 0 && nc == c && Jv != NULL;
+        for (int i = 0; i < 6 && Jv; i++)
+          for (int j = 0; j < c; j++) ok &= Jv[i * n + j] == J[i * n + j];
+        continue;
+      }
+      sb_point_parts pp;
+      sb_pose gq;
+      memset(&pp, 0, sizeof pp);
+      ok &= sb_point_jacobian_parts(m, w, seg, s, &gq, &pp) == 0 && pp.ncol == c && pp.c0 >= 0 && pp.c0 <= c &&
+            pp.l0 >= 0 && pp.l0 <= pp.c0;
+      ok &= !memcmp(&gq, &g, sizeof g) && (pp.c0 == 0) == (pp.gend == NULL) && (pp.c0 == 0) == (pp.Jend == NULL);
+      if (!ok) break;
+      double A[36];
+      if (pp.gend) {
+        sb_pose rel = sb_pose_inv_mul(&gq, pp.gend);
+        sb_Ad(&rel, A);
+      }
+      for (int i = 0; i < 6; i++)
+        for (int j = 0; j < c; j++) {
+          double x = j >= pp.l0 ? pp.Jloc[i * n + j] : 0;
+          if (j < pp.c0)
+            for (int a = 0; a < 6; a++) x += A[6 * i + a] * pp.Jend[a * n + j];
+          err = fmax(err, fabs(x - J[i * n + j]));
+        }
+      if (t == 0) parts_points += pp.c0 > 0;
+    }
+    worst_parts = fmax(worst_parts, err / fmax(big, 1e-300));
+    EXPECT(ok && err <= 1e-14 * big, "%s: the Jacobian in parts at seg %d s %g: %g off (largest %g), queries %s", what,
+           seg, s, err, big, ok ? "agree" : "disagree");
     free(J2);
   }
   {
@@ -206,6 +255,9 @@ int main(void) {
   printf("worst relative error: Jacobian %.3g, dJ/dt v %.3g\n", worst_jac, worst_dj);
   /* the zoo's proximal segments' points do not depend on the distal ones */
   EXPECT(proximal_points > 0, "no point Jacobian with zero distal columns: the structure check checked nothing");
+  printf("Jacobian in parts: %d points past the first unit, worst %.3g of the largest entry\n", parts_points,
+         worst_parts);
+  EXPECT(parts_points > 0, "no point past the first unit: the parts check checked no A Jend");
   EXPECT(sb_point_columns(m, -1, 0) == n && sb_point_columns(m, 0, -1) == n && sb_point_columns(m, 0, 1e3) == n &&
              sb_point_columns(m, m->nseg, 0) == n,
          "sb_point_columns of a bad point claims structure (%d)", sb_point_columns(m, 0, -1));
