@@ -1009,6 +1009,18 @@ int sb_point_kinematics_head(const sb_model *m, sb_work *w, int seg, double s, s
   return point_kinematics(m, w, seg, s, g, J, NULL, NULL, 0, ncol);
 }
 
+/* Marks the work's kept point answer (last_g, last_J) as a head query of
+ * (seg, s) over c columns: a view (parts 0) or parts (1). */
+static void keep_point_answer(sb_work *w, int seg, double s, int c, int parts) {
+  w->last_valid = 1;
+  w->last_parts = parts;
+  w->last_seg = seg;
+  w->last_s = s;
+  w->last_has_dJv = 0;
+  w->last_cols = c;
+  w->last_full = 0;
+}
+
 int sb_point_kinematics_view(const sb_model *m, sb_work *w, int seg, double s, sb_pose *g, const double **J,
                              int *ncol) {
   if (!(w->last_valid && !w->last_parts && w->last_seg == seg && w->last_s == s)) {
@@ -1017,13 +1029,7 @@ int sb_point_kinematics_view(const sb_model *m, sb_work *w, int seg, double s, s
     int c = sb_point_columns(m, seg, s);
     w->last_valid = 0;
     if (point_query(m, w, seg, s, &w->last_g, w->last_J, c, w->last_eta, NULL)) return -1;
-    w->last_valid = 1;
-    w->last_parts = 0;
-    w->last_seg = seg;
-    w->last_s = s;
-    w->last_has_dJv = 0;
-    w->last_cols = c;
-    w->last_full = 0;
+    keep_point_answer(w, seg, s, c, 0);
   }
   if (g) *g = w->last_g;
   *J = w->last_J;
@@ -1039,13 +1045,7 @@ int sb_point_jacobian_parts(const sb_model *m, sb_work *w, int seg, double s, sb
     int k = point_node(m, seg, s), u = m->node[k].unit;
     w->last_c0 = u > 0 ? m->unit[u - 1].cend : 0;
     w->last_l0 = u > 0 ? parts_l0(m, &m->node[k]) : 0;
-    w->last_valid = 1;
-    w->last_parts = 1;
-    w->last_seg = seg;
-    w->last_s = s;
-    w->last_has_dJv = 0;
-    w->last_cols = c;
-    w->last_full = 0;
+    keep_point_answer(w, seg, s, c, 1);
   }
   if (g) *g = w->last_g;
   int u = w->last_c0 > 0;

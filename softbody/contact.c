@@ -403,6 +403,21 @@ static void add_soft_rows(int nz, const double *restrict J6, int n, const double
   }
 }
 
+/* The row of direction d for a point at r in a frame with rotation Rg, as
+ * coefficients of the frame's (v, omega): d . Rg (v + omega x r) =
+ * u . v - (u x r) . omega, u = Rg^T d; written signed into ab (6), u out. */
+static void frame_row(const double *Rg, const double d[3], const double r[3], double sign, double *ab, double u[3]) {
+  double uxr[3];
+  for (int a = 0; a < 3; a++) u[a] = Rg[a] * d[0] + Rg[3 + a] * d[1] + Rg[6 + a] * d[2];
+  uxr[0] = u[1] * r[2] - u[2] * r[1];
+  uxr[1] = u[2] * r[0] - u[0] * r[2];
+  uxr[2] = u[0] * r[1] - u[1] * r[0];
+  for (int a = 0; a < 3; a++) {
+    ab[a] = sign * u[a];
+    ab[3 + a] = sign * uxr[a];
+  }
+}
+
 /* Adds sign * (contact-frame rows of the side's point-velocity Jacobian) into
  * the columns 3i..3i+2 of Jt. */
 static int add_side(sb_contact_problem *p, int i, const sb_contact_side *sd, double sign,
@@ -443,28 +458,10 @@ static int add_side(sb_contact_problem *p, int i, const sb_contact_side *sd, dou
         re[a] = pp.gend->R[a] * x[0] + pp.gend->R[3 + a] * x[1] + pp.gend->R[6 + a] * x[2];
     }
     for (int k = 0; k < 3; k++) {
-      /* d . R_g (v + omega x r) = u . v - (u x r) . omega, u = R_g^T d */
-      double d[3] = {R[k], R[3 + k], R[6 + k]}, u[3], uxr[3];
-      for (int a = 0; a < 3; a++) u[a] = g.R[a] * d[0] + g.R[3 + a] * d[1] + g.R[6 + a] * d[2];
-      uxr[0] = u[1] * r[2] - u[2] * r[1];
-      uxr[1] = u[2] * r[0] - u[0] * r[2];
-      uxr[2] = u[0] * r[1] - u[1] * r[0];
-      for (int a = 0; a < 3; a++) {
-        ab[6 * k + a] = sign * u[a];
-        ab[6 * k + 3 + a] = sign * uxr[a];
-      }
+      double d[3] = {R[k], R[3 + k], R[6 + k]}, u[3];
+      frame_row(g.R, d, r, sign, ab + 6 * k, u);
       p->vstatic[3 * i + k] += sign * dot3(u, vb);
-      if (pp.c0 > 0) { /* the same row of the end frame at re: the proximal columns' */
-        const double *Re = pp.gend->R;
-        for (int a = 0; a < 3; a++) u[a] = Re[a] * d[0] + Re[3 + a] * d[1] + Re[6 + a] * d[2];
-        uxr[0] = u[1] * re[2] - u[2] * re[1];
-        uxr[1] = u[2] * re[0] - u[0] * re[2];
-        uxr[2] = u[0] * re[1] - u[1] * re[0];
-        for (int a = 0; a < 3; a++) {
-          abe[6 * k + a] = sign * u[a];
-          abe[6 * k + 3 + a] = sign * uxr[a];
-        }
-      }
+      if (pp.c0 > 0) frame_row(pp.gend->R, d, re, sign, abe + 6 * k, u); /* the proximal columns' */
     }
     double *c0 = col + b->off, *c1 = col + ld + b->off, *c2 = col + 2 * ld + b->off;
     if (pp.c0 > 0) add_soft_rows(pp.c0, pp.Jend, n, abe, c0, c1, c2);
