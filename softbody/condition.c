@@ -173,6 +173,31 @@ static void order_forced_run_by_rows(int N, int na, const double *St, const int 
     }
 }
 
+/* Column k of St (N x m) becomes the column colid[k] was, in place, one
+ * cycle of the permutation at a time through one column of scratch (tmp):
+ * a column already in its place is not moved, and no column is copied
+ * twice, where a whole copy of St to gather from moved every column twice.
+ * seen: m ints of scratch. */
+static void permute_columns(int N, int m, double *St, const int *colid, int *seen, double *tmp) {
+  size_t bytes = (size_t)N * sizeof(double);
+  for (int k = 0; k < m; k++) seen[k] = colid[k] == k;
+  for (int k = 0; k < m; k++) {
+    if (seen[k]) continue;
+    memcpy(tmp, St + (size_t)k * N, bytes);
+    int j = k;
+    for (;;) {
+      seen[j] = 1;
+      int from = colid[j];
+      if (from == k) {
+        memcpy(St + (size_t)j * N, tmp, bytes);
+        break;
+      }
+      memcpy(St + (size_t)j * N, St + (size_t)from * N, bytes);
+      j = from;
+    }
+  }
+}
+
 int sb_rank_select(int N, int m, double *St, const int *priority, const double *order, double eps,
                    int *keep, double *work, int lwork, int *iwork) {
   return sb_rank_select_forced(N, m, St, priority, order, NULL, eps, keep, work, lwork, iwork);
@@ -201,8 +226,7 @@ int sb_rank_select_forced(int N, int m, double *St, const int *priority, const d
   double *tau = work, *buf = work + m, *qwork = buf + (size_t)N * m;
   int qlwork = lwork - m - N * m;
   if (qlwork < 3 * N + 1 + m) return -1;
-  memcpy(buf, St, (size_t)N * m * sizeof(double));
-  for (int k = 0; k < m; k++) memcpy(St + (size_t)k * N, buf + (size_t)colid[k] * N, N * sizeof(double));
+  permute_columns(N, m, St, colid, jpvt, buf);
   /* |R_11| of a single pivoted QR would be the largest column norm */
   double rmax = 0;
   for (int k = 0; k < m; k++) rmax = fmax(rmax, cblas_dnrm2(N, St + (size_t)k * N, 1));

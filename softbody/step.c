@@ -34,6 +34,14 @@ static int factor_upper(int n, const double *Mt, double *U) {
   return 0;
 }
 
+/* The part of M~ (n x n, symmetric) that dpotrf's lower factorization
+ * reads, column j from row j down, into L: the strict upper triangle is
+ * never read (dpotrf, and the solves on its factor, use the lower one), so
+ * copying it was half the copy for nothing. */
+static void lower_triangle_of(int n, const double *Mt, double *L) {
+  for (int j = 0; j < n; j++) memcpy(L + (size_t)j * n + j, Mt + (size_t)j * n + j, (size_t)(n - j) * sizeof(double));
+}
+
 int sb_step_prepare(const sb_model *m, const sb_state *s, sb_work *w, const double *tau, double h,
                     char *error, int error_size) {
   int n = m->n;
@@ -74,9 +82,8 @@ int sb_step_prepare(const sb_model *m, const sb_state *s, sb_work *w, const doub
     w->rhs[i] = h * r;
   }
   w->factor_upper = n >= SB_STEP_UPPER_MIN;
-  if (w->factor_upper ? factor_upper(n, w->Mt, w->L)
-                      : (memcpy(w->L, w->Mt, (size_t)n * n * sizeof(double)),
-                         LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'L', n, w->L, n))) {
+  if (!w->factor_upper) lower_triangle_of(n, w->Mt, w->L);
+  if (w->factor_upper ? factor_upper(n, w->Mt, w->L) : LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'L', n, w->L, n)) {
     sb_errorf(error, error_size, "M + hD + h^2K is not positive definite at t = %g", s->t);
     return -1;
   }
