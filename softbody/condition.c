@@ -175,9 +175,9 @@ static void order_forced_run_by_rows(int N, int na, const double *St, const int 
 
 /* Column k of St (N x m) becomes the column colid[k] was, in place, one
  * cycle of the permutation at a time through one column of scratch (tmp):
- * a column already in its place is not moved, and no column is copied
- * twice, where a whole copy of St to gather from moved every column twice.
- * seen: m ints of scratch. */
+ * a column already in its place is not moved and no column is moved twice
+ * (gathering from a whole copy of St moves every column twice). seen: m
+ * ints of scratch. */
 static void permute_columns(int N, int m, double *St, const int *colid, int *seen, double *tmp) {
   size_t bytes = (size_t)N * sizeof(double);
   for (int k = 0; k < m; k++) seen[k] = colid[k] == k;

@@ -35,9 +35,8 @@ static int factor_upper(int n, const double *Mt, double *U) {
 }
 
 /* The part of M~ (n x n, symmetric) that dpotrf's lower factorization
- * reads, column j from row j down, into L: the strict upper triangle is
- * never read (dpotrf, and the solves on its factor, use the lower one), so
- * copying it was half the copy for nothing. */
+ * reads, column j from row j down, into L. The strict upper triangle is
+ * left as it is: neither dpotrf nor the solves on its factor read it. */
 static void lower_triangle_of(int n, const double *Mt, double *L) {
   for (int j = 0; j < n; j++) memcpy(L + (size_t)j * n + j, Mt + (size_t)j * n + j, (size_t)(n - j) * sizeof(double));
 }
