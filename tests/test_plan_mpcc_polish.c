@@ -10,6 +10,8 @@
  *    Scholtes NLP's rows and bounds still hold (the tightened NLP's feasible
  *    set lies inside the relaxed one), so its objective cannot fall below the
  *    relaxed optimum's (beyond IPOPT's tolerance), and the ball still turns.
+ *    On the steps without contact gamma is the least value its slip rows
+ *    allow (mpcc_polish.c, tighten), not a point along its free ray.
  * 2. A tightened NLP with no solution: a plan that claims a normal force at
  *    the first step while the disk hangs 2 cm from the ball makes the polish
  *    fix that gap to zero, and a velocity bound too small to close 2 cm in
@@ -33,7 +35,7 @@
 #include "mpcc_polish.h"
 #include "testutil.h"
 
-#define LAST_CAP 4   /* iterations of the last relaxation in test 4 (the uncapped solve needs more) */
+#define STAGE_BUDGET 4   /* test 4's stage budget: spent in the first relaxation (which needs tens) */
 
 static plan_mpcc_params small_task(void) {
   plan_mpcc_params P = plan_mpcc_rotate_task(0);
@@ -87,6 +89,34 @@ static double normal_complementarity(const plan_mpcc_params *P, const double *z,
   return worst;
 }
 
+/* On the steps without normal force (fz = 0), the largest of gamma's excess
+ * over the least value its slip rows D_j nu + gamma >= 0 allow (the smallest
+ * slip row where gamma > 0), and their number in *off. */
+static double gamma_excess(const plan_mpcc_params *P, const double *z, int *off) {
+  char err[256];
+  plan_mpcc *p = plan_mpcc_create(P, err, sizeof err);
+  *off = 0;
+  if (!p) return INFINITY;
+  int nv = plan_mpcc_nvars(p), m = plan_mpcc_nconstraints(p, 1), np = P->N * (2 + P->d);
+  double *b = malloc(sizeof(double) * (2 * (size_t)nv + 3 * (size_t)m)), worst = 0;
+  int *idx = malloc(sizeof(int) * 3 * (size_t)np);
+  double *xl = b, *xu = xl + nv, *gl = xu + nv, *gu = gl + m, *g = gu + m;
+  plan_mpcc_nlp_bounds(p, 1, xl, xu, gl, gu);
+  plan_mpcc_nlp_rows(p, z, g);
+  plan_mpcc_complementarity_pairs(p, idx, idx + np, idx + 2 * np);
+  for (int e = 0; e < np; e += 2 + P->d) {
+    if (z[idx[2 * np + e]] != 0) continue;
+    double gamma = z[idx[2 * np + e + 1]], least = INFINITY;
+    for (int j = 0; j < P->d; j++) least = fmin(least, g[idx[e + 2 + j]]);
+    (*off)++;
+    if (gamma > 0) worst = fmax(worst, fabs(least));
+  }
+  free(b);
+  free(idx);
+  plan_mpcc_free(p);
+  return worst;
+}
+
 static void test_polish_relaxed(double **z_relaxed_out, int *nv_out, plan_mpcc_stage *relaxed_out) {
   plan_mpcc_params P = small_task();
   char err[256];
@@ -130,6 +160,11 @@ static void test_polish_relaxed(double **z_relaxed_out, int *nv_out, plan_mpcc_s
   double neg, cn = normal_complementarity(&P, zp, &neg);
   EXPECT(cn <= 1e-7, "gap against fz: max |min| %g", cn);
   EXPECT(neg >= -1e-8, "a gap or normal force below zero: %g", neg);
+  /* a step without contact leaves gamma (the slip speed) free in the MPCC above the least value its slip rows
+     allow; the polished plan takes that value, the friction LCP's answer, not wherever IPOPT stopped */
+  int off;
+  double ge = gamma_excess(&P, zp, &off);
+  EXPECT(off >= 1 && ge <= 1e-12, "steps without contact: %d, gamma above its least value by %g", off, ge);
   /* the motion is still the simulator's, and the Scholtes NLP's rows and bounds hold */
   EXPECT(res_p < 1e-7, "polished plan vs sb_step: residual %g", res_p);
   /* unscaled: IPOPT stops on its gradient-scaled rows, and the largest is the ball's angular-velocity row
@@ -255,11 +290,15 @@ static void test_capped(const double *z_relaxed, int nv, const plan_mpcc_stage *
   free(z);
 }
 
-/* 4: the polish from a last relaxation stopped at its cap. */
+/* 4: the polish from a last relaxation stopped at its cap. The cap is half
+ * the iterations the same last relaxation takes uncapped (without the
+ * polish, which leaves it uncapped), measured first: how many that is
+ * follows the round-off (OpenBLAS's kernel, the mass matrix's summation
+ * order: docs/contact_scaling.md, session 21), and a fixed cap at or above
+ * it tests nothing. */
 static void test_polish_capped_relaxation(void) {
   plan_mpcc_params P = small_task();
-  P.polish = 1;
-  P.max_iter_last = LAST_CAP;
+  P.polish = 0;
   double *z = NULL, res;
   char err[256];
   plan_mpcc *p = plan_mpcc_create(&P, err, sizeof err);
@@ -268,13 +307,21 @@ static void test_polish_capped_relaxation(void) {
   plan_mpcc_free(p);
   plan_mpcc_stage dyn;
   int rc = plan(&P, z, &dyn, &res);
+  int nr = dyn.homotopy_steps, uncapped = dyn.relaxation[nr - 1].iterations, last_cap = uncapped / 2;
+  printf("uncapped last relaxation: %d iterations, IPOPT %d, rc %d\n", uncapped, dyn.status, rc);
+  EXPECT(rc == 0 && uncapped >= 2, "the uncapped solve: rc %d, its last relaxation %d iterations (a cap needs 2)", rc,
+         uncapped);
+  if (last_cap < 1) last_cap = 1;
+  P.polish = 1;
+  P.max_iter_last = last_cap;
+  rc = plan(&P, z, &dyn, &res);
   const plan_mpcc_polish_result *r = &dyn.polish;
-  int nr = dyn.homotopy_steps;
+  nr = dyn.homotopy_steps;
   printf("capped last relaxation (%d iterations, IPOPT %d, relaxed violation %.3g): polish %s, IPOPT %d after %d "
          "iterations; complementarity %.3g -> %.3g, quaternion error %.3g, sb_step %.3g\n",
          dyn.relaxation[nr - 1].iterations, dyn.status, dyn.relaxed_violation, plan_mpcc_polish_status_name(r->status),
          r->ipopt_status, r->iterations, r->complementarity_before, dyn.complementarity, dyn.quaternion_error, res);
-  EXPECT(dyn.relaxation[nr - 1].iterations == LAST_CAP && dyn.status == -1 && dyn.relaxed_capped,
+  EXPECT(dyn.relaxation[nr - 1].iterations == last_cap && dyn.status == -1 && dyn.relaxed_capped,
          "the last relaxation was not stopped by its cap (%d iterations, status %d, capped %d)",
          dyn.relaxation[nr - 1].iterations, dyn.status, dyn.relaxed_capped);
   EXPECT(r->complementarity_before > 1e-6, "the capped point is already complementary (%g): the test shows nothing",
@@ -299,21 +346,21 @@ static void test_polish_capped_relaxation(void) {
          plan_mpcc_polish_status_name(dyn.polish.status));
   /* without the polish the cap has nothing to hand its point to: the last relaxation runs on */
   P.max_iter_relaxed = 0;
-  P.max_iter_last = LAST_CAP;
+  P.max_iter_last = last_cap;
   P.polish = 0;
   rc = plan(&P, z, &dyn, &res);
   nr = dyn.homotopy_steps;
-  printf("no polish, last relaxation's cap %d: %d iterations, IPOPT %d, rc %d\n", LAST_CAP,
+  printf("no polish, last relaxation's cap %d: %d iterations, IPOPT %d, rc %d\n", last_cap,
          dyn.relaxation[nr - 1].iterations, dyn.status, rc);
-  EXPECT(dyn.relaxation[nr - 1].iterations > LAST_CAP && !dyn.relaxed_capped,
+  EXPECT(dyn.relaxation[nr - 1].iterations == uncapped && !dyn.relaxed_capped,
          "without the polish the last relaxation was capped (%d iterations, capped %d)", dyn.relaxation[nr - 1].iterations,
          dyn.relaxed_capped);
   /* the stage's budget spent before the last relaxation is not the last relaxation's cap */
   P.polish = 1;
-  P.max_iter = LAST_CAP;
+  P.max_iter = STAGE_BUDGET;
   rc = plan(&P, z, &dyn, &res);
   nr = dyn.homotopy_steps;
-  printf("stage budget %d: %d relaxations, the last at eps %.1e after %d iterations, capped %d, rc %d\n", LAST_CAP, nr,
+  printf("stage budget %d: %d relaxations, the last at eps %.1e after %d iterations, capped %d, rc %d\n", STAGE_BUDGET, nr,
          dyn.relaxation[nr - 1].eps, dyn.relaxation[nr - 1].iterations, dyn.relaxed_capped, rc);
   EXPECT(dyn.relaxation[nr - 1].eps > P.eps && !dyn.relaxed_capped && rc == -1,
          "a budget spent at eps %g (not the last relaxation's %g) was taken as its cap (capped %d, rc %d)",
