@@ -105,16 +105,22 @@ static void tighten(const pair_set *S, const double *g, double eps, double *z, d
  * that keeps its slip rows D_j nu + gamma >= 0 (z's gamma is 0 there, so a
  * slip row's value is D_j nu), and the pairs' own bounds put back: gamma >= 0
  * and the cone and slip rows >= 0, which the point then meets, so that it is
- * judged, and the relaxed NLP started, on the MPCC's rows. g: the rows at z,
- * updated. */
+ * judged, and the relaxed NLP started, on the MPCC's rows. The same least
+ * value on a step the solve left with no force at all (fz and every ft at
+ * zero, its gap held at zero instead) and gamma free: there too gamma
+ * enters no row but the slip rows, and lowering it to that value keeps
+ * them >= 0 and every product zero. g: the rows at z, updated. */
 static void settle_gamma(plan_mpcc *p, const pair_set *S, double *z, double *g, const double *xl0, const double *xu0,
                          double *xl, double *xu, double *gl, double *gu) {
-  for (int e = 0; e < S->n; e++) {
-    if (S->side[e] != PAIR_OFF_GAMMA) continue;
-    double gamma = 0;
-    for (int j = 1; j < S->per_step - 1; j++) gamma = fmax(gamma, -g[S->row_side[e + j]]);
-    int vb = S->var_side[e];
-    z[vb] = gamma;
+  plan_mpcc_nlp_rows(p, z, g);
+  for (int e = 1; e < S->n; e += S->per_step) {
+    int vb = S->var_side[e], off = S->side[e] == PAIR_OFF_GAMMA, forceless = z[S->var_side[e - 1]] == 0;
+    for (int j = 1; j < S->per_step - 1; j++) forceless &= z[S->var_side[e + j]] == 0;
+    if (!off && !(forceless && xl[vb] < xu[vb])) continue;
+    double least = 0;
+    for (int j = 1; j < S->per_step - 1; j++) least = fmax(least, -(g[S->row_side[e + j]] - z[vb]));
+    z[vb] = least;
+    if (!off) continue;
     xl[vb] = xl0[vb];
     xu[vb] = xu0[vb];
     for (int j = 0; j < S->per_step - 1; j++) {
@@ -243,7 +249,6 @@ int plan_mpcc_polish(plan_mpcc *p, double *z, const double *mult_in, plan_mpcc_p
     int cap = P->polish_max_iter > 0 ? P->polish_max_iter : P->polish_max_iter < 0 ? 0 : POLISH_MAX_ITER;
     int st = plan_mpcc_nlp_solve(p, xl, xu, gl, gu, cap, zt, mult, &out->iterations, &obj);
     out->ipopt_status = st;
-    plan_mpcc_nlp_rows(p, zt, gt);
     settle_gamma(p, &S, zt, gt, xl0, xu0, xl, xu, gl, gu);
     out->constraint_violation = violation(nv, m, zt, gt, xl, xu, gl, gu);
     double prod, comp = plan_mpcc_complementarity_measures(p, zt, &prod);

@@ -89,9 +89,9 @@ static double normal_complementarity(const plan_mpcc_params *P, const double *z,
   return worst;
 }
 
-/* On the steps without normal force (fz = 0), the largest of gamma's excess
- * over the least value its slip rows D_j nu + gamma >= 0 allow (the smallest
- * slip row where gamma > 0), and their number in *off. */
+/* On the steps without force (fz and every ft zero), the largest of gamma's
+ * excess over the least value its slip rows D_j nu + gamma >= 0 allow (the
+ * smallest slip row where gamma > 0), and their number in *off. */
 static double gamma_excess(const plan_mpcc_params *P, const double *z, int *off) {
   char err[256];
   plan_mpcc *p = plan_mpcc_create(P, err, sizeof err);
@@ -105,7 +105,9 @@ static double gamma_excess(const plan_mpcc_params *P, const double *z, int *off)
   plan_mpcc_nlp_rows(p, z, g);
   plan_mpcc_complementarity_pairs(p, idx, idx + np, idx + 2 * np);
   for (int e = 0; e < np; e += 2 + P->d) {
-    if (z[idx[2 * np + e]] != 0) continue;
+    int forceless = z[idx[2 * np + e]] == 0;
+    for (int j = 0; j < P->d; j++) forceless &= z[idx[2 * np + e + 2 + j]] == 0;
+    if (!forceless) continue;
     double gamma = z[idx[2 * np + e + 1]], least = INFINITY;
     for (int j = 0; j < P->d; j++) least = fmin(least, g[idx[e + 2 + j]]);
     (*off)++;
