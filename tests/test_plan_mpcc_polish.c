@@ -44,7 +44,9 @@ static plan_mpcc_params small_task(void) {
   P.angle = 0.2;
   P.eps = 1e-7;
   P.tol = 1e-6;
-  P.max_iter = 400;
+  /* the dynamic stage's budget: its path's length follows the round-off (over 400 on one OpenBLAS kernel,
+     docs/contact_scaling.md, session 21), and a budget is not what these tests are about */
+  P.max_iter = 3000;
   P.max_iter_kinematic = 200;
   P.acceptable_tol = 0;
   P.acceptable_iter = 0;
@@ -347,7 +349,7 @@ static void test_polish_capped_relaxation(void) {
   EXPECT(rc == -1 && dyn.polish.status == PLAN_MPCC_POLISH_SKIPPED, "an infeasible capped point: rc %d, polish %s", rc,
          plan_mpcc_polish_status_name(dyn.polish.status));
   /* without the polish the cap has nothing to hand its point to: the last relaxation runs on */
-  P.max_iter_relaxed = 0;
+  P.max_iter_relaxed = small_task().max_iter_relaxed;   /* the uncapped solve's, which this one must repeat */
   P.max_iter_last = last_cap;
   P.polish = 0;
   rc = plan(&P, z, &dyn, &res);
