@@ -119,7 +119,9 @@ typedef struct {
   int derivative_test;    /* IPOPT's first-order derivative checker at the start point (prints to stdout) */
   int polish;             /* after the last Scholtes relaxation of the dynamic stage, the tightened NLP
                            * (mpcc_polish.h): complementarity exact to IPOPT's tolerance */
-  int polish_max_iter;    /* the tightened NLP's IPOPT iteration cap (0: 200) */
+  int polish_max_iter;    /* the tightened NLP's IPOPT iteration cap (0: 200; < 0: none, IPOPT only tests
+                           * the start point, which a relaxed plan with a side off zero violates: a polish
+                           * that fails whatever the round-off, for tests) */
   int polish_certify;     /* where a biactive pair's multiplier is negative, solve the relaxed NLP from the
                            * polished point to tell strong stationarity (mpcc_polish.h; costs about as
                            * much as the polish) */

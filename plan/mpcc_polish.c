@@ -40,30 +40,58 @@ const char *plan_mpcc_polish_status_name(plan_mpcc_polish_status s) {
 }
 
 typedef struct {          /* the pairs of the dynamic stage and which side the polish fixed */
-  int n;
+  int n, per_step;        /* per step: (gap, fz), (cone, gamma), then the d (slip, ft) */
   int *row_side, *row_product, *var_side;
-  char *row_fixed;        /* 1: a = 0 (row), 0: b = 0 (variable) */
+  char *side;             /* pair_side: which side the tightened NLP holds at zero */
 } pair_set;
+
+typedef enum {
+  PAIR_VAR = 0,           /* b = 0 (variable) */
+  PAIR_ROW = 1,           /* a = 0 (row) */
+  PAIR_OFF_GAMMA = 2,     /* a step without contact's (cone, gamma): see tighten */
+  PAIR_OFF_FT = 3         /* a step without contact's (slip, ft) */
+} pair_side;
 
 /* Fixes each pair's smaller side to zero in the bounds (xl, xu, gl, gu),
  * drops its product row, and moves the product's multiplier onto the fixed
  * row (d(a b) = b da + a db = b da at a = 0). z's fixed variables are set
- * to their value, 0. */
+ * to their value, 0.
+ *
+ * A step whose (gap, fz) fixes fz = 0 has no contact, and its friction pairs
+ * are not fixed side by side: with fz = 0 the cone mu fz - sum ft >= 0 holds
+ * every ft at zero, the cone's row is zero whatever the plan (an equality
+ * with no derivative left once fz and ft are fixed), and gamma, which enters
+ * only the slip rows D_j nu + gamma >= 0, can grow without bound at no cost.
+ * That ray and that row leave the tightened NLP's solution and multipliers
+ * not unique: how far IPOPT drifts along gamma, and the cone's multiplier
+ * the stationarity reads, follow the iteration path and so the round-off.
+ * There ft and gamma are fixed at zero and the cone and slip rows dropped
+ * for the solve; settle_gamma then gives gamma the least value the slip rows
+ * allow, the friction LCP's answer at zero normal force. */
 static void tighten(const pair_set *S, const double *g, double eps, double *z, double *xl, double *xu, double *gl,
                     double *gu, double *lambda, plan_mpcc_polish_result *out) {
   double small = sqrt(eps);
   for (int e = 0; e < S->n; e++) {
     int ra = S->row_side[e], rp = S->row_product[e], vb = S->var_side[e];
     double a = g[ra], b = z[vb];
+    int j = e % S->per_step;
     out->biactive_relaxed += a < small && b < small;
     /* a tie (both zero, as wherever the disk is off the ball and the plan has no force) fixes the
        variable: a bound adds no row that could depend on the others */
-    S->row_fixed[e] = a < b;
-    if (a < b) {
+    if (j > 0 && S->side[e - j] == PAIR_VAR) {
+      S->side[e] = j == 1 ? PAIR_OFF_GAMMA : PAIR_OFF_FT;
+      xl[vb] = xu[vb] = z[vb] = 0;
+      gl[ra] = -NLP_INFINITY;
+      gu[ra] = NLP_INFINITY;
+      lambda[ra] = 0;
+      out->fixed_vars++;
+    } else if (a < b) {
+      S->side[e] = PAIR_ROW;
       gl[ra] = gu[ra] = 0;
       lambda[ra] += lambda[rp] * b;
       out->fixed_rows++;
     } else {
+      S->side[e] = PAIR_VAR;
       xl[vb] = xu[vb] = z[vb] = 0;
       out->fixed_vars++;
     }
@@ -71,6 +99,36 @@ static void tighten(const pair_set *S, const double *g, double eps, double *z, d
     gu[rp] = NLP_INFINITY;
     lambda[rp] = 0;
   }
+}
+
+/* On each step without contact (tighten), gamma at the least value >= 0
+ * that keeps its slip rows D_j nu + gamma >= 0 (z's gamma is 0 there, so a
+ * slip row's value is D_j nu), and the pairs' own bounds put back: gamma >= 0
+ * and the cone and slip rows >= 0, which the point then meets, so that it is
+ * judged, and the relaxed NLP started, on the MPCC's rows. The same least
+ * value on a step the solve left with no force at all (fz and every ft at
+ * zero, its gap held at zero instead) and gamma free: there too gamma
+ * enters no row but the slip rows, and lowering it to that value keeps
+ * them >= 0 and every product zero. g: the rows at z, updated. */
+static void settle_gamma(plan_mpcc *p, const pair_set *S, double *z, double *g, const double *xl0, const double *xu0,
+                         double *xl, double *xu, double *gl, double *gu) {
+  plan_mpcc_nlp_rows(p, z, g);
+  for (int e = 1; e < S->n; e += S->per_step) {
+    int vb = S->var_side[e], off = S->side[e] == PAIR_OFF_GAMMA, forceless = z[S->var_side[e - 1]] == 0;
+    for (int j = 1; j < S->per_step - 1; j++) forceless &= z[S->var_side[e + j]] == 0;
+    if (!off && !(forceless && xl[vb] < xu[vb])) continue;
+    double least = 0;
+    for (int j = 1; j < S->per_step - 1; j++) least = fmax(least, -(g[S->row_side[e + j]] - z[vb]));
+    z[vb] = least;
+    if (!off) continue;
+    xl[vb] = xl0[vb];
+    xu[vb] = xu0[vb];
+    for (int j = 0; j < S->per_step - 1; j++) {
+      gl[S->row_side[e + j]] = 0;
+      gu[S->row_side[e + j]] = NLP_INFINITY;
+    }
+  }
+  plan_mpcc_nlp_rows(p, z, g);
 }
 
 /* The largest violation of the bounds (xl, xu, gl, gu) by z and its rows g. */
@@ -175,7 +233,7 @@ int plan_mpcc_polish(plan_mpcc *p, double *z, const double *mult_in, plan_mpcc_p
   double *xl = buf, *xu = xl + nv, *zt = xu + nv, *r = zt + nv, *mult = r + nv;   /* mult: m + 2 nv */
   double *gl = mult + m + 2 * (size_t)nv, *gu = gl + m, *g = gu + m, *gt = g + m;
   double *xl0 = gt + m, *xu0 = xl0 + nv, *zr = xu0 + nv;
-  pair_set S = {np, ibuf, ibuf + np, ibuf + 2 * np, fixed};
+  pair_set S = {np, 2 + P->d, ibuf, ibuf + np, ibuf + 2 * np, fixed};
   plan_mpcc_nlp_bounds(p, 1, xl, xu, gl, gu);
   memcpy(xl0, xl, sizeof(double) * nv);
   memcpy(xu0, xu, sizeof(double) * nv);
@@ -188,10 +246,10 @@ int plan_mpcc_polish(plan_mpcc *p, double *z, const double *mult_in, plan_mpcc_p
     plan_mpcc_nlp_rows(p, z, g);
     tighten(&S, g, P->eps, zt, xl, xu, gl, gu, mult, out);
     double obj = NAN;
-    int st = plan_mpcc_nlp_solve(p, xl, xu, gl, gu, P->polish_max_iter > 0 ? P->polish_max_iter : POLISH_MAX_ITER,
-                                 zt, mult, &out->iterations, &obj);
+    int cap = P->polish_max_iter > 0 ? P->polish_max_iter : P->polish_max_iter < 0 ? 0 : POLISH_MAX_ITER;
+    int st = plan_mpcc_nlp_solve(p, xl, xu, gl, gu, cap, zt, mult, &out->iterations, &obj);
     out->ipopt_status = st;
-    plan_mpcc_nlp_rows(p, zt, gt);
+    settle_gamma(p, &S, zt, gt, xl0, xu0, xl, xu, gl, gu);
     out->constraint_violation = violation(nv, m, zt, gt, xl, xu, gl, gu);
     double prod, comp = plan_mpcc_complementarity_measures(p, zt, &prod);
     if ((st == Solve_Succeeded || st == Solved_To_Acceptable_Level) && comp <= out->complementarity_before) {

@@ -4,7 +4,9 @@
  * is identified (the smaller of a and b) and the tightened NLP (TNLP) is
  * solved: the same NLP with that side fixed to zero (a row side, gap, cone
  * or slip, as the equality a = 0; a variable side, fz, gamma or ft, by its
- * bounds), the other side kept >= 0 and the product rows dropped, started
+ * bounds; on a step whose fz is fixed, its friction as the LCP has it at
+ * zero normal force: ft = 0, gamma the least its slip rows allow), the
+ * other side kept >= 0 and the product rows dropped, started
  * from the relaxed primal-dual point (the product's multiplier moved onto
  * the fixed row: d(a b) = b da at a = 0). Its solution is feasible for the
  * MPCC itself: a b = 0 to IPOPT's row tolerance. The signs of the

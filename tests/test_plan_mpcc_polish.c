@@ -10,13 +10,15 @@
  *    Scholtes NLP's rows and bounds still hold (the tightened NLP's feasible
  *    set lies inside the relaxed one), so its objective cannot fall below the
  *    relaxed optimum's (beyond IPOPT's tolerance), and the ball still turns.
+ *    On the steps without contact gamma is the least value its slip rows
+ *    allow (mpcc_polish.c, tighten), not a point along its free ray.
  * 2. A tightened NLP with no solution: a plan that claims a normal force at
  *    the first step while the disk hangs 2 cm from the ball makes the polish
  *    fix that gap to zero, and a velocity bound too small to close 2 cm in
  *    one step makes it infeasible. The polish must fail and leave the plan
  *    bit for bit as it was.
- * 3. An iteration cap of 1 on the polish of a relaxed solution: it fails, and
- *    the solve's plan and figures are the unpolished solve's.
+ * 3. An iteration cap of none on the polish of a relaxed solution: it fails,
+ *    and the solve's plan and figures are the unpolished solve's.
  * 4. The last relaxation stopped by its own cap (max_iter_last) at a
  *    feasible point: the polish runs from there and its converged answer is
  *    the plan (complementary to IPOPT's tolerance, the rows and sb_step
@@ -25,7 +27,7 @@
  *    point infeasible skips the polish and the stage fails.
  * 5. The same on the task about y as cusp-plan's y defaults solve it (the
  *    disk first moved to the ball's side, terminal weight 300, the last
- *    relaxation capped) on 20 steps of 0.04 s: polished to a converged,
+ *    relaxation capped at 20) on 20 steps of 0.04 s: polished to a converged,
  *    complementary plan that turns the ball. */
 #include <string.h>
 
@@ -33,7 +35,7 @@
 #include "mpcc_polish.h"
 #include "testutil.h"
 
-#define LAST_CAP 4   /* iterations of the last relaxation in test 4 (the uncapped solve needs more) */
+#define STAGE_BUDGET 4   /* test 4's stage budget: spent in the first relaxation (which needs tens) */
 
 static plan_mpcc_params small_task(void) {
   plan_mpcc_params P = plan_mpcc_rotate_task(0);
@@ -42,7 +44,9 @@ static plan_mpcc_params small_task(void) {
   P.angle = 0.2;
   P.eps = 1e-7;
   P.tol = 1e-6;
-  P.max_iter = 400;
+  /* the dynamic stage's budget: its path's length follows the round-off (over 400 on one OpenBLAS kernel,
+     docs/contact_scaling.md, session 21), and a budget is not what these tests are about */
+  P.max_iter = 3000;
   P.max_iter_kinematic = 200;
   P.acceptable_tol = 0;
   P.acceptable_iter = 0;
@@ -83,6 +87,36 @@ static double normal_complementarity(const plan_mpcc_params *P, const double *z,
     worst = fmax(worst, fabs(fmin(gap, fz)));
     *most_negative = fmin(*most_negative, fmin(gap, fz));
   }
+  plan_mpcc_free(p);
+  return worst;
+}
+
+/* On the steps without force (fz and every ft zero), the largest of gamma's
+ * excess over the least value its slip rows D_j nu + gamma >= 0 allow (the
+ * smallest slip row where gamma > 0), and their number in *off. */
+static double gamma_excess(const plan_mpcc_params *P, const double *z, int *off) {
+  char err[256];
+  plan_mpcc *p = plan_mpcc_create(P, err, sizeof err);
+  *off = 0;
+  if (!p) return INFINITY;
+  int nv = plan_mpcc_nvars(p), m = plan_mpcc_nconstraints(p, 1), np = P->N * (2 + P->d);
+  double *b = malloc(sizeof(double) * (2 * (size_t)nv + 3 * (size_t)m)), worst = 0;
+  int *idx = malloc(sizeof(int) * 3 * (size_t)np);
+  double *xl = b, *xu = xl + nv, *gl = xu + nv, *gu = gl + m, *g = gu + m;
+  plan_mpcc_nlp_bounds(p, 1, xl, xu, gl, gu);
+  plan_mpcc_nlp_rows(p, z, g);
+  plan_mpcc_complementarity_pairs(p, idx, idx + np, idx + 2 * np);
+  for (int e = 0; e < np; e += 2 + P->d) {
+    int forceless = z[idx[2 * np + e]] == 0;
+    for (int j = 0; j < P->d; j++) forceless &= z[idx[2 * np + e + 2 + j]] == 0;
+    if (!forceless) continue;
+    double gamma = z[idx[2 * np + e + 1]], least = INFINITY;
+    for (int j = 0; j < P->d; j++) least = fmin(least, g[idx[e + 2 + j]]);
+    (*off)++;
+    if (gamma > 0) worst = fmax(worst, fabs(least));
+  }
+  free(b);
+  free(idx);
   plan_mpcc_free(p);
   return worst;
 }
@@ -130,6 +164,11 @@ static void test_polish_relaxed(double **z_relaxed_out, int *nv_out, plan_mpcc_s
   double neg, cn = normal_complementarity(&P, zp, &neg);
   EXPECT(cn <= 1e-7, "gap against fz: max |min| %g", cn);
   EXPECT(neg >= -1e-8, "a gap or normal force below zero: %g", neg);
+  /* a step without contact leaves gamma (the slip speed) free in the MPCC above the least value its slip rows
+     allow; the polished plan takes that value, the friction LCP's answer, not wherever IPOPT stopped */
+  int off;
+  double ge = gamma_excess(&P, zp, &off);
+  EXPECT(off >= 1 && ge <= 1e-12, "steps without contact: %d, gamma above its least value by %g", off, ge);
   /* the motion is still the simulator's, and the Scholtes NLP's rows and bounds hold */
   EXPECT(res_p < 1e-7, "polished plan vs sb_step: residual %g", res_p);
   /* unscaled: IPOPT stops on its gradient-scaled rows, and the largest is the ball's angular-velocity row
@@ -227,18 +266,27 @@ static void test_infeasible(void) {
 }
 
 /* 3: the polish stopped by its iteration cap leaves the solve's plan and
- * figures those of the solve without it. */
+ * figures those of the solve without it. The cap allows no iteration: a
+ * cap of 1 fails only where IPOPT's first step leaves the dual infeasibility
+ * above its tolerance, which near the relaxed point it may not (a Newton
+ * step from sides of 4e-5), so the test would follow the round-off; the
+ * start point violates the fixed sides by the relaxed plan's
+ * complementarity (> 1e-6, test 1), far above the rows' tolerance. */
 static void test_capped(const double *z_relaxed, int nv, const plan_mpcc_stage *relaxed) {
   plan_mpcc_params P = small_task();
   P.polish = 1;
-  P.polish_max_iter = 1;
+  P.polish_max_iter = -1;
   double *z = malloc(sizeof(double) * nv), res;
   plan_mpcc_stage dyn;
   plan(&P, z, &dyn, &res);
-  printf("capped polish: %s, IPOPT %d after %d iterations\n", plan_mpcc_polish_status_name(dyn.polish.status),
-         dyn.polish.ipopt_status, dyn.polish.iterations);
-  EXPECT(dyn.polish.status == PLAN_MPCC_POLISH_FAILED, "polish capped at 1 iteration: %s",
-         plan_mpcc_polish_status_name(dyn.polish.status));
+  printf("capped polish: %s, IPOPT %d after %d iterations, the tightened NLP's start violated by %.3g\n",
+         plan_mpcc_polish_status_name(dyn.polish.status), dyn.polish.ipopt_status, dyn.polish.iterations,
+         dyn.polish.constraint_violation);
+  EXPECT(dyn.polish.status == PLAN_MPCC_POLISH_FAILED && dyn.polish.iterations == 0,
+         "polish capped at no iteration: %s after %d iterations", plan_mpcc_polish_status_name(dyn.polish.status),
+         dyn.polish.iterations);
+  EXPECT(dyn.polish.constraint_violation > 1e-6, "the tightened NLP's start point is feasible (%g): the test shows "
+         "nothing", dyn.polish.constraint_violation);
   EXPECT(!memcmp(z, z_relaxed, sizeof(double) * nv), "a failed polish changed the plan");
   EXPECT(dyn.complementarity == relaxed->complementarity && dyn.quaternion_error == relaxed->quaternion_error,
          "the figures after a failed polish (%g, %g) are not the relaxed plan's (%g, %g)", dyn.complementarity,
@@ -246,11 +294,15 @@ static void test_capped(const double *z_relaxed, int nv, const plan_mpcc_stage *
   free(z);
 }
 
-/* 4: the polish from a last relaxation stopped at its cap. */
+/* 4: the polish from a last relaxation stopped at its cap. The cap is half
+ * the iterations the same last relaxation takes uncapped (without the
+ * polish, which leaves it uncapped), measured first: how many that is
+ * follows the round-off (OpenBLAS's kernel, the mass matrix's summation
+ * order: docs/contact_scaling.md, session 21), and a fixed cap at or above
+ * it tests nothing. */
 static void test_polish_capped_relaxation(void) {
   plan_mpcc_params P = small_task();
-  P.polish = 1;
-  P.max_iter_last = LAST_CAP;
+  P.polish = 0;
   double *z = NULL, res;
   char err[256];
   plan_mpcc *p = plan_mpcc_create(&P, err, sizeof err);
@@ -259,13 +311,21 @@ static void test_polish_capped_relaxation(void) {
   plan_mpcc_free(p);
   plan_mpcc_stage dyn;
   int rc = plan(&P, z, &dyn, &res);
+  int nr = dyn.homotopy_steps, uncapped = dyn.relaxation[nr - 1].iterations, last_cap = uncapped / 2;
+  printf("uncapped last relaxation: %d iterations, IPOPT %d, rc %d\n", uncapped, dyn.status, rc);
+  EXPECT(rc == 0 && uncapped >= 2, "the uncapped solve: rc %d, its last relaxation %d iterations (a cap needs 2)", rc,
+         uncapped);
+  if (last_cap < 1) last_cap = 1;
+  P.polish = 1;
+  P.max_iter_last = last_cap;
+  rc = plan(&P, z, &dyn, &res);
   const plan_mpcc_polish_result *r = &dyn.polish;
-  int nr = dyn.homotopy_steps;
+  nr = dyn.homotopy_steps;
   printf("capped last relaxation (%d iterations, IPOPT %d, relaxed violation %.3g): polish %s, IPOPT %d after %d "
          "iterations; complementarity %.3g -> %.3g, quaternion error %.3g, sb_step %.3g\n",
          dyn.relaxation[nr - 1].iterations, dyn.status, dyn.relaxed_violation, plan_mpcc_polish_status_name(r->status),
          r->ipopt_status, r->iterations, r->complementarity_before, dyn.complementarity, dyn.quaternion_error, res);
-  EXPECT(dyn.relaxation[nr - 1].iterations == LAST_CAP && dyn.status == -1 && dyn.relaxed_capped,
+  EXPECT(dyn.relaxation[nr - 1].iterations == last_cap && dyn.status == -1 && dyn.relaxed_capped,
          "the last relaxation was not stopped by its cap (%d iterations, status %d, capped %d)",
          dyn.relaxation[nr - 1].iterations, dyn.status, dyn.relaxed_capped);
   EXPECT(r->complementarity_before > 1e-6, "the capped point is already complementary (%g): the test shows nothing",
@@ -289,22 +349,22 @@ static void test_polish_capped_relaxation(void) {
   EXPECT(rc == -1 && dyn.polish.status == PLAN_MPCC_POLISH_SKIPPED, "an infeasible capped point: rc %d, polish %s", rc,
          plan_mpcc_polish_status_name(dyn.polish.status));
   /* without the polish the cap has nothing to hand its point to: the last relaxation runs on */
-  P.max_iter_relaxed = 0;
-  P.max_iter_last = LAST_CAP;
+  P.max_iter_relaxed = small_task().max_iter_relaxed;   /* the uncapped solve's, which this one must repeat */
+  P.max_iter_last = last_cap;
   P.polish = 0;
   rc = plan(&P, z, &dyn, &res);
   nr = dyn.homotopy_steps;
-  printf("no polish, last relaxation's cap %d: %d iterations, IPOPT %d, rc %d\n", LAST_CAP,
+  printf("no polish, last relaxation's cap %d: %d iterations, IPOPT %d, rc %d\n", last_cap,
          dyn.relaxation[nr - 1].iterations, dyn.status, rc);
-  EXPECT(dyn.relaxation[nr - 1].iterations > LAST_CAP && !dyn.relaxed_capped,
+  EXPECT(dyn.relaxation[nr - 1].iterations == uncapped && !dyn.relaxed_capped,
          "without the polish the last relaxation was capped (%d iterations, capped %d)", dyn.relaxation[nr - 1].iterations,
          dyn.relaxed_capped);
   /* the stage's budget spent before the last relaxation is not the last relaxation's cap */
   P.polish = 1;
-  P.max_iter = LAST_CAP;
+  P.max_iter = STAGE_BUDGET;
   rc = plan(&P, z, &dyn, &res);
   nr = dyn.homotopy_steps;
-  printf("stage budget %d: %d relaxations, the last at eps %.1e after %d iterations, capped %d, rc %d\n", LAST_CAP, nr,
+  printf("stage budget %d: %d relaxations, the last at eps %.1e after %d iterations, capped %d, rc %d\n", STAGE_BUDGET, nr,
          dyn.relaxation[nr - 1].eps, dyn.relaxation[nr - 1].iterations, dyn.relaxed_capped, rc);
   EXPECT(dyn.relaxation[nr - 1].eps > P.eps && !dyn.relaxed_capped && rc == -1,
          "a budget spent at eps %g (not the last relaxation's %g) was taken as its cap (capped %d, rc %d)",
@@ -341,7 +401,8 @@ static void test_polish_capped_y(void) {
          "quaternion error %.3g, sb_step %.3g, %.2f CPU s\n", dyn.relaxation[dyn.homotopy_steps - 1].iterations,
          plan_mpcc_polish_status_name(r->status), r->ipopt_status, r->iterations, r->complementarity_before,
          dyn.complementarity, dyn.quaternion_error, res, dyn.solve_s);
-  EXPECT(dyn.relaxed_capped && dyn.status == -1, "about y: the last relaxation was not capped (status %d)", dyn.status);
+  /* whether the last relaxation reaches its cap of 20 or converges before it follows the round-off (it
+     converges on one OpenBLAS kernel): the plan's outcome is asserted, the capped path is test 4's */
   EXPECT(rc == 0 && r->status == PLAN_MPCC_POLISH_ACCEPTED, "about y: rc %d, polish %s (IPOPT %d)", rc,
          plan_mpcc_polish_status_name(r->status), r->ipopt_status);
   EXPECT(dyn.complementarity <= 1e-7, "about y: max |min(a, b)| = %g", dyn.complementarity);

@@ -22,6 +22,7 @@ Bounds, and why:
   second test asserts.
 """
 import json
+import math
 import os
 import pathlib
 import subprocess
@@ -55,7 +56,7 @@ def _plan(tmp_path_factory, contact_time):
   assert summary["status"] in ("converged", "acceptable", "polished")
   assert summary["contact_time"] == contact_time
   assert summary["polish"]["status"] == "accepted", summary["polish"]
-  return out
+  return out, summary
 
 
 @pytest.fixture(scope="module")
@@ -74,9 +75,14 @@ def _split(steps):
 
 
 def test_simulator_reproduces_a_plan_with_its_contact(start_plan):
-  steps = one_step(str(start_plan), str(ROOT / "mjcf/ball_plan.xml"), friction_reference="0 0 1")
+  plan, summary = start_plan
+  steps = one_step(str(plan), str(ROOT / "mjcf/ball_plan.xml"), friction_reference="0 0 1")
   touching, free = _split(steps)
-  assert len(touching) >= 2, steps
+  # The plan turns the ball (its quaternion error a tenth of the error at rest, sin^2(angle / 2)), which
+  # only a contact force can: the contact steps are there to check. How many there are is the local
+  # optimum's choice, which the solve's path picks: one push or two (docs/contact_scaling.md, session 21).
+  assert summary["quaternion_error"] < 0.1 * math.sin(0.1) ** 2, summary["quaternion_error"]
+  assert touching, steps
   for s in free:
     assert s["arm"] < 1e-9, s
   for s in touching:
@@ -86,7 +92,7 @@ def test_simulator_reproduces_a_plan_with_its_contact(start_plan):
 
 
 def test_paper_contact_is_not_reproduced(end_plan):
-  steps = one_step(str(end_plan), str(ROOT / "mjcf/ball_plan.xml"))
+  steps = one_step(str(end_plan[0]), str(ROOT / "mjcf/ball_plan.xml"))
   touching, _ = _split(steps)
   assert touching and max(s["arm"] for s in touching) > 1e-6, steps
   assert max(s["omega"] for s in touching) > 1e-5, steps
