@@ -185,8 +185,8 @@ static void polish_json(const plan_mpcc_polish_result *r) {
   json_number(r->objective_before);
   printf(", \"objective_after\": ");
   json_number(r->objective_after);
-  printf(", \"fixed_rows\": %d, \"fixed_variables\": %d, \"biactive_relaxed\": %d, \"tightened_violation\": ",
-         r->fixed_rows, r->fixed_vars, r->biactive_relaxed);
+  printf(", \"fixed_rows\": %d, \"fixed_variables\": %d, \"implied_rows\": %d, \"biactive_relaxed\": %d, "
+         "\"tightened_violation\": ", r->fixed_rows, r->fixed_vars, r->implied_rows, r->biactive_relaxed);
   json_number(r->constraint_violation);
   printf(", \"biactive\": %d, \"biactive_negative\": %d, \"min_biactive_multiplier\": ", r->biactive,
          r->biactive_negative);

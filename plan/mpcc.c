@@ -264,8 +264,9 @@ static void contact_basis(const plan_mpcc *p, const double n[3], double *D) {
     cross3(n, t1, t2);
   }
   for (int j = 0; j < P->d; j++) {
-    double th = 2 * M_PI * j / P->d;
-    for (int i = 0; i < 3; i++) D[3 * j + i] = cos(th) * t1[i] + sin(th) * t2[i];
+    double c[2];
+    plan_mpcc_slip_direction(p, j, c);
+    for (int i = 0; i < 3; i++) D[3 * j + i] = c[0] * t1[i] + c[1] * t2[i];
   }
 }
 
@@ -2097,6 +2098,12 @@ int plan_mpcc_complementarity_pairs(const plan_mpcc *p, int *row_side, int *row_
     }
   }
   return e;
+}
+
+void plan_mpcc_slip_direction(const plan_mpcc *p, int j, double c[2]) {
+  double th = 2 * M_PI * j / p->prm.d;
+  c[0] = cos(th);
+  c[1] = sin(th);
 }
 
 int plan_mpcc_lagrangian_gradient(plan_mpcc *p, const double *z, const double *lambda, double *r) {

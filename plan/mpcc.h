@@ -168,6 +168,9 @@ typedef struct {            /* with status OFF or SKIPPED, the other fields are 
   int ipopt_status, iterations;
   double solve_s;               /* process CPU seconds of the polish (in the stage's solve_s) */
   int fixed_rows, fixed_vars;   /* pairs whose row side (gap, cone, slip), or variable side (fz, gamma, ft), was fixed to 0 */
+  int implied_rows;             /* pairs whose row the polish frees because the other fixed sides imply it: a slip row
+                                 * that is a combination of the step's fixed ones, and an open step's (fz fixed to 0)
+                                 * cone and slip pairs (mpcc_polish.c, tighten) */
   int biactive_relaxed;         /* pairs with both sides below sqrt(eps) at the relaxed point */
   double complementarity_before, complementarity_after;   /* max |min(a, b)| */
   double product_before, product_after;                   /* max a b */

@@ -43,6 +43,9 @@ void plan_mpcc_nlp_rows(plan_mpcc *p, const double *z, double *g);
  * a >= 0, of its product a b <= eps, and the variable index of b. Returns
  * their number (N (2 + d)), or -1 in the penalty form. */
 int plan_mpcc_complementarity_pairs(const plan_mpcc *p, int *row_side, int *row_product, int *var_side);
+/* The pyramid's direction j (0 .. d - 1) in the contact's tangent basis (t1, t2): D_j = c[0] t1 + c[1] t2,
+ * so slip row j is c . nu_t + gamma with nu_t the slip velocity's components in that basis. */
+void plan_mpcc_slip_direction(const plan_mpcc *p, int j, double c[2]);
 /* r = grad f + J^T lambda at z (the stage last set). 0, or -1 out of memory. */
 int plan_mpcc_lagrangian_gradient(plan_mpcc *p, const double *z, const double *lambda, double *r);
 /* One IPOPT solve of the stage last set within the bounds given, with the

@@ -159,8 +159,8 @@ static void test_polish_relaxed(double **z_relaxed_out, int *nv_out, plan_mpcc_s
   /* the fixed sides hold to IPOPT's tolerance on its scaled rows (the relaxed plan: 4e-5 here); the goal is 1e-6 */
   EXPECT(polished.complementarity <= 1e-7, "polished max |min(a, b)| = %g > 1e-7", polished.complementarity);
   EXPECT(polished.complementarity_product <= 1e-9, "polished max a b = %g", polished.complementarity_product);
-  EXPECT(r->fixed_rows + r->fixed_vars == P.N * (2 + P.d), "%d + %d pairs fixed of %d", r->fixed_rows, r->fixed_vars,
-         P.N * (2 + P.d));
+  EXPECT(r->fixed_rows + r->fixed_vars + r->implied_rows == P.N * (2 + P.d), "%d + %d + %d pairs fixed or implied of %d",
+         r->fixed_rows, r->fixed_vars, r->implied_rows, P.N * (2 + P.d));
   double neg, cn = normal_complementarity(&P, zp, &neg);
   EXPECT(cn <= 1e-7, "gap against fz: max |min| %g", cn);
   EXPECT(neg >= -1e-8, "a gap or normal force below zero: %g", neg);
