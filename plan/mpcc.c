@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../plugin/margin.h"
 #include "contact.h"
 #include "mpcc_polish.h"
 #include "presets.h"
@@ -21,6 +22,12 @@
  * most 0.15 of it, at g = 0, well under the LCP's own tolerance on the normal velocity times h */
 #define STAB_WIDTH 1e-7
 #define STAB_FACTOR 0.2
+/* contact_at_start, the simulator's margin (start_margin): its sharp max, min and norms smoothed over
+ * these widths, each from below (a margin at most MARGIN_WIDTH / 2 + 2 h SPEED_WIDTH short of the
+ * simulator's), wide enough that the Hessian's differences (steps of 1e-5 in q and v) stay on one
+ * side of their curvature */
+#define MARGIN_WIDTH 1e-4   /* m */
+#define SPEED_WIDTH 1e-3    /* m/s */
 /* friction_reference: the least angle (rad) between it and the rest contact's normal (either sign) */
 #define FRICTION_REFERENCE_MIN_ANGLE (30 * M_PI / 180)
 /* A last relaxation stopped at its cap is polished only when its point
@@ -96,13 +103,16 @@ int plan_mpcc_nvars(const plan_mpcc *p) { return p->nvar; }
 static int complementarity_rows(const plan_mpcc *p) {
   return p->prm.penalty > 0 ? 2 + p->prm.d + 1 : 4 + 2 * p->prm.d;
 }
+/* contact_at_start: the margin row (margin_row), after the complementarity rows (penalty: before the
+   products' sum, which stays last) */
+static int margin_rows(const plan_mpcc *p) { return p->prm.contact_at_start ? 1 : 0; }
 static int rows_per_step(const plan_mpcc *p, int dynamic) {
-  return (dynamic ? p->n : 0) + p->n + 3 + 4 + complementarity_rows(p);
+  return (dynamic ? p->n : 0) + p->n + 3 + 4 + complementarity_rows(p) + margin_rows(p);
 }
 int plan_mpcc_nconstraints(const plan_mpcc *p, int dynamic) { return p->prm.N * rows_per_step(p, dynamic); }
 /* The most rows a step can have (dynamic stage, Scholtes' form: penalty_from switches forms within
  * a stage): the size of the per-step scratch. */
-static int rows_per_step_max(const plan_mpcc *p) { return 2 * p->n + 3 + 4 + 4 + 2 * p->prm.d; }
+static int rows_per_step_max(const plan_mpcc *p) { return 2 * p->n + 3 + 4 + 4 + 2 * p->prm.d + margin_rows(p); }
 
 plan_mpcc_params plan_mpcc_rotate_task(int axis) {
   plan_mpcc_params r = {.N = 100, .T = 4.0, .mu = 0.6, .d = 10, .eps = 1e-7, .eps_start = 1e-3, .eps_factor = 0.1, .max_iter_relaxed = 300,
@@ -168,6 +178,8 @@ typedef struct {
   double rho, wz;       /* the ball centre in the disk frame: distance from the axis, height (which
                          * feature of the capped cylinder is closest: face, side or rim) */
   double wl[3];         /* the ball centre in the disk frame */
+  double R[9];          /* the disk's rotation (world, row-major; its local z the axis) */
+  double eta0[6];       /* contact_at_start: the disk frame's body twist [w; v] at v_k, the step's start */
 } contact_geom;
 
 /* The point of the capped cylinder (the end disk: radius rd, half thickness
@@ -293,6 +305,8 @@ static void contact_geometry(plan_mpcc *p, const double *q, const double *v, con
   } else {
     closest_point(P->disk_radius, P->disk_half_thickness, P->disk_fillet, wl, xl, NULL);
   }
+  memcpy(G->R, g.R, sizeof G->R);
+  memset(G->eta0, 0, sizeof G->eta0);   /* step_geometry's, with the contact at the start */
   G->rho = sqrt(wl[0] * wl[0] + wl[1] * wl[1] + EPS_SDF);
   G->wz = wl[2];
   memcpy(G->wl, wl, sizeof G->wl);
@@ -360,6 +374,42 @@ static void step_geometry(plan_mpcc *p, const state_view *S0, const state_view *
      + h tau: the plugin solves the rigid side with M + h D where MuJoCo's step damps implicitly
      (plugin/rigid_damping.c). */
   contact_geometry(p, S0->q, S1->v, S1->om, G);
+  /* the twist at v_k for the margin (start_margin), from the same kinematics at q_k */
+  int n = p->n, last = p->model->nseg - 1;
+  double J[6 * 64];
+  sb_pose g;
+  sb_point_kinematics(p->model, p->work, last, p->model->seg[last].p.length, &g, J, NULL, NULL);
+  for (int i = 0; i < 6; i++) {
+    G->eta0[i] = 0;
+    for (int c = 0; c < n; c++) G->eta0[i] += J[i * n + c] * S0->v[c];
+  }
+}
+
+/* The simulator's margin at the step's start (plugin/narrowphase.c, margin.h): the pair is looked
+ * for within cusp_swept_margin(h, speed), speed the disk centre's speed plus its rim's (its angular
+ * speed across its axis times its bounding radius, MuJoCo's geom_rbound of the cylinder; the
+ * ball's motion is not counted, as for any MuJoCo geom), at v_k. Here max(CUSP_MARGIN, reach) and
+ * the norms smoothed from below (MARGIN_WIDTH, SPEED_WIDTH), so the plan never counts on a contact
+ * the simulator would not look for. (The simulator keeps a pair found beyond CUSP_MARGIN only when
+ * it closes fast enough; that refinement is not modelled: docs/planning.md, session 21.) */
+static double soft_norm(double a2) { return sqrt(a2 + SPEED_WIDTH * SPEED_WIDTH) - SPEED_WIDTH; }
+static double soft_min(double a, double b) {
+  return 0.5 * (a + b - sqrt((a - b) * (a - b) + MARGIN_WIDTH * MARGIN_WIDTH));
+}
+static double start_margin(const plan_mpcc *p, const contact_geom *G) {
+  const plan_mpcc_params *P = &p->prm;
+  const double *w = G->eta0, *v = G->eta0 + 3;
+  double rbound = sqrt(P->disk_radius * P->disk_radius + P->disk_half_thickness * P->disk_half_thickness);
+  double speed = soft_norm(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]) + rbound * soft_norm(w[0] * w[0] + w[1] * w[1]);
+  double travel = p->h * speed, reach = travel + soft_min(travel, CUSP_SWEEP_ALLOWANCE);
+  /* max(a, b) from below: a + b - min(a, b), less the smoothing's reach */
+  return CUSP_MARGIN + reach - soft_min(CUSP_MARGIN, reach) - 0.5 * MARGIN_WIDTH;
+}
+
+/* contact_at_start: the row fz_k (g_k - margin) <= eps: no normal force (and so no friction) from
+ * beyond the simulator's margin. */
+static double margin_row(const plan_mpcc *p, const contact_geom *G, double fz) {
+  return fz * (G->gap - start_margin(p, G));
 }
 
 /* s(g) of the gap row (mpcc.h) and its derivative: g above the blend, 0.2 g below it, and within
@@ -524,6 +574,7 @@ static void step_rows_with(plan_mpcc *p, const double *z, int k, const contact_g
       r[o++] = s;
       products += U.ft[j] * s;
     }
+    if (P->contact_at_start) r[o++] = margin_row(p, &G, U.fz);
     r[o] = products - U.zeta;
     return;
   }
@@ -536,6 +587,7 @@ static void step_rows_with(plan_mpcc *p, const double *z, int k, const contact_g
     r[o + j] = s;
     r[o + d + j] = U.ft[j] * s;
   }
+  if (P->contact_at_start) r[o + 2 * d] = margin_row(p, &G, U.fz);
 }
 
 static void step_rows(plan_mpcc *p, const double *z, int k, double *r) {
@@ -551,6 +603,7 @@ static void row_bounds(const plan_mpcc *p, double *lo, double *hi) {
     for (; o < neq; o++) l[o] = u[o] = 0;
     if (p->prm.penalty > 0) {  /* gap, cone, slips >= 0; sum of products = zeta */
       for (int j = 0; j < 2 + d; j++, o++) { l[o] = 0; u[o] = 2e19; }
+      if (p->prm.contact_at_start) { l[o] = -2e19; u[o++] = p->prm.eps; }   /* margin */
       l[o] = u[o] = 0;
       continue;
     }
@@ -560,6 +613,7 @@ static void row_bounds(const plan_mpcc *p, double *lo, double *hi) {
     l[o] = 0; u[o++] = 2e19;
     l[o] = -2e19; u[o++] = p->prm.eps;
     for (int j = 0; j < d; j++) { l[o + j] = 0; u[o + j] = 2e19; l[o + d + j] = -2e19; u[o + d + j] = p->prm.eps; }
+    if (p->prm.contact_at_start) { l[o + 2 * d] = -2e19; u[o + 2 * d] = p->prm.eps; }   /* margin */
   }
 }
 
@@ -684,9 +738,14 @@ static Bool cb_g(Index nv, Number *x, Bool nx, Index m, Number *g, UserDataPtr u
 }
 
 /* nu after moving block column c (v_{k+1} or omega_{k+1}: nu is linear in both) by delta; P is
-   d nu / d v_{k+1}. */
-static void shift_nu(const plan_mpcc *p, contact_geom *G, const double *P, int c, double delta) {
+   d nu / d v_{k+1}; with contact_at_start, v_k's column moves the twist at v_k (linear in it) by
+   the disk frame's body Jacobian J (6 x n) instead. */
+static void shift_nu(const plan_mpcc *p, contact_geom *G, const double *P, const double *J, int c, double delta) {
   int n = p->n, v1 = p->B + n, om1 = p->B + 2 * n;
+  if (p->prm.contact_at_start && c >= n && c < 2 * n) {
+    for (int i = 0; i < 6; i++) G->eta0[i] += delta * J[i * n + (c - n)];
+    return;
+  }
   if (c >= v1 && c < om1) {
     for (int i = 0; i < 3; i++) G->nu[i] += delta * P[i * n + (c - v1)];
     return;
@@ -721,8 +780,9 @@ static void step_jacobian(plan_mpcc *p, double *zp, int k, double *val) {
        omega_{k+1} the geometry: the other columns reuse them */
     int moves_geometry = c >= geo0 && c < geo0 + p->n;
     const contact_geom *Gc = moves_geometry ? NULL : &G;
-    /* nu moves linearly, the rest of the geometry stays: v_{k+1}, omega_{k+1} */
-    if (c >= v1 && c < quat1) Gc = &Gv;
+    /* nu moves linearly, the rest of the geometry stays: v_{k+1}, omega_{k+1}; and (contact_at_start)
+       v_k the twist at the step's start, which the margin reads */
+    if ((c >= v1 && c < quat1) || (p->prm.contact_at_start && c >= p->n && c < 2 * p->n)) Gc = &Gv;
     const arm_terms *Ac = c < p->n ? NULL : &p->terms_fixed;
     int velocity = p->dynamic && c >= p->n && c < 2 * p->n;
     if (velocity) Ac = &p->terms;
@@ -734,7 +794,7 @@ static void step_jacobian(plan_mpcc *p, double *zp, int k, double *val) {
       zp[col] = side ? x0 - dx : x0 + dx;
       if (Gc == &Gv) {
         Gv = G;
-        shift_nu(p, &Gv, p->dnu_dv, c, side ? -dx : dx);
+        shift_nu(p, &Gv, p->dnu_dv, p->Jpoint, c, side ? -dx : dx);
       }
       if (velocity) {
         state_view Sp = state_at(p, zp, k);
@@ -815,6 +875,8 @@ static int kinds_couple(int a, int b, int dynamic, int geo) {
   if (a == K_FT && (b == K_V1 || b == K_OM1)) return 1;
   if (geo == K_Q0 && a == K_FZ && (b == K_V1 || b == K_OM1)) return 1;
   if (PAIR(geo, geo) || PAIR(geo, K_V1) || PAIR(geo, K_OM1)) return 1;
+  /* with the contact at the start, the margin row fz_k (g_k - margin(q_k, v_k)) */
+  if (geo == K_Q0 && ((a == K_V0 && (b == K_V0 || b == K_FZ)) || (a == K_Q0 && b == K_V0))) return 1;
   /* quat_{k+1} - exp(h omega_{k+1}) quat_k */
   if ((a == K_QUAT0 || a == K_OM1) && b == K_OM1) return 1;
 #undef PAIR
@@ -894,6 +956,8 @@ struct hessian_cache {
   double *dM, *d2M;              /* d M / d q_i (dM[(i n + r) n + c]), d2 M / d q_i d q_l (d2M[((i n + l) n + r) n + c]) */
   contact_geom G0, *Gq;          /* the step's; with the geometry's positions (q_{k+1}, or q_k) +- dx */
   double *P0, *Pq;               /* d nu / d v_{k+1} (3 x n) there */
+  double *J0, *Jq;               /* the disk frame's body Jacobian (6 x n) there (contact_at_start: v_k's shift) */
+  double *lm;                    /* scratch multipliers (R): the margin row's alone (margin_pair) */
 };
 
 static const arm_terms *cached_arm(const plan_mpcc *p, int c, int sign) {
@@ -937,9 +1001,11 @@ static double lagrangian_moved(plan_mpcc *p, double *zp, int k, const double *la
     int c = ka == geo ? a : kb == geo ? b : -1, s = ka == geo ? sa : sb;
     int slot = (s < 0 ? n : 0) + c - geometry_column(p);
     const double *P = c >= 0 ? H->Pq + (size_t)slot * 3 * n : H->P0;
+    const double *J = c >= 0 ? H->Jq + (size_t)slot * 6 * n : H->J0;
     G = c >= 0 ? H->Gq[slot] : H->G0;
-    if (ka == K_V1 || ka == K_OM1) shift_nu(p, &G, P, a, sa * H->dx[a]);
-    if (kb == K_V1 || kb == K_OM1) shift_nu(p, &G, P, b, sb * H->dx[b]);
+    int start = p->prm.contact_at_start;
+    if (ka == K_V1 || ka == K_OM1 || (start && ka == K_V0)) shift_nu(p, &G, P, J, a, sa * H->dx[a]);
+    if (kb == K_V1 || kb == K_OM1 || (start && kb == K_V0)) shift_nu(p, &G, P, J, b, sb * H->dx[b]);
   }
   step_rows_with(p, zp, k, &G, A, p->rp);
   if (a >= 0) zp[base + a] = xa;
@@ -970,6 +1036,7 @@ static void hessian_prepare_step(plan_mpcc *p, double *zp, int k, const double *
   p->feature_frozen.on = !(p->prm.disk_fillet > 0);
   if (p->feature_frozen.on) step_geometry(p, &S0, &S1, &H->G0);   /* the base on the same map */
   contact_velocity_jacobian(p, &H->G0, H->P0);
+  memcpy(H->J0, p->Jpoint, sizeof(double) * 6 * n);
   int g0 = geometry_column(p);
   /* the stabilization's blend by its tangent at the step's gap (until hessian_step ends): its
      curvature lives within STAB_WIDTH of g = 0, far below the differences' reach, where their
@@ -993,6 +1060,7 @@ static void hessian_prepare_step(plan_mpcc *p, double *zp, int k, const double *
         zp[base + g0 + i] += sign * H->dx[g0 + i];
         step_geometry(p, &S0, &S1, &H->Gq[slot]);
         contact_velocity_jacobian(p, &H->Gq[slot], H->Pq + (size_t)slot * 3 * n);
+        memcpy(H->Jq + (size_t)slot * 6 * n, p->Jpoint, sizeof(double) * 6 * n);
         zp[base + g0 + i] = x0;
       }
     }
@@ -1029,6 +1097,22 @@ static double arm_velocity_pair(const plan_mpcc *p, const double *lambda, const 
   return s + h * c;
 }
 
+/* contact_at_start, dynamic stage: the margin row's part of a (v_k, q_k) or (v_k, v_k) pair (block
+   columns a >= b), which arm_velocity_pair leaves out (it reads the arm rows alone): differences of
+   that row alone (lagrangian_moved is relative to the unmoved rows, so its L0 is 0). */
+static double margin_pair(plan_mpcc *p, double *zp, int k, const double *lambda, int a, int b) {
+  hessian_cache *H = p->hc;
+  int R = p->nrow, row = p->prm.penalty > 0 ? R - 2 : R - 1;
+  if (!p->prm.contact_at_start || lambda[row] == 0) return 0;
+  memset(H->lm, 0, sizeof(double) * R);
+  H->lm[row] = lambda[row];
+  double da = H->dx[a], db = H->dx[b];
+  if (a == b) return (lagrangian_moved(p, zp, k, H->lm, a, 1, -1, 0) + lagrangian_moved(p, zp, k, H->lm, a, -1, -1, 0)) / (da * da);
+  return (lagrangian_moved(p, zp, k, H->lm, a, 1, b, 1) - lagrangian_moved(p, zp, k, H->lm, a, 1, b, -1) -
+          lagrangian_moved(p, zp, k, H->lm, a, -1, b, 1) + lagrangian_moved(p, zp, k, H->lm, a, -1, b, -1)) /
+         (4 * da * db);
+}
+
 /* The constraints' part of step k, in hessian_pairs' order. */
 static void hessian_step(plan_mpcc *p, double *zp, int k, const double *lambda, double *v) {
   hessian_cache *H = p->hc;
@@ -1049,7 +1133,7 @@ static void hessian_step(plan_mpcc *p, double *zp, int k, const double *lambda, 
     int a = pair[2 * e], b = pair[2 * e + 1], ka = column_kind(p, a), kb = column_kind(p, b);
     double da = H->dx[a], db = H->dx[b];
     if (p->dynamic && pair_from_mass_derivatives(ka, kb)) {   /* after every (q_k, q_k) pair: a >= n */
-      v[e] = arm_velocity_pair(p, lambda, zp + (size_t)k * p->B + n, a, b);
+      v[e] = arm_velocity_pair(p, lambda, zp + (size_t)k * p->B + n, a, b) + margin_pair(p, zp, k, lambda, a, b);
       continue;
     }
     if (a == b) {
@@ -1296,7 +1380,8 @@ static int hessian_cache_create(plan_mpcc *p) {
   int narm = 2 * n + 2;   /* Aq (+ and -), A0, Afresh */
   size_t arm_size = (size_t)n * n + 7 * (size_t)n;
   size_t n3 = (size_t)n * n * n;
-  H->dx = malloc(sizeof(double) * (3 * (size_t)C + R + 3 * (size_t)n * (2 * n + 1) + narm * arm_size + n3 + n3 * n + (size_t)n * n));
+  H->dx = malloc(sizeof(double) * (3 * (size_t)C + 2 * (size_t)R + 9 * (size_t)n * (2 * n + 1) + narm * arm_size + n3 +
+                                   n3 * n + (size_t)n * n));
   H->Aq = malloc(sizeof(arm_terms) * 2 * (size_t)n);
   H->Gq = malloc(sizeof(contact_geom) * 2 * (size_t)n);
   if (!H->dx || !H->Aq || !H->Gq) return -1;
@@ -1304,7 +1389,10 @@ static int hessian_cache_create(plan_mpcc *p) {
   H->r0 = H->Ls + 2 * C;
   H->P0 = H->r0 + R;
   H->Pq = H->P0 + 3 * n;
-  H->dM = H->Pq + 6 * (size_t)n * n;
+  H->J0 = H->Pq + 6 * (size_t)n * n;
+  H->Jq = H->J0 + 6 * n;
+  H->lm = H->Jq + 12 * (size_t)n * n;
+  H->dM = H->lm + R;
   H->d2M = H->dM + n3;
   H->Mpp = H->d2M + n3 * n;
   double *a = H->Mpp + (size_t)n * n;
