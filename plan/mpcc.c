@@ -23,9 +23,9 @@
 #define STAB_WIDTH 1e-7
 #define STAB_FACTOR 0.2
 /* contact_at_start, the simulator's margin (start_margin): its sharp max, min and norms smoothed over
- * these widths, each from below (a margin at most MARGIN_WIDTH / 2 + 2 h SPEED_WIDTH short of the
- * simulator's), wide enough that the Hessian's differences (steps of 1e-5 in q and v) stay on one
- * side of their curvature */
+ * these widths, each from below (a margin at most MARGIN_WIDTH + 2 h SPEED_WIDTH (1 + the disk's
+ * bounding radius) short of the simulator's), wide enough that the Hessian's differences (steps of
+ * 1e-5 in q and v) stay on one side of their curvature */
 #define MARGIN_WIDTH 1e-4   /* m */
 #define SPEED_WIDTH 1e-3    /* m/s */
 /* friction_reference: the least angle (rad) between it and the rest contact's normal (either sign) */
