@@ -26,7 +26,11 @@
  * nu at (q_k, v_{k+1}, omega_{k+1}), and in place of phi the gap row
  *   s(g_k) + h n_k . nu,  s(g) = g for g >= 0, 0.2 g for g < 0
  * (the LCP's speculative row and its gap stabilization, times h; s blended
- * over 1e-7 m so the rows stay smooth); the rest of the rows as above.
+ * over 1e-7 m so the rows stay smooth); the rest of the rows as above; and one more row, after
+ * them (the penalty form: before its products' sum), the simulator's speculative margin:
+ *   fz_k (g_k - margin_k) <= eps,  margin_k = cusp_swept_margin(h, disk speed at v_k)
+ * (plugin/margin.h: the narrow phase makes no contact from farther at the step's start), smoothed
+ * from below by at most about 0.2 mm; no force, and so no friction, from beyond it.
  * The kinematic stage drops the arm dynamics (tau fixed to 0; with
  * kinematic_effort its objective prices tau's estimate from the arm rows
  * linearized at rest instead); the dynamic stage starts from its solution
