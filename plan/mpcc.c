@@ -1864,9 +1864,9 @@ static void diagnose_dual(plan_mpcc *p, double eps, const double *x, const doubl
   fprintf(stderr, "diagnose eps %.1e: |grad L| by variable (max, at knot):", eps);
   for (int i = 0; i < 9; i++) fprintf(stderr, " %s %.1e@%d", kind_name[i], worst[i], at[i]);
   /* multipliers by row group, in step_rows_with's order */
-  const char *gname[] = {"arm", "kin", "ball", "quat", "gap", "gap.fz", "cone", "cone.gamma", "slip", "ft.slip"};
-  int gsize[] = {p->dynamic ? n : 0, n, 3, 4, 1, 1, 1, 1, d, d};
-  int ngroups = p->prm.penalty > 0 ? 4 : 10;
+  const char *gname[] = {"arm", "kin", "ball", "quat", "gap", "gap.fz", "cone", "cone.gamma", "slip", "ft.slip", "margin"};
+  int gsize[] = {p->dynamic ? n : 0, n, 3, 4, 1, 1, 1, 1, d, d, margin_rows(p)};
+  int ngroups = p->prm.penalty > 0 ? 4 : 11;
   fprintf(stderr, "\ndiagnose eps %.1e: |lambda| by rows (max, at step):", eps);
   for (int g = 0, o = 0; g < ngroups; o += gsize[g], g++) {
     double w = 0;
