@@ -13,7 +13,7 @@ Bounds, and why:
   measured, the arm agrees to 8e-11 m, the normal force to 1e-7 of itself,
   the ball's angular velocity to 4.7e-7 rad/s (session 17, the simulator's
   friction pyramid contact_frame's and the plan's its rest basis carried
-  along; since session 20 both take the friction reference 0 0 1, the
+  along; since session 20 both take one friction reference (1 0 0 since session 21), the
   planner's and the scene's, so the pyramids are one). The bounds: 1e-8 m,
   1e-5 of the force, 1e-5 rad/s.
 - The paper's contact at the step's end on the same task misses by 1.2e-5 m
@@ -46,9 +46,10 @@ def _plan(tmp_path_factory, contact_time):
                       # these replay checks were written for, which touches the ball on several steps
                       "--kin-effort", "0",
                       "--contact-time", contact_time, "--out", str(out)]
-                     # the friction reference (docs/planning.md, session 20) that gives the plan these checks
-                     # were written for, as --kin-effort 0 does; the replay takes the same (one_step below)
-                     + (["--friction-reference", "0,0,1"] if contact_time == "start" else []),
+                     # the friction reference (docs/planning.md, session 20) that gives a plan touching the ball on
+                     # two steps: 0,0,1 did until the start contact's margin row (session 21), after which that
+                     # plan touches on one step only and 1,0,0 (x's default) on two; the replay takes the same
+                     + (["--friction-reference", "1,0,0"] if contact_time == "start" else []),
                      capture_output=True, text=True, timeout=600, env=dict(os.environ, OPENBLAS_NUM_THREADS="1"))
   assert r.returncode == 0, r.stderr[-2000:]
   summary = json.loads(r.stdout.strip().splitlines()[-1])
@@ -74,7 +75,7 @@ def _split(steps):
 
 
 def test_simulator_reproduces_a_plan_with_its_contact(start_plan):
-  steps = one_step(str(start_plan), str(ROOT / "mjcf/ball_plan.xml"), friction_reference="0 0 1")
+  steps = one_step(str(start_plan), str(ROOT / "mjcf/ball_plan.xml"), friction_reference="1 0 0")
   touching, free = _split(steps)
   assert len(touching) >= 2, steps
   for s in free:
