@@ -105,7 +105,8 @@ static int complementarity_rows(const plan_mpcc *p) {
 }
 /* contact_at_start: the margin row (margin_row), after the complementarity rows (penalty: before the
    products' sum, which stays last) */
-static int margin_rows(const plan_mpcc *p) { return p->prm.contact_at_start ? 1 : 0; }
+static int margin_on(const plan_mpcc *p) { return p->prm.contact_at_start && p->prm.margin_rows != PLAN_MARGIN_OFF; }
+static int margin_rows(const plan_mpcc *p) { return margin_on(p) ? 1 : 0; }
 static int rows_per_step(const plan_mpcc *p, int dynamic) {
   return (dynamic ? p->n : 0) + p->n + 3 + 4 + complementarity_rows(p) + margin_rows(p);
 }
@@ -374,6 +375,7 @@ static void step_geometry(plan_mpcc *p, const state_view *S0, const state_view *
      + h tau: the plugin solves the rigid side with M + h D where MuJoCo's step damps implicitly
      (plugin/rigid_damping.c). */
   contact_geometry(p, S0->q, S1->v, S1->om, G);
+  if (!margin_on(p)) return;
   /* the twist at v_k for the margin (start_margin), from the same kinematics at q_k */
   int n = p->n, last = p->model->nseg - 1;
   double J[6 * 64];
@@ -574,7 +576,7 @@ static void step_rows_with(plan_mpcc *p, const double *z, int k, const contact_g
       r[o++] = s;
       products += U.ft[j] * s;
     }
-    if (P->contact_at_start) r[o++] = margin_row(p, &G, U.fz);
+    if (margin_on(p)) r[o++] = margin_row(p, &G, U.fz);
     r[o] = products - U.zeta;
     return;
   }
@@ -587,7 +589,7 @@ static void step_rows_with(plan_mpcc *p, const double *z, int k, const contact_g
     r[o + j] = s;
     r[o + d + j] = U.ft[j] * s;
   }
-  if (P->contact_at_start) r[o + 2 * d] = margin_row(p, &G, U.fz);
+  if (margin_on(p)) r[o + 2 * d] = margin_row(p, &G, U.fz);
 }
 
 static void step_rows(plan_mpcc *p, const double *z, int k, double *r) {
@@ -603,7 +605,7 @@ static void row_bounds(const plan_mpcc *p, double *lo, double *hi) {
     for (; o < neq; o++) l[o] = u[o] = 0;
     if (p->prm.penalty > 0) {  /* gap, cone, slips >= 0; sum of products = zeta */
       for (int j = 0; j < 2 + d; j++, o++) { l[o] = 0; u[o] = 2e19; }
-      if (p->prm.contact_at_start) { l[o] = -2e19; u[o++] = p->prm.eps; }   /* margin */
+      if (margin_on(p)) { l[o] = -2e19; u[o++] = p->prm.eps; }   /* margin */
       l[o] = u[o] = 0;
       continue;
     }
@@ -613,7 +615,7 @@ static void row_bounds(const plan_mpcc *p, double *lo, double *hi) {
     l[o] = 0; u[o++] = 2e19;
     l[o] = -2e19; u[o++] = p->prm.eps;
     for (int j = 0; j < d; j++) { l[o + j] = 0; u[o + j] = 2e19; l[o + d + j] = -2e19; u[o + d + j] = p->prm.eps; }
-    if (p->prm.contact_at_start) { l[o + 2 * d] = -2e19; u[o + 2 * d] = p->prm.eps; }   /* margin */
+    if (margin_on(p)) { l[o + 2 * d] = -2e19; u[o + 2 * d] = p->prm.eps; }   /* margin */
   }
 }
 
@@ -742,7 +744,7 @@ static Bool cb_g(Index nv, Number *x, Bool nx, Index m, Number *g, UserDataPtr u
    the disk frame's body Jacobian J (6 x n) instead. */
 static void shift_nu(const plan_mpcc *p, contact_geom *G, const double *P, const double *J, int c, double delta) {
   int n = p->n, v1 = p->B + n, om1 = p->B + 2 * n;
-  if (p->prm.contact_at_start && c >= n && c < 2 * n) {
+  if (margin_on(p) && c >= n && c < 2 * n) {
     for (int i = 0; i < 6; i++) G->eta0[i] += delta * J[i * n + (c - n)];
     return;
   }
@@ -782,7 +784,7 @@ static void step_jacobian(plan_mpcc *p, double *zp, int k, double *val) {
     const contact_geom *Gc = moves_geometry ? NULL : &G;
     /* nu moves linearly, the rest of the geometry stays: v_{k+1}, omega_{k+1}; and (contact_at_start)
        v_k the twist at the step's start, which the margin reads */
-    if ((c >= v1 && c < quat1) || (p->prm.contact_at_start && c >= p->n && c < 2 * p->n)) Gc = &Gv;
+    if ((c >= v1 && c < quat1) || (margin_on(p) && c >= p->n && c < 2 * p->n)) Gc = &Gv;
     const arm_terms *Ac = c < p->n ? NULL : &p->terms_fixed;
     int velocity = p->dynamic && c >= p->n && c < 2 * p->n;
     if (velocity) Ac = &p->terms;
@@ -860,8 +862,9 @@ static int column_kind(const plan_mpcc *p, int c) {
 }
 
 /* Whether a step's rows couple two kinds of column nonlinearly; geo: the kind of the positions
-   the contact geometry is taken at (K_Q1, or K_Q0 with contact_at_start). */
-static int kinds_couple(int a, int b, int dynamic, int geo) {
+   the contact geometry is taken at (K_Q1, or K_Q0 with contact_at_start); margin: the margin rows'
+   pairs (margin_on) */
+static int kinds_couple(int a, int b, int dynamic, int geo, int margin) {
   if (a > b) { int t = a; a = b; b = t; }
 #define PAIR(x, y) ((a == (x) && b == (y)) || (a == (y) && b == (x)))
   /* arm rows: M~(q_k) (v_{k+1} - v_k) + h e(q_k, v_k) - h JW(q_k) w(geometry, fz, ft) */
@@ -876,7 +879,7 @@ static int kinds_couple(int a, int b, int dynamic, int geo) {
   if (geo == K_Q0 && a == K_FZ && (b == K_V1 || b == K_OM1)) return 1;
   if (PAIR(geo, geo) || PAIR(geo, K_V1) || PAIR(geo, K_OM1)) return 1;
   /* with the contact at the start, the margin row fz_k (g_k - margin(q_k, v_k)) */
-  if (geo == K_Q0 && ((a == K_V0 && (b == K_V0 || b == K_FZ)) || (a == K_Q0 && b == K_V0))) return 1;
+  if (margin && ((a == K_V0 && (b == K_V0 || b == K_FZ)) || (a == K_Q0 && b == K_V0))) return 1;
   /* quat_{k+1} - exp(h omega_{k+1}) quat_k */
   if ((a == K_QUAT0 || a == K_OM1) && b == K_OM1) return 1;
 #undef PAIR
@@ -892,7 +895,7 @@ static int hessian_pairs(const plan_mpcc *p, int dynamic, int *pair) {
   int C = p->B + p->ns, np = 0;
   for (int a = 0; a < C; a++)
     for (int b = 0; b <= a; b++)
-      if (kinds_couple(column_kind(p, a), column_kind(p, b), dynamic, geometry_kind(p))) {
+      if (kinds_couple(column_kind(p, a), column_kind(p, b), dynamic, geometry_kind(p), margin_on(p))) {
         if (pair) { pair[2 * np] = a; pair[2 * np + 1] = b; }
         np++;
       }
@@ -1003,7 +1006,7 @@ static double lagrangian_moved(plan_mpcc *p, double *zp, int k, const double *la
     const double *P = c >= 0 ? H->Pq + (size_t)slot * 3 * n : H->P0;
     const double *J = c >= 0 ? H->Jq + (size_t)slot * 6 * n : H->J0;
     G = c >= 0 ? H->Gq[slot] : H->G0;
-    int start = p->prm.contact_at_start;
+    int start = margin_on(p);
     if (ka == K_V1 || ka == K_OM1 || (start && ka == K_V0)) shift_nu(p, &G, P, J, a, sa * H->dx[a]);
     if (kb == K_V1 || kb == K_OM1 || (start && kb == K_V0)) shift_nu(p, &G, P, J, b, sb * H->dx[b]);
   }
@@ -1103,7 +1106,7 @@ static double arm_velocity_pair(const plan_mpcc *p, const double *lambda, const 
 static double margin_pair(plan_mpcc *p, double *zp, int k, const double *lambda, int a, int b) {
   hessian_cache *H = p->hc;
   int R = p->nrow, row = p->prm.penalty > 0 ? R - 2 : R - 1;
-  if (!p->prm.contact_at_start || lambda[row] == 0) return 0;
+  if (!margin_on(p) || lambda[row] == 0) return 0;
   memset(H->lm, 0, sizeof(double) * R);
   H->lm[row] = lambda[row];
   double da = H->dx[a], db = H->dx[b];

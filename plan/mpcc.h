@@ -26,8 +26,9 @@
  * nu at (q_k, v_{k+1}, omega_{k+1}), and in place of phi the gap row
  *   s(g_k) + h n_k . nu,  s(g) = g for g >= 0, 0.2 g for g < 0
  * (the LCP's speculative row and its gap stabilization, times h; s blended
- * over 1e-7 m so the rows stay smooth); the rest of the rows as above; and one more row, after
- * them (the penalty form: before its products' sum), the simulator's speculative margin:
+ * over 1e-7 m so the rows stay smooth); the rest of the rows as above; and, with margin_rows (not
+ * PLAN_MARGIN_OFF), one more row, after them (the penalty form: before its products' sum), the
+ * simulator's speculative margin:
  *   fz_k (g_k - margin_k) <= eps,  margin_k = cusp_swept_margin(h, disk speed at v_k)
  * (plugin/margin.h: the narrow phase makes no contact from farther at the step's start), smoothed
  * from below by at most about 0.2 mm; no force, and so no friction, from beyond it.
@@ -68,6 +69,7 @@
 
 #include "chain.h"
 
+enum { PLAN_MARGIN_OFF = 0, PLAN_MARGIN_ALL = 1 };   /* plan_mpcc_params.margin_rows */
 typedef struct {
   int N;                  /* steps */
   double T;               /* horizon, s */
@@ -94,6 +96,8 @@ typedef struct {
   int contact_at_start;   /* 0: the paper's contact (eq. 19) at the step's end, the exact gap phi(q_{k+1});
                            * 1: the simulator's (softbody/contact.c's LCP): geometry at q_k, the disk point
                            * moving at J(q_k) v_{k+1}, the gap linearized (see below) */
+  int margin_rows;        /* with contact_at_start, the margin rows (above): PLAN_MARGIN_OFF none (the NLP
+                           * without them), PLAN_MARGIN_ALL on every step */
   double friction_reference[3]; /* world direction whose tangent projection is the pyramid's first direction
                            * (sb_contact_frame, the simulator's with the same key); 0 0 0: the carried basis */
   double offaxis_angle;   /* plan_mpcc_offaxis_guess's contact, rad round the ball from the rest contact (0: 45 deg) */

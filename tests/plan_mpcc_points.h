@@ -41,7 +41,7 @@ static inline void expect_hessian_by_row_groups(plan_mpcc *p, const plan_mpcc_pa
   struct { const char *name; int first, count; } group[] = {
       {"arm's implicit step", 0, n}, {"ball's rotation", 2 * n, 3}, {"quaternion update", 2 * n + 3, 4},
       {"gap", o, 1}, {"gap fz", o + 1, 1}, {"cone gamma", o + 3, 1}, {"slips", o + 4, d}, {"ft slips", o + 4 + d, d},
-      {"margin (contact at the start)", o + 4 + 2 * d, P->contact_at_start ? 1 : 0}};
+      {"margin (contact at the start)", o + 4 + 2 * d, P->contact_at_start && P->margin_rows != PLAN_MARGIN_OFF ? 1 : 0}};
   double *lambda = malloc(sizeof(double) * m);
   for (size_t g = 0; g < sizeof group / sizeof group[0]; g++) {
     if (!group[g].count) continue;

@@ -185,6 +185,7 @@ static void expect_margin_row(void) {
   P.N = 2;
   P.T = 0.08;
   P.contact_at_start = 1;
+  P.margin_rows = PLAN_MARGIN_ALL;
   char err[256];
   plan_mpcc *p = plan_mpcc_create(&P, err, sizeof err);
   EXPECT(p != NULL, "create (z): %s", err);
@@ -263,6 +264,7 @@ int main(void) {
   P.T = 0.12;
   P.angle = 0.1;
   P.contact_at_start = 1;
+  P.margin_rows = PLAN_MARGIN_ALL;
   char err[256];
   plan_mpcc *p = plan_mpcc_create(&P, err, sizeof err);
   EXPECT(p != NULL, "create: %s", err);
@@ -380,6 +382,7 @@ int main(void) {
     Y.T = 0.08;
     Y.angle = 0.05;
     Y.contact_at_start = 1;
+    Y.margin_rows = PLAN_MARGIN_ALL;
     plan_mpcc *py = plan_mpcc_create(&Y, err, sizeof err);
     EXPECT(py != NULL, "create (y): %s", err);
     if (!py) return test_report("plan_mpcc_start");

@@ -46,10 +46,11 @@ def _plan(tmp_path_factory, contact_time):
                       # these replay checks were written for, which touches the ball on several steps
                       "--kin-effort", "0",
                       "--contact-time", contact_time, "--out", str(out)]
-                     # the friction reference (docs/planning.md, session 20) that gives a plan touching the ball on
-                     # two steps: 0,0,1 did until the start contact's margin row (session 21), after which that
-                     # plan touches on one step only and 1,0,0 (x's default) on two; the replay takes the same
-                     + (["--friction-reference", "1,0,0"] if contact_time == "start" else []),
+                     # with the start contact's margin rows on every step (session 21), so that the replay checks
+                     # a plan the margin constrains; the friction reference (docs/planning.md, session 20) that gives
+                     # such a plan touching the ball on two steps: with 0,0,1 it touches on one step only, with 1,0,0
+                     # (x's default) on two; the replay takes the same
+                     + (["--margin-rows", "all", "--friction-reference", "1,0,0"] if contact_time == "start" else []),
                      capture_output=True, text=True, timeout=600, env=dict(os.environ, OPENBLAS_NUM_THREADS="1"))
   assert r.returncode == 0, r.stderr[-2000:]
   summary = json.loads(r.stdout.strip().splitlines()[-1])
