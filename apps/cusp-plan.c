@@ -64,10 +64,12 @@ static int usage(const char *msg) {
           "                 [--terminal-weight w] [--terminal-weight-final w] [--out trajectory.csv] [--json] [--quiet] [--derivative-test] [--diagnose]\n"
           "                 [--polish | --no-polish] [--polish-certify] [--last-iter k] [--disk-fillet m]\n"
           "                 [--contact-time end|start] [--kin-effort 0|1] [--kin-out file] [--dyn-eps-start e] [--dyn-warm-primal 0|1]\n"
-          "                 [--friction-reference x,y,z|carried] [--margin-rows off|all]\n"
+          "                 [--friction-reference x,y,z|carried] [--margin-rows off|all|lazy]\n"
           "--margin-rows (with --contact-time start): off (default) the NLP without the simulator's margin;\n"
           "  all the row fz_k (g_k - margin_k) <= eps on every step (no push from beyond the narrow phase's\n"
-          "  speculative margin, plugin/margin.h; docs/planning.md, session 21)\n"
+          "  speculative margin, plugin/margin.h; docs/planning.md, session 21); lazy the dynamic stage\n"
+          "  without them, then again with the row on the steps its plan pushed on from beyond the margin\n"
+          "  (up to 3 more solves, from the plan; the JSON's margin_steps_added and margin_resolves)\n"
           "--friction-reference: the pyramid's first direction is this world direction projected on the contact's\n"
           "  tangent plane (the simulator's rule with the arm's key friction_reference: mjcf/ball_plan.xml sets\n"
           "  1 0 1; the trajectory file records the reference, columns rx ry rz, and cusp.replay uses it); carried: the rest contact's basis carried along the\n"
@@ -400,7 +402,8 @@ int main(int argc, char **argv) {
   if (!axis || strlen(axis) != 1 || !strchr("xyz", axis[0])) return usage("--axis must be x, y or z");
   if (strcmp(contact_time, "end") && strcmp(contact_time, "start"))
     return usage("--contact-time must be end or start");
-  if (strcmp(margin_rows, "off") && strcmp(margin_rows, "all")) return usage("--margin-rows must be off or all");
+  if (strcmp(margin_rows, "off") && strcmp(margin_rows, "all") && strcmp(margin_rows, "lazy"))
+    return usage("--margin-rows must be off, all or lazy");
   int at_start = !strcmp(contact_time, "start");
   if (cold < 0) cold = defaults_for(axis[0] - 'x', at_start, 0)->cold;
   const axis_defaults *D = defaults_for(axis[0] - 'x', at_start, !cold);
@@ -466,7 +469,8 @@ int main(int argc, char **argv) {
   if (angle > 0) P.angle = angle;
   if (disk_fillet >= 0) P.disk_fillet = disk_fillet;
   P.contact_at_start = !strcmp(contact_time, "start");
-  P.margin_rows = !strcmp(margin_rows, "all") ? PLAN_MARGIN_ALL : PLAN_MARGIN_OFF;
+  P.margin_rows = !strcmp(margin_rows, "all") ? PLAN_MARGIN_ALL : !strcmp(margin_rows, "lazy") ? PLAN_MARGIN_LAZY
+                                                                                              : PLAN_MARGIN_OFF;
   /* the replay scene's key (mjcf/ball_plan.xml): the plan's pyramid is then the simulator's */
   if (!friction_reference) friction_reference = P.contact_at_start ? FRICTION_REFERENCE_START[axis[0] - 'x'] : "carried";
   if (strcmp(friction_reference, "carried")) {
@@ -523,6 +527,9 @@ int main(int argc, char **argv) {
     plan_mpcc_set_start(p, dyn_eps_start > 0 ? dyn_eps_start : P.eps_start, dyn_warm_primal ? 1 : P.warm_primal);
   }
   int rc = plan_mpcc_solve(p, 1, z, &dyn);
+  if (dyn.margin_steps_added > 0)
+    fprintf(stderr, "cusp-plan: the plan pushed from beyond the simulator's margin: margin rows added on %d steps, "
+            "%d more solves\n", dyn.margin_steps_added, dyn.margin_resolves);
   double step_residual = plan_mpcc_step_residual(p, z);
   if (!quiet) fprintf(stderr, "dynamic stage: IPOPT status %d after %d iterations, %.2f CPU s\n", dyn.status, dyn.iterations, dyn.solve_s);
   if (out && write_trajectory(out, p, &P, z)) {
@@ -550,6 +557,7 @@ int main(int argc, char **argv) {
     json_number(dyn.complementarity_product);
     printf(", \"step_residual\": ");
     json_number(step_residual);
+    printf(", \"margin_steps_added\": %d, \"margin_resolves\": %d", dyn.margin_steps_added, dyn.margin_resolves);
     printf(", ");
     polish_json(&dyn.polish);
     printf(", \"iterations\": %d, \"solve_s\": {\"coarse\": ", coarse_stage.iterations + kin.iterations + dyn.iterations);

@@ -91,6 +91,9 @@ struct plan_mpcc {
   int last_now;          /* it is the homotopy's last relaxation (prm.ipopt_options_last) */
   int iterations;
   double eval_s;         /* CPU time inside the constraint, Jacobian and Hessian callbacks */
+  int margin_active;     /* PLAN_MARGIN_LAZY: some step's margin row is bounded (margin_mask) */
+  unsigned char *margin_mask;  /* PLAN_MARGIN_LAZY: N flags, the steps whose margin row is bounded */
+  int margin_probe;      /* step_geometry computes the margin's twist though the rows are off */
 };
 
 int plan_mpcc_n(const plan_mpcc *p) { return p->n; }
@@ -105,7 +108,13 @@ static int complementarity_rows(const plan_mpcc *p) {
 }
 /* contact_at_start: the margin row (margin_row), after the complementarity rows (penalty: before the
    products' sum, which stays last) */
-static int margin_on(const plan_mpcc *p) { return p->prm.contact_at_start && p->prm.margin_rows != PLAN_MARGIN_OFF; }
+/* margin_possible: the rows may be in the NLP (its scratch is sized for them); margin_on: they are,
+   on every step (PLAN_MARGIN_LAZY: once a plan pushed from beyond the margin, bounded on the masked
+   steps only, row_bounds) */
+static int margin_possible(const plan_mpcc *p) { return p->prm.contact_at_start && p->prm.margin_rows != PLAN_MARGIN_OFF; }
+static int margin_on(const plan_mpcc *p) {
+  return margin_possible(p) && (p->prm.margin_rows != PLAN_MARGIN_LAZY || p->margin_active);
+}
 static int margin_rows(const plan_mpcc *p) { return margin_on(p) ? 1 : 0; }
 static int rows_per_step(const plan_mpcc *p, int dynamic) {
   return (dynamic ? p->n : 0) + p->n + 3 + 4 + complementarity_rows(p) + margin_rows(p);
@@ -113,7 +122,7 @@ static int rows_per_step(const plan_mpcc *p, int dynamic) {
 int plan_mpcc_nconstraints(const plan_mpcc *p, int dynamic) { return p->prm.N * rows_per_step(p, dynamic); }
 /* The most rows a step can have (dynamic stage, Scholtes' form: penalty_from switches forms within
  * a stage): the size of the per-step scratch. */
-static int rows_per_step_max(const plan_mpcc *p) { return 2 * p->n + 3 + 4 + 4 + 2 * p->prm.d + margin_rows(p); }
+static int rows_per_step_max(const plan_mpcc *p) { return 2 * p->n + 3 + 4 + 4 + 2 * p->prm.d + margin_possible(p); }
 
 plan_mpcc_params plan_mpcc_rotate_task(int axis) {
   plan_mpcc_params r = {.N = 100, .T = 4.0, .mu = 0.6, .d = 10, .eps = 1e-7, .eps_start = 1e-3, .eps_factor = 0.1, .max_iter_relaxed = 300,
@@ -375,7 +384,7 @@ static void step_geometry(plan_mpcc *p, const state_view *S0, const state_view *
      + h tau: the plugin solves the rigid side with M + h D where MuJoCo's step damps implicitly
      (plugin/rigid_damping.c). */
   contact_geometry(p, S0->q, S1->v, S1->om, G);
-  if (!margin_on(p)) return;
+  if (!margin_on(p) && !p->margin_probe) return;
   /* the twist at v_k for the margin (start_margin), from the same kinematics at q_k */
   int n = p->n, last = p->model->nseg - 1;
   double J[6 * 64];
@@ -596,6 +605,11 @@ static void step_rows(plan_mpcc *p, const double *z, int k, double *r) {
   step_rows_with(p, z, k, NULL, NULL, r);
 }
 
+/* The margin row's upper bound on step k: eps, or (PLAN_MARGIN_LAZY, a step not in the mask) none */
+static double margin_bound(const plan_mpcc *p, int k) {
+  return p->prm.margin_rows == PLAN_MARGIN_LAZY && !p->margin_mask[k] ? 2e19 : p->prm.eps;
+}
+
 static void row_bounds(const plan_mpcc *p, double *lo, double *hi) {
   int R = p->nrow, n = p->n, d = p->prm.d;
   for (int k = 0; k < p->prm.N; k++) {
@@ -605,7 +619,7 @@ static void row_bounds(const plan_mpcc *p, double *lo, double *hi) {
     for (; o < neq; o++) l[o] = u[o] = 0;
     if (p->prm.penalty > 0) {  /* gap, cone, slips >= 0; sum of products = zeta */
       for (int j = 0; j < 2 + d; j++, o++) { l[o] = 0; u[o] = 2e19; }
-      if (margin_on(p)) { l[o] = -2e19; u[o++] = p->prm.eps; }   /* margin */
+      if (margin_on(p)) { l[o] = -2e19; u[o++] = margin_bound(p, k); }   /* margin */
       l[o] = u[o] = 0;
       continue;
     }
@@ -615,7 +629,7 @@ static void row_bounds(const plan_mpcc *p, double *lo, double *hi) {
     l[o] = 0; u[o++] = 2e19;
     l[o] = -2e19; u[o++] = p->prm.eps;
     for (int j = 0; j < d; j++) { l[o + j] = 0; u[o + j] = 2e19; l[o + d + j] = -2e19; u[o + d + j] = p->prm.eps; }
-    if (margin_on(p)) { l[o + 2 * d] = -2e19; u[o + 2 * d] = p->prm.eps; }   /* margin */
+    if (margin_on(p)) { l[o + 2 * d] = -2e19; u[o + 2 * d] = margin_bound(p, k); }   /* margin */
   }
 }
 
@@ -1363,9 +1377,12 @@ static Bool cb_progress(Index mode, Index iter, Number obj, Number inf_pr, Numbe
 }
 
 /* The pattern of both stages and the cache of hessian_step. Returns 0, or -1 out of memory. */
-static int hessian_cache_create(plan_mpcc *p) {
-  int n = p->n, C = p->B + p->ns, R = rows_per_step_max(p);
+/* The pattern of a step's block, both stages (from margin_on at the call) */
+static int hessian_patterns(plan_mpcc *p) {
+  int C = p->B + p->ns;
   for (int dynamic = 0; dynamic < 2; dynamic++) {
+    free(p->hess.pair[dynamic]);
+    free(p->hess.used[dynamic]);
     int np = hessian_pairs(p, dynamic, NULL);
     p->hess.npairs[dynamic] = np;
     p->hess.pair[dynamic] = malloc(sizeof(int) * 2 * (size_t)np);
@@ -1378,6 +1395,12 @@ static int hessian_cache_create(plan_mpcc *p) {
       p->hess.used[dynamic][a] = p->hess.used[dynamic][b] = 1;
     }
   }
+  return 0;
+}
+
+static int hessian_cache_create(plan_mpcc *p) {
+  int n = p->n, C = p->B + p->ns, R = rows_per_step_max(p);
+  if (hessian_patterns(p)) return -1;
   hessian_cache *H = p->hc = calloc(1, sizeof *H);
   if (!H) return -1;
   int narm = 2 * n + 2;   /* Aq (+ and -), A0, Afresh */
@@ -1429,6 +1452,8 @@ static int params_valid(const plan_mpcc_params *P, char *error, int error_size) 
     {"mu >= 0", P->mu, P->mu >= 0},
     {"d (friction directions) in 3..16", P->d, P->d >= 3 && P->d <= 16},
     {"eps > 0", P->eps, P->eps > 0},
+    {"margin rows: 0 (off), 1 (all) or 2 (lazy)", P->margin_rows,
+     P->margin_rows == PLAN_MARGIN_OFF || P->margin_rows == PLAN_MARGIN_ALL || P->margin_rows == PLAN_MARGIN_LAZY},
     {"ball radius (m) > 0", P->ball_radius, P->ball_radius > 0},
     {"ball mass (kg) > 0", P->ball_mass, P->ball_mass > 0},
     {"disk radius (m) > 0", P->disk_radius, P->disk_radius > 0},
@@ -1484,7 +1509,8 @@ plan_mpcc *plan_mpcc_create(const plan_mpcc_params *prm, char *error, int error_
   int n = p->n, R = rows_per_step_max(p);
   p->Mt = malloc(sizeof(double) * (n * n + 3 * n + 2 * (n * n + 7 * n)));
   p->zp = malloc(sizeof(double) * (p->nvar + 2 * R));
-  if (!p->Mt || !p->zp || hessian_cache_create(p)) { snprintf(error, error_size, "mpcc: out of memory"); plan_mpcc_free(p); return NULL; }
+  p->margin_mask = calloc((size_t)P->N, 1);
+  if (!p->Mt || !p->zp || !p->margin_mask || hessian_cache_create(p)) { snprintf(error, error_size, "mpcc: out of memory"); plan_mpcc_free(p); return NULL; }
   p->c = p->Mt + n * n;
   p->tmp = p->c + n;
   p->terms.Mt = p->tmp + n;
@@ -1564,6 +1590,7 @@ void plan_mpcc_free(plan_mpcc *p) {
   free(p->effort_C);
   free(p->effort_H);
   hessian_cache_free(p);
+  free(p->margin_mask);
   free(p);
 }
 
@@ -2024,7 +2051,7 @@ static double relaxed_violation(plan_mpcc *p, const double *z, const double *xl,
   return v;
 }
 
-int plan_mpcc_solve(plan_mpcc *p, int dynamic, double *z, plan_mpcc_stage *out) {
+static int solve_stage(plan_mpcc *p, int dynamic, double *z, plan_mpcc_stage *out) {
   memset(out, 0, sizeof *out);
   p->dynamic = dynamic;
   /* penalty_from: Scholtes' homotopy down to penalty_from, then the penalty form (from that
@@ -2155,6 +2182,64 @@ int plan_mpcc_solve(plan_mpcc *p, int dynamic, double *z, plan_mpcc_stage *out) 
   p->prm.penalty = rho;
   p->prm.terminal_weight = weight;
   return converged || polished_capped ? 0 : -1;
+}
+
+/* PLAN_MARGIN_LAZY: a step is marked when the plan pushes there with more than this fraction of its
+   largest normal force, from beyond the margin; and at most this many solves follow the first */
+#define LAZY_FORCE_FRACTION 1e-3
+#define LAZY_MAX_RESOLVES 3
+
+int plan_mpcc_margin_mark(plan_mpcc *p, const double *z) {
+  int N = p->prm.N, added = 0;
+  double largest = 0;
+  for (int k = 0; k < N; k++) largest = fmax(largest, control_at(p, z, k).fz);
+  if (!(largest > 0)) return 0;
+  p->margin_probe = 1;
+  for (int k = 0; k < N; k++) {
+    if (p->margin_mask[k] || !(control_at(p, z, k).fz > LAZY_FORCE_FRACTION * largest)) continue;
+    state_view S0 = state_at(p, z, k), S1 = state_at(p, z, k + 1);
+    contact_geom G;
+    step_geometry(p, &S0, &S1, &G);
+    /* the row's own margin (start_margin), so that a marked step's row is violated by the plan */
+    if (G.gap > start_margin(p, &G)) {
+      p->margin_mask[k] = 1;
+      added++;
+    }
+  }
+  p->margin_probe = 0;
+  return added;
+}
+
+const unsigned char *plan_mpcc_margin_mask(const plan_mpcc *p) { return p->margin_mask; }
+
+/* The stage (solve_stage), and with PLAN_MARGIN_LAZY in the dynamic stage, while its plan pushes from
+   beyond the margin on unmarked steps: those steps' rows bounded and the last relaxation solved again
+   from the plan (a primal warm start: the rows change, so the multipliers would not fit), then the
+   polish as after any solve. */
+int plan_mpcc_solve(plan_mpcc *p, int dynamic, double *z, plan_mpcc_stage *out) {
+  int rc = solve_stage(p, dynamic, z, out);
+  if (!dynamic || !p->prm.contact_at_start || p->prm.margin_rows != PLAN_MARGIN_LAZY) return rc;
+  double eps_start = p->prm.eps_start;
+  int warm_primal = p->prm.warm_primal;
+  for (int round = 0; round < LAZY_MAX_RESOLVES; round++) {
+    int added = plan_mpcc_margin_mark(p, z);
+    if (!added) break;
+    if (!p->margin_active) {
+      p->margin_active = 1;   /* the rows (free on unmarked steps) and their Hessian pairs from now on */
+      if (hessian_patterns(p)) { out->status = Insufficient_Memory; rc = -1; break; }
+    }
+    plan_mpcc_stage before = *out;
+    plan_mpcc_set_start(p, p->prm.eps, 1);
+    rc = solve_stage(p, 1, z, out);
+    out->iterations += before.iterations;
+    out->solve_s += before.solve_s;
+    out->wall_s += before.wall_s;
+    out->eval_s += before.eval_s;
+    out->margin_steps_added = before.margin_steps_added + added;
+    out->margin_resolves = before.margin_resolves + 1;
+  }
+  plan_mpcc_set_start(p, eps_start, warm_primal);
+  return rc;
 }
 
 void plan_mpcc_set_start(plan_mpcc *p, double eps_start, int warm_primal) {

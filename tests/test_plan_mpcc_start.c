@@ -258,6 +258,106 @@ static void expect_margin_row(void) {
   plan_mpcc_free(p);
 }
 
+/* PLAN_MARGIN_LAZY's mark (plan_mpcc_margin_mark) on constructed plans of the z task at rest (margin
+ * CUSP_MARGIN): session 20's step 0 (0.229 N from 20 mm) is marked, once; a step pushing with less than
+ * 1e-3 of the plan's largest force is not, nor one pushing from 3 mm. */
+static void expect_margin_mark(void) {
+  plan_mpcc_params P = plan_mpcc_rotate_task(2);
+  P.N = 2;
+  P.T = 0.08;
+  P.contact_at_start = 1;
+  P.margin_rows = PLAN_MARGIN_LAZY;
+  char err[256];
+  plan_mpcc *p = plan_mpcc_create(&P, err, sizeof err);
+  EXPECT(p != NULL, "create (z, lazy): %s", err);
+  if (!p) return;
+  int n = plan_mpcc_n(p), B = plan_mpcc_block(p), fz = 2 * n + 7 + n;   /* after S_k and tau_k */
+  double *z = malloc(sizeof(double) * plan_mpcc_nvars(p));
+  plan_mpcc_rest_guess(p, z);
+  const unsigned char *mask = plan_mpcc_margin_mask(p);
+  z[fz] = 0.229;
+  int added = plan_mpcc_margin_mark(p, z);
+  EXPECT(added == 1 && mask[0] && !mask[1], "0.229 N from 20 mm on step 0: %d marked, mask %d %d", added, mask[0],
+         mask[1]);
+  added = plan_mpcc_margin_mark(p, z);
+  EXPECT(added == 0, "marked again: %d", added);
+  plan_mpcc_free(p);
+
+  p = plan_mpcc_create(&P, err, sizeof err);
+  EXPECT(p != NULL, "create (z, lazy): %s", err);
+  if (!p) { free(z); return; }
+  mask = plan_mpcc_margin_mask(p);
+  z[fz] = 0.229;
+  z[B + fz] = 300;   /* step 0's force below 1e-3 of the largest */
+  added = plan_mpcc_margin_mark(p, z);
+  EXPECT(added == 1 && !mask[0] && mask[1], "0.229 N and 300 N from 20 mm: %d marked, mask %d %d", added, mask[0],
+         mask[1]);
+  plan_mpcc_free(p);
+
+  p = plan_mpcc_create(&P, err, sizeof err);
+  EXPECT(p != NULL, "create (z, lazy): %s", err);
+  if (!p) { free(z); return; }
+  mask = plan_mpcc_margin_mask(p);
+  set_gaps(p, &P, z, 3e-3);
+  z[fz] = z[B + fz] = 0.229;
+  added = plan_mpcc_margin_mark(p, z);
+  EXPECT(added == 0 && !mask[0] && !mask[1], "0.229 N from 3 mm: %d marked", added);
+  printf("lazy margin mark: 20 mm marked, 3 mm and a force below 1e-3 of the largest not\n");
+  plan_mpcc_free(p);
+  free(z);
+}
+
+/* PLAN_MARGIN_LAZY on a plan that pushes (0.38 N) from within the margin only (x, N = 5, T = 0.2, angle
+ * 0.2, cold; cusp-plan's solver settings): no step is marked, no solve follows, and the plan is
+ * PLAN_MARGIN_OFF's to the bit (the same NLP, so the same IPOPT path). */
+static void expect_lazy_equals_off(void) {
+  plan_mpcc_params P = plan_mpcc_rotate_task(0);
+  P.N = 5;
+  P.T = 0.2;
+  P.angle = 0.2;
+  P.contact_at_start = 1;
+  P.friction_reference[0] = 1;   /* cusp-plan's with the start contact about x */
+  P.friction_reference[1] = P.friction_reference[2] = 0;
+  P.exact_hessian = 2;
+  P.polish = 1;
+  P.max_iter = 3000;
+  P.tol = 1e-8;
+  char err[256];
+  double *z[2] = {NULL, NULL}, largest = 0;
+  plan_mpcc_stage out[2];
+  int rc[2] = {-1, -1}, nv = 0;
+  for (int lazy = 0; lazy < 2; lazy++) {
+    P.margin_rows = lazy ? PLAN_MARGIN_LAZY : PLAN_MARGIN_OFF;
+    plan_mpcc *p = plan_mpcc_create(&P, err, sizeof err);
+    EXPECT(p != NULL, "create (x, %s): %s", lazy ? "lazy" : "off", err);
+    if (!p) break;
+    nv = plan_mpcc_nvars(p);
+    z[lazy] = malloc(sizeof(double) * nv);
+    plan_mpcc_rest_guess(p, z[lazy]);
+    rc[lazy] = plan_mpcc_solve(p, 1, z[lazy], &out[lazy]);
+    for (int k = 0; k < P.N && lazy == 0; k++) {
+      double gap, fz, normal[3];
+      plan_mpcc_contact(p, z[0], k, &gap, &fz, normal);
+      largest = fmax(largest, fz);
+    }
+    plan_mpcc_free(p);
+  }
+  if (z[0] && z[1]) {
+    EXPECT(rc[0] == 0 && rc[1] == 0, "the solves: %d (off), %d (lazy)", rc[0], rc[1]);
+    EXPECT(largest > 0.1, "the plan pushes: largest fz %g N", largest);
+    EXPECT(out[1].margin_steps_added == 0 && out[1].margin_resolves == 0, "lazy: %d steps marked, %d more solves",
+           out[1].margin_steps_added, out[1].margin_resolves);
+    EXPECT(out[0].iterations == out[1].iterations && out[0].objective == out[1].objective &&
+               !memcmp(z[0], z[1], sizeof(double) * nv),
+           "lazy vs off: %d vs %d iterations, objective %.17g vs %.17g", out[1].iterations, out[0].iterations,
+           out[1].objective, out[0].objective);
+    printf("lazy vs off (x, N = 5): largest fz %.3g N, %d steps marked, %d iterations both, objective %.9g\n", largest,
+           out[1].margin_steps_added, out[1].iterations, out[1].objective);
+  }
+  free(z[0]);
+  free(z[1]);
+}
+
 int main(void) {
   plan_mpcc_params P = plan_mpcc_rotate_task(0);
   P.N = 3;
@@ -423,5 +523,7 @@ int main(void) {
 
   expect_friction_reference(P);
   expect_margin_row();
+  expect_margin_mark();
+  expect_lazy_equals_off();
   return test_report("plan_mpcc_start");
 }
