@@ -65,11 +65,12 @@ static int usage(const char *msg) {
           "                 [--polish | --no-polish] [--polish-certify] [--last-iter k] [--disk-fillet m]\n"
           "                 [--contact-time end|start] [--kin-effort 0|1] [--kin-out file] [--dyn-eps-start e] [--dyn-warm-primal 0|1]\n"
           "                 [--friction-reference x,y,z|carried] [--margin-rows off|all|lazy]\n"
-          "--margin-rows (with --contact-time start): off (default) the NLP without the simulator's margin;\n"
+          "--margin-rows (with --contact-time start): off the NLP without the simulator's margin;\n"
           "  all the row fz_k (g_k - margin_k) <= eps on every step (no push from beyond the narrow phase's\n"
-          "  speculative margin, plugin/margin.h; docs/planning.md, session 21); lazy the dynamic stage\n"
+          "  speculative margin, plugin/margin.h; docs/planning.md, session 21); lazy (default) the dynamic stage\n"
           "  without them, then again with the row on the steps its plan pushed on from beyond the margin\n"
-          "  (up to 3 more solves, from the plan; the JSON's margin_steps_added and margin_resolves)\n"
+          "  (up to 3 more solves of the dynamic stage, from its start; the JSON's margin_steps_added and\n"
+          "  margin_resolves)\n"
           "--friction-reference: the pyramid's first direction is this world direction projected on the contact's\n"
           "  tangent plane (the simulator's rule with the arm's key friction_reference: mjcf/ball_plan.xml sets\n"
           "  1 0 1; the trajectory file records the reference, columns rx ry rz, and cusp.replay uses it); carried: the rest contact's basis carried along the\n"
@@ -270,7 +271,7 @@ static int coarse_guess(plan_mpcc *p, const plan_mpcc_params *P, int coarse_N, d
 int main(int argc, char **argv) {
   const char *task = NULL, *axis = NULL, *out = NULL, *guess = NULL, *ipopt_options = NULL, *hessian = NULL;
   const char *kin_out = NULL;
-  const char *coarse_start = NULL, *ipopt_options_last = NULL, *contact_time = "end", *margin_rows = "off", *friction_reference = NULL;
+  const char *coarse_start = NULL, *ipopt_options_last = NULL, *contact_time = "end", *margin_rows = "lazy", *friction_reference = NULL;
   int coarse_N = 20, coarse_iter = -1;
   double coarse_eps = -1;
   /* the kinematic stage's budget: with its effort it need not converge, only find the contact sequence;

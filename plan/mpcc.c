@@ -2213,14 +2213,20 @@ int plan_mpcc_margin_mark(plan_mpcc *p, const double *z) {
 const unsigned char *plan_mpcc_margin_mask(const plan_mpcc *p) { return p->margin_mask; }
 
 /* The stage (solve_stage), and with PLAN_MARGIN_LAZY in the dynamic stage, while its plan pushes from
-   beyond the margin on unmarked steps: those steps' rows bounded and the last relaxation solved again
-   from the plan (a primal warm start: the rows change, so the multipliers would not fit), then the
-   polish as after any solve. */
+   beyond the margin on unmarked steps: those steps' rows bounded and the stage solved again, from the
+   point it started from (its homotopy and polish as the first time). From the plan instead, its last
+   relaxation (a primal warm start) or the whole homotopy did not converge on z warm within the CPU
+   cap: the plan sits in the corner the new row cuts off (docs/planning.md, session 21). */
 int plan_mpcc_solve(plan_mpcc *p, int dynamic, double *z, plan_mpcc_stage *out) {
+  if (!dynamic || !p->prm.contact_at_start || p->prm.margin_rows != PLAN_MARGIN_LAZY) return solve_stage(p, dynamic, z, out);
+  double *z0 = malloc(sizeof(double) * (size_t)p->nvar);
+  if (!z0) {
+    memset(out, 0, sizeof *out);
+    out->status = Insufficient_Memory;
+    return -1;
+  }
+  memcpy(z0, z, sizeof(double) * (size_t)p->nvar);
   int rc = solve_stage(p, dynamic, z, out);
-  if (!dynamic || !p->prm.contact_at_start || p->prm.margin_rows != PLAN_MARGIN_LAZY) return rc;
-  double eps_start = p->prm.eps_start;
-  int warm_primal = p->prm.warm_primal;
   for (int round = 0; round < LAZY_MAX_RESOLVES; round++) {
     int added = plan_mpcc_margin_mark(p, z);
     if (!added) break;
@@ -2229,7 +2235,7 @@ int plan_mpcc_solve(plan_mpcc *p, int dynamic, double *z, plan_mpcc_stage *out) 
       if (hessian_patterns(p)) { out->status = Insufficient_Memory; rc = -1; break; }
     }
     plan_mpcc_stage before = *out;
-    plan_mpcc_set_start(p, p->prm.eps, 1);
+    memcpy(z, z0, sizeof(double) * (size_t)p->nvar);
     rc = solve_stage(p, 1, z, out);
     out->iterations += before.iterations;
     out->solve_s += before.solve_s;
@@ -2238,7 +2244,7 @@ int plan_mpcc_solve(plan_mpcc *p, int dynamic, double *z, plan_mpcc_stage *out) 
     out->margin_steps_added = before.margin_steps_added + added;
     out->margin_resolves = before.margin_resolves + 1;
   }
-  plan_mpcc_set_start(p, eps_start, warm_primal);
+  free(z0);
   return rc;
 }
 

@@ -100,7 +100,7 @@ typedef struct {
                            * without them), PLAN_MARGIN_ALL on every step, PLAN_MARGIN_LAZY the dynamic stage
                            * solved without them, then, while its plan pushes from beyond the margin on steps
                            * without the row, again with the row bounded on those steps (every step has the
-                           * row then, free on the others), from the plan (plan_mpcc_stage.margin_*) */
+                           * row then, free on the others), from the stage's start point (plan_mpcc_stage.margin_*) */
   double friction_reference[3]; /* world direction whose tangent projection is the pyramid's first direction
                            * (sb_contact_frame, the simulator's with the same key); 0 0 0: the carried basis */
   double offaxis_angle;   /* plan_mpcc_offaxis_guess's contact, rad round the ball from the rest contact (0: 45 deg) */
