@@ -64,7 +64,13 @@ static int usage(const char *msg) {
           "                 [--terminal-weight w] [--terminal-weight-final w] [--out trajectory.csv] [--json] [--quiet] [--derivative-test] [--diagnose]\n"
           "                 [--polish | --no-polish] [--polish-certify] [--last-iter k] [--disk-fillet m]\n"
           "                 [--contact-time end|start] [--kin-effort 0|1] [--kin-out file] [--dyn-eps-start e] [--dyn-warm-primal 0|1]\n"
-          "                 [--friction-reference x,y,z|carried]\n"
+          "                 [--friction-reference x,y,z|carried] [--margin-rows off|all|lazy]\n"
+          "--margin-rows (with --contact-time start): off the NLP without the simulator's margin;\n"
+          "  all the row fz_k (g_k - margin_k) <= eps on every step (no push from beyond the narrow phase's\n"
+          "  speculative margin, plugin/margin.h; docs/planning.md, session 21); lazy (default) the dynamic stage\n"
+          "  without them, then again with the row on the steps its plan pushed on from beyond the margin\n"
+          "  (up to 3 more solves of the dynamic stage, from its start; the JSON's margin_steps_added and\n"
+          "  margin_resolves)\n"
           "--friction-reference: the pyramid's first direction is this world direction projected on the contact's\n"
           "  tangent plane (the simulator's rule with the arm's key friction_reference: mjcf/ball_plan.xml sets\n"
           "  1 0 1; the trajectory file records the reference, columns rx ry rz, and cusp.replay uses it); carried: the rest contact's basis carried along the\n"
@@ -265,7 +271,7 @@ static int coarse_guess(plan_mpcc *p, const plan_mpcc_params *P, int coarse_N, d
 int main(int argc, char **argv) {
   const char *task = NULL, *axis = NULL, *out = NULL, *guess = NULL, *ipopt_options = NULL, *hessian = NULL;
   const char *kin_out = NULL;
-  const char *coarse_start = NULL, *ipopt_options_last = NULL, *contact_time = "end", *friction_reference = NULL;
+  const char *coarse_start = NULL, *ipopt_options_last = NULL, *contact_time = "end", *margin_rows = "lazy", *friction_reference = NULL;
   int coarse_N = 20, coarse_iter = -1;
   double coarse_eps = -1;
   /* the kinematic stage's budget: with its effort it need not converge, only find the contact sequence;
@@ -312,6 +318,7 @@ int main(int argc, char **argv) {
       if (parse_positive(argv[++i], &dyn_eps_start)) return usage("--dyn-eps-start needs a number > 0");
     }
     else if (!strcmp(a, "--contact-time") && more) contact_time = argv[++i];
+    else if (!strcmp(a, "--margin-rows") && more) margin_rows = argv[++i];
     else if (!strcmp(a, "--friction-reference") && more) friction_reference = argv[++i];
     else if (!strcmp(a, "--coarse-eps") && more) {
       if (parse_positive(argv[++i], &coarse_eps)) return usage("--coarse-eps needs a number > 0");
@@ -396,6 +403,8 @@ int main(int argc, char **argv) {
   if (!axis || strlen(axis) != 1 || !strchr("xyz", axis[0])) return usage("--axis must be x, y or z");
   if (strcmp(contact_time, "end") && strcmp(contact_time, "start"))
     return usage("--contact-time must be end or start");
+  if (strcmp(margin_rows, "off") && strcmp(margin_rows, "all") && strcmp(margin_rows, "lazy"))
+    return usage("--margin-rows must be off, all or lazy");
   int at_start = !strcmp(contact_time, "start");
   if (cold < 0) cold = defaults_for(axis[0] - 'x', at_start, 0)->cold;
   const axis_defaults *D = defaults_for(axis[0] - 'x', at_start, !cold);
@@ -461,6 +470,8 @@ int main(int argc, char **argv) {
   if (angle > 0) P.angle = angle;
   if (disk_fillet >= 0) P.disk_fillet = disk_fillet;
   P.contact_at_start = !strcmp(contact_time, "start");
+  P.margin_rows = !strcmp(margin_rows, "all") ? PLAN_MARGIN_ALL : !strcmp(margin_rows, "lazy") ? PLAN_MARGIN_LAZY
+                                                                                              : PLAN_MARGIN_OFF;
   /* the replay scene's key (mjcf/ball_plan.xml): the plan's pyramid is then the simulator's */
   if (!friction_reference) friction_reference = P.contact_at_start ? FRICTION_REFERENCE_START[axis[0] - 'x'] : "carried";
   if (strcmp(friction_reference, "carried")) {
@@ -517,6 +528,9 @@ int main(int argc, char **argv) {
     plan_mpcc_set_start(p, dyn_eps_start > 0 ? dyn_eps_start : P.eps_start, dyn_warm_primal ? 1 : P.warm_primal);
   }
   int rc = plan_mpcc_solve(p, 1, z, &dyn);
+  if (dyn.margin_steps_added > 0)
+    fprintf(stderr, "cusp-plan: the plan pushed from beyond the simulator's margin: margin rows added on %d steps, "
+            "%d more solves\n", dyn.margin_steps_added, dyn.margin_resolves);
   double step_residual = plan_mpcc_step_residual(p, z);
   if (!quiet) fprintf(stderr, "dynamic stage: IPOPT status %d after %d iterations, %.2f CPU s\n", dyn.status, dyn.iterations, dyn.solve_s);
   if (out && write_trajectory(out, p, &P, z)) {
@@ -531,8 +545,9 @@ int main(int argc, char **argv) {
     printf("{\"task\": \"rotate\", \"axis\": \"%c\", \"start\": \"%s\", \"N\": %d, \"T\": ", axis[0],
            cold ? "cold" : "kinematic", N);
     json_number(T);
-    printf(", \"hessian\": \"%s\", \"contact_time\": \"%s\", \"friction_reference\": \"%s\", \"terminal_weight\": ",
-           hessian, contact_time, friction_reference);
+    printf(", \"hessian\": \"%s\", \"contact_time\": \"%s\", \"margin_rows\": \"%s\", \"friction_reference\": \"%s\", "
+           "\"terminal_weight\": ",
+           hessian, contact_time, P.contact_at_start ? margin_rows : "off", friction_reference);
     json_number(P.terminal_weight_final > 0 ? P.terminal_weight_final : P.terminal_weight);
     printf(", \"guess\": \"%s\", \"status\": \"%s\", \"ipopt_status\": %d, \"quaternion_error\": ",
            coarse ? "coarse" : offaxis ? "offaxis" : "rest", status, dyn.status);
@@ -543,6 +558,7 @@ int main(int argc, char **argv) {
     json_number(dyn.complementarity_product);
     printf(", \"step_residual\": ");
     json_number(step_residual);
+    printf(", \"margin_steps_added\": %d, \"margin_resolves\": %d", dyn.margin_steps_added, dyn.margin_resolves);
     printf(", ");
     polish_json(&dyn.polish);
     printf(", \"iterations\": %d, \"solve_s\": {\"coarse\": ", coarse_stage.iterations + kin.iterations + dyn.iterations);

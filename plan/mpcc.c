@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../plugin/margin.h"
 #include "contact.h"
 #include "mpcc_polish.h"
 #include "presets.h"
@@ -21,6 +22,12 @@
  * most 0.15 of it, at g = 0, well under the LCP's own tolerance on the normal velocity times h */
 #define STAB_WIDTH 1e-7
 #define STAB_FACTOR 0.2
+/* contact_at_start, the simulator's margin (start_margin): its sharp max, min and norms smoothed over
+ * these widths, each from below (a margin at most MARGIN_WIDTH + 2 h SPEED_WIDTH (1 + the disk's
+ * bounding radius) short of the simulator's), wide enough that the Hessian's differences (steps of
+ * 1e-5 in q and v) stay on one side of their curvature */
+#define MARGIN_WIDTH 1e-4   /* m */
+#define SPEED_WIDTH 1e-3    /* m/s */
 /* friction_reference: the least angle (rad) between it and the rest contact's normal (either sign) */
 #define FRICTION_REFERENCE_MIN_ANGLE (30 * M_PI / 180)
 /* A last relaxation stopped at its cap is polished only when its point
@@ -84,6 +91,9 @@ struct plan_mpcc {
   int last_now;          /* it is the homotopy's last relaxation (prm.ipopt_options_last) */
   int iterations;
   double eval_s;         /* CPU time inside the constraint, Jacobian and Hessian callbacks */
+  int margin_active;     /* PLAN_MARGIN_LAZY: some step's margin row is bounded (margin_mask) */
+  unsigned char *margin_mask;  /* PLAN_MARGIN_LAZY: N flags, the steps whose margin row is bounded */
+  int margin_probe;      /* step_geometry computes the margin's twist though the rows are off */
 };
 
 int plan_mpcc_n(const plan_mpcc *p) { return p->n; }
@@ -96,13 +106,23 @@ int plan_mpcc_nvars(const plan_mpcc *p) { return p->nvar; }
 static int complementarity_rows(const plan_mpcc *p) {
   return p->prm.penalty > 0 ? 2 + p->prm.d + 1 : 4 + 2 * p->prm.d;
 }
+/* contact_at_start: the margin row (margin_row), after the complementarity rows (penalty: before the
+   products' sum, which stays last) */
+/* margin_possible: the rows may be in the NLP (its scratch is sized for them); margin_on: they are,
+   on every step (PLAN_MARGIN_LAZY: once a plan pushed from beyond the margin, bounded on the masked
+   steps only, row_bounds) */
+static int margin_possible(const plan_mpcc *p) { return p->prm.contact_at_start && p->prm.margin_rows != PLAN_MARGIN_OFF; }
+static int margin_on(const plan_mpcc *p) {
+  return margin_possible(p) && (p->prm.margin_rows != PLAN_MARGIN_LAZY || p->margin_active);
+}
+static int margin_rows(const plan_mpcc *p) { return margin_on(p) ? 1 : 0; }
 static int rows_per_step(const plan_mpcc *p, int dynamic) {
-  return (dynamic ? p->n : 0) + p->n + 3 + 4 + complementarity_rows(p);
+  return (dynamic ? p->n : 0) + p->n + 3 + 4 + complementarity_rows(p) + margin_rows(p);
 }
 int plan_mpcc_nconstraints(const plan_mpcc *p, int dynamic) { return p->prm.N * rows_per_step(p, dynamic); }
 /* The most rows a step can have (dynamic stage, Scholtes' form: penalty_from switches forms within
  * a stage): the size of the per-step scratch. */
-static int rows_per_step_max(const plan_mpcc *p) { return 2 * p->n + 3 + 4 + 4 + 2 * p->prm.d; }
+static int rows_per_step_max(const plan_mpcc *p) { return 2 * p->n + 3 + 4 + 4 + 2 * p->prm.d + margin_possible(p); }
 
 plan_mpcc_params plan_mpcc_rotate_task(int axis) {
   plan_mpcc_params r = {.N = 100, .T = 4.0, .mu = 0.6, .d = 10, .eps = 1e-7, .eps_start = 1e-3, .eps_factor = 0.1, .max_iter_relaxed = 300,
@@ -168,6 +188,8 @@ typedef struct {
   double rho, wz;       /* the ball centre in the disk frame: distance from the axis, height (which
                          * feature of the capped cylinder is closest: face, side or rim) */
   double wl[3];         /* the ball centre in the disk frame */
+  double R[9];          /* the disk's rotation (world, row-major; its local z the axis) */
+  double eta0[6];       /* contact_at_start: the disk frame's body twist [w; v] at v_k, the step's start */
 } contact_geom;
 
 /* The point of the capped cylinder (the end disk: radius rd, half thickness
@@ -294,6 +316,8 @@ static void contact_geometry(plan_mpcc *p, const double *q, const double *v, con
   } else {
     closest_point(P->disk_radius, P->disk_half_thickness, P->disk_fillet, wl, xl, NULL);
   }
+  memcpy(G->R, g.R, sizeof G->R);
+  memset(G->eta0, 0, sizeof G->eta0);   /* step_geometry's, with the contact at the start */
   G->rho = sqrt(wl[0] * wl[0] + wl[1] * wl[1] + EPS_SDF);
   G->wz = wl[2];
   memcpy(G->wl, wl, sizeof G->wl);
@@ -361,6 +385,43 @@ static void step_geometry(plan_mpcc *p, const state_view *S0, const state_view *
      + h tau: the plugin solves the rigid side with M + h D where MuJoCo's step damps implicitly
      (plugin/rigid_damping.c). */
   contact_geometry(p, S0->q, S1->v, S1->om, G);
+  if (!margin_on(p) && !p->margin_probe) return;
+  /* the twist at v_k for the margin (start_margin), from the same kinematics at q_k */
+  int n = p->n, last = p->model->nseg - 1;
+  double J[6 * 64];
+  sb_pose g;
+  sb_point_kinematics(p->model, p->work, last, p->model->seg[last].p.length, &g, J, NULL, NULL);
+  for (int i = 0; i < 6; i++) {
+    G->eta0[i] = 0;
+    for (int c = 0; c < n; c++) G->eta0[i] += J[i * n + c] * S0->v[c];
+  }
+}
+
+/* The simulator's margin at the step's start (plugin/narrowphase.c, margin.h): the pair is looked
+ * for within cusp_swept_margin(h, speed), speed the disk centre's speed plus its rim's (its angular
+ * speed across its axis times its bounding radius, MuJoCo's geom_rbound of the cylinder; the
+ * ball's motion is not counted, as for any MuJoCo geom), at v_k. Here max(CUSP_MARGIN, reach) and
+ * the norms smoothed from below (MARGIN_WIDTH, SPEED_WIDTH), so the plan never counts on a contact
+ * the simulator would not look for. (The simulator keeps a pair found beyond CUSP_MARGIN only when
+ * it closes fast enough; that refinement is not modelled: docs/planning.md, session 21.) */
+static double soft_norm(double a2) { return sqrt(a2 + SPEED_WIDTH * SPEED_WIDTH) - SPEED_WIDTH; }
+static double soft_min(double a, double b) {
+  return 0.5 * (a + b - sqrt((a - b) * (a - b) + MARGIN_WIDTH * MARGIN_WIDTH));
+}
+static double start_margin(const plan_mpcc *p, const contact_geom *G) {
+  const plan_mpcc_params *P = &p->prm;
+  const double *w = G->eta0, *v = G->eta0 + 3;
+  double rbound = sqrt(P->disk_radius * P->disk_radius + P->disk_half_thickness * P->disk_half_thickness);
+  double speed = soft_norm(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]) + rbound * soft_norm(w[0] * w[0] + w[1] * w[1]);
+  double travel = p->h * speed, reach = travel + soft_min(travel, CUSP_SWEEP_ALLOWANCE);
+  /* max(a, b) from below: a + b - min(a, b), less the smoothing's reach */
+  return CUSP_MARGIN + reach - soft_min(CUSP_MARGIN, reach) - 0.5 * MARGIN_WIDTH;
+}
+
+/* contact_at_start: the row fz_k (g_k - margin) <= eps: no normal force (and so no friction) from
+ * beyond the simulator's margin. */
+static double margin_row(const plan_mpcc *p, const contact_geom *G, double fz) {
+  return fz * (G->gap - start_margin(p, G));
 }
 
 /* s(g) of the gap row (mpcc.h) and its derivative: g above the blend, 0.2 g below it, and within
@@ -525,6 +586,7 @@ static void step_rows_with(plan_mpcc *p, const double *z, int k, const contact_g
       r[o++] = s;
       products += U.ft[j] * s;
     }
+    if (margin_on(p)) r[o++] = margin_row(p, &G, U.fz);
     r[o] = products - U.zeta;
     return;
   }
@@ -537,10 +599,16 @@ static void step_rows_with(plan_mpcc *p, const double *z, int k, const contact_g
     r[o + j] = s;
     r[o + d + j] = U.ft[j] * s;
   }
+  if (margin_on(p)) r[o + 2 * d] = margin_row(p, &G, U.fz);
 }
 
 static void step_rows(plan_mpcc *p, const double *z, int k, double *r) {
   step_rows_with(p, z, k, NULL, NULL, r);
+}
+
+/* The margin row's upper bound on step k: eps, or (PLAN_MARGIN_LAZY, a step not in the mask) none */
+static double margin_bound(const plan_mpcc *p, int k) {
+  return p->prm.margin_rows == PLAN_MARGIN_LAZY && !p->margin_mask[k] ? 2e19 : p->prm.eps;
 }
 
 static void row_bounds(const plan_mpcc *p, double *lo, double *hi) {
@@ -552,6 +620,7 @@ static void row_bounds(const plan_mpcc *p, double *lo, double *hi) {
     for (; o < neq; o++) l[o] = u[o] = 0;
     if (p->prm.penalty > 0) {  /* gap, cone, slips >= 0; sum of products = zeta */
       for (int j = 0; j < 2 + d; j++, o++) { l[o] = 0; u[o] = 2e19; }
+      if (margin_on(p)) { l[o] = -2e19; u[o++] = margin_bound(p, k); }   /* margin */
       l[o] = u[o] = 0;
       continue;
     }
@@ -561,6 +630,7 @@ static void row_bounds(const plan_mpcc *p, double *lo, double *hi) {
     l[o] = 0; u[o++] = 2e19;
     l[o] = -2e19; u[o++] = p->prm.eps;
     for (int j = 0; j < d; j++) { l[o + j] = 0; u[o + j] = 2e19; l[o + d + j] = -2e19; u[o + d + j] = p->prm.eps; }
+    if (margin_on(p)) { l[o + 2 * d] = -2e19; u[o + 2 * d] = margin_bound(p, k); }   /* margin */
   }
 }
 
@@ -685,9 +755,14 @@ static Bool cb_g(Index nv, Number *x, Bool nx, Index m, Number *g, UserDataPtr u
 }
 
 /* nu after moving block column c (v_{k+1} or omega_{k+1}: nu is linear in both) by delta; P is
-   d nu / d v_{k+1}. */
-static void shift_nu(const plan_mpcc *p, contact_geom *G, const double *P, int c, double delta) {
+   d nu / d v_{k+1}; with contact_at_start, v_k's column moves the twist at v_k (linear in it) by
+   the disk frame's body Jacobian J (6 x n) instead. */
+static void shift_nu(const plan_mpcc *p, contact_geom *G, const double *P, const double *J, int c, double delta) {
   int n = p->n, v1 = p->B + n, om1 = p->B + 2 * n;
+  if (margin_on(p) && c >= n && c < 2 * n) {
+    for (int i = 0; i < 6; i++) G->eta0[i] += delta * J[i * n + (c - n)];
+    return;
+  }
   if (c >= v1 && c < om1) {
     for (int i = 0; i < 3; i++) G->nu[i] += delta * P[i * n + (c - v1)];
     return;
@@ -722,8 +797,9 @@ static void step_jacobian(plan_mpcc *p, double *zp, int k, double *val) {
        omega_{k+1} the geometry: the other columns reuse them */
     int moves_geometry = c >= geo0 && c < geo0 + p->n;
     const contact_geom *Gc = moves_geometry ? NULL : &G;
-    /* nu moves linearly, the rest of the geometry stays: v_{k+1}, omega_{k+1} */
-    if (c >= v1 && c < quat1) Gc = &Gv;
+    /* nu moves linearly, the rest of the geometry stays: v_{k+1}, omega_{k+1}; and (contact_at_start)
+       v_k the twist at the step's start, which the margin reads */
+    if ((c >= v1 && c < quat1) || (margin_on(p) && c >= p->n && c < 2 * p->n)) Gc = &Gv;
     const arm_terms *Ac = c < p->n ? NULL : &p->terms_fixed;
     int velocity = p->dynamic && c >= p->n && c < 2 * p->n;
     if (velocity) Ac = &p->terms;
@@ -735,7 +811,7 @@ static void step_jacobian(plan_mpcc *p, double *zp, int k, double *val) {
       zp[col] = side ? x0 - dx : x0 + dx;
       if (Gc == &Gv) {
         Gv = G;
-        shift_nu(p, &Gv, p->dnu_dv, c, side ? -dx : dx);
+        shift_nu(p, &Gv, p->dnu_dv, p->Jpoint, c, side ? -dx : dx);
       }
       if (velocity) {
         state_view Sp = state_at(p, zp, k);
@@ -801,8 +877,9 @@ static int column_kind(const plan_mpcc *p, int c) {
 }
 
 /* Whether a step's rows couple two kinds of column nonlinearly; geo: the kind of the positions
-   the contact geometry is taken at (K_Q1, or K_Q0 with contact_at_start). */
-static int kinds_couple(int a, int b, int dynamic, int geo) {
+   the contact geometry is taken at (K_Q1, or K_Q0 with contact_at_start); margin: the margin rows'
+   pairs (margin_on) */
+static int kinds_couple(int a, int b, int dynamic, int geo, int margin) {
   if (a > b) { int t = a; a = b; b = t; }
 #define PAIR(x, y) ((a == (x) && b == (y)) || (a == (y) && b == (x)))
   /* arm rows: M~(q_k) (v_{k+1} - v_k) + h e(q_k, v_k) - h JW(q_k) w(geometry, fz, ft) */
@@ -816,6 +893,8 @@ static int kinds_couple(int a, int b, int dynamic, int geo) {
   if (a == K_FT && (b == K_V1 || b == K_OM1)) return 1;
   if (geo == K_Q0 && a == K_FZ && (b == K_V1 || b == K_OM1)) return 1;
   if (PAIR(geo, geo) || PAIR(geo, K_V1) || PAIR(geo, K_OM1)) return 1;
+  /* with the contact at the start, the margin row fz_k (g_k - margin(q_k, v_k)) */
+  if (margin && ((a == K_V0 && (b == K_V0 || b == K_FZ)) || (a == K_Q0 && b == K_V0))) return 1;
   /* quat_{k+1} - exp(h omega_{k+1}) quat_k */
   if ((a == K_QUAT0 || a == K_OM1) && b == K_OM1) return 1;
 #undef PAIR
@@ -831,7 +910,7 @@ static int hessian_pairs(const plan_mpcc *p, int dynamic, int *pair) {
   int C = p->B + p->ns, np = 0;
   for (int a = 0; a < C; a++)
     for (int b = 0; b <= a; b++)
-      if (kinds_couple(column_kind(p, a), column_kind(p, b), dynamic, geometry_kind(p))) {
+      if (kinds_couple(column_kind(p, a), column_kind(p, b), dynamic, geometry_kind(p), margin_on(p))) {
         if (pair) { pair[2 * np] = a; pair[2 * np + 1] = b; }
         np++;
       }
@@ -895,6 +974,8 @@ struct hessian_cache {
   double *dM, *d2M;              /* d M / d q_i (dM[(i n + r) n + c]), d2 M / d q_i d q_l (d2M[((i n + l) n + r) n + c]) */
   contact_geom G0, *Gq;          /* the step's; with the geometry's positions (q_{k+1}, or q_k) +- dx */
   double *P0, *Pq;               /* d nu / d v_{k+1} (3 x n) there */
+  double *J0, *Jq;               /* the disk frame's body Jacobian (6 x n) there (contact_at_start: v_k's shift) */
+  double *lm;                    /* scratch multipliers (R): the margin row's alone (margin_pair) */
 };
 
 static const arm_terms *cached_arm(const plan_mpcc *p, int c, int sign) {
@@ -938,9 +1019,11 @@ static double lagrangian_moved(plan_mpcc *p, double *zp, int k, const double *la
     int c = ka == geo ? a : kb == geo ? b : -1, s = ka == geo ? sa : sb;
     int slot = (s < 0 ? n : 0) + c - geometry_column(p);
     const double *P = c >= 0 ? H->Pq + (size_t)slot * 3 * n : H->P0;
+    const double *J = c >= 0 ? H->Jq + (size_t)slot * 6 * n : H->J0;
     G = c >= 0 ? H->Gq[slot] : H->G0;
-    if (ka == K_V1 || ka == K_OM1) shift_nu(p, &G, P, a, sa * H->dx[a]);
-    if (kb == K_V1 || kb == K_OM1) shift_nu(p, &G, P, b, sb * H->dx[b]);
+    int start = margin_on(p);
+    if (ka == K_V1 || ka == K_OM1 || (start && ka == K_V0)) shift_nu(p, &G, P, J, a, sa * H->dx[a]);
+    if (kb == K_V1 || kb == K_OM1 || (start && kb == K_V0)) shift_nu(p, &G, P, J, b, sb * H->dx[b]);
   }
   step_rows_with(p, zp, k, &G, A, p->rp);
   if (a >= 0) zp[base + a] = xa;
@@ -971,6 +1054,7 @@ static void hessian_prepare_step(plan_mpcc *p, double *zp, int k, const double *
   p->feature_frozen.on = !(p->prm.disk_fillet > 0);
   if (p->feature_frozen.on) step_geometry(p, &S0, &S1, &H->G0);   /* the base on the same map */
   contact_velocity_jacobian(p, &H->G0, H->P0);
+  memcpy(H->J0, p->Jpoint, sizeof(double) * 6 * n);
   int g0 = geometry_column(p);
   /* the stabilization's blend by its tangent at the step's gap (until hessian_step ends): its
      curvature lives within STAB_WIDTH of g = 0, far below the differences' reach, where their
@@ -994,6 +1078,7 @@ static void hessian_prepare_step(plan_mpcc *p, double *zp, int k, const double *
         zp[base + g0 + i] += sign * H->dx[g0 + i];
         step_geometry(p, &S0, &S1, &H->Gq[slot]);
         contact_velocity_jacobian(p, &H->Gq[slot], H->Pq + (size_t)slot * 3 * n);
+        memcpy(H->Jq + (size_t)slot * 6 * n, p->Jpoint, sizeof(double) * 6 * n);
         zp[base + g0 + i] = x0;
       }
     }
@@ -1030,6 +1115,22 @@ static double arm_velocity_pair(const plan_mpcc *p, const double *lambda, const 
   return s + h * c;
 }
 
+/* contact_at_start, dynamic stage: the margin row's part of a (v_k, q_k) or (v_k, v_k) pair (block
+   columns a >= b), which arm_velocity_pair leaves out (it reads the arm rows alone): differences of
+   that row alone (lagrangian_moved is relative to the unmoved rows, so its L0 is 0). */
+static double margin_pair(plan_mpcc *p, double *zp, int k, const double *lambda, int a, int b) {
+  hessian_cache *H = p->hc;
+  int R = p->nrow, row = p->prm.penalty > 0 ? R - 2 : R - 1;
+  if (!margin_on(p) || lambda[row] == 0) return 0;
+  memset(H->lm, 0, sizeof(double) * R);
+  H->lm[row] = lambda[row];
+  double da = H->dx[a], db = H->dx[b];
+  if (a == b) return (lagrangian_moved(p, zp, k, H->lm, a, 1, -1, 0) + lagrangian_moved(p, zp, k, H->lm, a, -1, -1, 0)) / (da * da);
+  return (lagrangian_moved(p, zp, k, H->lm, a, 1, b, 1) - lagrangian_moved(p, zp, k, H->lm, a, 1, b, -1) -
+          lagrangian_moved(p, zp, k, H->lm, a, -1, b, 1) + lagrangian_moved(p, zp, k, H->lm, a, -1, b, -1)) /
+         (4 * da * db);
+}
+
 /* The constraints' part of step k, in hessian_pairs' order. */
 static void hessian_step(plan_mpcc *p, double *zp, int k, const double *lambda, double *v) {
   hessian_cache *H = p->hc;
@@ -1050,7 +1151,7 @@ static void hessian_step(plan_mpcc *p, double *zp, int k, const double *lambda, 
     int a = pair[2 * e], b = pair[2 * e + 1], ka = column_kind(p, a), kb = column_kind(p, b);
     double da = H->dx[a], db = H->dx[b];
     if (p->dynamic && pair_from_mass_derivatives(ka, kb)) {   /* after every (q_k, q_k) pair: a >= n */
-      v[e] = arm_velocity_pair(p, lambda, zp + (size_t)k * p->B + n, a, b);
+      v[e] = arm_velocity_pair(p, lambda, zp + (size_t)k * p->B + n, a, b) + margin_pair(p, zp, k, lambda, a, b);
       continue;
     }
     if (a == b) {
@@ -1277,9 +1378,12 @@ static Bool cb_progress(Index mode, Index iter, Number obj, Number inf_pr, Numbe
 }
 
 /* The pattern of both stages and the cache of hessian_step. Returns 0, or -1 out of memory. */
-static int hessian_cache_create(plan_mpcc *p) {
-  int n = p->n, C = p->B + p->ns, R = rows_per_step_max(p);
+/* The pattern of a step's block, both stages (from margin_on at the call) */
+static int hessian_patterns(plan_mpcc *p) {
+  int C = p->B + p->ns;
   for (int dynamic = 0; dynamic < 2; dynamic++) {
+    free(p->hess.pair[dynamic]);
+    free(p->hess.used[dynamic]);
     int np = hessian_pairs(p, dynamic, NULL);
     p->hess.npairs[dynamic] = np;
     p->hess.pair[dynamic] = malloc(sizeof(int) * 2 * (size_t)np);
@@ -1292,12 +1396,19 @@ static int hessian_cache_create(plan_mpcc *p) {
       p->hess.used[dynamic][a] = p->hess.used[dynamic][b] = 1;
     }
   }
+  return 0;
+}
+
+static int hessian_cache_create(plan_mpcc *p) {
+  int n = p->n, C = p->B + p->ns, R = rows_per_step_max(p);
+  if (hessian_patterns(p)) return -1;
   hessian_cache *H = p->hc = calloc(1, sizeof *H);
   if (!H) return -1;
   int narm = 2 * n + 2;   /* Aq (+ and -), A0, Afresh */
   size_t arm_size = (size_t)n * n + 7 * (size_t)n;
   size_t n3 = (size_t)n * n * n;
-  H->dx = malloc(sizeof(double) * (3 * (size_t)C + R + 3 * (size_t)n * (2 * n + 1) + narm * arm_size + n3 + n3 * n + (size_t)n * n));
+  H->dx = malloc(sizeof(double) * (3 * (size_t)C + 2 * (size_t)R + 9 * (size_t)n * (2 * n + 1) + narm * arm_size + n3 +
+                                   n3 * n + (size_t)n * n));
   H->Aq = malloc(sizeof(arm_terms) * 2 * (size_t)n);
   H->Gq = malloc(sizeof(contact_geom) * 2 * (size_t)n);
   if (!H->dx || !H->Aq || !H->Gq) return -1;
@@ -1305,7 +1416,10 @@ static int hessian_cache_create(plan_mpcc *p) {
   H->r0 = H->Ls + 2 * C;
   H->P0 = H->r0 + R;
   H->Pq = H->P0 + 3 * n;
-  H->dM = H->Pq + 6 * (size_t)n * n;
+  H->J0 = H->Pq + 6 * (size_t)n * n;
+  H->Jq = H->J0 + 6 * n;
+  H->lm = H->Jq + 12 * (size_t)n * n;
+  H->dM = H->lm + R;
   H->d2M = H->dM + n3;
   H->Mpp = H->d2M + n3 * n;
   double *a = H->Mpp + (size_t)n * n;
@@ -1339,6 +1453,8 @@ static int params_valid(const plan_mpcc_params *P, char *error, int error_size) 
     {"mu >= 0", P->mu, P->mu >= 0},
     {"d (friction directions) in 3..16", P->d, P->d >= 3 && P->d <= 16},
     {"eps > 0", P->eps, P->eps > 0},
+    {"margin rows: 0 (off), 1 (all) or 2 (lazy)", P->margin_rows,
+     P->margin_rows == PLAN_MARGIN_OFF || P->margin_rows == PLAN_MARGIN_ALL || P->margin_rows == PLAN_MARGIN_LAZY},
     {"ball radius (m) > 0", P->ball_radius, P->ball_radius > 0},
     {"ball mass (kg) > 0", P->ball_mass, P->ball_mass > 0},
     {"disk radius (m) > 0", P->disk_radius, P->disk_radius > 0},
@@ -1394,7 +1510,8 @@ plan_mpcc *plan_mpcc_create(const plan_mpcc_params *prm, char *error, int error_
   int n = p->n, R = rows_per_step_max(p);
   p->Mt = malloc(sizeof(double) * (n * n + 3 * n + 2 * (n * n + 7 * n)));
   p->zp = malloc(sizeof(double) * (p->nvar + 2 * R));
-  if (!p->Mt || !p->zp || hessian_cache_create(p)) { snprintf(error, error_size, "mpcc: out of memory"); plan_mpcc_free(p); return NULL; }
+  p->margin_mask = calloc((size_t)P->N, 1);
+  if (!p->Mt || !p->zp || !p->margin_mask || hessian_cache_create(p)) { snprintf(error, error_size, "mpcc: out of memory"); plan_mpcc_free(p); return NULL; }
   p->c = p->Mt + n * n;
   p->tmp = p->c + n;
   p->terms.Mt = p->tmp + n;
@@ -1474,6 +1591,7 @@ void plan_mpcc_free(plan_mpcc *p) {
   free(p->effort_C);
   free(p->effort_H);
   hessian_cache_free(p);
+  free(p->margin_mask);
   free(p);
 }
 
@@ -1777,9 +1895,9 @@ static void diagnose_dual(plan_mpcc *p, double eps, const double *x, const doubl
   fprintf(stderr, "diagnose eps %.1e: |grad L| by variable (max, at knot):", eps);
   for (int i = 0; i < 9; i++) fprintf(stderr, " %s %.1e@%d", kind_name[i], worst[i], at[i]);
   /* multipliers by row group, in step_rows_with's order */
-  const char *gname[] = {"arm", "kin", "ball", "quat", "gap", "gap.fz", "cone", "cone.gamma", "slip", "ft.slip"};
-  int gsize[] = {p->dynamic ? n : 0, n, 3, 4, 1, 1, 1, 1, d, d};
-  int ngroups = p->prm.penalty > 0 ? 4 : 10;
+  const char *gname[] = {"arm", "kin", "ball", "quat", "gap", "gap.fz", "cone", "cone.gamma", "slip", "ft.slip", "margin"};
+  int gsize[] = {p->dynamic ? n : 0, n, 3, 4, 1, 1, 1, 1, d, d, margin_rows(p)};
+  int ngroups = p->prm.penalty > 0 ? 4 : 11;
   fprintf(stderr, "\ndiagnose eps %.1e: |lambda| by rows (max, at step):", eps);
   for (int g = 0, o = 0; g < ngroups; o += gsize[g], g++) {
     double w = 0;
@@ -1934,7 +2052,7 @@ static double relaxed_violation(plan_mpcc *p, const double *z, const double *xl,
   return v;
 }
 
-int plan_mpcc_solve(plan_mpcc *p, int dynamic, double *z, plan_mpcc_stage *out) {
+static int solve_stage(plan_mpcc *p, int dynamic, double *z, plan_mpcc_stage *out) {
   memset(out, 0, sizeof *out);
   p->dynamic = dynamic;
   /* penalty_from: Scholtes' homotopy down to penalty_from, then the penalty form (from that
@@ -2065,6 +2183,70 @@ int plan_mpcc_solve(plan_mpcc *p, int dynamic, double *z, plan_mpcc_stage *out) 
   p->prm.penalty = rho;
   p->prm.terminal_weight = weight;
   return converged || polished_capped ? 0 : -1;
+}
+
+/* PLAN_MARGIN_LAZY: a step is marked when the plan pushes there with more than this fraction of its
+   largest normal force, from beyond the margin; and at most this many solves follow the first */
+#define LAZY_FORCE_FRACTION 1e-3
+#define LAZY_MAX_RESOLVES 3
+
+int plan_mpcc_margin_mark(plan_mpcc *p, const double *z) {
+  int N = p->prm.N, added = 0;
+  double largest = 0;
+  for (int k = 0; k < N; k++) largest = fmax(largest, control_at(p, z, k).fz);
+  if (!(largest > 0)) return 0;
+  p->margin_probe = 1;
+  for (int k = 0; k < N; k++) {
+    if (p->margin_mask[k] || !(control_at(p, z, k).fz > LAZY_FORCE_FRACTION * largest)) continue;
+    state_view S0 = state_at(p, z, k), S1 = state_at(p, z, k + 1);
+    contact_geom G;
+    step_geometry(p, &S0, &S1, &G);
+    /* the row's own margin (start_margin), so that a marked step's row is violated by the plan */
+    if (G.gap > start_margin(p, &G)) {
+      p->margin_mask[k] = 1;
+      added++;
+    }
+  }
+  p->margin_probe = 0;
+  return added;
+}
+
+const unsigned char *plan_mpcc_margin_mask(const plan_mpcc *p) { return p->margin_mask; }
+
+/* The stage (solve_stage), and with PLAN_MARGIN_LAZY in the dynamic stage, while its plan pushes from
+   beyond the margin on unmarked steps: those steps' rows bounded and the stage solved again, from the
+   point it started from (its homotopy and polish as the first time). From the plan instead, its last
+   relaxation (a primal warm start) or the whole homotopy did not converge on z warm within the CPU
+   cap: the plan sits in the corner the new row cuts off (docs/planning.md, session 21). */
+int plan_mpcc_solve(plan_mpcc *p, int dynamic, double *z, plan_mpcc_stage *out) {
+  if (!dynamic || !p->prm.contact_at_start || p->prm.margin_rows != PLAN_MARGIN_LAZY) return solve_stage(p, dynamic, z, out);
+  double *z0 = malloc(sizeof(double) * (size_t)p->nvar);
+  if (!z0) {
+    memset(out, 0, sizeof *out);
+    out->status = Insufficient_Memory;
+    return -1;
+  }
+  memcpy(z0, z, sizeof(double) * (size_t)p->nvar);
+  int rc = solve_stage(p, dynamic, z, out);
+  for (int round = 0; round < LAZY_MAX_RESOLVES; round++) {
+    int added = plan_mpcc_margin_mark(p, z);
+    if (!added) break;
+    if (!p->margin_active) {
+      p->margin_active = 1;   /* the rows (free on unmarked steps) and their Hessian pairs from now on */
+      if (hessian_patterns(p)) { out->status = Insufficient_Memory; rc = -1; break; }
+    }
+    plan_mpcc_stage before = *out;
+    memcpy(z, z0, sizeof(double) * (size_t)p->nvar);
+    rc = solve_stage(p, 1, z, out);
+    out->iterations += before.iterations;
+    out->solve_s += before.solve_s;
+    out->wall_s += before.wall_s;
+    out->eval_s += before.eval_s;
+    out->margin_steps_added = before.margin_steps_added + added;
+    out->margin_resolves = before.margin_resolves + 1;
+  }
+  free(z0);
+  return rc;
 }
 
 void plan_mpcc_set_start(plan_mpcc *p, double eps_start, int warm_primal) {

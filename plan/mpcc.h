@@ -26,7 +26,12 @@
  * nu at (q_k, v_{k+1}, omega_{k+1}), and in place of phi the gap row
  *   s(g_k) + h n_k . nu,  s(g) = g for g >= 0, 0.2 g for g < 0
  * (the LCP's speculative row and its gap stabilization, times h; s blended
- * over 1e-7 m so the rows stay smooth); the rest of the rows as above.
+ * over 1e-7 m so the rows stay smooth); the rest of the rows as above; and, with margin_rows (not
+ * PLAN_MARGIN_OFF), one more row, after them (the penalty form: before its products' sum), the
+ * simulator's speculative margin:
+ *   fz_k (g_k - margin_k) <= eps,  margin_k = cusp_swept_margin(h, disk speed at v_k)
+ * (plugin/margin.h: the narrow phase makes no contact from farther at the step's start), smoothed
+ * from below by at most about 0.2 mm; no force, and so no friction, from beyond it.
  * The kinematic stage drops the arm dynamics (tau fixed to 0; with
  * kinematic_effort its objective prices tau's estimate from the arm rows
  * linearized at rest instead); the dynamic stage starts from its solution
@@ -64,6 +69,7 @@
 
 #include "chain.h"
 
+enum { PLAN_MARGIN_OFF = 0, PLAN_MARGIN_ALL = 1, PLAN_MARGIN_LAZY = 2 };   /* plan_mpcc_params.margin_rows */
 typedef struct {
   int N;                  /* steps */
   double T;               /* horizon, s */
@@ -90,6 +96,11 @@ typedef struct {
   int contact_at_start;   /* 0: the paper's contact (eq. 19) at the step's end, the exact gap phi(q_{k+1});
                            * 1: the simulator's (softbody/contact.c's LCP): geometry at q_k, the disk point
                            * moving at J(q_k) v_{k+1}, the gap linearized (see below) */
+  int margin_rows;        /* with contact_at_start, the margin rows (above): PLAN_MARGIN_OFF none (the NLP
+                           * without them), PLAN_MARGIN_ALL on every step, PLAN_MARGIN_LAZY the dynamic stage
+                           * solved without them, then, while its plan pushes from beyond the margin on steps
+                           * without the row, again with the row bounded on those steps (every step has the
+                           * row then, free on the others), from the stage's start point (plan_mpcc_stage.margin_*) */
   double friction_reference[3]; /* world direction whose tangent projection is the pyramid's first direction
                            * (sb_contact_frame, the simulator's with the same key); 0 0 0: the carried basis */
   double offaxis_angle;   /* plan_mpcc_offaxis_guess's contact, rad round the ball from the rest contact (0: 45 deg) */
@@ -206,6 +217,10 @@ typedef struct {
   int relaxed_capped;     /* the last relaxation stopped at its iteration cap (status is then IPOPT's
                            * Maximum_Iterations_Exceeded, whatever the polish did) */
   double relaxed_violation; /* the relaxed NLP's constraint violation at the last relaxation's point */
+  int margin_steps_added; /* PLAN_MARGIN_LAZY: steps whose margin row was bounded after a solve pushed from
+                           * beyond the margin there */
+  int margin_resolves;    /* PLAN_MARGIN_LAZY: solves after the first (the other figures sum over all, but
+                           * relaxation[] and polish are the last solve's) */
 } plan_mpcc_stage;
 
 typedef struct plan_mpcc plan_mpcc;
@@ -267,6 +282,11 @@ int plan_mpcc_coarse_guess(plan_mpcc *p, const plan_mpcc_params *coarse_prm, int
  * polish accepted: the plan is the tightened NLP's solution, out->status
  * stays the relaxation's Maximum_Iterations_Exceeded); -1 otherwise. */
 int plan_mpcc_solve(plan_mpcc *p, int dynamic, double *z, plan_mpcc_stage *out);
+/* PLAN_MARGIN_LAZY's mark (plan_mpcc_solve calls it after each dynamic solve): flags the steps of z that
+ * push (fz above 1e-3 of z's largest) from farther than the margin row's margin and are not flagged yet;
+ * returns how many. plan_mpcc_margin_mask: the N flags. */
+int plan_mpcc_margin_mark(plan_mpcc *p, const double *z);
+const unsigned char *plan_mpcc_margin_mask(const plan_mpcc *p);
 /* The next stage's homotopy start and warm_primal (plan_mpcc_params): the dynamic stage after the
  * kinematic one starts from a point near a relaxed solution, not from rest. */
 void plan_mpcc_set_start(plan_mpcc *p, double eps_start, int warm_primal);

@@ -43,25 +43,6 @@ static inline double approach_speed(const double a[4], const double *b) {
   return sqrt(dv[0] * dv[0] + dv[1] * dv[1] + dv[2] * dv[2]) + rim;
 }
 
-/* How far a pair whose surfaces approach each other at speed (at the
- * step's start) may travel towards each other within step h: the travel h
- * speed, plus as much again for a pair that speeds up within the step, that
- * allowance capped at CUSP_SWEEP_ALLOWANCE. A margin must cover the travel
- * or the pair passes through unseen; beyond the travel only the allowance
- * is looked at, so a fast body does not pull in everything within twice its
- * travel. */
-static inline double swept_reach(double h, double speed) {
-  double travel = h * speed;
-  return travel + fmin(travel, CUSP_SWEEP_ALLOWANCE);
-}
-
-/* The margin a pair is looked for within at step h when its surfaces
- * approach each other at most at speed (CUSP_MARGIN, swept_reach). */
-static inline double swept_margin(double h, double speed) {
-  double swept = swept_reach(h, speed);
-  return swept > CUSP_MARGIN ? swept : CUSP_MARGIN;
-}
-
 /* A pair found only by the swept margin (none of its n contacts within the
  * fixed one, base): the index of its nearest contact, else -1. */
 static int swept_only(const mjPreContact *con, int n, double base) {
@@ -77,7 +58,7 @@ static int swept_only(const mjPreContact *con, int n, double base) {
  * within the step: at its nearest contact con (normal from disk k of s to
  * the other side: disk ok of o, or a MuJoCo geom, standing still), the
  * sides close at their speed along the normal at the step's start, which
- * over swept_reach would bring within the fixed margin. The others (pairs
+ * over cusp_swept_reach would bring within the fixed margin. The others (pairs
  * passing by, or parting) are left out: a snapping rod has hundreds of
  * them within the swept margin. */
 static int swept_pair_closes(const soft_t *s, int k, const soft_t *o, int ok, const mjPreContact *con, double base,
@@ -88,7 +69,7 @@ static int swept_pair_closes(const soft_t *s, int k, const soft_t *o, int ok, co
   double closing = 0;
   for (int q = 0; q < 3; q++) closing += (va[q] - vb[q]) * con->normal[q];
   if (!isfinite(closing)) return 1;
-  return closing > 0 && con->dist - swept_reach(h, closing) < base;
+  return closing > 0 && con->dist - cusp_swept_reach(h, closing) < base;
 }
 
 /* Whether disk j of an arm may touch its disk k (j > k): self-contact
@@ -344,7 +325,7 @@ static void collide_disk(cusp_runtime *r, int i, int k) {
     }
     /* after the cheap filters: every disk meets every geom here */
     const double *other = oi >= 0 ? r->soft[oi].disk_motion + 4 * ok : NULL;
-    double margin = swept_margin(h, approach_speed(motion + 4 * k, other)) + m->geom_margin[b];
+    double margin = cusp_swept_margin(h, approach_speed(motion + 4 * k, other)) + m->geom_margin[b];
     if (oi == i && !self_pair_may_touch(r, s, k, ok, margin)) continue;
     double base = CUSP_MARGIN + m->geom_margin[b];
     if (oi < 0 && m->geom_type[b] == mjGEOM_PLANE && disk_tiles_tube(s, k) &&

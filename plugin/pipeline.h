@@ -21,16 +21,7 @@
 #include "runtime.h"
 #include "sap.h"
 
-/* Contacts are looked for this far before they touch (speculative: a gap g
- * acts only if it would close within the step), or farther, as far as the
- * pair's surfaces may travel towards each other in the step: their travel at
- * their approach speed at the step's start times h, plus as much again (a
- * pair that speeds up within the step) but at most CUSP_SWEEP_ALLOWANCE. A
- * pair that closes a larger gap than the margin in one step is otherwise
- * passed through unseen (narrowphase.c, swept_reach). A pair found by the
- * swept margin only keeps its contacts within CUSP_MARGIN of its nearest. */
-#define CUSP_MARGIN 0.005
-#define CUSP_SWEEP_ALLOWANCE (4 * CUSP_MARGIN)
+#include "margin.h"
 
 /* vectors of 3 per contact the sap and ncp models keep (cusp_runtime.cvec) */
 #define CUSP_CVEC 8

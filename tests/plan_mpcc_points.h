@@ -36,12 +36,15 @@ static inline double *point_off_rest(plan_mpcc *p, const plan_mpcc_params *P) {
  * cannot hide behind another group's large ones. */
 static inline void expect_hessian_by_row_groups(plan_mpcc *p, const plan_mpcc_params *P, const double *z) {
   int n = plan_mpcc_n(p), d = P->d, m = plan_mpcc_nconstraints(p, 1);
-  int o = 2 * n + 7;   /* arm, q update, ball, quaternion; then gap, gap fz, cone, cone gamma, slips, ft slips */
+  int o = 2 * n + 7;   /* arm, q update, ball, quaternion; then gap, gap fz, cone, cone gamma, slips, ft slips,
+                          (contact at the start) margin */
   struct { const char *name; int first, count; } group[] = {
       {"arm's implicit step", 0, n}, {"ball's rotation", 2 * n, 3}, {"quaternion update", 2 * n + 3, 4},
-      {"gap", o, 1}, {"gap fz", o + 1, 1}, {"cone gamma", o + 3, 1}, {"slips", o + 4, d}, {"ft slips", o + 4 + d, d}};
+      {"gap", o, 1}, {"gap fz", o + 1, 1}, {"cone gamma", o + 3, 1}, {"slips", o + 4, d}, {"ft slips", o + 4 + d, d},
+      {"margin (contact at the start)", o + 4 + 2 * d, P->contact_at_start && P->margin_rows != PLAN_MARGIN_OFF ? 1 : 0}};
   double *lambda = malloc(sizeof(double) * m);
   for (size_t g = 0; g < sizeof group / sizeof group[0]; g++) {
+    if (!group[g].count) continue;
     memset(lambda, 0, sizeof(double) * m);
     for (int i = 0; i < group[g].count; i++) lambda[group[g].first + i] = 1 + tu_rand();
     double e = plan_mpcc_hessian_error(p, z, lambda, 0, 1);

@@ -15,6 +15,7 @@
  * check is python/tests/test_plan_contact_start.py. */
 #include <string.h>
 
+#include "../plugin/margin.h"
 #include "mpcc.h"
 #include "plan_mpcc_points.h"
 #include "testutil.h"
@@ -143,12 +144,227 @@ static void expect_friction_reference(plan_mpcc_params P) {
   plan_mpcc_free(p);
 }
 
+/* The disk's speed at knot k as the simulator's swept margin reads it (plugin/narrowphase.c,
+ * disk_motion and approach_speed): its centre's speed plus its angular speed across its axis times
+ * its bounding radius, here from the disk's poses at q_k +- dt v_k (central differences), not from
+ * the planner's twist. */
+static double disk_speed(plan_mpcc *p, const plan_mpcc_params *P, const double *q, const double *v) {
+  int n = plan_mpcc_n(p);
+  double qp[64], qm[64], pp[3], Rp[9], pm[3], Rm[9], p0[3], R0[9], dt = 1e-6, c2 = 0;
+  for (int i = 0; i < n; i++) { qp[i] = q[i] + dt * v[i]; qm[i] = q[i] - dt * v[i]; }
+  plan_mpcc_disk_pose(p, qp, pp, Rp);
+  plan_mpcc_disk_pose(p, qm, pm, Rm);
+  plan_mpcc_disk_pose(p, q, p0, R0);
+  for (int i = 0; i < 3; i++) c2 += (pp[i] - pm[i]) * (pp[i] - pm[i]) / (4 * dt * dt);
+  /* R0^T dR/dt = [w]x in the disk's axes: w_x = (R^T dR)_21, w_y = (R^T dR)_02 */
+  double W[9];
+  for (int a = 0; a < 3; a++)
+    for (int b = 0; b < 3; b++) {
+      W[3 * a + b] = 0;
+      for (int i = 0; i < 3; i++) W[3 * a + b] += R0[3 * i + a] * (Rp[3 * i + b] - Rm[3 * i + b]) / (2 * dt);
+    }
+  double wx = W[7], wy = W[2];
+  double rbound = sqrt(P->disk_radius * P->disk_radius + P->disk_half_thickness * P->disk_half_thickness);
+  return sqrt(c2) + rbound * sqrt(wx * wx + wy * wy);
+}
+
+/* The margin row fz_k (g_k - margin) <= eps (contact_at_start: no force from beyond the simulator's
+ * speculative margin at the step's start, mpcc.h):
+ *  - at rest (v_k = 0, the simulator's margin CUSP_MARGIN), z's step 0 of the session 20 warm plan
+ *    (fz 0.229 N from the rest gap of 20 mm) violates it; 3 mm from the ball it holds;
+ *  - the margin the row implies, g_k - row / fz_k, against plugin/margin.h's cusp_swept_margin at
+ *    the disk's speed taken from pose differences: below it (never a contact the simulator would
+ *    not look for) by at most the smoothing (MARGIN_WIDTH + 2 h SPEED_WIDTH (1 + rbound)), at
+ *    speeds below the swept margin's switch (62.5 mm/s), past it, and past the allowance's cap
+ *    (0.5 m/s);
+ *  - its Jacobian and Hessian (the row alone) against differences of the plain rows at those
+ *    speeds: v_k's columns move the margin through the disk's body Jacobian, a path no other row
+ *    takes. */
+static void expect_margin_row(void) {
+  plan_mpcc_params P = plan_mpcc_rotate_task(2);
+  P.N = 2;
+  P.T = 0.08;
+  P.contact_at_start = 1;
+  P.margin_rows = PLAN_MARGIN_ALL;
+  char err[256];
+  plan_mpcc *p = plan_mpcc_create(&P, err, sizeof err);
+  EXPECT(p != NULL, "create (z): %s", err);
+  if (!p) return;
+  int n = plan_mpcc_n(p), B = plan_mpcc_block(p), R = plan_mpcc_nconstraints(p, 1) / P.N;
+  double h = P.T / P.N, *z = malloc(sizeof(double) * plan_mpcc_nvars(p)), r[256], gap, fz, normal[3];
+  plan_mpcc_rest_guess(p, z);
+  z[(2 * n + 7) + n] = 0.229;   /* fz_0: after S_0 (2 n + 7) and tau_0 (n) */
+  plan_mpcc_step_rows(p, z, 0, 1, r);
+  /* the gap at q_0: step 0's geometry is at q_0 with the contact at the start; plan_mpcc_contact
+     reports q_1's, which the rest guess keeps at q_0 */
+  plan_mpcc_contact(p, z, 0, &gap, &fz, normal);
+  double implied = gap - r[R - 1] / 0.229;
+  EXPECT(gap > 0.019 && r[R - 1] > 1e-3, "at rest 20 mm away (gap %g m), fz 0.229 N: margin row %g (eps 1e-7)", gap,
+         r[R - 1]);
+  EXPECT(implied <= CUSP_MARGIN && implied >= CUSP_MARGIN - 0.5e-4 - 1e-6,
+         "at rest: the row's margin %.9g m, the simulator's %g", implied, CUSP_MARGIN);
+  printf("at rest, gap %.4g m, fz 0.229 N: margin row %.4g, its margin %.9g m (CUSP_MARGIN %g)\n", gap, r[R - 1],
+         implied, CUSP_MARGIN);
+  set_gaps(p, &P, z, 3e-3);
+  plan_mpcc_step_rows(p, z, 0, 1, r);
+  EXPECT(r[R - 1] < 0, "at rest 3 mm away: margin row %g (allowed)", r[R - 1]);
+
+  /* moving: each knot's v along a random direction scaled to the disk speed wanted */
+  double *base = point_off_rest(p, &P);
+  const double speeds[] = {0.03, 0.1, 0.3, 1.0};
+  double rbound = sqrt(P.disk_radius * P.disk_radius + P.disk_half_thickness * P.disk_half_thickness);
+  double slack = 1e-4 + 2 * h * 1e-3 * (1 + rbound) + 1e-9;   /* MARGIN_WIDTH + 2 h SPEED_WIDTH (1 + rbound) */
+  for (int si = 0; si < 4; si++) {
+    memcpy(z, base, sizeof(double) * plan_mpcc_nvars(p));
+    for (int k = 0; k < P.N; k++) {
+      double *q = z + (size_t)k * B, *v = q + n, sp = disk_speed(p, &P, q, v);
+      for (int i = 0; i < n; i++) v[i] *= speeds[si] / sp;
+      double sharp = cusp_swept_margin(h, disk_speed(p, &P, q, v));
+      /* knot k's gap through a step k - 1 view (as set_gaps), the row of step k */
+      double *qk1 = z + (size_t)(k + 1) * B, save[64];
+      memcpy(save, qk1, sizeof(double) * n);
+      memcpy(qk1, q, sizeof(double) * n);
+      plan_mpcc_contact(p, z, k, &gap, &fz, normal);
+      memcpy(qk1, save, sizeof(double) * n);
+      plan_mpcc_step_rows(p, z, k, 1, r);
+      double m = gap - r[R - 1] / fz;
+      EXPECT(m <= sharp + 1e-9 && m >= sharp - slack, "disk speed %g m/s, knot %d: the row's margin %.9g m, the simulator's %.9g",
+             speeds[si], k, m, sharp);
+      printf("disk speed %g m/s, knot %d: the row's margin %.9g m, cusp_swept_margin %.9g m\n", speeds[si], k, m, sharp);
+    }
+    int m = plan_mpcc_nconstraints(p, 1);
+    double *lambda = calloc(m, sizeof(double));
+    for (int k = 0; k < P.N; k++) lambda[k * R + R - 1] = 1 + tu_rand();
+    for (int dynamic = 0; dynamic < 2; dynamic++) {
+      double e = plan_mpcc_jacobian_error(p, z, dynamic);
+      EXPECT(e < 1e-4, "disk speed %g m/s, %s stage: Jacobian vs differences of the rows: %g", speeds[si],
+             dynamic ? "dynamic" : "kinematic", e);
+      int md = plan_mpcc_nconstraints(p, dynamic), Rd = md / P.N;
+      double *ld = calloc(md, sizeof(double));
+      for (int k = 0; k < P.N; k++) ld[k * Rd + Rd - 1] = lambda[k * R + R - 1];
+      double e2 = plan_mpcc_hessian_error(p, z, ld, 0, dynamic);
+      double e3 = plan_mpcc_hessian_gradient_error(p, z, ld, 0, dynamic, 1e-7);
+      EXPECT(e2 < 1e-3 && e3 < 1e-3,
+             "disk speed %g m/s, %s stage: the margin rows' Hessian vs second differences %g, vs the gradient's %g",
+             speeds[si], dynamic ? "dynamic" : "kinematic", e2, e3);
+      printf("disk speed %g m/s, %s stage: Jacobian vs differences %.3g; margin rows' Hessian vs second differences "
+             "%.3g, vs the gradient's differences %.3g\n", speeds[si], dynamic ? "dynamic" : "kinematic", e, e2, e3);
+      free(ld);
+    }
+    free(lambda);
+  }
+  free(base);
+  free(z);
+  plan_mpcc_free(p);
+}
+
+/* PLAN_MARGIN_LAZY's mark (plan_mpcc_margin_mark) on constructed plans of the z task at rest (margin
+ * CUSP_MARGIN): session 20's step 0 (0.229 N from 20 mm) is marked, once; a step pushing with less than
+ * 1e-3 of the plan's largest force is not, nor one pushing from 3 mm. */
+static void expect_margin_mark(void) {
+  plan_mpcc_params P = plan_mpcc_rotate_task(2);
+  P.N = 2;
+  P.T = 0.08;
+  P.contact_at_start = 1;
+  P.margin_rows = PLAN_MARGIN_LAZY;
+  char err[256];
+  plan_mpcc *p = plan_mpcc_create(&P, err, sizeof err);
+  EXPECT(p != NULL, "create (z, lazy): %s", err);
+  if (!p) return;
+  int n = plan_mpcc_n(p), B = plan_mpcc_block(p), fz = 2 * n + 7 + n;   /* after S_k and tau_k */
+  double *z = malloc(sizeof(double) * plan_mpcc_nvars(p));
+  plan_mpcc_rest_guess(p, z);
+  const unsigned char *mask = plan_mpcc_margin_mask(p);
+  z[fz] = 0.229;
+  int added = plan_mpcc_margin_mark(p, z);
+  EXPECT(added == 1 && mask[0] && !mask[1], "0.229 N from 20 mm on step 0: %d marked, mask %d %d", added, mask[0],
+         mask[1]);
+  added = plan_mpcc_margin_mark(p, z);
+  EXPECT(added == 0, "marked again: %d", added);
+  plan_mpcc_free(p);
+
+  p = plan_mpcc_create(&P, err, sizeof err);
+  EXPECT(p != NULL, "create (z, lazy): %s", err);
+  if (!p) { free(z); return; }
+  mask = plan_mpcc_margin_mask(p);
+  z[fz] = 0.229;
+  z[B + fz] = 300;   /* step 0's force below 1e-3 of the largest */
+  added = plan_mpcc_margin_mark(p, z);
+  EXPECT(added == 1 && !mask[0] && mask[1], "0.229 N and 300 N from 20 mm: %d marked, mask %d %d", added, mask[0],
+         mask[1]);
+  plan_mpcc_free(p);
+
+  p = plan_mpcc_create(&P, err, sizeof err);
+  EXPECT(p != NULL, "create (z, lazy): %s", err);
+  if (!p) { free(z); return; }
+  mask = plan_mpcc_margin_mask(p);
+  set_gaps(p, &P, z, 3e-3);
+  z[fz] = z[B + fz] = 0.229;
+  added = plan_mpcc_margin_mark(p, z);
+  EXPECT(added == 0 && !mask[0] && !mask[1], "0.229 N from 3 mm: %d marked", added);
+  printf("lazy margin mark: 20 mm marked, 3 mm and a force below 1e-3 of the largest not\n");
+  plan_mpcc_free(p);
+  free(z);
+}
+
+/* PLAN_MARGIN_LAZY on a plan that pushes (0.38 N) from within the margin only (x, N = 5, T = 0.2, angle
+ * 0.2, cold; cusp-plan's solver settings): no step is marked, no solve follows, and the plan is
+ * PLAN_MARGIN_OFF's to the bit (the same NLP, so the same IPOPT path). */
+static void expect_lazy_equals_off(void) {
+  plan_mpcc_params P = plan_mpcc_rotate_task(0);
+  P.N = 5;
+  P.T = 0.2;
+  P.angle = 0.2;
+  P.contact_at_start = 1;
+  P.friction_reference[0] = 1;   /* cusp-plan's with the start contact about x */
+  P.friction_reference[1] = P.friction_reference[2] = 0;
+  P.exact_hessian = 2;
+  P.polish = 1;
+  P.max_iter = 3000;
+  P.tol = 1e-8;
+  char err[256];
+  double *z[2] = {NULL, NULL}, largest = 0;
+  plan_mpcc_stage out[2];
+  int rc[2] = {-1, -1}, nv = 0;
+  for (int lazy = 0; lazy < 2; lazy++) {
+    P.margin_rows = lazy ? PLAN_MARGIN_LAZY : PLAN_MARGIN_OFF;
+    plan_mpcc *p = plan_mpcc_create(&P, err, sizeof err);
+    EXPECT(p != NULL, "create (x, %s): %s", lazy ? "lazy" : "off", err);
+    if (!p) break;
+    nv = plan_mpcc_nvars(p);
+    z[lazy] = malloc(sizeof(double) * nv);
+    plan_mpcc_rest_guess(p, z[lazy]);
+    rc[lazy] = plan_mpcc_solve(p, 1, z[lazy], &out[lazy]);
+    for (int k = 0; k < P.N && lazy == 0; k++) {
+      double gap, fz, normal[3];
+      plan_mpcc_contact(p, z[0], k, &gap, &fz, normal);
+      largest = fmax(largest, fz);
+    }
+    plan_mpcc_free(p);
+  }
+  if (z[0] && z[1]) {
+    EXPECT(rc[0] == 0 && rc[1] == 0, "the solves: %d (off), %d (lazy)", rc[0], rc[1]);
+    EXPECT(largest > 0.1, "the plan pushes: largest fz %g N", largest);
+    EXPECT(out[1].margin_steps_added == 0 && out[1].margin_resolves == 0, "lazy: %d steps marked, %d more solves",
+           out[1].margin_steps_added, out[1].margin_resolves);
+    EXPECT(out[0].iterations == out[1].iterations && out[0].objective == out[1].objective &&
+               !memcmp(z[0], z[1], sizeof(double) * nv),
+           "lazy vs off: %d vs %d iterations, objective %.17g vs %.17g", out[1].iterations, out[0].iterations,
+           out[1].objective, out[0].objective);
+    printf("lazy vs off (x, N = 5): largest fz %.3g N, %d steps marked, %d iterations both, objective %.9g\n", largest,
+           out[1].margin_steps_added, out[1].iterations, out[1].objective);
+  }
+  free(z[0]);
+  free(z[1]);
+}
+
 int main(void) {
   plan_mpcc_params P = plan_mpcc_rotate_task(0);
   P.N = 3;
   P.T = 0.12;
   P.angle = 0.1;
   P.contact_at_start = 1;
+  P.margin_rows = PLAN_MARGIN_ALL;
   char err[256];
   plan_mpcc *p = plan_mpcc_create(&P, err, sizeof err);
   EXPECT(p != NULL, "create: %s", err);
@@ -266,6 +482,7 @@ int main(void) {
     Y.T = 0.08;
     Y.angle = 0.05;
     Y.contact_at_start = 1;
+    Y.margin_rows = PLAN_MARGIN_ALL;
     plan_mpcc *py = plan_mpcc_create(&Y, err, sizeof err);
     EXPECT(py != NULL, "create (y): %s", err);
     if (!py) return test_report("plan_mpcc_start");
@@ -305,5 +522,8 @@ int main(void) {
   expect_one_step_hessian_by_row_groups(P);
 
   expect_friction_reference(P);
+  expect_margin_row();
+  expect_margin_mark();
+  expect_lazy_equals_off();
   return test_report("plan_mpcc_start");
 }

@@ -13,7 +13,7 @@ Bounds, and why:
   measured, the arm agrees to 8e-11 m, the normal force to 1e-7 of itself,
   the ball's angular velocity to 4.7e-7 rad/s (session 17, the simulator's
   friction pyramid contact_frame's and the plan's its rest basis carried
-  along; since session 20 both take the friction reference 0 0 1, the
+  along; since session 20 both take one friction reference (1 0 0 since session 21), the
   planner's and the scene's, so the pyramids are one). The bounds: 1e-8 m,
   1e-5 of the force, 1e-5 rad/s.
 - The paper's contact at the step's end on the same task misses by 1.2e-5 m
@@ -47,9 +47,10 @@ def _plan(tmp_path_factory, contact_time):
                       # these replay checks were written for, which touches the ball on several steps
                       "--kin-effort", "0",
                       "--contact-time", contact_time, "--out", str(out)]
-                     # the friction reference (docs/planning.md, session 20) that gives the plan these checks
-                     # were written for, as --kin-effort 0 does; the replay takes the same (one_step below)
-                     + (["--friction-reference", "0,0,1"] if contact_time == "start" else []),
+                     # with the start contact's margin rows on every step (session 21), so that the replay checks
+                     # a plan the margin constrains, with x's friction reference (docs/planning.md, session 20),
+                     # which the replay takes too
+                     + (["--margin-rows", "all", "--friction-reference", "1,0,0"] if contact_time == "start" else []),
                      capture_output=True, text=True, timeout=600, env=dict(os.environ, OPENBLAS_NUM_THREADS="1"))
   assert r.returncode == 0, r.stderr[-2000:]
   summary = json.loads(r.stdout.strip().splitlines()[-1])
@@ -76,7 +77,7 @@ def _split(steps):
 
 def test_simulator_reproduces_a_plan_with_its_contact(start_plan):
   plan, summary = start_plan
-  steps = one_step(str(plan), str(ROOT / "mjcf/ball_plan.xml"), friction_reference="0 0 1")
+  steps = one_step(str(plan), str(ROOT / "mjcf/ball_plan.xml"), friction_reference="1 0 0")
   touching, free = _split(steps)
   # The plan turns the ball (its quaternion error a tenth of the error at rest, sin^2(angle / 2)), which
   # only a contact force can: the contact steps are there to check. How many there are is the local
