@@ -785,7 +785,6 @@ void sb_kinematics(const sb_model *m, sb_work *w, const double *q, const double 
  * pass, not in the pass itself (the dynamics do not need it). */
 static void unit_jacobians(const sb_model *m, sb_work *w) {
   int n = m->n;
-  if (w->jend_valid) return;
   int cmax = 0;
   for (int u = 0; u < m->nunit; u++) {
     const sb_unit *un = &m->unit[u];
@@ -841,8 +840,6 @@ static void node_jacobian_head(const sb_model *m, sb_work *w, int k, double *J, 
 }
 
 void sb_node_jacobian(const sb_model *m, sb_work *w, int k, double *J) { node_jacobian_head(m, w, k, J, m->n); }
-
-void sb_unit_jacobians(const sb_model *m, sb_work *w) { unit_jacobians(m, w); }
 
 /* The node whose unit holds arc length *s of segment seg, with *s clamped
  * into the segment (0 on a rigid one), or -1 when seg or *s is out of range.

@@ -272,11 +272,6 @@ int sb_point_jacobian_parts(const sb_model *m, sb_work *w, int seg, double s, sb
 /* Full 6 x n body Jacobian of node k. */
 void sb_node_jacobian(const sb_model *m, sb_work *w, int k, double *J);
 
-/* The full Jacobian at each unit's last node into w->Jend (6 x n per unit,
- * zero past the unit's cend), once a kinematics pass: a call after the
- * first returns at once. The point queries and the mass matrix read it. */
-void sb_unit_jacobians(const sb_model *m, sb_work *w);
-
 /* Mass matrix by composite inertias over nodes (n x n). */
 void sb_mass_matrix(const sb_model *m, sb_work *w, double *M);
 /* Bias c(q, v): Coriolis, centrifugal, gravity and the inertial forces of

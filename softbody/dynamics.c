@@ -90,8 +90,7 @@ void sb_mass_matrix(const sb_model *m, sb_work *w, double *M) {
     sb_Ad_congruence(w->X + 36 * k, w->Ic + 36 * k, B);
     for (int i = 0; i < 36; i++) w->Ic[36 * (k - 1) + i] += B[i];
   }
-  double W[6 * 12], IS[6 * 12];
-  sb_unit_jacobians(m, w);
+  double W[6 * 12], W2[6 * 12], IS[6 * 12], B[12 * 12];
   for (int u = 0; u < m->nunit; u++) {
     const sb_unit *un = &m->unit[u];
     int nc = un->ncol;
@@ -117,19 +116,24 @@ void sb_mass_matrix(const sb_model *m, sb_work *w, double *M) {
         }
     }
     if (u == 0) continue;
-    /* Cross blocks with every earlier column at once: W, the wrench the
-     * unit's columns need at the previous unit's last node, against that
-     * node's full Jacobian (zero past its cend), where carrying W back a
-     * unit at a time cost an adjoint product a pair of units. */
+    /* Cross blocks with every earlier unit: W moves from unit to unit. */
     sb_Ad_matmul_tn(w->X + 36 * un->node0, nc, w->P + m->node[un->node0].soff, W);
-    const double *J = w->Jend + (size_t)6 * n * (u - 1);
-    for (int a = 0; a < m->unit[u - 1].cend; a++)
-      for (int j = 0; j < nc; j++) {
-        double s = 0;
-        for (int r = 0; r < 6; r++) s += J[(size_t)r * n + a] * W[r * nc + j];
-        M[(size_t)a * n + un->col0 + j] += s;
-        M[(size_t)(un->col0 + j) * n + a] += s;
+    for (int v = u - 1; v >= 0; v--) {
+      const sb_unit *uv = &m->unit[v];
+      int nv = uv->ncol;
+      if (nv) {
+        sb_matmul_tn(nv, 6, nc, w->Jpart + m->node[uv->node1].soff, W, B);
+        for (int i = 0; i < nv; i++)
+          for (int j = 0; j < nc; j++) {
+            M[(uv->col0 + i) * n + un->col0 + j] += B[i * nc + j];
+            M[(un->col0 + j) * n + uv->col0 + i] += B[i * nc + j];
+          }
       }
+      if (v) {
+        sb_Ad_matmul_tn(w->Xu + 36 * v, nc, W, W2);
+        memcpy(W, W2, 6 * nc * sizeof(double));
+      }
+    }
   }
 }
 
