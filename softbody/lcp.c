@@ -156,9 +156,9 @@ double sb_lcp_residual(int n, const double *M, const double *q, const double *z,
  * entries are checked per call, and the 64-bit bit test this replaces did not
  * vectorize without SSE4.1 (9 instructions an entry against about 2). */
 typedef double sb_v2d __attribute__((vector_size(16)));
-static int all_finite(int n, const double *x) {
+static int finite_entries(size_t n, const double *x) {
   sb_v2d a0 = {0, 0}, a1 = {0, 0};
-  int i = 0;
+  size_t i = 0;
   for (; i + 4 <= n; i += 4) {
     sb_v2d u, v;
     memcpy(&u, x + i, sizeof u);
@@ -171,6 +171,11 @@ static int all_finite(int n, const double *x) {
   sb_v2d a = a0 + a1;
   return a[0] + a[1] + t == 0;
 }
+
+static int all_finite(int n, const double *x) { return finite_entries((size_t)n, x); }
+
+/* The n x n matrix as one vector of n^2 entries: no column tails. */
+static int matrix_finite(int n, const double *M) { return finite_entries((size_t)n * n, M); }
 
 /* ---------- the acceptance test of every "solved" ---------- */
 
@@ -236,7 +241,8 @@ static double row_exact(int n, const double *M, const double *q, const double *z
   return negative ? -r : r;
 }
 
-static void row_terms(int n, const double *M, const double *q, const double *z, double *s);
+static void row_terms(int n, const double *restrict M, const double *restrict q, const double *restrict z,
+                      double *restrict s);
 
 /* sb_lcp_check for a finite z whose w already holds Mz + q summed in floating
  * point (any order: the bound below holds for every order of the n + 1
@@ -295,6 +301,18 @@ int sb_lcp_check(int n, const double *M, const double *q, const double *z, doubl
   return check_given_w(n, M, q, z, w, abs_tol, rel_tol, residual, bad_row, scratch);
 }
 
+/* sb_lcp_check of a pivot's answer z, whose w = Mz + q the pivot formed (wp, copied to w, where
+ * the check may refine rows): the same verdict and w without a second product by M. */
+static int check_pivot_answer(int n, const double *M, const double *q, const double *z, const double *wp,
+                              double *w, double abs_tol, double rel_tol, double *residual, double *scratch) {
+  if (!all_finite(n, z)) {
+    *residual = INFINITY;
+    return 0;
+  }
+  memcpy(w, wp, (size_t)n * sizeof(double));
+  return check_given_w(n, M, q, z, w, abs_tol, rel_tol, residual, NULL, scratch);
+}
+
 static double complementarity(int n, const double *z, const double *w) {
   double c = 0;
   for (int i = 0; i < n; i++) c += z[i] * w[i];
@@ -319,12 +337,13 @@ static double fb_eval(int n, const double *M, const double *q, const double *z, 
 /* s_i = |q_i| + sum_j |M_ij z_j|: the size of the terms that make up w_i,
  * hence the floating-point yardstick for its residual. By columns, skipping
  * z_j = 0 (most of z at a solution). */
-static void row_terms(int n, const double *M, const double *q, const double *z, double *s) {
+static void row_terms(int n, const double *restrict M, const double *restrict q, const double *restrict z,
+                      double *restrict s) {
   for (int i = 0; i < n; i++) s[i] = fabs(q[i]);
   for (int j = 0; j < n; j++) {
     double a = fabs(z[j]);
     if (a == 0) continue;
-    const double *c = M + (size_t)j * n;
+    const double *restrict c = M + (size_t)j * n;
     for (int i = 0; i < n; i++) s[i] += fabs(c[i]) * a;
   }
 }
@@ -729,6 +748,19 @@ static void factor_cache_clear(sb_lcp_work *wk) {
  * up to 16 passes solved, 7 us a pass at n = 48, where Lemke takes 24 us). */
 #define WARM_PIVOT_PASSES 2
 
+/* x = -(q + M z)_A over the set, from A = M_AA (column-major, na x na): z is
+ * zero off the set for this purpose (the pass's right-hand side). By columns of
+ * A, contiguous, each x_a still summed over b in increasing order: the same
+ * numbers as a dot product per row. */
+static void set_residual(int na, const double *restrict A, const int *set, const double *q, const double *z,
+                         double *restrict x) {
+  for (int a = 0; a < na; a++) x[a] = -q[set[a]];
+  for (int b = 0; b < na; b++) {
+    const double zb = z[set[b]], *restrict c = A + (size_t)b * na;
+    for (int a = 0; a < na; a++) x[a] -= c[a] * zb;
+  }
+}
+
 /* A pass's trial (zt, wt = q + M zt) with no infeasible index: its set's
  * small negative z (within the pass's tolerance) clipped to zero, w made
  * again from the clipped z, and the result kept in (z, w) only if it is within
@@ -831,11 +863,7 @@ static int fb_pivot_step(sb_lcp_work *wk, int n, const double *M, const double *
       how = sb_lcp_factor_set(wk, s, n, M, set, na, singular, reuse && wk->border);
       f->valid &= reuse;
     }
-    for (int a = 0; a < na; a++) {
-      double r = -q[set[a]];
-      for (int b = 0; b < na; b++) r -= A[(size_t)b * na + a] * z[set[b]];
-      x[a] = r;
-    }
+    set_residual(na, A, set, q, z, x);
     if (na > 0) how = how ? fb_solve(wk, f, na, how, x) : 0;
     if (!how && ndropped) { /* the basic set could not be solved: this pass again, on the whole set */
       for (int i = 0; i < n; i++) in[i] |= dropped[i];
@@ -919,11 +947,7 @@ static int resolve_on_solved_set(sb_lcp_work *wk, int n, const double *M, const 
   const double *A = f->A;
   double e0 = tol * qs, *x = wk->zloc, *zt = wk->ztry, *wt = wk->colbuf;
   if (na <= 0) return 0;
-  for (int a = 0; a < na; a++) {
-    double r = -q[set[a]];
-    for (int b = 0; b < na; b++) r -= A[(size_t)b * na + a] * z[set[b]];
-    x[a] = r;
-  }
+  set_residual(na, A, set, q, z, x);
   if (!fb_solve(wk, f, na, how, x)) return 0;
   memset(zt, 0, (size_t)n * sizeof(double));
   for (int b = 0; b < na; b++) zt[set[b]] = x[b] + z[set[b]];
@@ -951,13 +975,14 @@ static int resolve_on_solved_set(sb_lcp_work *wk, int n, const double *M, const 
  * w = D_k . v_t at the guess, and the predicted set takes them in, a set with
  * no exact solution whose least-norm answer is infeasible in many rows. The
  * support leaves those out. zg: the guess (replaced on success, as
- * fb_pivot_step does). Returns 1 when solved to the pivot's own test (the
- * caller still checks). */
+ * fb_pivot_step does; *wz then points at its Mz + q). Returns 1 when solved to
+ * the pivot's own test (the caller still checks). */
 static int warm_pivot_from_support(sb_lcp_work *wk, int n, const double *M, const double *q, double *zg,
-                                   double tol, double qs) {
+                                   double tol, double qs, const double **wz) {
   double *w0 = wk->d; /* solve_fb's, free here: zero, so that the prediction is z alone */
   int last_count = -1;
   memset(w0, 0, (size_t)n * sizeof(double));
+  *wz = w0;
   return fb_pivot_step(wk, n, M, q, zg, w0, wk->idx, &last_count, tol, qs, SUPPORT_PIVOT_PASSES, 1, NULL, 0);
 }
 
@@ -1459,13 +1484,18 @@ static sb_lcp_status check_input(sb_lcp_work *wk, int n, const double *M, const 
     sb_errorf(msg, size, "lcp: size %d outside 1..%d (the workspace size)", n, wk->nmax);
     return SB_LCP_BAD_INPUT;
   }
-  int finite = 1;
-  for (int j = 0; j < n; j++) finite &= all_finite(n, M + (size_t)j * n);
-  for (size_t k = 0; !finite && k < (size_t)n * n; k++)
-    if (!isfinite(M[k])) {
-      sb_errorf(msg, size, "lcp: M(%d, %d) is not finite", (int)(k % n), (int)(k / n));
-      return SB_LCP_BAD_INPUT;
-    }
+  /* same_matrix promises the matrix of the last solve: scanned then, if this workspace found it
+   * finite at this size since a non-finite one (an O(n^2) pass a re-solve need not repeat) */
+  if (!(opt->same_matrix && wk->finite_n == n)) {
+    wk->finite_n = 0;
+    if (!matrix_finite(n, M))
+      for (size_t k = 0; k < (size_t)n * n; k++)
+        if (!isfinite(M[k])) {
+          sb_errorf(msg, size, "lcp: M(%d, %d) is not finite", (int)(k % n), (int)(k / n));
+          return SB_LCP_BAD_INPUT;
+        }
+    wk->finite_n = n;
+  }
   for (int i = 0; !all_finite(n, q) && i < n; i++)
     if (!isfinite(q[i])) {
       sb_errorf(msg, size, "lcp: q(%d) is not finite", i);
@@ -1597,10 +1627,15 @@ static sb_lcp_status solve_chain(sb_lcp_work *wk, int nchain, const sb_lcp_solve
     /* a new matrix of the same size: the set that solved the last one, by position, joins the
      * prediction (its degenerate indices, z = 0 there, the guess does not predict) */
     int prev = opt->warm_last_set && !opt->same_matrix && wk->prev_n == n ? wk->prev_na : 0;
-    if (solved || ((fb_pivot_step(wk, n, M, q, zg, wg, wk->idx, &last_count, tol, qs, WARM_PIVOT_PASSES, 1,
+    if (!solved) {
+      /* a pivot that solves leaves its answer's Mz + q (computed from that z) in its w */
+      const double *wp = wg;
+      int pivoted = fb_pivot_step(wk, n, M, q, zg, wg, wk->idx, &last_count, tol, qs, WARM_PIVOT_PASSES, 1,
                                   wk->prev_set, prev) ||
-                    warm_pivot_from_support(wk, n, M, q, zg, tol, qs)) &&
-                   sb_lcp_check(n, M, q, zg, wk->w, tol * qs, tol, &rg, NULL, wk->da))) {
+                    warm_pivot_from_support(wk, n, M, q, zg, tol, qs, &wp);
+      solved = pivoted && check_pivot_answer(n, M, q, zg, wp, wk->w, tol * qs, tol, &rg, wk->da);
+    }
+    if (solved) {
       memcpy(z, zg, n * sizeof(double));
       if (wout) memcpy(wout, wk->w, n * sizeof(double));
       info->status = SB_LCP_SOLVED;

@@ -55,7 +55,8 @@ typedef struct {
   int same_matrix;       /* M is the matrix of the last solve with this workspace (a re-solve with
                             another q, e.g. a proximal step): the warm pivot reuses the
                             factorizations of the last two sets it solved with when a set is the
-                            same (same answer, bit for bit) */
+                            same (same answer, bit for bit), and M is not scanned for non-finite
+                            entries again when this workspace found it finite at this size */
   int reuse_solved_set;  /* with same_matrix: first one pass on the set that solved the last warm
                             pivot (the answer's set, degenerate indices with z = w = 0 included),
                             from its factorization; a set the guess's z - w > eps predicts leaves

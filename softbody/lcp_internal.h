@@ -56,6 +56,9 @@ struct sb_lcp_work {
    * that set was solved by least norm), kept across matrices: a warm solve of a new matrix of that
    * size adds it to its prediction (sb_lcp_options.warm_last_set) */
   int *prev_set, prev_na, prev_n;
+  /* The size of the matrix last scanned finite (check_input in lcp.c), 0 after a non-finite one:
+   * a same_matrix solve of that size does not scan it again */
+  int finite_n;
   int *fric_dropped;        /* n flags: the betas the warm pivot's pass left out of its set
                                (sb_lcp_friction_set_basic) */
   /* conditioning (condition.c) */

@@ -402,6 +402,48 @@ int main(void) {
            sb_lcp_status_name(st), sb_lcp_solver_name(info.solver), dz);
   }
 
+  /* The warm pivot's answer is accepted on the w = Mz + q its own pass formed
+   * (no second product by M): it must pass the independent sb_lcp_check, and
+   * the w returned must be that check's, bit for bit. The guesses have the answer's
+   * support with magnitudes off by a factor up to e^0.2 or e^2, so the set they
+   * predict, {z - w > eps}, takes in rows of negative w: most are solved from
+   * it, some only by the second try from the support {z > eps}, which leaves
+   * its w in wk->d (made NaN before each solve, so finite there after a
+   * warm pivot means that try answered). */
+  {
+    int n = 20, warm = 0, from_support = 0, failed = 0, trials = 300;
+    double worst = 0;
+    for (int t = 0; t < trials; t++) {
+      make(SPD, n, M, q);
+      sb_lcp_info info;
+      double zg[NMAX], wl[NMAX], wc[NMAX], sc[NMAX], r, qs = 1;
+      sb_lcp_solve_with(wk, SB_LCP_LEMKE, n, M, q, zg, wl, &opt, &info);
+      for (int i = 0; i < n; i++) {
+        zg[i] *= exp((t % 2 ? 2 : 0.2) * tu_rand()); /* off by up to e^0.2 or e^2 */
+        qs = fmax(qs, fabs(q[i]));
+      }
+      sb_lcp_options o = opt;
+      o.warm_start = 1;
+      for (int i = 0; i < n; i++) wk->d[i] = NAN;
+      sb_lcp_status st = sb_lcp_solve(wk, n, M, q, zg, wl, &o, &info);
+      if (st != SB_LCP_SOLVED || !info.warm_pivot) continue;
+      warm++;
+      from_support += isfinite(wk->d[0]);
+      int ok = sb_lcp_check(n, M, q, zg, wc, o.tol * qs, o.tol, &r, NULL, sc);
+      double dw = 0;
+      for (int i = 0; i < n; i++) dw = fmax(dw, fabs(wl[i] - wc[i]));
+      worst = fmax(worst, dw);
+      failed += !ok || memcmp(wl, wc, (size_t)n * sizeof(double)); /* the same product of the same z */
+    }
+    EXPECT(failed == 0, "warm pivot: %d of %d answers fail sb_lcp_check or return another w (off by up to %.3g)", failed, warm,
+           worst);
+    EXPECT(warm - from_support >= 10 && from_support >= 3,
+           "warm pivot: %d answered from the predicted set, %d from the support (of %d): a path untested",
+           warm - from_support, from_support, trials);
+    printf("warm pivot answers: %d from the predicted set, %d from the support, checked "
+           "(w off by at most %.3g)\n", warm - from_support, from_support, worst);
+  }
+
   /* same_matrix: a re-solve of the same M with another q (the contact
    * pipeline's proximal step) reuses the warm pivot's factorization of its
    * active set; the answer must be the one a solve without that knowledge
@@ -765,6 +807,38 @@ int main(void) {
     EXPECT(sb_lcp_solve(wk, 2, m2, q2, z2, w2, &opt, &info) == SB_LCP_BAD_INPUT && strstr(info.message, "q(1)"),
            "Inf in q named: '%s'", info.message);
     q2[1] = -1;
+    /* M's finiteness scan is skipped only for a same_matrix solve of the size this workspace last
+     * scanned finite: not in a fresh workspace, not after a non-finite M (same_matrix promises the
+     * last matrix, which was refused), not at another size */
+    {
+      sb_lcp_work *wf = sb_lcp_work_create(4);
+      double m3[9] = {2, 0, 0, 0, 2, 0, 0, 0, 2}, q3[3] = {-1, -1, -1}, z3[3], w3[3];
+      sb_lcp_options of = opt;
+      of.same_matrix = 1;
+      m3[5] = NAN;
+      EXPECT(sb_lcp_solve(wf, 3, m3, q3, z3, w3, &of, &info) == SB_LCP_BAD_INPUT && strstr(info.message, "M(2, 1)"),
+             "a fresh workspace scans M under same_matrix: '%s'", info.message);
+      m3[5] = 0;
+      of.same_matrix = 0;
+      EXPECT(sb_lcp_solve(wf, 3, m3, q3, z3, w3, &of, &info) == SB_LCP_SOLVED, "finite M solved: %s", info.message);
+      m3[5] = INFINITY;
+      EXPECT(sb_lcp_solve(wf, 3, m3, q3, z3, w3, &of, &info) == SB_LCP_BAD_INPUT && strstr(info.message, "M(2, 1)"),
+             "a non-finite M after a finite one (same_matrix = 0) named: '%s'", info.message);
+      of.same_matrix = 1;
+      EXPECT(sb_lcp_solve(wf, 3, m3, q3, z3, w3, &of, &info) == SB_LCP_BAD_INPUT && strstr(info.message, "M(2, 1)"),
+             "same_matrix after a non-finite M still refuses it: '%s'", info.message);
+      m3[5] = 0;
+      of.same_matrix = 0;
+      EXPECT(sb_lcp_solve(wf, 3, m3, q3, z3, w3, &of, &info) == SB_LCP_SOLVED, "finite M solved again: %s",
+             info.message);
+      of.same_matrix = 1;
+      EXPECT(sb_lcp_solve(wf, 3, m3, q3, z3, w3, &of, &info) == SB_LCP_SOLVED, "same_matrix re-solve: %s",
+             info.message);
+      double m2n[4] = {1, NAN, 0, 1};
+      EXPECT(sb_lcp_solve(wf, 2, m2n, q3, z3, w3, &of, &info) == SB_LCP_BAD_INPUT && strstr(info.message, "M(1, 0)"),
+             "same_matrix at another size scans M: '%s'", info.message);
+      sb_lcp_work_free(wf);
+    }
     /* options outside their plausible ranges: a tol of 1e308 would accept anything, a budget
      * of INT_MAX sweeps never ends on a problem without solution */
     struct { const char *name; double tol; int iters, pivots, sweeps; } bad_opt[] = {
