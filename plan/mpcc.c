@@ -558,7 +558,7 @@ static void contact_force(const plan_mpcc *p, const contact_geom *G, const contr
   }
 }
 
-/* The arm terms at S_k. */
+/* The arm terms at S_k (from the cache, when on: a hit is the bits arm_terms_compute gave there). */
 static void arm_terms_at(plan_mpcc *p, const state_view *S0, arm_terms *A) {
   int n = p->n;
   if (!p->ac) {
