@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "../plugin/margin.h"
+#include "arm_cache.h"
 #include "contact.h"
 #include "mpcc_polish.h"
 #include "presets.h"
@@ -82,6 +83,16 @@ struct plan_mpcc {
     double g0, s0, ds;
   } stab_tangent;
   arm_terms terms, terms_fixed;  /* arm terms of the current evaluation, and of the Jacobian's base point */
+  /* the arm terms and the disk point's kinematics by state (arm_point_at), shared by the rows, the
+     Jacobian and the Hessian of a step and of its neighbour; NULL: off, every evaluation afresh */
+  arm_cache *ac;
+  int ac_capacity;
+  struct {               /* the disk point's pose and body Jacobian of the last contact_geometry, when it
+                          * came from the cache (the work's kinematics are then not at its state) */
+    int valid;
+    sb_pose g;
+    double J[6 * 64];
+  } geo_point;
   struct {               /* exact Hessian: the pattern of a step's block, per stage (0: kinematic) */
     int npairs[2], *pair[2];   /* (a, b), a >= b, block columns */
     int *used[2];              /* C flags: the column is in some pair */
@@ -292,14 +303,86 @@ static void contact_basis(const plan_mpcc *p, const double n[3], double *D) {
   }
 }
 
+/* The arm terms at (q, v) (M~, e, JW) and the disk point's pose g, body Jacobian J (6 x n) and
+ * twist eta there, from one kinematics pass; JW column by column from sb_add_world_wrench on unit
+ * wrenches. g and eta (NULL: not wanted) are the disk's end node's, copied whatever else is asked
+ * (sb_point_kinematics), so contact_geometry's own query gives the same bits. */
+static void arm_terms_compute(plan_mpcc *p, const double *q, const double *v, double *Mt, double *e,
+                              double *JW, sb_pose *g, double *J, double *eta) {
+  int n = p->n;
+  double h = p->h;
+  const sb_model *m = p->model;
+  sb_kinematics(m, p->work, q, v);
+  sb_mass_matrix(m, p->work, Mt);
+  sb_bias(m, p->work, e);
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < n; j++) {
+      Mt[i * n + j] += h * m->D[i * n + j] + h * h * m->K[i * n + j];
+      e[i] += m->K[i * n + j] * (q[j] + h * v[j]) + m->D[i * n + j] * v[j];
+    }
+  /* sb_add_world_wrench of the six unit wrenches from one point Jacobian: a world force f at the
+     disk origin is the body wrench [0; R^T f], a moment mo is [R^T mo; 0] */
+  int last = m->nseg - 1;
+  sb_point_kinematics(m, p->work, last, m->seg[last].p.length, g, J, eta, NULL);
+  for (int j = 0; j < n; j++)
+    for (int c = 0; c < 3; c++) {
+      double force = 0, moment = 0;
+      for (int i = 0; i < 3; i++) {
+        force += J[(3 + i) * n + j] * g->R[3 * c + i];
+        moment += J[i * n + j] * g->R[3 * c + i];
+      }
+      JW[j * 6 + c] = force;
+      JW[j * 6 + 3 + c] = moment;
+    }
+}
+
+/* An arm_cache entry's layout: M~ (n x n), e (n), JW (n x 6), the disk point's J (6 x n), its pose
+ * (12 doubles: R, p) and twist (6). */
+enum { ARM_POINT_MT, ARM_POINT_E, ARM_POINT_JW, ARM_POINT_J, ARM_POINT_G, ARM_POINT_ETA, ARM_POINT_END };
+static int arm_point_offset(const plan_mpcc *p, int part) {
+  int n = p->n;
+  const int size[ARM_POINT_END] = {n * n, n, 6 * n, 6 * n, (int)(sizeof(sb_pose) / sizeof(double)), 6};
+  int o = 0;
+  for (int i = 0; i < part; i++) o += size[i];
+  return o;
+}
+
+/* The cache's entry at (q, v), computed there on a miss. */
+static const double *arm_point_at(plan_mpcc *p, const double *q, const double *v) {
+  double *e = arm_cache_find(p->ac, q, v);
+  if (e) return e;
+  e = arm_cache_insert(p->ac, q, v);
+  sb_pose g;
+  arm_terms_compute(p, q, v, e + arm_point_offset(p, ARM_POINT_MT), e + arm_point_offset(p, ARM_POINT_E),
+                    e + arm_point_offset(p, ARM_POINT_JW), &g, e + arm_point_offset(p, ARM_POINT_J),
+                    e + arm_point_offset(p, ARM_POINT_ETA));
+  memcpy(e + arm_point_offset(p, ARM_POINT_G), &g, sizeof g);
+  return e;
+}
+
+/* contact_geometry takes its kinematics from the cache: in the dynamic stage with the contact at the
+ * step's end, where step k's geometry is at (q_{k+1}, v_{k+1}), the state step k + 1's arm terms are
+ * at, and its differences in q_{k+1} are those step k + 1's take in q_{k+1} (the same columns, the
+ * same steps). Elsewhere nothing would reuse the arm terms a miss computes. */
+static int geometry_cached(const plan_mpcc *p) { return p->ac && p->dynamic && !p->prm.contact_at_start; }
+
 static void contact_geometry(plan_mpcc *p, const double *q, const double *v, const double *omega,
                              contact_geom *G) {
   const plan_mpcc_params *P = &p->prm;
-  sb_kinematics(p->model, p->work, q, v);
   sb_pose g;
   double eta[6];
-  int last = p->model->nseg - 1;
-  sb_point_kinematics(p->model, p->work, last, p->model->seg[last].p.length, &g, NULL, eta, NULL);
+  p->geo_point.valid = geometry_cached(p);
+  if (p->geo_point.valid) {
+    const double *e = arm_point_at(p, q, v);
+    memcpy(&g, e + arm_point_offset(p, ARM_POINT_G), sizeof g);
+    memcpy(eta, e + arm_point_offset(p, ARM_POINT_ETA), sizeof eta);
+    p->geo_point.g = g;
+    memcpy(p->geo_point.J, e + arm_point_offset(p, ARM_POINT_J), sizeof(double) * 6 * p->n);
+  } else {
+    int last = p->model->nseg - 1;
+    sb_kinematics(p->model, p->work, q, v);
+    sb_point_kinematics(p->model, p->work, last, p->model->seg[last].p.length, &g, NULL, eta, NULL);
+  }
   /* the ball centre in the disk frame; closest point of the capped cylinder */
   double w[3], wl[3];
   for (int i = 0; i < 3; i++) w[i] = P->ball_center[i] - g.p[i];
@@ -357,7 +440,12 @@ static void contact_velocity_jacobian(plan_mpcc *p, const contact_geom *G, doubl
   int n = p->n, last = p->model->nseg - 1;
   sb_pose g;
   double *J = p->Jpoint;
-  sb_point_kinematics(p->model, p->work, last, p->model->seg[last].p.length, &g, J, NULL, NULL);
+  if (p->geo_point.valid) {
+    g = p->geo_point.g;
+    memcpy(J, p->geo_point.J, sizeof(double) * 6 * n);
+  } else {
+    sb_point_kinematics(p->model, p->work, last, p->model->seg[last].p.length, &g, J, NULL, NULL);
+  }
   for (int c = 0; c < n; c++) {
     double wb[3] = {J[0 * n + c], J[1 * n + c], J[2 * n + c]}, vb[3] = {J[3 * n + c], J[4 * n + c], J[5 * n + c]};
     double ww[3], vw[3], wxr[3];
@@ -470,35 +558,19 @@ static void contact_force(const plan_mpcc *p, const contact_geom *G, const contr
   }
 }
 
-/* The arm terms at S_k; JW column by column from sb_add_world_wrench on unit wrenches. */
+/* The arm terms at S_k (from the cache, when on: a hit is the bits arm_terms_compute gave there). */
 static void arm_terms_at(plan_mpcc *p, const state_view *S0, arm_terms *A) {
   int n = p->n;
-  double h = p->h;
-  const sb_model *m = p->model;
-  sb_kinematics(m, p->work, S0->q, S0->v);
-  sb_mass_matrix(m, p->work, A->Mt);
-  sb_bias(m, p->work, A->e);
-  for (int i = 0; i < n; i++)
-    for (int j = 0; j < n; j++) {
-      A->Mt[i * n + j] += h * m->D[i * n + j] + h * h * m->K[i * n + j];
-      A->e[i] += m->K[i * n + j] * (S0->q[j] + h * S0->v[j]) + m->D[i * n + j] * S0->v[j];
-    }
-  /* sb_add_world_wrench of the six unit wrenches from one point Jacobian: a world force f at the
-     disk origin is the body wrench [0; R^T f], a moment mo is [R^T mo; 0] */
-  int last = m->nseg - 1;
-  sb_pose g;
-  double J[6 * 64];
-  sb_point_kinematics(m, p->work, last, m->seg[last].p.length, &g, J, NULL, NULL);
-  for (int j = 0; j < n; j++)
-    for (int c = 0; c < 3; c++) {
-      double force = 0, moment = 0;
-      for (int i = 0; i < 3; i++) {
-        force += J[(3 + i) * n + j] * g.R[3 * c + i];
-        moment += J[i * n + j] * g.R[3 * c + i];
-      }
-      A->JW[j * 6 + c] = force;
-      A->JW[j * 6 + 3 + c] = moment;
-    }
+  if (!p->ac) {
+    sb_pose g;
+    double J[6 * 64];
+    arm_terms_compute(p, S0->q, S0->v, A->Mt, A->e, A->JW, &g, J, NULL);
+    return;
+  }
+  const double *e = arm_point_at(p, S0->q, S0->v);
+  memcpy(A->Mt, e + arm_point_offset(p, ARM_POINT_MT), sizeof(double) * n * n);
+  memcpy(A->e, e + arm_point_offset(p, ARM_POINT_E), sizeof(double) * n);
+  memcpy(A->JW, e + arm_point_offset(p, ARM_POINT_JW), sizeof(double) * 6 * n);
 }
 
 /* The arm terms at S_k whose q_k is base's: M~ and JW depend on q_k alone,
@@ -1512,6 +1584,13 @@ plan_mpcc *plan_mpcc_create(const plan_mpcc_params *prm, char *error, int error_
   p->zp = malloc(sizeof(double) * (p->nvar + 2 * R));
   p->margin_mask = calloc((size_t)P->N, 1);
   if (!p->Mt || !p->zp || !p->margin_mask || hessian_cache_create(p)) { snprintf(error, error_size, "mpcc: out of memory"); plan_mpcc_free(p); return NULL; }
+  /* the arm cache holds what reuse needs: the constraints' states (N + 1) and the Jacobian's
+     single differences of each (2 n) until the Jacobian reads them after the constraints at the
+     same point, and two steps' worth of the Hessian's (the base, 2 n single and n (n - 1) paired
+     differences) while step k + 1 reads step k's */
+  p->ac_capacity = (P->N + 1) * (2 * n + 1) + 2 * (n * n + n + 1);
+  p->ac = arm_cache_create(n, arm_point_offset(p, ARM_POINT_END), p->ac_capacity);
+  if (!p->ac) { snprintf(error, error_size, "mpcc: out of memory (arm cache of %d states)", p->ac_capacity); plan_mpcc_free(p); return NULL; }
   p->c = p->Mt + n * n;
   p->tmp = p->c + n;
   p->terms.Mt = p->tmp + n;
@@ -1591,8 +1670,22 @@ void plan_mpcc_free(plan_mpcc *p) {
   free(p->effort_C);
   free(p->effort_H);
   hessian_cache_free(p);
+  arm_cache_free(p->ac);
   free(p->margin_mask);
   free(p);
+}
+
+int plan_mpcc_set_arm_cache(plan_mpcc *p, int on) {
+  arm_cache_free(p->ac);
+  p->ac = on ? arm_cache_create(p->n, arm_point_offset(p, ARM_POINT_END), p->ac_capacity) : NULL;
+  p->geo_point.valid = 0;
+  return on && !p->ac ? -1 : 0;
+}
+
+void plan_mpcc_arm_cache_counts(const plan_mpcc *p, long *hits, long *misses) {
+  if (hits) *hits = 0;
+  if (misses) *misses = 0;
+  if (p->ac) arm_cache_counts(p->ac, hits, misses);
 }
 
 void plan_mpcc_rest_guess(const plan_mpcc *p, double *z) {
@@ -2341,6 +2434,12 @@ int plan_mpcc_step_rows(plan_mpcc *p, const double *z, int k, int dynamic, doubl
   p->nrow = rows_per_step(p, dynamic);
   step_rows(p, z, k, r);
   return p->nrow;
+}
+
+int plan_mpcc_hessian(plan_mpcc *p, const double *z, const double *lambda, double sigma, int dynamic, double *H) {
+  p->dynamic = dynamic;
+  p->nrow = rows_per_step(p, dynamic);
+  return hessian_matrix(p, z, lambda, sigma, H);
 }
 
 int plan_mpcc_step_jacobian_block(plan_mpcc *p, const double *z, int k, int dynamic, double *val) {

@@ -332,6 +332,18 @@ int plan_mpcc_step_rows(plan_mpcc *p, const double *z, int k, int dynamic, doubl
  * (row-major; the columns S_k U_k S_{k+1} from k block), into val; returns
  * the number of columns. */
 int plan_mpcc_step_jacobian_block(plan_mpcc *p, const double *z, int k, int dynamic, double *val);
+/* The Hessian of the Lagrangian sigma f + lambda . g IPOPT gets with exact_hessian (the one
+ * plan_mpcc_hessian_error checks) at z for the stage, as the full symmetric nvars x nvars matrix H
+ * (row-major). Returns 0, or -1 (out of memory, or an entry not finite). */
+int plan_mpcc_hessian(plan_mpcc *p, const double *z, const double *lambda, double sigma, int dynamic, double *H);
+/* The store of the arm terms and the disk's kinematics by arm state (q, v) (arm_cache.h) that the
+ * rows, the Jacobian and the Hessian share within a step and with its neighbour (step k's contact
+ * geometry at the end is at step k + 1's state): on by default. 0: off, every evaluation computes
+ * them afresh (the same bits: the cache is keyed on the state's exact bits). Switching empties it and
+ * its counts. Returns 0, or -1 out of memory (the cache then off). */
+int plan_mpcc_set_arm_cache(plan_mpcc *p, int on);
+/* Its lookups since it was made or switched: hits and misses (either may be NULL; 0 when off). */
+void plan_mpcc_arm_cache_counts(const plan_mpcc *p, long *hits, long *misses);
 /* The end disk's pose at arm coordinates q: its centre and rotation (world,
  * row-major; its local z is the disk's axis). */
 void plan_mpcc_disk_pose(plan_mpcc *p, const double *q, double pos[3], double R[9]);
