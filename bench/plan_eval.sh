@@ -13,6 +13,7 @@
 #   OUT/plan_replay.png    planned vs replayed ball angle of the cold starts
 #                          (cusp-plan's defaults about every axis)
 #   OUT/plan_replay_start.png the same for the cold starts with the start contact
+#   OUT/plan_replay_warm.png  the same for the paper's two stages (warm, end contact)
 #   OUT/plan_AXIS_START[_contact_start].csv|json|tsv each run's trajectory, JSON
 #                          line and replay (the suffix for the start contact)
 #
@@ -63,7 +64,7 @@ for k in sys.argv[2:]:
   d = d.get(k) if isinstance(d, dict) else None
 print("NaN" if d is None else d)' "$@"
 }
-plots=() plots_start=()
+plots=() plots_start=() plots_warm=()
 for ax in $axes; do
   for start in $starts; do
     for contact in $contacts; do
@@ -83,6 +84,7 @@ for ax in $axes; do
         rline=$(tail -n 1 "$base.replay")
         if [[ $start == cold && $contact == end ]]; then plots+=("$ax=$base.tsv"); fi
         if [[ $start == cold && $contact == start ]]; then plots_start+=("$ax (start contact)=$base.tsv"); fi
+        if [[ $start == warm && $contact == end ]]; then plots_warm+=("$ax (warm)=$base.tsv"); fi
       fi
       printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$ax" "$start" "$contact" \
         "$(field "$line" status)" "$(field "$line" ipopt_status)" "$(field "$line" quaternion_error)" \
@@ -95,6 +97,7 @@ for ax in $axes; do
 done
 if [[ ${#plots[@]} -gt 0 ]]; then "$root/bench/plot_plan.sh" "$out/plan_replay.png" "${plots[@]}" >&2; fi
 if [[ ${#plots_start[@]} -gt 0 ]]; then "$root/bench/plot_plan.sh" "$out/plan_replay_start.png" "${plots_start[@]}" >&2; fi
+if [[ ${#plots_warm[@]} -gt 0 ]]; then "$root/bench/plot_plan.sh" "$out/plan_replay_warm.png" "${plots_warm[@]}" >&2; fi
 {
   echo "Planning: \`bench/plan_eval.sh --N $N${*:+ -- $*}\` (T = $T s, angle $(awk -v a="$angle" 'BEGIN { printf "%.1f", a * 45 / atan2(1, 1) }') deg, mu = 0.6, d = 10, eps = 1e-7), $(date -u '+%Y-%m-%d %H:%M UTC'), load average $(cut -d' ' -f1 /proc/loadavg) on $(nproc) cores."
   echo

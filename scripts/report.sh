@@ -137,6 +137,7 @@ else
     cp "$data/planning/planning.md" "$data/planning.md"
     [[ -s $data/planning/plan_replay.png ]] && cp "$data/planning/plan_replay.png" "$out/plan_replay.png"
     [[ -s $data/planning/plan_replay_start.png ]] && cp "$data/planning/plan_replay_start.png" "$out/plan_replay_start.png"
+    [[ -s $data/planning/plan_replay_warm.png ]] && cp "$data/planning/plan_replay_warm.png" "$out/plan_replay_warm.png"
   fi
 fi
 flag=()
@@ -766,6 +767,7 @@ if [[ -s $data/planning.md ]]; then
   echo
   [[ -s $out/plan_replay.png ]] && echo "![planned vs replayed ball angle](plan_replay.png)" && echo
   [[ -s $out/plan_replay_start.png ]] && echo "![planned vs replayed ball angle, the start contact](plan_replay_start.png)" && echo
+  [[ -s $out/plan_replay_warm.png ]] && echo "![planned vs replayed ball angle, the paper's two stages](plan_replay_warm.png)" && echo
   echo "What the columns mean, and the paper's tasks at N = 100: docs/planning.md."
   echo
 fi
