@@ -56,6 +56,7 @@ struct sb_lcp_work {
    * that set was solved by least norm), kept across matrices: a warm solve of a new matrix of that
    * size adds it to its prediction (sb_lcp_options.warm_last_set) */
   int *prev_set, prev_na, prev_n;
+  int warm_lemke;           /* the solve under way's sb_lcp_info.warm_lemke (run_one's Lemke) */
   int *fric_dropped;        /* n flags: the betas the warm pivot's pass left out of its set
                                (sb_lcp_friction_set_basic) */
   /* conditioning (condition.c) */
