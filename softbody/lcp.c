@@ -1140,40 +1140,39 @@ static void lemke_tableau(sb_lcp_work *wk, int n, const double *M, int ldm, cons
   wk->nonbasis[n] = 2 * n;
 }
 
-/* A pivot smaller than this, relative to the largest entry of its column
- * and row, makes the start basis singular (lemke_start). */
+/* A pivot smaller than this, relative to the largest entry of its column,
+ * is left out of the start basis (lemke_start). */
 #define LEMKE_START_PIVOT_TOL 1e-9
 
 /* The complementary basis of a guess's set as Lemke's start (warm_lemke):
- * z_i for w_i, i in the set (start: n flags), pivoted in one at a time, each
- * time the index whose diagonal entry is largest against its row and column
- * (a zero diagonal, gamma's, becomes nonzero once a beta of its block is
- * in). Then the covering vector is the one whose column in that basis is
- * all ones, so z0 entering at the most negative row makes every basic
- * variable nonnegative: Lemke's start from any complementary basis, the
- * cold one being the set {}. Returns 0 when a pivot is too small (M_SS
- * singular or nearly so: the caller rebuilds the cold tableau), else 1;
- * *pivots counts the pivots made. */
+ * z_i for w_i, i in the set (start: n flags), pivoted in one at a time in
+ * index order, an index whose diagonal entry is small against its column
+ * left for the next pass (a zero diagonal, gamma's, becomes nonzero once a
+ * beta of its block is in). When every index left has a pivot too small (M_SS singular: a
+ * contact's two opposite betas both loaded, as the least-norm answers of
+ * a rope lying still have them), those stay out: the start is the largest
+ * regular part of the set this order finds. Then the covering vector is the
+ * one whose column in that basis is all ones, so z0 entering at the most
+ * negative row makes every basic variable nonnegative: Lemke's start from
+ * any complementary basis, the cold one being the set {}. Returns 0 when
+ * no index of the set pivots in (the caller rebuilds the cold tableau),
+ * else 1; *pivots counts the pivots made. */
 static int lemke_start(sb_lcp_work *wk, int n, const int *start, int *pivots) {
   double *T = wk->T;
-  for (;;) {
-    int best = -1;
-    double rel = 0;
+  for (int made = 1; made;) {
+    made = 0;
     for (int i = 0; i < n; i++) {
       if (!start[i] || wk->basis[i] != i) continue; /* z_i is in, or not wanted */
-      double d = fabs(T[(size_t)i * n + i]), big = 0;
-      for (int k = 0; k < n; k++) big = fmax(big, fmax(fabs(T[(size_t)i * n + k]), fabs(T[(size_t)k * n + i])));
-      double r = big > 0 ? d / big : 0;
-      if (best < 0 || r > rel) {
-        best = i;
-        rel = r;
-      }
+      const double *col = T + (size_t)i * n;
+      double big = 0;
+      for (int k = 0; k < n; k++) big = fmax(big, fabs(col[k]));
+      if (!(fabs(col[i]) > LEMKE_START_PIVOT_TOL * big)) continue; /* for a later pass, if any */
+      lemke_pivot(wk, n, i, i); /* z_i (column i) for w_i (row i) */
+      (*pivots)++;
+      made = 1;
     }
-    if (best < 0) break;
-    if (!(rel > LEMKE_START_PIVOT_TOL)) return 0;
-    lemke_pivot(wk, n, best, best); /* z_best (column best) for w_best (row best) */
-    (*pivots)++;
   }
+  if (*pivots == 0) return 0;
   for (int i = 0; i < n; i++) T[(size_t)n * n + i] = 1.0;
   return 1;
 }
