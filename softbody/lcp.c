@@ -1178,8 +1178,9 @@ static int lemke_start(sb_lcp_work *wk, int n, const int *start, int *pivots) {
 }
 
 /* Lemke from the cold basis (start NULL) or from the complementary basis
- * of the flagged set (lemke_start; when that is singular, from the cold
- * one). *warm (may be NULL): 1 when the start basis was the set's. */
+ * of the flagged set (lemke_start; when no index of it pivots in,
+ * SB_LCP_STALLED with z = 0: the caller runs the cold one). *warm (may be
+ * NULL): 1 when Lemke ran from the set's basis. */
 static sb_lcp_status lemke_core(sb_lcp_work *wk, int n, const double *M, int ldm, const double *q,
                                 const int *start, double *z, int max_pivots, int *pivots, int *warm,
                                 char *msg, int msg_size) {
@@ -1196,12 +1197,12 @@ static sb_lcp_status lemke_core(sb_lcp_work *wk, int n, const double *M, int ldm
   const double *b = q; /* the basic variables' values, stride 1 */
   if (from_set) {
     lemke_tableau(wk, n, M, ldm, q);
-    if (lemke_start(wk, n, start, pivots)) {
-      b = T + (size_t)bcol * n;
-      if (warm) *warm = 1;
-    } else {
-      *pivots = 0;
+    if (!lemke_start(wk, n, start, pivots)) {
+      sb_errorf(msg, msg_size, "lemke: no index of the guess's set pivots in (its M_SS singular)");
+      return SB_LCP_STALLED;
     }
+    b = T + (size_t)bcol * n;
+    if (warm) *warm = 1;
   }
   int rmin = 0;
   for (int i = 1; i < n; i++)
@@ -1442,24 +1443,27 @@ static sb_lcp_status lemke_perturbed(sb_lcp_work *wk, int n, const double *M, co
  * every other answer. Where it fails, the plain Lemke runs as before; z is
  * left for it (zero: Lemke starts from nothing).
  *
- * start (n flags, may be NULL: sb_lcp_options.warm_lemke): first from the
- * complementary basis of that set (lemke_start), on the same perturbed q;
- * when the set's basis is singular lemke_core has already run from the cold
- * basis, which is this attempt as without start; when the warm path ends on
- * a ray, the budget or an answer that fails the test, the cold attempt
- * follows. wk->warm_lemke records which (sb_lcp_info.warm_lemke). Returns
- * 1 when solved. */
+ * start (n flags, may be NULL: sb_lcp_options.warm_lemke): first Lemke
+ * from the complementary basis of that set (lemke_start) on q itself: from
+ * near the answer a tie-breaking perturbation only moves the vertex found
+ * by O(delta), which on the rope pile's LCPs the finish could not take back
+ * to the given problem (docs/cosseratbench.md, session 23). When
+ * no index of the set pivots in, or that path ends on a ray, the budget or
+ * an answer that fails the test, the attempt without start follows, as
+ * without the option. wk->warm_lemke records which (sb_lcp_info.warm_lemke).
+ * Returns 1 when solved. */
 static int lemke_tie_broken(sb_lcp_work *wk, int n, const double *M, const double *q, const int *start, double *z,
                             int max_pivots, double tol, int *pivots, char *msg, int msg_size) {
-  int warm = 0;
-  if (lemke_on_perturbed(wk, n, M, q, start, z, LEMKE_TIE_DELTA, max_pivots, tol, pivots, &warm, msg, msg_size)) {
-    if (start) wk->warm_lemke = warm ? 3 : 1;
-    msg[0] = 0;
-    return 1;
+  if (start) {
+    int warm = 0;
+    if (lemke_on_perturbed(wk, n, M, q, start, z, 0.0, max_pivots, tol, pivots, &warm, msg, msg_size)) {
+      wk->warm_lemke = 3;
+      msg[0] = 0;
+      return 1;
+    }
+    wk->warm_lemke = warm ? 2 : 1;
   }
-  if (start) wk->warm_lemke = warm ? 2 : 1;
-  if (warm && lemke_on_perturbed(wk, n, M, q, NULL, z, LEMKE_TIE_DELTA, max_pivots, tol, pivots, NULL, msg,
-                                 msg_size)) {
+  if (lemke_on_perturbed(wk, n, M, q, NULL, z, LEMKE_TIE_DELTA, max_pivots, tol, pivots, NULL, msg, msg_size)) {
     msg[0] = 0;
     return 1;
   }
