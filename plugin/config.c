@@ -213,7 +213,7 @@ static const cusp_key key_table[] = {
      .doc = "lcp contact: 1 starts Lemke, when the warm start's active set does not solve a step's LCP, "
             "from the warm start's complementary basis instead of from nothing (cold only when that basis "
             "is singular or its path fails); fewer pivots on large piles of rope, more on small scenes "
-            "(docs/cosseratbench.md, session 23)"},
+            "(docs/contact_scaling.md, session 23)"},
     {.name = "conditioning", .kind = CUSP_KEY_MASK, .unit = "", FIELD(conditioning),
      WORDS(w_conditioning), .flags = CUSP_KEY_NONE,
      .def = {"qr ruiz tikhonov", "qr ruiz tikhonov"}, LIVE(CUSP_LIVE_CONDITIONING),

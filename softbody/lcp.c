@@ -1447,7 +1447,7 @@ static sb_lcp_status lemke_perturbed(sb_lcp_work *wk, int n, const double *M, co
  * from the complementary basis of that set (lemke_start) on q itself: from
  * near the answer a tie-breaking perturbation only moves the vertex found
  * by O(delta), which on the rope pile's LCPs the finish could not take back
- * to the given problem (docs/cosseratbench.md, session 23). When
+ * to the given problem (docs/contact_scaling.md, session 23). When
  * no index of the set pivots in, or that path ends on a ray, the budget or
  * an answer that fails the test, the attempt without start follows, as
  * without the option. wk->warm_lemke records which (sb_lcp_info.warm_lemke).
