@@ -1447,16 +1447,21 @@ static sb_lcp_status lemke_perturbed(sb_lcp_work *wk, int n, const double *M, co
  * from the complementary basis of that set (lemke_start) on q itself: from
  * near the answer a tie-breaking perturbation only moves the vertex found
  * by O(delta), which on the rope pile's LCPs the finish could not take back
- * to the given problem (docs/contact_scaling.md, session 23). When
- * no index of the set pivots in, or that path ends on a ray, the budget or
- * an answer that fails the test, the attempt without start follows, as
- * without the option. wk->warm_lemke records which (sb_lcp_info.warm_lemke).
+ * to the given problem (docs/contact_scaling.md, session 23). Its budget
+ * is the set's size plus n, the pivots a cold Lemke makes when every
+ * variable enters about once: a path from near the answer that needs more
+ * is cycling through the degenerate ties, and the cold attempt is then the
+ * cheaper one. When no index of the set pivots in, or that path ends on a
+ * ray, the budget or an answer that fails the test, the attempt without
+ * start follows, as without the option. wk->warm_lemke records which (sb_lcp_info.warm_lemke).
  * Returns 1 when solved. */
 static int lemke_tie_broken(sb_lcp_work *wk, int n, const double *M, const double *q, const int *start, double *z,
                             int max_pivots, double tol, int *pivots, char *msg, int msg_size) {
   if (start) {
-    int warm = 0;
-    if (lemke_on_perturbed(wk, n, M, q, start, z, 0.0, max_pivots, tol, pivots, &warm, msg, msg_size)) {
+    int warm = 0, budget = n;
+    for (int i = 0; i < n; i++) budget += start[i] != 0;
+    if (lemke_on_perturbed(wk, n, M, q, start, z, 0.0, budget < max_pivots ? budget : max_pivots, tol, pivots, &warm,
+                           msg, msg_size)) {
       wk->warm_lemke = 3;
       msg[0] = 0;
       return 1;
