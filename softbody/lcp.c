@@ -1148,15 +1148,15 @@ static void lemke_tableau(sb_lcp_work *wk, int n, const double *M, int ldm, cons
  * z_i for w_i, i in the set (start: n flags), pivoted in one at a time in
  * index order, an index whose diagonal entry is small against its column
  * left for the next pass (a zero diagonal, gamma's, becomes nonzero once a
- * beta of its block is in). When every index left has a pivot too small (M_SS singular: a
- * contact's two opposite betas both loaded, as the least-norm answers of
- * a rope lying still have them), those stay out: the start is the largest
- * regular part of the set this order finds. Then the covering vector is the
- * one whose column in that basis is all ones, so z0 entering at the most
- * negative row makes every basic variable nonnegative: Lemke's start from
- * any complementary basis, the cold one being the set {}. Returns 0 when
- * no index of the set pivots in (the caller rebuilds the cold tableau),
- * else 1; *pivots counts the pivots made. */
+ * beta of its block is in). When every index left has a pivot too small
+ * (M_SS singular: a contact's two opposite betas both loaded, as the
+ * least-norm answers of a rope lying still have them), those stay out: the
+ * start is the regular part of the set this order finds. Then the covering
+ * vector is the one whose column in that basis is all ones, so z0 entering
+ * at the most negative row makes every basic variable nonnegative: Lemke's
+ * start from any complementary basis, the cold one being the set {}.
+ * Returns 0 when no index of the set pivots in, else 1; *pivots counts the
+ * pivots made. */
 static int lemke_start(sb_lcp_work *wk, int n, const int *start, int *pivots) {
   double *T = wk->T;
   for (int made = 1; made;) {
@@ -1453,8 +1453,8 @@ static sb_lcp_status lemke_perturbed(sb_lcp_work *wk, int n, const double *M, co
  * is cycling through the degenerate ties, and the cold attempt is then the
  * cheaper one. When no index of the set pivots in, or that path ends on a
  * ray, the budget or an answer that fails the test, the attempt without
- * start follows, as without the option. wk->warm_lemke records which (sb_lcp_info.warm_lemke).
- * Returns 1 when solved. */
+ * start follows, as without the option. wk->warm_lemke records which
+ * (sb_lcp_info.warm_lemke). Returns 1 when solved. */
 static int lemke_tie_broken(sb_lcp_work *wk, int n, const double *M, const double *q, const int *start, double *z,
                             int max_pivots, double tol, int *pivots, char *msg, int msg_size) {
   if (start) {
@@ -1522,7 +1522,8 @@ static sb_lcp_status solve_pgs(sb_lcp_work *wk, int n, const double *M, const do
         double zl[64];
         int piv;
         char lm[8];
-        if (s > 64 || lemke_core(wk, s, M + (size_t)o * n + o, n, ql, NULL, zl, 50 * s + 100, &piv, NULL, lm, sizeof lm) != SB_LCP_SOLVED) {
+        if (s > 64 || lemke_core(wk, s, M + (size_t)o * n + o, n, ql, NULL, zl, 50 * s + 100, &piv, NULL, lm,
+                                 sizeof lm) != SB_LCP_SOLVED) {
           sb_errorf(msg, msg_size, "pgs: local problem of block %d (size %d) has no solution", b, s);
           *sweeps = sweep;
           return SB_LCP_STALLED;

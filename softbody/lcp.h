@@ -79,11 +79,12 @@ typedef struct {
                             basic, the dependent betas left at zero, and factored by LU (a basic
                             answer, where without the option the least-norm one splits the
                             impulse over the dependent betas) */
-  int warm_lemke;        /* 1: when the warm pivot fails, Lemke in the chain (from a guess) starts
-                            from the guess's complementary basis (z_i basic where the guess is
-                            positive, the covering vector's column all ones in that basis) instead
-                            of the all-w one, and from the cold basis only when that basis is
-                            singular or its path fails; 0 (default): cold */
+  int warm_lemke;        /* 1: when the warm pivot fails, Lemke in the chain (from a guess) first
+                            starts from the guess's complementary basis (z_i basic where the guess
+                            is positive, as much of that set as pivots in regularly; the covering
+                            vector's column all ones in that basis) on q itself, with a budget of
+                            the set's size plus n pivots; when nothing pivots in or that path does
+                            not solve, the cold attempts follow as with 0. 0 (default): cold */
 } sb_lcp_options;
 
 typedef struct {
