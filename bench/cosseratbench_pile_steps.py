@@ -1,7 +1,8 @@
 """The cost of cosseratbench's pile with cusp, step by step: the adapter's scene (defaults:
 speed 0.4 m/s, friction 0.3, E = 1e6 Pa, 100 elements), the clamp driven as the adapter
 drives it, and per step one JSON line: time, wall seconds of mj_step, contacts, contacts
-kept by stage 1, LCP variables, Lemke's pivots and the report's stage times (s). For a run
+kept by stage 1, LCP variables, Lemke's pivots, the report's stage times (s), the process's CPU
+seconds of the step and the solves Lemke started from the warm start's basis (--warm-lemke). For a run
 too slow to finish (docs/cosseratbench.md, the pile's paragraph): stop it when enough.
 
   PYTHONPATH=python CUSP_LIBRARY=build/libcusp.so OPENBLAS_NUM_THREADS=1 \\
@@ -33,6 +34,8 @@ def main() -> int:
                       help="with --save-state, also write it every N steps (a long run that may be stopped)")
   parser.add_argument("--load-state", metavar="FILE.npy",
                       help="start from a state --save-state wrote (the step count continues from its time)")
+  parser.add_argument("--warm-lemke", action="store_true",
+                      help="the key warm_lemke=1: Lemke starts from the warm start's basis when the warm pivot fails")
   parser.add_argument("--contacts", action="store_true",
                       help="per step also a histogram of the contacts: against the floor or the rope, "
                            "kept, loaded, and their gaps")
@@ -41,6 +44,8 @@ def main() -> int:
   scenario = experiment.build(**{p.name: p.default for p in experiment.parameters})
   solver = CuspSolver(time_step_scale=args.time_step_scale)
   xml, drive = solver.scene(scenario, n_elements=experiment.n_elements, n_frames=experiment.n_frames)
+  if args.warm_lemke:
+    xml = xml.replace("</instance>", '<config key="warm_lemke" value="1"/></instance>')
   dt, _ = solver._steps(scenario, experiment.n_frames)
   start = time.perf_counter()
   model = _load_text(xml)
@@ -63,9 +68,9 @@ def main() -> int:
       displacement, rotation = motion.pose((step + 1) * dt)
       data.mocap_pos[body] = origin + displacement
       data.mocap_quat[body] = _quat(rotation @ frame)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     mujoco.mj_step(model, data)
-    wall = time.perf_counter() - t0
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     r = cusp.report(model, data)
     info = r["info"]
     print(json.dumps({
@@ -73,7 +78,7 @@ def main() -> int:
         "variables": info["nvar"], "pivots": info["lcp"]["iterations"], "solver": info["lcp"]["solver_name"],
         "dynamics_s": r["dynamics_us"] * 1e-6, "collision_s": r["collision_us"] * 1e-6,
         "assembly_s": r["assembly_us"] * 1e-6, "conditioning_s": r["conditioning_us"] * 1e-6,
-        "solve_s": r["solve_us"] * 1e-6, "solves": info["solves"], "cold_solves": info["cold_solves"], "warm_pivot": info["lcp"]["warm_pivot"], "rank_passes": info["rank_passes"], "screened": info.get("screened"), "screen_passes": info.get("screen_passes"), "dropped": int(data.warning[mujoco.mjtWarning.mjWARN_CONTACTFULL].number),
+        "solve_s": r["solve_us"] * 1e-6, "solves": info["solves"], "cold_solves": info["cold_solves"], "warm_pivot": info["lcp"]["warm_pivot"], "warm_lemke": info["lcp"]["warm_lemke"], "warm_lemke_starts": info["warm_lemke_starts"], "warm_lemke_solved": info["warm_lemke_solved"], "cpu_s": cpu, "rank_passes": info["rank_passes"], "screened": info.get("screened"), "screen_passes": info.get("screen_passes"), "dropped": int(data.warning[mujoco.mjtWarning.mjWARN_CONTACTFULL].number),
         "message": r["message"], "max_penetration": r["max_penetration"], **(_contact_summary(model, data) if args.contacts else {})}), flush=True)
     if args.save_state and args.save_every > 0 and (step + 1) % args.save_every == 0:
       _save(model, data, spec, args.save_state)

@@ -134,6 +134,9 @@ typedef struct {
   sb_lcp_solver solver;        /* solver: fb | lemke | pgs (lemke), first of the fallback chain */
   int fallback;                /* fallback: 0 | 1 (1); 0: only `solver` runs, no other solver after it
                                   fails (the paper's ablation setting) */
+  int warm_lemke;              /* warm_lemke: 0 | 1 (0); lcp: Lemke starts from the warm start's
+                                  complementary basis when the warm pivot fails
+                                  (sb_lcp_options.warm_lemke) */
   int conditioning;            /* conditioning: any of qr ruiz tikhonov, or none (qr ruiz tikhonov) */
   double eps_rank;             /* eps_rank: relative (1e-6) */
   int ruiz_iterations;         /* ruiz_iterations: 0..100 (10) */

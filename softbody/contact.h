@@ -99,6 +99,9 @@ typedef struct {
   double conditioning_us;  /* stages 1-3 and unscaling: time_us - assembly_us - lcp.time_us */
   int screened;            /* contacts left out of stage 1 by the screen (separating) */
   int screen_passes;       /* passes solved again because a left-out contact would have closed */
+  int warm_lemke_starts;   /* solves whose Lemke started from the warm start's basis
+                              (sb_lcp_options.warm_lemke; sb_lcp_info.warm_lemke 2 or 3) */
+  int warm_lemke_solved;   /* of those, the ones it solved (3) */
 } sb_contact_info;
 
 typedef struct sb_contact_problem sb_contact_problem;

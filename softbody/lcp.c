@@ -1126,45 +1126,121 @@ static double lemke_binv(const sb_lcp_work *wk, int n, int row, int k, const int
   return -wk->T[(size_t)(-p - 1) * n + row];
 }
 
-static sb_lcp_status lemke_core(sb_lcp_work *wk, int n, const double *M, int ldm, const double *q,
-                                double *z, int max_pivots, int *pivots, char *msg, int msg_size) {
+/* One pivot of the tableau on (row, col): the basic variable of row leaves
+ * for the nonbasic one of col; basis, nonbasis and pos follow. Returns the
+ * id of the variable that left. */
+static int lemke_pivot(sb_lcp_work *wk, int n, int row, int col) {
   double *T = wk->T, *rr = wk->rowbuf, *tc = wk->colbuf;
-  int *basis = wk->basis, *nonb = wk->nonbasis, *ties = wk->ties;
-  int *pos = wk->idx; /* w_k: >= 0 basic row, < 0 nonbasic column -(c + 1); only w ids */
-  double *ratio_k = wk->g;
-  int nc = n + 2, bcol = n + 1;
-  *pivots = 0;
-  for (int i = 0; i < n; i++) z[i] = 0;
-  int rmin = 0;
-  for (int i = 1; i < n; i++)
-    if (q[i] <= q[rmin]) rmin = i; /* ties: the largest index is the lexicographic minimum */
-  if (q[rmin] >= 0) return SB_LCP_SOLVED;
+  int *basis = wk->basis, *nonb = wk->nonbasis, *pos = wk->idx;
+  int nc = n + 2;
+  double p = T[(size_t)col * n + row];
+  for (int i = 0; i < n; i++) tc[i] = T[(size_t)col * n + i];
+  for (int j = 0; j < nc; j++) rr[j] = -T[(size_t)j * n + row] / p;
+  rr[col] = 1.0 / p;
+  tc[row] = 0;
+  for (int i = 0; i < n; i++) T[(size_t)col * n + i] = 0;
+  cblas_dger(CblasColMajor, n, nc, 1.0, tc, 1, rr, 1, T, n);
+  for (int j = 0; j < nc; j++) T[(size_t)j * n + row] = rr[j];
+  int leaving = basis[row], entering = nonb[col];
+  basis[row] = entering;
+  nonb[col] = leaving;
+  if (leaving < n) pos[leaving] = -(col + 1);
+  if (entering < n) pos[entering] = row;
+  return leaving;
+}
+
+/* The cold start's tableau: every w basic, x_B = q + M z + 1 z0. */
+static void lemke_tableau(sb_lcp_work *wk, int n, const double *M, int ldm, const double *q) {
+  double *T = wk->T;
+  int bcol = n + 1;
   for (int j = 0; j < n; j++)
     for (int i = 0; i < n; i++) T[(size_t)j * n + i] = M[(size_t)j * ldm + i];
   for (int i = 0; i < n; i++) {
     T[(size_t)n * n + i] = 1.0; /* covering vector */
     T[(size_t)bcol * n + i] = q[i];
-    basis[i] = i;
-    pos[i] = i;
-    nonb[i] = n + i;
+    wk->basis[i] = i;
+    wk->idx[i] = i;
+    wk->nonbasis[i] = n + i;
   }
-  nonb[n] = 2 * n;
+  wk->nonbasis[n] = 2 * n;
+}
+
+/* A pivot smaller than this, relative to the largest entry of its column,
+ * is left out of the start basis (lemke_start). */
+#define LEMKE_START_PIVOT_TOL 1e-9
+
+/* The complementary basis of a guess's set as Lemke's start (warm_lemke):
+ * z_i for w_i, i in the set (start: n flags), pivoted in one at a time in
+ * index order, an index whose diagonal entry is small against its column
+ * left for the next pass (a zero diagonal, gamma's, becomes nonzero once a
+ * beta of its block is in). When every index left has a pivot too small
+ * (M_SS singular: a contact's two opposite betas both loaded, as the
+ * least-norm answers of a rope lying still have them), those stay out: the
+ * start is the regular part of the set this order finds. Then the covering
+ * vector is the one whose column in that basis is all ones, so z0 entering
+ * at the most negative row makes every basic variable nonnegative: Lemke's
+ * start from any complementary basis, the cold one being the set {}.
+ * Returns 0 when no index of the set pivots in, else 1; *pivots counts the
+ * pivots made. */
+static int lemke_start(sb_lcp_work *wk, int n, const int *start, int *pivots) {
+  double *T = wk->T;
+  for (int made = 1; made;) {
+    made = 0;
+    for (int i = 0; i < n; i++) {
+      if (!start[i] || wk->basis[i] != i) continue; /* z_i is in, or not wanted */
+      const double *col = T + (size_t)i * n;
+      double big = 0;
+      for (int k = 0; k < n; k++) big = fmax(big, fabs(col[k]));
+      if (!(fabs(col[i]) > LEMKE_START_PIVOT_TOL * big)) continue; /* for a later pass, if any */
+      lemke_pivot(wk, n, i, i); /* z_i (column i) for w_i (row i) */
+      (*pivots)++;
+      made = 1;
+    }
+  }
+  if (*pivots == 0) return 0;
+  for (int i = 0; i < n; i++) T[(size_t)n * n + i] = 1.0;
+  return 1;
+}
+
+/* Lemke from the cold basis (start NULL) or from the complementary basis
+ * of the flagged set (lemke_start; when no index of it pivots in,
+ * SB_LCP_STALLED with z = 0: the caller runs the cold one). *warm (may be
+ * NULL): 1 when Lemke ran from the set's basis. */
+static sb_lcp_status lemke_core(sb_lcp_work *wk, int n, const double *M, int ldm, const double *q,
+                                const int *start, double *z, int max_pivots, int *pivots, int *warm,
+                                char *msg, int msg_size) {
+  double *T = wk->T;
+  int *basis = wk->basis, *nonb = wk->nonbasis, *ties = wk->ties;
+  int *pos = wk->idx; /* w_k: >= 0 basic row, < 0 nonbasic column -(c + 1); only w ids */
+  double *ratio_k = wk->g;
+  int bcol = n + 1;
+  *pivots = 0;
+  if (warm) *warm = 0;
+  int from_set = 0;
+  for (int i = 0; start && i < n; i++) from_set |= start[i] != 0;
+  for (int i = 0; i < n; i++) z[i] = 0;
+  const double *b = q; /* the basic variables' values, stride 1 */
+  if (from_set) {
+    lemke_tableau(wk, n, M, ldm, q);
+    if (!lemke_start(wk, n, start, pivots)) {
+      sb_errorf(msg, msg_size, "lemke: no index of the guess's set pivots in (its M_SS singular)");
+      return SB_LCP_STALLED;
+    }
+    b = T + (size_t)bcol * n;
+    if (warm) *warm = 1;
+  }
+  int rmin = 0;
+  for (int i = 1; i < n; i++)
+    if (b[i] <= b[rmin]) rmin = i; /* ties: the largest index is the lexicographic minimum */
+  if (b[rmin] >= 0) {
+    for (int i = 0; b != q && i < n; i++)
+      if (basis[i] >= n && basis[i] < 2 * n) z[basis[i] - n] = fmax(b[i], 0);
+    return SB_LCP_SOLVED;
+  }
+  if (b == q) lemke_tableau(wk, n, M, ldm, q);
   int row = rmin, col = n;
   for (;;) {
-    /* pivot on (row, col) */
-    double p = T[(size_t)col * n + row];
-    for (int i = 0; i < n; i++) tc[i] = T[(size_t)col * n + i];
-    for (int j = 0; j < nc; j++) rr[j] = -T[(size_t)j * n + row] / p;
-    rr[col] = 1.0 / p;
-    tc[row] = 0;
-    for (int i = 0; i < n; i++) T[(size_t)col * n + i] = 0;
-    cblas_dger(CblasColMajor, n, nc, 1.0, tc, 1, rr, 1, T, n);
-    for (int j = 0; j < nc; j++) T[(size_t)j * n + row] = rr[j];
-    int leaving = basis[row], entering = nonb[col];
-    basis[row] = entering;
-    nonb[col] = leaving;
-    if (leaving < n) pos[leaving] = -(col + 1);
-    if (entering < n) pos[entering] = row;
+    int leaving = lemke_pivot(wk, n, row, col);
     (*pivots)++;
     if (leaving == 2 * n) break; /* z0 left the basis: complementary solution */
     if (*pivots >= max_pivots) {
@@ -1346,13 +1422,14 @@ static const double lemke_deltas[] = {1e-9, 1e-7};
 /* Lemke on q + delta |q|inf rho (rho_i = 1 + frac(0.618... (i + 1)), distinct
  * for i < 2^26) into z, finished in the given problem; wk->qloc holds the
  * perturbed q. Returns 1 when the finished answer passes the test. */
-static int lemke_on_perturbed(sb_lcp_work *wk, int n, const double *M, const double *q, double *z, double delta,
-                              int max_pivots, double tol, int *pivots, char *msg, int msg_size) {
+static int lemke_on_perturbed(sb_lcp_work *wk, int n, const double *M, const double *q, const int *start,
+                              double *z, double delta, int max_pivots, double tol, int *pivots, int *warm,
+                              char *msg, int msg_size) {
   double qmax = 0, *qp = wk->qloc;
   for (int i = 0; i < n; i++) qmax = fmax(qmax, fabs(q[i]));
   for (int i = 0; i < n; i++) qp[i] = q[i] + delta * qmax * (1 + fmod(0.6180339887498949 * (i + 1), 1.0));
   int more = 0;
-  sb_lcp_status st = lemke_core(wk, n, M, n, qp, z, max_pivots, &more, msg, msg_size);
+  sb_lcp_status st = lemke_core(wk, n, M, n, qp, start, z, max_pivots, &more, warm, msg, msg_size);
   *pivots += more;
   return st == SB_LCP_SOLVED && lemke_finish(wk, n, M, q, z, tol);
 }
@@ -1363,7 +1440,7 @@ static sb_lcp_status lemke_perturbed(sb_lcp_work *wk, int n, const double *M, co
   double *zfirst = wk->phi;
   memcpy(zfirst, z, (size_t)n * sizeof(double));
   for (size_t k = 0; k < sizeof lemke_deltas / sizeof lemke_deltas[0]; k++) {
-    if (lemke_on_perturbed(wk, n, M, q, z, lemke_deltas[k], max_pivots, tol, pivots, msg, msg_size)) {
+    if (lemke_on_perturbed(wk, n, M, q, NULL, z, lemke_deltas[k], max_pivots, tol, pivots, NULL, msg, msg_size)) {
       sb_errorf(msg, msg_size, "lemke: solved with q perturbed by %g |q| after %s", lemke_deltas[k],
                 sb_lcp_status_name(first));
       return SB_LCP_SOLVED;
@@ -1389,15 +1466,47 @@ static sb_lcp_status lemke_perturbed(sb_lcp_work *wk, int n, const double *M, co
  * and the warm starts of the following steps kept that answer's locked-in
  * friction). The answer is finished and tested in the given problem, as
  * every other answer. Where it fails, the plain Lemke runs as before; z is
- * left for it (zero: Lemke starts from nothing). Returns 1 when solved. */
-static int lemke_tie_broken(sb_lcp_work *wk, int n, const double *M, const double *q, double *z, int max_pivots,
-                            double tol, int *pivots, char *msg, int msg_size) {
-  if (lemke_on_perturbed(wk, n, M, q, z, LEMKE_TIE_DELTA, max_pivots, tol, pivots, msg, msg_size)) {
+ * left for it (zero: Lemke starts from nothing).
+ *
+ * start (n flags, may be NULL: sb_lcp_options.warm_lemke): first Lemke
+ * from the complementary basis of that set (lemke_start) on q itself: from
+ * near the answer a tie-breaking perturbation only moves the vertex found
+ * by O(delta), which on the rope pile's LCPs the finish could not take back
+ * to the given problem (docs/contact_scaling.md, session 23). Its budget
+ * is the set's size plus n, the pivots a cold Lemke makes when every
+ * variable enters about once: a path from near the answer that needs more
+ * is cycling through the degenerate ties, and the cold attempt is then the
+ * cheaper one. When no index of the set pivots in, or that path ends on a
+ * ray, the budget or an answer that fails the test, the attempt without
+ * start follows, as without the option. wk->warm_lemke records which
+ * (sb_lcp_info.warm_lemke). Returns 1 when solved. */
+static int lemke_tie_broken(sb_lcp_work *wk, int n, const double *M, const double *q, const int *start, double *z,
+                            int max_pivots, double tol, int *pivots, char *msg, int msg_size) {
+  if (start) {
+    int warm = 0, budget = n;
+    for (int i = 0; i < n; i++) budget += start[i] != 0;
+    if (lemke_on_perturbed(wk, n, M, q, start, z, 0.0, budget < max_pivots ? budget : max_pivots, tol, pivots, &warm,
+                           msg, msg_size)) {
+      wk->warm_lemke = 3;
+      msg[0] = 0;
+      return 1;
+    }
+    wk->warm_lemke = warm ? 2 : 1;
+  }
+  if (lemke_on_perturbed(wk, n, M, q, NULL, z, LEMKE_TIE_DELTA, max_pivots, tol, pivots, NULL, msg, msg_size)) {
     msg[0] = 0;
     return 1;
   }
   memset(z, 0, (size_t)n * sizeof(double));
   return 0;
+}
+
+/* The guess's set {i : z_i > 0} as flags in wk->ipiv (read by lemke_start
+ * only, before lemke_polish reuses ipiv), or NULL when it is empty. */
+static const int *lemke_guess_set(sb_lcp_work *wk, int n, const double *z) {
+  int *start = wk->ipiv, ns = 0;
+  for (int i = 0; i < n; i++) ns += start[i] = z[i] > 0;
+  return ns ? start : NULL;
 }
 
 /* ---------- projected Gauss-Seidel ---------- */
@@ -1438,7 +1547,8 @@ static sb_lcp_status solve_pgs(sb_lcp_work *wk, int n, const double *M, const do
         double zl[64];
         int piv;
         char lm[8];
-        if (s > 64 || lemke_core(wk, s, M + (size_t)o * n + o, n, ql, zl, 50 * s + 100, &piv, lm, sizeof lm) != SB_LCP_SOLVED) {
+        if (s > 64 || lemke_core(wk, s, M + (size_t)o * n + o, n, ql, NULL, zl, 50 * s + 100, &piv, NULL, lm,
+                                 sizeof lm) != SB_LCP_SOLVED) {
           sb_errorf(msg, msg_size, "pgs: local problem of block %d (size %d) has no solution", b, s);
           *sweeps = sweep;
           return SB_LCP_STALLED;
@@ -1558,9 +1668,10 @@ static sb_lcp_status run_one(sb_lcp_work *wk, sb_lcp_solver solver, int n, const
       return solve_fb(wk, n, M, q, z, tol, opt->max_iter > 0 ? opt->max_iter : 100, iters, msg, msg_size);
     case SB_LCP_LEMKE: {
       int maxp = opt->max_pivots > 0 ? opt->max_pivots : 50 * n + 100;
-      if (lemke_tie_broken(wk, n, M, q, z, maxp, tol, iters, msg, msg_size)) return SB_LCP_SOLVED;
+      const int *start = warm && opt->warm_lemke ? lemke_guess_set(wk, n, z) : NULL;
+      if (lemke_tie_broken(wk, n, M, q, start, z, maxp, tol, iters, msg, msg_size)) return SB_LCP_SOLVED;
       int tie_pivots = *iters;
-      sb_lcp_status st = lemke_core(wk, n, M, n, q, z, maxp, iters, msg, msg_size);
+      sb_lcp_status st = lemke_core(wk, n, M, n, q, NULL, z, maxp, iters, NULL, msg, msg_size);
       *iters += tie_pivots;
       if (st == SB_LCP_SOLVED) lemke_finish(wk, n, M, q, z, tol);
       if (st != SB_LCP_RAY && st != SB_LCP_MAX_ITER) return st;
@@ -1650,6 +1761,7 @@ static sb_lcp_status solve_chain(sb_lcp_work *wk, int nchain, const sb_lcp_solve
     }
   }
   factor_cache_clear(wk); /* the solvers below write LU, HtH, H and T */
+  wk->warm_lemke = 0;
   for (int k = 0; k < nchain; k++) {
     char msg[sizeof info->message] = "";
     int iters;
@@ -1724,6 +1836,7 @@ static sb_lcp_status solve_chain(sb_lcp_work *wk, int nchain, const sb_lcp_solve
   info->status = best_status;
   info->solver = best_solver;
   info->iterations = best_iters;
+  info->warm_lemke = wk->warm_lemke;
   memcpy(info->message, best_msg, sizeof info->message);
   info->time_us = sb_lcp_now_us() - t0;
   return info->status;

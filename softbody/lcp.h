@@ -80,6 +80,12 @@ typedef struct {
                             basic, the dependent betas left at zero, and factored by LU (a basic
                             answer, where without the option the least-norm one splits the
                             impulse over the dependent betas) */
+  int warm_lemke;        /* 1: when the warm pivot fails, Lemke in the chain (from a guess) first
+                            starts from the guess's complementary basis (z_i basic where the guess
+                            is positive, as much of that set as pivots in regularly; the covering
+                            vector's column all ones in that basis) on q itself, with a budget of
+                            the set's size plus n pivots; when nothing pivots in or that path does
+                            not solve, the cold attempts follow as with 0. 0 (default): cold */
 } sb_lcp_options;
 
 typedef struct {
@@ -94,6 +100,10 @@ typedef struct {
   char message[160];     /* why not solved, or which fallback answered */
   int warm_pivot;        /* 1: answered by pivoting from the guess's active set (warm_start),
                             no solver of the chain ran */
+  int warm_lemke;        /* warm_lemke's start: 0 not tried (option off, no guess, or Lemke not
+                            run from one); 1 the guess's basis singular, Lemke ran cold; 2 Lemke
+                            ran from it but did not solve, the cold Lemke followed; 3 solved from
+                            it */
 } sb_lcp_info;
 
 typedef struct sb_lcp_work sb_lcp_work;

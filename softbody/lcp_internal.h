@@ -59,6 +59,7 @@ struct sb_lcp_work {
   /* The size of the matrix last scanned finite (check_input in lcp.c), 0 after a non-finite one:
    * a same_matrix solve of that size does not scan it again */
   int finite_n;
+  int warm_lemke;           /* the solve under way's sb_lcp_info.warm_lemke (run_one's Lemke) */
   int *fric_dropped;        /* n flags: the betas the warm pivot's pass left out of its set
                                (sb_lcp_friction_set_basic) */
   /* conditioning (condition.c) */

@@ -244,6 +244,148 @@ static void test_bordered_singularity(sb_lcp_work *wk) {
          agree[1], counted[1], agree[2], counted[2], plain_missed, worst_dx);
 }
 
+/* ---------- warm_lemke: Lemke from the guess's complementary basis ---------- */
+
+/* A contact LCP of m friction pyramids (r = 4: [lambda_n, beta_1..4, gamma]
+ * per contact) with Delassus W = J J^T / ndof for a random 3m x ndof J
+ * (ndof < 3m: rank-deficient, as a rope's contacts outnumber its dofs),
+ * Tikhonov tik on the normal and gamma diagonals, free velocity v (3 per
+ * contact: t1, t2, n); A column-major n x n, n = 6m. */
+static void pyramid_lcp(int m, int ndof, const double *J, const double *v, double mu, double tik, double *W,
+                        double *A, double *q) {
+  static const double D[4][2] = {{1, 0}, {0, 1}, {-1, 0}, {0, -1}};
+  int n = 6 * m, nw = 3 * m;
+  memset(A, 0, sizeof(double) * n * n);
+  for (int a = 0; a < nw; a++)
+    for (int b = 0; b < nw; b++) {
+      double s = 0;
+      for (int k = 0; k < ndof; k++) s += J[a * ndof + k] * J[b * ndof + k];
+      W[a * nw + b] = s / ndof;
+    }
+  for (int i = 0; i < m; i++)
+    for (int j = 0; j < m; j++) {
+      const double *Wij = W + 3 * i * nw + 3 * j; /* row 3i + c, column 3j + d: Wij[c * nw + d] */
+      int ri = 6 * i, cj = 6 * j;
+      A[cj * n + ri] += Wij[2 * nw + 2];
+      for (int l = 0; l < 4; l++) A[(cj + 1 + l) * n + ri] += Wij[2 * nw] * D[l][0] + Wij[2 * nw + 1] * D[l][1];
+      for (int k = 0; k < 4; k++) {
+        A[cj * n + ri + 1 + k] += D[k][0] * Wij[2] + D[k][1] * Wij[nw + 2];
+        for (int l = 0; l < 4; l++)
+          A[(cj + 1 + l) * n + ri + 1 + k] += D[k][0] * (Wij[0] * D[l][0] + Wij[1] * D[l][1]) +
+                                              D[k][1] * (Wij[nw] * D[l][0] + Wij[nw + 1] * D[l][1]);
+      }
+    }
+  for (int i = 0; i < m; i++) {
+    int r = 6 * i;
+    A[r * n + r] += tik;
+    A[(r + 5) * n + r + 5] += tik;
+    for (int k = 0; k < 4; k++) {
+      A[(r + 5) * n + r + 1 + k] = 1;  /* w_beta_k: ... + gamma */
+      A[(r + 1 + k) * n + r + 5] = -1; /* w_gamma = mu lambda_n - sum beta */
+    }
+    A[r * n + r + 5] = mu;
+    q[r] = v[3 * i + 2];
+    for (int k = 0; k < 4; k++) q[r + 1 + k] = D[k][0] * v[3 * i] + D[k][1] * v[3 * i + 1];
+    q[r + 5] = 0;
+  }
+}
+
+/* The step after: the LCP solved cold (z1), its velocities moved by up to
+ * 0.1, then solved from z1 with warm_lemke 0 and 1 (the default chain, the
+ * friction blocks given as contact.c gives them). Where the warm pivot
+ * fails, Lemke from z1's basis must solve (warm_lemke 3) the same LCP to
+ * the same answer (both pass sb_lcp_check) and, over the instances, with
+ * fewer pivots; the start pivots count. Then a start no index of which can
+ * pivot in (the gammas alone: their diagonal is Tikhonov's 1e-10 against
+ * the column's 1 and mu) must run the cold Lemke (warm_lemke 1) and return
+ * exactly the answer, and pivot count, of the option off. */
+static void test_warm_lemke(void) {
+  enum { m = 20, ndof = 40, n = 6 * m };
+  static double J[3 * m * ndof], W[9 * m * m], A[n * n], q[n], z1[n], z[2][n], w[n], da[n];
+  double v[3 * m], v2[3 * m];
+  int blocks[m];
+  for (int i = 0; i < m; i++) blocks[i] = 6;
+  unsigned long long seed = 12345;
+  sb_lcp_work *wk = sb_lcp_work_create(n);
+  sb_lcp_options o = sb_lcp_default_options();
+  o.nblock = m;
+  o.block = blocks;
+  o.friction_blocks = 1;
+  int cases = 0, sums[2] = {0, 0}, fewer = 0, solved_warm = 0;
+  double worst_dz = 0;
+  for (int trial = 0; trial < 8; trial++) {
+    for (int i = 0; i < 3 * m * ndof; i++) J[i] = tu_rand_r(&seed);
+    for (int i = 0; i < m; i++) {
+      v[3 * i] = 0.5 * tu_rand_r(&seed);
+      v[3 * i + 1] = 0.5 * tu_rand_r(&seed);
+      v[3 * i + 2] = -0.5 - 0.5 * fabs(tu_rand_r(&seed));
+    }
+    pyramid_lcp(m, ndof, J, v, 0.5, 1e-10, W, A, q);
+    sb_lcp_info info;
+    memset(z1, 0, sizeof z1);
+    o.warm_start = 0;
+    o.warm_lemke = 0;
+    EXPECT(sb_lcp_solve(wk, n, A, q, z1, w, &o, &info) == SB_LCP_SOLVED, "warm_lemke %d: first LCP: %s", trial,
+           info.message);
+    for (int i = 0; i < 3 * m; i++) v2[i] = v[i] + 0.1 * tu_rand_r(&seed);
+    pyramid_lcp(m, ndof, J, v2, 0.5, 1e-10, W, A, q);
+    int piv[2], state[2], wp[2], ok[2];
+    for (int use = 0; use < 2; use++) {
+      o.warm_start = 1;
+      o.warm_lemke = use;
+      memcpy(z[use], z1, sizeof z1);
+      ok[use] = sb_lcp_solve(wk, n, A, q, z[use], w, &o, &info) == SB_LCP_SOLVED;
+      piv[use] = info.iterations;
+      state[use] = info.warm_lemke;
+      wp[use] = info.warm_pivot;
+      double r;
+      ok[use] &= sb_lcp_check(n, A, q, z[use], w, 1e-12, 1e-12, &r, NULL, da);
+    }
+    EXPECT(ok[0] && ok[1], "warm_lemke %d: a solve failed or its answer fails the check (off %d, on %d)", trial, ok[0],
+           ok[1]);
+    EXPECT(state[0] == 0, "warm_lemke %d: option off, yet sb_lcp_info.warm_lemke = %d", trial, state[0]);
+    if (wp[0]) continue; /* the warm pivot answered: Lemke did not run */
+    cases++;
+    solved_warm += state[1] == 3;
+    sums[0] += piv[0];
+    sums[1] += piv[1];
+    fewer += piv[1] < piv[0];
+    double dz = 0, zmax = 0;
+    for (int i = 0; i < n; i++) {
+      dz = fmax(dz, fabs(z[0][i] - z[1][i]));
+      zmax = fmax(zmax, fabs(z[0][i]));
+    }
+    worst_dz = fmax(worst_dz, dz / fmax(zmax, 1));
+  }
+  EXPECT(cases >= 2, "warm_lemke: the warm pivot failed on %d of 8 instances (want >= 2)", cases);
+  EXPECT(solved_warm == cases, "warm_lemke: Lemke from the guess's basis solved %d of %d", solved_warm, cases);
+  EXPECT(sums[1] < sums[0] && fewer >= 1, "warm_lemke: %d pivots from the guess's basis against %d cold (fewer on %d)",
+         sums[1], sums[0], fewer);
+  EXPECT(worst_dz <= 1e-9, "warm_lemke: the answers differ by %.3g of max |z|", worst_dz);
+  printf("warm_lemke: %d instances where the warm pivot failed: %d pivots from the guess's basis, %d cold (fewer "
+         "on %d); answers within %.2g\n", cases, sums[1], sums[0], fewer, worst_dz);
+
+  /* a start that cannot pivot in: the cold Lemke, as with the option off */
+  int piv[2], state[2], ok[2];
+  for (int use = 0; use < 2; use++) {
+    sb_lcp_info info;
+    o.warm_start = 1;
+    o.warm_lemke = use;
+    for (int i = 0; i < n; i++) z[use][i] = i % 6 == 5 ? 1.0 : 0;
+    ok[use] = sb_lcp_solve_with(wk, SB_LCP_LEMKE, n, A, q, z[use], w, &o, &info) == SB_LCP_SOLVED && !info.warm_pivot;
+    piv[use] = info.iterations;
+    state[use] = info.warm_lemke;
+  }
+  EXPECT(ok[0] && ok[1], "warm_lemke, singular start: not solved by Lemke (off %d, on %d)", ok[0], ok[1]);
+  EXPECT(state[0] == 0 && state[1] == 1, "warm_lemke, singular start: sb_lcp_info.warm_lemke %d, %d (want 0, 1)",
+         state[0], state[1]);
+  EXPECT(piv[0] == piv[1] && memcmp(z[0], z[1], sizeof z[0]) == 0,
+         "warm_lemke, singular start: %d pivots and an answer other than the cold Lemke's (%d pivots)", piv[1],
+         piv[0]);
+  printf("warm_lemke: a start of the gammas alone ran the cold Lemke (%d pivots, the same answer)\n", piv[1]);
+  sb_lcp_work_free(wk);
+}
+
 int main(void) {
   sb_lcp_work *wk = sb_lcp_work_create(NMAX);
   static double M[NMAX * NMAX], q[NMAX], z[3][NMAX], zref[NMAX], w[NMAX];
@@ -862,5 +1004,6 @@ int main(void) {
   }
   test_bordered_singularity(wk);
   sb_lcp_work_free(wk);
+  test_warm_lemke();
   return test_report("lcp_solvers");
 }

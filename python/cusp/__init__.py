@@ -63,6 +63,7 @@ class LcpInfo(ctypes.Structure):
       ("time_us", ctypes.c_double),
       ("message", ctypes.c_char * 160),
       ("warm_pivot", ctypes.c_int),
+      ("warm_lemke", ctypes.c_int),
   ]
 
 
@@ -84,6 +85,8 @@ class ContactInfo(ctypes.Structure):
       ("conditioning_us", ctypes.c_double),
       ("screened", ctypes.c_int),
       ("screen_passes", ctypes.c_int),
+      ("warm_lemke_starts", ctypes.c_int),
+      ("warm_lemke_solved", ctypes.c_int),
   ]
 
 
