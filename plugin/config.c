@@ -211,9 +211,10 @@ static const cusp_key key_table[] = {
      .doc = "1: the other solvers follow when `solver` fails; 0: `solver` alone (the ablation)"},
     {.name = "warm_lemke", .kind = CUSP_KEY_FLAG, .unit = "", FIELD(warm_lemke), .def = {"0", "0"},
      .doc = "lcp contact: 1 starts Lemke, when the warm start's active set does not solve a step's LCP, "
-            "from the warm start's complementary basis instead of from nothing (cold only when that basis "
-            "is singular or its path fails); fewer pivots on large piles of rope, more on small scenes "
-            "(docs/contact_scaling.md, session 23)"},
+            "from the warm start's complementary basis instead of from nothing (the part of that basis that "
+            "pivots in; cold when none does or the warm path does not solve); fewer pivots on piles of rope "
+            "lying still; each answer is verified, but with friction a lying rope's forces are not unique "
+            "and the key may pick another valid one (docs/contact_scaling.md, session 23)"},
     {.name = "conditioning", .kind = CUSP_KEY_MASK, .unit = "", FIELD(conditioning),
      WORDS(w_conditioning), .flags = CUSP_KEY_NONE,
      .def = {"qr ruiz tikhonov", "qr ruiz tikhonov"}, LIVE(CUSP_LIVE_CONDITIONING),
