@@ -34,8 +34,13 @@ def main() -> int:
                       help="with --save-state, also write it every N steps (a long run that may be stopped)")
   parser.add_argument("--load-state", metavar="FILE.npy",
                       help="start from a state --save-state wrote (the step count continues from its time)")
-  parser.add_argument("--warm-lemke", action="store_true",
-                      help="the key warm_lemke=1: Lemke starts from the warm start's basis when the warm pivot fails")
+  parser.add_argument("--warm-lemke", action=argparse.BooleanOptionalAction, default=True,
+                      help="the key warm_lemke (the adapter sets it for a rope touching itself; --no-warm-lemke: off): "
+                           "Lemke starts from the warm start's basis when the warm pivot fails")
+  parser.add_argument("--frames", metavar="FILE.npz",
+                      help="also write the rope's nodes at each of cosseratbench's frames the run reaches "
+                           "(times, positions), as the adapter samples them, for "
+                           "bench/cosseratbench_pile_score.py")
   parser.add_argument("--contacts", action="store_true",
                       help="per step also a histogram of the contacts: against the floor or the rope, "
                            "kept, loaded, and their gaps")
@@ -44,9 +49,9 @@ def main() -> int:
   scenario = experiment.build(**{p.name: p.default for p in experiment.parameters})
   solver = CuspSolver(time_step_scale=args.time_step_scale)
   xml, drive = solver.scene(scenario, n_elements=experiment.n_elements, n_frames=experiment.n_frames)
-  if args.warm_lemke:
-    xml = xml.replace("</instance>", '<config key="warm_lemke" value="1"/></instance>')
-  dt, _ = solver._steps(scenario, experiment.n_frames)
+  if not args.warm_lemke:   # the adapter turns it on for a rope touching itself
+    xml = xml.replace('<config key="warm_lemke" value="1"/>', '<config key="warm_lemke" value="0"/>')
+  dt, per_frame = solver._steps(scenario, experiment.n_frames)
   start = time.perf_counter()
   model = _load_text(xml)
   data = cusp.make_data(model)
@@ -63,6 +68,9 @@ def main() -> int:
       return 2
     mujoco.mj_setState(model, data, state, spec)
     first = round(data.time / dt)
+  frames = _FrameRecorder(model, experiment.n_elements) if args.frames else None
+  if frames and first % per_frame == 0:
+    frames.sample(model, data, first * dt)
   for step in range(first, first + args.steps):
     for body, origin, frame, motion in mocap:
       displacement, rotation = motion.pose((step + 1) * dt)
@@ -80,11 +88,34 @@ def main() -> int:
         "assembly_s": r["assembly_us"] * 1e-6, "conditioning_s": r["conditioning_us"] * 1e-6,
         "solve_s": r["solve_us"] * 1e-6, "solves": info["solves"], "cold_solves": info["cold_solves"], "warm_pivot": info["lcp"]["warm_pivot"], "warm_lemke": info["lcp"]["warm_lemke"], "warm_lemke_starts": info["warm_lemke_starts"], "warm_lemke_solved": info["warm_lemke_solved"], "cpu_s": cpu, "rank_passes": info["rank_passes"], "screened": info.get("screened"), "screen_passes": info.get("screen_passes"), "dropped": int(data.warning[mujoco.mjtWarning.mjWARN_CONTACTFULL].number),
         "message": r["message"], "max_penetration": r["max_penetration"], **(_contact_summary(model, data) if args.contacts else {})}), flush=True)
+    if frames and (step + 1) % per_frame == 0:
+      frames.sample(model, data, (step + 1) * dt)
     if args.save_state and args.save_every > 0 and (step + 1) % args.save_every == 0:
       _save(model, data, spec, args.save_state)
+      if frames:
+        frames.save(args.frames)
   if args.save_state:
     _save(model, data, spec, args.save_state)
+  if frames:
+    frames.save(args.frames)
   return 0
+
+
+class _FrameRecorder:
+  """The rope's nodes at cosseratbench's frame times, sampled along its arc length as
+  the adapter's run samples them (so the experiment's metrics read them unchanged)."""
+
+  def __init__(self, model, n_elements: int) -> None:
+    self.instance = cusp.instance_names(model).index("rod0")
+    self.nodes = numpy.linspace(0.0, cusp.total_length(model, self.instance), n_elements + 1)
+    self.times, self.positions = [], []
+
+  def sample(self, model, data, t: float) -> None:
+    self.times.append(t)
+    self.positions.append([cusp.backbone_point(model, data, self.instance, s)[0] for s in self.nodes])
+
+  def save(self, path: str) -> None:
+    numpy.savez(path, times=numpy.array(self.times), positions=numpy.array(self.positions))
 
 
 def _save(model, data, spec, path: str) -> None:

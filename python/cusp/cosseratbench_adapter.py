@@ -418,7 +418,17 @@ class CuspSolver:
         "models": groups,   # rods simulated together (initially; run() merges any that met)
         "rod_contact": any(len(g) > 1 for g in groups),
         "self_contact": bool(scenario.self_contact),
+        "warm_lemke": [self._warm_lemke(scenario, touching[i]) for i in range(len(scenario.rods))],
     }
+
+  @staticmethod
+  def _warm_lemke(scenario: Scenario, touching: bool) -> bool:
+    """Lemke from the last step's basis (the plugin's key warm_lemke) on a rod touching
+    itself: a heap of rope keeps thousands of LCP variables from step to step, and a cold
+    Lemke a step does not finish it in any time one would wait (docs/contact_scaling.md,
+    the pile). Off elsewhere: with few contacts it saves nothing, and where friction's
+    answer is not unique it may pick another valid one than the cold path picks."""
+    return touching and bool(scenario.self_contact)
 
   @staticmethod
   def _disks(sections: int, n_elements: int, touching: bool = False) -> tuple[int, int]:
@@ -472,6 +482,7 @@ class CuspSolver:
         "contact": CONTACT,
         "actuated": "none",
         "self_contact": int(touching and scenario.self_contact),
+        "warm_lemke": int(self._warm_lemke(scenario, touching)),
     }
     if not _straight_unstretched(rod):
       _require("centerline", "a rod that starts curved or stretched")

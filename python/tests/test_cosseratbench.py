@@ -156,15 +156,15 @@ def test_what_cusp_cannot_model_is_unsupported():
 def test_scene_follows_the_scenario():
   """The generated scene: every strain, the material, one disk per node, gravity,
   a cylinder geom; a pinned start on a ball joint. A rod that can touch itself has
-  three disks per element as thick as their spacing (a tube without gaps) and the key
-  self_contact; rods starting near each other share a model, far apart they do not."""
+  three disks per element as thick as their spacing (a tube without gaps) and the keys
+  self_contact and warm_lemke; rods starting near each other share a model, far apart they do not."""
   rod = _rod(start=EndCondition.PINNED, friction=0.3)
   scenario = Scenario(rods=(rod,), duration=1.0, gravity=(0.0, 0.0, -9.81), self_contact=False,
                       obstacles=(Cylinder((0.2, 0.0, -0.1), (0.0, 1.0, 0.0), 0.05, 0.2, friction=0.1),))
   xml, drive = CuspSolver().scene(scenario, n_elements=6, n_frames=11)
   for key, value in (("strains", "kx ky kz ex ey ez"), ("sections", "6"), ("disks", "0"),
                      ("young", "100000000.0"), ("radius", "0.01"), ("friction", "0.3"),
-                     ("self_contact", "0"), ("pyramid", "8")):
+                     ("self_contact", "0"), ("pyramid", "8"), ("warm_lemke", "0")):
     assert f'<config key="{key}" value="{value}"/>' in xml, key
   assert '<joint type="ball"/>' in xml and 'type="cylinder"' in xml and "-9.81" in xml
   assert drive == []
@@ -173,11 +173,12 @@ def test_scene_follows_the_scenario():
 
   touching = Scenario(rods=(_rod(),), duration=1.0, self_contact=True)
   xml, _ = CuspSolver().scene(touching, n_elements=6, n_frames=11)
-  for key, value in (("disks", "2"), ("self_contact", "1"), ("pyramid", "3")):
+  for key, value in (("disks", "2"), ("self_contact", "1"), ("pyramid", "3"), ("warm_lemke", "1")):
     assert f'<config key="{key}" value="{value}"/>' in xml, key
   thickness = float(xml.split('key="disk_thickness" value="')[1].split('"')[0])
   assert abs(thickness / (0.5 / 18) - 1) < 1e-6
   assert CuspSolver().settings(touching, n_elements=6, n_frames=11)["disks"] == [19]
+  assert CuspSolver().settings(touching, n_elements=6, n_frames=11)["warm_lemke"] == [True]
 
   near = _rod(centerline=((0.25, -0.25, 0.05), (0.25, 0.25, 0.05)))   # 3 cm over the first
   far = _rod(centerline=((0.25, -0.25, 0.2), (0.25, 0.25, 0.2)))      # 18 cm over it
