@@ -71,7 +71,9 @@ import hashlib
 import math
 import os
 import re
+import sys
 import tempfile
+import time
 
 import mujoco
 import numpy as np
@@ -97,6 +99,7 @@ MOUNT_MASS_FRACTION = 1e-2      # a pinned or free mount weighs this share of on
 # of two disks, not a disk's flat middle, at each element's middle.
 TOUCH_DISKS_PER_ELEMENT = 3
 NEAR_RADII = 4.0                # rods starting within this many times their radii's sum share a model
+PROGRESS_EVERY = 30.0           # s of wall time between progress lines of a long run (stderr)
 FRICTIONLESS_PYRAMID = 3        # the fewest friction directions: they carry nothing at friction 0
 
 
@@ -639,15 +642,27 @@ class CuspSolver:
 
     frames = [sample()]
     step = 0
-    for _ in range(n_frames - 1):
+    started = last_report = time.monotonic()
+    for frame in range(1, n_frames):
       for _ in range(per_frame):
         move_mocap(data, mocap, (step + 1) * dt)
         mujoco.mj_step(model, data)
         step += 1
         check(step * dt)
       frames.append(sample())
+      if time.monotonic() - last_report >= PROGRESS_EVERY:
+        last_report = time.monotonic()
+        _progress(group, step * dt, scenario.duration, frame, n_frames - 1, last_report - started)
     return ([np.stack([f[r][0] for f in frames]) for r in range(len(group))],
             [np.stack([f[r][1] for f in frames]) for r in range(len(group))])
+
+
+def _progress(group: list[int], t: float, duration: float, frame: int, frames: int, elapsed: float) -> None:
+  """One line on stderr for a run long enough to wonder about (the benchmark's runner
+  says nothing until a run ends; the pile takes an hour)."""
+  rods = ", ".join(f"rod{i}" for i in group)
+  print(f"cusp: {rods}: t = {t:.4g} of {duration:.4g} s (frame {frame} of {frames}), "
+        f"{elapsed:.0f} s elapsed", file=sys.stderr, flush=True)
 
 
 # ---------- distances between rods ----------

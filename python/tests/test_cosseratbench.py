@@ -67,6 +67,19 @@ def test_first_frame_is_the_scenarios_nodes_and_directors():
   np.testing.assert_allclose(traj.directors[0][0], rod.directors(5), atol=1e-12)
 
 
+def test_a_long_run_reports_its_progress_on_stderr(monkeypatch, capsys):
+  """A run reports where it is on stderr (every frame when the interval is 0), never on
+  stdout, with the simulated time reaching the scenario's duration at the last frame."""
+  import cusp.cosseratbench_adapter as adapter
+  monkeypatch.setattr(adapter, "PROGRESS_EVERY", 0.0)
+  rod = _rod(start=EndCondition.CLAMPED)
+  CuspSolver().run(Scenario(rods=(rod,), duration=0.004, gravity=(0.0, 0.0, -9.81)), n_elements=4, n_frames=3)
+  out, err = capsys.readouterr()
+  lines = [line for line in err.splitlines() if line.startswith("cusp: rod0: t = ")]
+  assert out == "" and len(lines) == 2, err
+  assert "t = 0.004 of 0.004 s (frame 2 of 2)" in lines[-1], lines[-1]
+
+
 def _swing_period(x, t):
   """Mean period from the upward zero crossings of x(t)."""
   up = np.flatnonzero((x[:-1] < 0) & (x[1:] >= 0))
