@@ -27,22 +27,27 @@ typedef struct {
   double terminal_weight;
   const char *coarse_start; /* with guess coarse: the coarse plan's own start, rest or offaxis */
   int last_iter;           /* iteration cap of the last relaxation, then the polish from its point (0: none) */
+  const char *margin_rows; /* with --contact-time start: off, all or lazy */
 } axis_defaults;
 static const axis_defaults DEFAULTS[3] = {
-    {60, "last", "rest", 45, 100, "rest", 0},       /* x */
+    {60, "last", "rest", 45, 100, "rest", 0, "lazy"},       /* x */
     /* y with --cold: the contact on the ball's side, lever 1 about y; its last relaxation crawls, so it is
        stopped after 40 iterations and the polish converges from there (session 16) */
-    {60, "last", "offaxis", 90, 300, "offaxis", 40},
-    {60, "last", "rest", 45, 300, "rest", 0},       /* z */
+    {60, "last", "offaxis", 90, 300, "offaxis", 40, "lazy"},
+    {60, "last", "rest", 45, 300, "rest", 0, "lazy"},       /* z */
 };
 /* With --contact-time start y takes x's settings, its last relaxation stopped after 100 iterations and
  * polished (its end-contact settings crawl there; docs/planning.md, session 18); x and z keep theirs. */
-static const axis_defaults DEFAULT_Y_START = {60, "last", "rest", 45, 100, "rest", 100};
+static const axis_defaults DEFAULT_Y_START = {60, "last", "rest", 45, 100, "rest", 100, "lazy"};
 /* With --warm about y (end contact) the kinematic stage starts from the disk 45 degrees round the ball and
  * the dynamic stage's last relaxation is stopped after 30 iterations: from the cold start's 90 degrees (or 50,
  * 60) its capped point is infeasible or the polish fails from it. One setting measured to work, not a
  * principle: the 20-step task goes the other way (docs/planning.md, session 20). */
-static const axis_defaults DEFAULT_Y_WARM = {60, "last", "offaxis", 45, 300, "offaxis", 30};
+static const axis_defaults DEFAULT_Y_WARM = {60, "last", "offaxis", 45, 300, "offaxis", 30, "lazy"};
+/* With --warm --contact-time start about z the margin row is on every step: lazy's first plan pushes from
+ * beyond the margin on one step and its second solve starts the dynamic stage again, where the row on every
+ * step from the start costs one solve (docs/planning.md, session 24). */
+static const axis_defaults DEFAULT_Z_WARM_START = {60, "last", "rest", 45, 300, "rest", 0, "all"};
 
 /* With --contact-time start, the friction reference (the replay scene's rule, mjcf/ball_plan.xml) each
  * axis plans with: each is far from its task's normals (x: 90 degrees, y and z: 49 and 78), and each
@@ -51,6 +56,7 @@ static const char *const FRICTION_REFERENCE_START[3] = {"1,0,0", "1,0,1", "1,0,1
 
 static const axis_defaults *defaults_for(int axis, int contact_at_start, int warm) {
   if (axis == 1 && warm && !contact_at_start) return &DEFAULT_Y_WARM;
+  if (axis == 2 && warm && contact_at_start) return &DEFAULT_Z_WARM_START;
   return axis == 1 && contact_at_start ? &DEFAULT_Y_START : &DEFAULTS[axis];
 }
 
@@ -67,7 +73,8 @@ static int usage(const char *msg) {
           "                 [--friction-reference x,y,z|carried] [--margin-rows off|all|lazy]\n"
           "--margin-rows (with --contact-time start): off the NLP without the simulator's margin;\n"
           "  all the row fz_k (g_k - margin_k) <= eps on every step (no push from beyond the narrow phase's\n"
-          "  speculative margin, plugin/margin.h; docs/planning.md, session 21); lazy (default) the dynamic stage\n"
+          "  speculative margin, plugin/margin.h; docs/planning.md, session 21; the default about z with --warm);\n"
+          "  lazy (the default otherwise) the dynamic stage\n"
           "  without them, then again with the row on the steps its plan pushed on from beyond the margin\n"
           "  (up to 3 more solves of the dynamic stage, from its start; the JSON's margin_steps_added and\n"
           "  margin_resolves)\n"
@@ -114,16 +121,19 @@ static int usage(const char *msg) {
           "--hessian: lbfgs (IPOPT's limited-memory quasi-Newton), exact (the Lagrangian's Hessian in every\n"
           "  relaxation), last (lbfgs for the intermediate relaxations, exact for the last one)\n"
           "defaults: the paper's task, N = 100, T = 4 s, 90 deg, mu = 0.6, d = 10, eps = 1e-7, and per axis\n");
-  for (int a = 0; a < 5; a++) {   /* x, y, z warm; the fourth: y with --cold; the fifth: y with --contact-time start */
-    int warm = a < 3;
-    const axis_defaults *D = defaults_for(a < 3 ? a : 1, a == 4, warm);
-    fprintf(stderr, "  %c%s: %s --relaxed-iter %d --hessian %s --guess %s", a < 3 ? 'x' + a : 'y',
-            a == 3 ? " with --cold" : a == 4 ? " with --contact-time start" : "", warm ? "--warm" : "--cold",
+  /* x, y, z warm; the fourth: y with --cold; the fifth: y with --contact-time start; the sixth: z with --warm
+     --contact-time start */
+  for (int a = 0; a < 6; a++) {
+    int warm = a < 3 || a == 5, axis = a < 3 ? a : a == 5 ? 2 : 1;
+    const axis_defaults *D = defaults_for(axis, a >= 4, warm);
+    fprintf(stderr, "  %c%s: %s --relaxed-iter %d --hessian %s --guess %s", 'x' + axis,
+            a == 3 ? " with --cold" : a >= 4 ? " with --contact-time start" : "", warm ? "--warm" : "--cold",
             D->relaxed_iter, D->hessian, D->guess);
     if (!strcmp(D->guess, "coarse")) fprintf(stderr, " --coarse-start %s", D->coarse_start);
     if (!strcmp(D->guess, "offaxis") || !strcmp(D->coarse_start, "offaxis")) fprintf(stderr, " --offaxis-angle %g", D->offaxis_deg);
     fprintf(stderr, " --terminal-weight %g", D->terminal_weight);
     if (D->last_iter > 0) fprintf(stderr, " --last-iter %d", D->last_iter);
+    if (a >= 4) fprintf(stderr, " --margin-rows %s", D->margin_rows);
     fputc('\n', stderr);
   }
   fprintf(stderr, "exit code: 0 converged (or IPOPT-acceptable, or polished from a capped last relaxation), 1 not\n"
@@ -273,7 +283,7 @@ static int coarse_guess(plan_mpcc *p, const plan_mpcc_params *P, int coarse_N, d
 int main(int argc, char **argv) {
   const char *task = NULL, *axis = NULL, *out = NULL, *guess = NULL, *ipopt_options = NULL, *hessian = NULL;
   const char *kin_out = NULL;
-  const char *coarse_start = NULL, *ipopt_options_last = NULL, *contact_time = "end", *margin_rows = "lazy", *friction_reference = NULL;
+  const char *coarse_start = NULL, *ipopt_options_last = NULL, *contact_time = "end", *margin_rows = NULL, *friction_reference = NULL;
   int coarse_N = 20, coarse_iter = -1;
   double coarse_eps = -1;
   /* the kinematic stage's budget: with its effort it need not converge, only find the contact sequence;
@@ -405,8 +415,6 @@ int main(int argc, char **argv) {
   if (!axis || strlen(axis) != 1 || !strchr("xyz", axis[0])) return usage("--axis must be x, y or z");
   if (strcmp(contact_time, "end") && strcmp(contact_time, "start"))
     return usage("--contact-time must be end or start");
-  if (strcmp(margin_rows, "off") && strcmp(margin_rows, "all") && strcmp(margin_rows, "lazy"))
-    return usage("--margin-rows must be off, all or lazy");
   int at_start = !strcmp(contact_time, "start");
   /* the simulator's contact plans from rest unless told: from the kinematic stage y fails with it and z
    * takes twice the cold start's time (docs/report.md) */
@@ -419,6 +427,9 @@ int main(int argc, char **argv) {
   if (!coarse_start) coarse_start = D->coarse_start;
   if (offaxis_deg < 0) offaxis_deg = D->offaxis_deg;
   if (terminal_weight < 0) terminal_weight = D->terminal_weight;
+  if (!margin_rows) margin_rows = D->margin_rows;
+  if (strcmp(margin_rows, "off") && strcmp(margin_rows, "all") && strcmp(margin_rows, "lazy"))
+    return usage("--margin-rows must be off, all or lazy");
   if (strcmp(hessian, "lbfgs") && strcmp(hessian, "exact") && strcmp(hessian, "last"))
     return usage("--hessian must be lbfgs, exact or last");
   if (strcmp(guess, "auto") && strcmp(guess, "rest") && strcmp(guess, "offaxis") && strcmp(guess, "coarse"))

@@ -55,3 +55,23 @@ def test_quiet_and_cold_defaults():
   assert cold["start"] == "cold" and cold["solve_s"]["kinematic"] == 0 and cold["kinematic"] is None
   start = json.loads(_run("--quiet", "--contact-time", "start").stdout.splitlines()[-1])
   assert start["start"] == "cold" and start["contact_time"] == "start"
+
+
+def test_z_warm_start_contact_defaults_to_margin_rows_on_every_step():
+  # z's own default with --warm --contact-time start (apps/cusp-plan.c, DEFAULT_Z_WARM_START); x keeps lazy,
+  # and --margin-rows still overrides it
+  def margin(axis, *extra):
+    args = [a if a != "x" else axis for a in TASK]
+    lib = os.environ.get("CUSP_LIBRARY")
+    app = (pathlib.Path(lib).parent if lib else ROOT / "build") / "cusp-plan"
+    if not app.exists():
+      pytest.skip("no cusp-plan next to libcusp.so (build it)")
+    r = subprocess.run([str(app), *args, "--quiet", "--contact-time", "start", *extra], capture_output=True,
+                       text=True, timeout=600)
+    assert r.stdout, r.stderr[-2000:]
+    return json.loads(r.stdout.splitlines()[-1])["margin_rows"]
+
+  assert margin("z", "--warm") == "all"
+  assert margin("z", "--warm", "--margin-rows", "lazy") == "lazy"
+  assert margin("z") == "lazy"  # cold: the default with the start contact
+  assert margin("x", "--warm") == "lazy"
