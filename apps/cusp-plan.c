@@ -118,8 +118,9 @@ static int usage(const char *msg) {
           "  round (degrees)\n"
           "--ipopt-options: an IPOPT options file read after cusp's options (no file is read otherwise);\n"
           "  --ipopt-options-last: read instead in the homotopy's last relaxation\n"
-          "--hessian: lbfgs (IPOPT's limited-memory quasi-Newton), exact (the Lagrangian's Hessian in every\n"
-          "  relaxation), last (lbfgs for the intermediate relaxations, exact for the last one)\n"
+          "--hessian: lbfgs (IPOPT's limited-memory quasi-Newton in every solve, the polish's too), exact (the\n"
+          "  Lagrangian's Hessian in every relaxation), last (lbfgs for the intermediate relaxations, exact for\n"
+          "  the last one); with exact and last the polish takes the exact Hessian\n"
           "defaults: the paper's task, N = 100, T = 4 s, 90 deg, mu = 0.6, d = 10, eps = 1e-7, and per axis\n");
   /* x, y, z warm; the fourth: y with --cold; the fifth: y with --contact-time start; the sixth: z with --warm
      --contact-time start */

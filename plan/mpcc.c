@@ -101,6 +101,7 @@ struct plan_mpcc {
   int exact_now;         /* the relaxation being solved uses the exact Hessian (prm.exact_hessian) */
   int last_now;          /* it is the homotopy's last relaxation (prm.ipopt_options_last) */
   int iterations;
+  long hessian_evaluations;   /* cb_h's value calls (plan_mpcc_hessian_evaluations) */
   double eval_s;         /* CPU time inside the constraint, Jacobian and Hessian callbacks */
   int margin_active;     /* PLAN_MARGIN_LAZY: some step's margin row is bounded (margin_mask) */
   unsigned char *margin_mask;  /* PLAN_MARGIN_LAZY: N flags, the steps whose margin row is bounded */
@@ -110,6 +111,7 @@ struct plan_mpcc {
 int plan_mpcc_n(const plan_mpcc *p) { return p->n; }
 int plan_mpcc_block(const plan_mpcc *p) { return p->B; }
 int plan_mpcc_nvars(const plan_mpcc *p) { return p->nvar; }
+long plan_mpcc_hessian_evaluations(const plan_mpcc *p) { return p->hessian_evaluations; }
 
 /* Complementarity rows per step: Scholtes, the 2 + d "a >= 0" rows and the
  * 2 + d products a b <= eps; penalty, the 2 + d "a >= 0" rows and one row
@@ -1287,6 +1289,7 @@ static Bool cb_h(Index nv, Number *x, Bool nx, Number of, Index m, Number *l, Bo
   if (!p->exact_now) return FALSE;
   if (!v) { hessian_structure(p, ir, jc); return TRUE; }
   size_t step_nnz = (size_t)p->hess.npairs[p->dynamic];
+  p->hessian_evaluations++;
   double t0 = cpu_now();
   memcpy(p->zp, x, sizeof(double) * nv);
   for (int k = 0; k < p->prm.N; k++) hessian_step(p, p->zp, k, l + (size_t)k * p->nrow, v + (size_t)k * step_nnz);
@@ -2406,7 +2409,9 @@ int plan_mpcc_nlp_solve(plan_mpcc *p, const double *xl, const double *xu, const 
   memcpy(xu_c, xu, sizeof(double) * p->nvar);
   memcpy(gl_c, gl, sizeof(double) * m);
   memcpy(gu_c, gu, sizeof(double) * m);
-  p->exact_now = 1;   /* near a solution: where the exact Hessian pays (docs/planning.md, session 13) */
+  /* near a solution, where the exact Hessian pays (docs/planning.md, session 13); the limited-memory
+     Hessian when the homotopy never used the exact one (exact_hessian 0: limited memory throughout) */
+  p->exact_now = p->prm.exact_hessian != 0;
   int st = ipopt_solve(p, p->prm.eps, p->prm.tol, max_iter, p->prm.max_seconds, 1, z, xl_c, xu_c, gl_c, gu_c, g,
                        mult, iterations, obj);
   free(b);

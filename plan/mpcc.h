@@ -109,7 +109,8 @@ typedef struct {
                                  * with this weight, warm from its primal-dual point (0: none) */
   int lbfgs_memory;       /* IPOPT's limited_memory_max_history (0: its default, 6) */
   int exact_hessian;      /* the Lagrangian's Hessian (plan_mpcc_hessian_error) instead of L-BFGS:
-                           * 0 never, 1 in every relaxation, 2 in the last relaxation only */
+                           * 0 never (the polish too: limited memory throughout), 1 in every relaxation,
+                           * 2 in the last relaxation only (the polish takes the exact one with 1 and 2) */
   int warm_primal;        /* the first relaxation starts from z as a primal warm start (bounds barely
                            * pushed, a small initial barrier) instead of IPOPT's cold defaults: for a
                            * guess already near a solution (plan_mpcc_coarse_guess) */
@@ -233,6 +234,9 @@ void plan_mpcc_free(plan_mpcc *p);
 
 int plan_mpcc_nvars(const plan_mpcc *p);
 int plan_mpcc_nconstraints(const plan_mpcc *p, int dynamic);
+/* How many times the Hessian of the Lagrangian was evaluated (values, not the pattern) since
+ * plan_mpcc_create: 0 after solves with exact_hessian 0, polish included. */
+long plan_mpcc_hessian_evaluations(const plan_mpcc *p);
 
 /* Initial guess: the rest trajectory (cold start). */
 void plan_mpcc_rest_guess(const plan_mpcc *p, double *z);

@@ -49,7 +49,7 @@ void plan_mpcc_slip_direction(const plan_mpcc *p, int j, double c[2]);
 /* r = grad f + J^T lambda at z (the stage last set). 0, or -1 out of memory. */
 int plan_mpcc_lagrangian_gradient(plan_mpcc *p, const double *z, const double *lambda, double *r);
 /* One IPOPT solve of the stage last set within the bounds given, with the
- * exact Hessian, warm-started from z and mult (m + 2 nvars: lambda, z_L,
+ * exact Hessian (L-BFGS when prm.exact_hessian is 0), warm-started from z and mult (m + 2 nvars: lambda, z_L,
  * z_U), both overwritten; the rows held to prm.eps / 10. Adds its
  * iterations, returns IPOPT's status. */
 int plan_mpcc_nlp_solve(plan_mpcc *p, const double *xl, const double *xu, const double *gl, const double *gu,

@@ -414,6 +414,48 @@ static void test_polish_capped_y(void) {
   plan_mpcc_free(p);
 }
 
+/* cusp-plan --hessian lbfgs: with exact_hessian 0 the polish is limited-memory too (issue 18's "the
+ * Hessian exact or limited-memory"), and it still makes the short plan complementary; with exact_hessian 2
+ * the same plan evaluates the Hessian (the counter is not stuck at 0). */
+static void test_polish_limited_memory(void) {
+  long evaluations[2] = {-1, -1};
+  for (int exact = 0; exact <= 2; exact += 2) {
+    plan_mpcc_params P = small_task();
+    P.exact_hessian = exact;
+    P.polish = 1;
+    char err[256];
+    plan_mpcc *p = plan_mpcc_create(&P, err, sizeof err);
+    if (!p) { EXPECT(0, "create: %s", err); return; }
+    double *z = malloc(sizeof(double) * plan_mpcc_nvars(p));
+    plan_mpcc_rest_guess(p, z);
+    plan_mpcc_stage kin, dyn;
+    plan_mpcc_solve(p, 0, z, &kin);
+    plan_mpcc_inverse_dynamics(p, z);
+    int rc = plan_mpcc_solve(p, 1, z, &dyn);
+    evaluations[exact / 2] = plan_mpcc_hessian_evaluations(p);
+    const plan_mpcc_polish_result *r = &dyn.polish;
+    printf("exact_hessian %d: status %d, polish %s (IPOPT %d in %d iterations), complementarity %.3g -> %.3g, "
+           "quaternion error %.3g, %ld Hessian evaluations\n", exact, dyn.status, plan_mpcc_polish_status_name(r->status),
+           r->ipopt_status, r->iterations, r->complementarity_before, dyn.complementarity, dyn.quaternion_error,
+           evaluations[exact / 2]);
+    if (exact == 0) {
+      EXPECT(rc == 0, "limited memory throughout: status %d", dyn.status);
+      EXPECT(r->status == PLAN_MPCC_POLISH_ACCEPTED, "limited-memory polish not accepted: %s (IPOPT %d)",
+             plan_mpcc_polish_status_name(r->status), r->ipopt_status);
+      EXPECT(r->iterations > 0 && dyn.complementarity <= 1e-7 && r->complementarity_before > 1e-6,
+             "limited-memory polish: %d iterations, complementarity %g -> %g", r->iterations, r->complementarity_before,
+             dyn.complementarity);
+      double still = sin(0.5 * P.angle) * sin(0.5 * P.angle);
+      EXPECT(dyn.quaternion_error < 0.1 * still, "limited memory: quaternion error %g vs %g without motion",
+             dyn.quaternion_error, still);
+    }
+    free(z);
+    plan_mpcc_free(p);
+  }
+  EXPECT(evaluations[0] == 0, "exact_hessian 0: the Hessian evaluated %ld times (the polish's?)", evaluations[0]);
+  EXPECT(evaluations[1] > 0, "exact_hessian 2: no Hessian evaluation counted");
+}
+
 int main(void) {
   double *z_relaxed = NULL;
   int nv = 0;
@@ -424,6 +466,7 @@ int main(void) {
   if (z_relaxed) test_capped(z_relaxed, nv, &relaxed);
   test_polish_capped_relaxation();
   test_polish_capped_y();
+  test_polish_limited_memory();
   free(z_relaxed);
   return test_report("plan_mpcc_polish");
 }
