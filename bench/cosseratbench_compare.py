@@ -68,9 +68,12 @@ FINDINGS = {
         "chords there (0.84 and 0.23 mm, from the curvature through neighbouring nodes; cusp's "
         "elements are arcs of constant strain), so the metric cannot tell it from contact at "
         "this resolution; the plugin's own deepest disk-disk penetration over the run's first "
-        "3.87 s was 0.40 mm (bench/cosseratbench_pile_steps.py). cusp's run is the slowest of "
-        "the three here (a shared 2-core machine; MuJoCo's ran at the lowest priority beside "
-        "it)."),
+        "3.87 s was 0.40 mm (bench/cosseratbench_pile_steps.py). cusp's settling residual is "
+        "the largest of the three: the adapter gives a rope with a driven end no viscosity (its settings' "
+        "viscosity 0, implicit Euler's own dissipation only), so a second after the clamp "
+        "stops the rope still moves, and the other metrics describe a rope in motion. cusp's "
+        "run is the slowest of the three here (a shared 2-core machine; MuJoCo's ran at the "
+        "lowest priority beside it)."),
     "catenary": (
         "cosseratbench's reference, the elastic catenary, neglects bending; this cable's "
         "bending stiffness (EI = 4.9e-4 N m^2) makes boundary layers of length sqrt(EI/T), "
