@@ -68,6 +68,7 @@ def main() -> int:
       return 2
     mujoco.mj_setState(model, data, state, spec)
     first = round(data.time / dt)
+  mujoco.mj_forward(model, data)   # as the adapter's run does before its first frame and step
   frames = _FrameRecorder(model, experiment.n_elements) if args.frames else None
   if frames and first % per_frame == 0:
     frames.sample(model, data, first * dt)
