@@ -22,6 +22,7 @@ from cosseratbench.scenario import neighbour_elements
 
 import cusp
 from cusp.cosseratbench_adapter import CuspSolver, _load_text
+from cosseratbench_pile_steps import load_saved_state   # bench/, beside this script
 
 CHUNK = 2_000_000   # segment pairs measured at once (memory)
 
@@ -53,13 +54,9 @@ def main() -> int:
   xml, _ = CuspSolver().scene(scenario, n_elements=n, n_frames=experiment.n_frames)
   model = _load_text(xml)
   data = cusp.make_data(model)
-  spec = mujoco.mjtState.mjSTATE_INTEGRATION
-  state = numpy.load(args.state)
-  if state.size != mujoco.mj_stateSize(model, spec):
-    print(f"{args.state}: {state.size} doubles, the pile's state has {mujoco.mj_stateSize(model, spec)}",
-          file=sys.stderr)
+  if (error := load_saved_state(model, data, args.state)) is not None:
+    print(error, file=sys.stderr)
     return 2
-  mujoco.mj_setState(model, data, state, spec)
   mujoco.mj_forward(model, data)
   instance = cusp.instance_names(model).index("rod0")
   length = cusp.total_length(model, instance)

@@ -61,12 +61,9 @@ def main() -> int:
   spec = mujoco.mjtState.mjSTATE_INTEGRATION
   first = 0
   if args.load_state:
-    state = numpy.load(args.load_state)
-    if state.size != mujoco.mj_stateSize(model, spec):
-      print(f"{args.load_state}: {state.size} doubles, this scene's state has {mujoco.mj_stateSize(model, spec)}",
-            file=sys.stderr)
+    if (error := load_saved_state(model, data, args.load_state)) is not None:
+      print(error, file=sys.stderr)
       return 2
-    mujoco.mj_setState(model, data, state, spec)
     first = round(data.time / dt)
   mujoco.mj_forward(model, data)   # as the adapter's run does before its first frame and step
   frames = _FrameRecorder(model, experiment.n_elements) if args.frames else None
@@ -117,6 +114,17 @@ class _FrameRecorder:
 
   def save(self, path: str) -> None:
     numpy.savez(path, times=numpy.array(self.times), positions=numpy.array(self.positions))
+
+
+def load_saved_state(model, data, path: str) -> str | None:
+  """Sets MuJoCo's integration state (with the plugin's) from a file _save wrote; or says
+  why not."""
+  spec = mujoco.mjtState.mjSTATE_INTEGRATION
+  state = numpy.load(path)
+  if state.size != mujoco.mj_stateSize(model, spec):
+    return f"{path}: {state.size} doubles, this scene's state has {mujoco.mj_stateSize(model, spec)}"
+  mujoco.mj_setState(model, data, state, spec)
+  return None
 
 
 def _save(model, data, spec, path: str) -> None:
