@@ -659,7 +659,7 @@ class CuspSolver:
 
 def _progress(group: list[int], t: float, duration: float, frame: int, frames: int, elapsed: float) -> None:
   """One line on stderr for a run long enough to wonder about (the benchmark's runner
-  says nothing until a run ends; the pile takes an hour)."""
+  says nothing until a run ends, and a heap of rope runs long)."""
   rods = ", ".join(f"rod{i}" for i in group)
   print(f"cusp: {rods}: t = {t:.4g} of {duration:.4g} s (frame {frame} of {frames}), "
         f"{elapsed:.0f} s elapsed", file=sys.stderr, flush=True)
