@@ -54,6 +54,11 @@ sb_lcp_work *sb_lcp_work_create(int nmax) {
   ok &= (w->ties = calloc(n, sizeof(int))) != NULL;
   ok &= (w->ipiv = calloc(n, sizeof(int))) != NULL;
   ok &= (w->idx = calloc(n, sizeof(int))) != NULL;
+  ok &= (w->rv_slot = calloc(2 * n + 1, sizeof(int))) != NULL;
+  ok &= (w->rv_kcol = calloc(n + 1, sizeof(int))) != NULL;
+  ok &= (w->rv_krow = calloc(n + 1, sizeof(int))) != NULL;
+  ok &= (w->rv_colpos = calloc(n + 1, sizeof(int))) != NULL;
+  ok &= (w->rv_rowpos = calloc(n, sizeof(int))) != NULL;
   ok &= (w->fric_dropped = calloc(n, sizeof(int))) != NULL;
   ok &= (w->prev_set = calloc(n, sizeof(int))) != NULL;
   for (int k = 0; k < 2; k++) {
@@ -83,18 +88,18 @@ sb_lcp_work *sb_lcp_work_create(int nmax) {
 
 size_t sb_lcp_work_bytes(int nmax) {
   size_t n = nmax > 0 ? (size_t)nmax : 0;
-  /* H, HtH, LU, Ms, T; 17 vectors; 11 int vectors; per cache slot the bordered factor's Y, Mdc,
-   * S and 2 int vectors, 3 short ones */
+  /* H, HtH, LU, Ms, T; 17 vectors; 11 int vectors and the revised Lemke's 6 n + 4 ints; per cache
+   * slot the bordered factor's Y, Mdc, S and 2 int vectors, 3 short ones */
   size_t kb = SB_LCP_BORDER_MAX;
   return sizeof(sb_lcp_work) + sizeof(double) * (4 * n * n + n * (n + 2) + 17 * n + 2 + 2 * (2 * n * kb + kb * kb)) +
-         sizeof(int) * (11 * n + 1 + 2 * (2 * n + 3 * kb));
+         sizeof(int) * (11 * n + 1 + 6 * n + 4 + 2 * (2 * n + 3 * kb));
 }
 
 void sb_lcp_work_free(sb_lcp_work *w) {
   if (!w) return;
   void *p[] = {w->w, w->zbest, w->ztry, w->phi, w->phitry, w->g, w->d, w->da, w->db, w->colbuf,
                w->zloc, w->qloc, w->qs, w->zs, w->dr, w->dc, w->rowbuf, w->H, w->HtH, w->LU,
-               w->Ms, w->T, w->basis, w->nonbasis, w->ties, w->ipiv, w->idx, w->fric_dropped, w->prev_set, w->fc[0].set, w->fc[0].piv,
+               w->Ms, w->T, w->basis, w->nonbasis, w->ties, w->ipiv, w->idx, w->rv_slot, w->rv_kcol, w->rv_krow, w->rv_colpos, w->rv_rowpos, w->fric_dropped, w->prev_set, w->fc[0].set, w->fc[0].piv,
                w->fc[1].set, w->fc[1].piv};
   for (size_t k = 0; k < sizeof p / sizeof p[0]; k++) free(p[k]);
   for (int k = 0; k < 2; k++) {
@@ -1165,10 +1170,6 @@ static void lemke_tableau(sb_lcp_work *wk, int n, const double *M, int ldm, cons
   wk->nonbasis[n] = 2 * n;
 }
 
-/* A pivot smaller than this, relative to the largest entry of its column,
- * is left out of the start basis (lemke_start). */
-#define LEMKE_START_PIVOT_TOL 1e-9
-
 /* The complementary basis of a guess's set as Lemke's start (warm_lemke):
  * z_i for w_i, i in the set (start: n flags), pivoted in one at a time in
  * index order, an index whose diagonal entry is small against its column
@@ -1191,7 +1192,7 @@ static int lemke_start(sb_lcp_work *wk, int n, const int *start, int *pivots) {
       const double *col = T + (size_t)i * n;
       double big = 0;
       for (int k = 0; k < n; k++) big = fmax(big, fabs(col[k]));
-      if (!(fabs(col[i]) > LEMKE_START_PIVOT_TOL * big)) continue; /* for a later pass, if any */
+      if (!(fabs(col[i]) > SB_LEMKE_START_PIVOT_TOL * big)) continue; /* for a later pass, if any */
       lemke_pivot(wk, n, i, i); /* z_i (column i) for w_i (row i) */
       (*pivots)++;
       made = 1;
@@ -1206,9 +1207,9 @@ static int lemke_start(sb_lcp_work *wk, int n, const int *start, int *pivots) {
  * of the flagged set (lemke_start; when no index of it pivots in,
  * SB_LCP_STALLED with z = 0: the caller runs the cold one). *warm (may be
  * NULL): 1 when Lemke ran from the set's basis. */
-static sb_lcp_status lemke_core(sb_lcp_work *wk, int n, const double *M, int ldm, const double *q,
-                                const int *start, double *z, int max_pivots, int *pivots, int *warm,
-                                char *msg, int msg_size) {
+static sb_lcp_status lemke_tableau_core(sb_lcp_work *wk, int n, const double *M, int ldm, const double *q,
+                                        const int *start, double *z, int max_pivots, int *pivots, int *warm,
+                                        char *msg, int msg_size) {
   double *T = wk->T;
   int *basis = wk->basis, *nonb = wk->nonbasis, *ties = wk->ties;
   int *pos = wk->idx; /* w_k: >= 0 basic row, < 0 nonbasic column -(c + 1); only w ids */
@@ -1303,6 +1304,15 @@ static sb_lcp_status lemke_core(sb_lcp_work *wk, int n, const double *M, int ldm
   for (int i = 0; i < n; i++)
     if (basis[i] >= n && basis[i] < 2 * n) z[basis[i] - n] = fmax(T[(size_t)bcol * n + i], 0);
   return SB_LCP_SOLVED;
+}
+
+/* Lemke on the whole problem, in the form sb_lcp_options.lemke_form asks
+ * for. */
+static sb_lcp_status lemke_core(sb_lcp_work *wk, int n, const double *M, int ldm, const double *q,
+                                const int *start, double *z, int max_pivots, int *pivots, int *warm,
+                                char *msg, int msg_size) {
+  return (wk->lemke_form == SB_LCP_LEMKE_REVISED ? sb_lemke_revised : lemke_tableau_core)(
+      wk, n, M, ldm, q, start, z, max_pivots, pivots, warm, msg, msg_size);
 }
 
 /* Re-solves the complementary basis Lemke found, M_BB z_B = -q_B, from the
@@ -1547,7 +1557,7 @@ static sb_lcp_status solve_pgs(sb_lcp_work *wk, int n, const double *M, const do
         double zl[64];
         int piv;
         char lm[8];
-        if (s > 64 || lemke_core(wk, s, M + (size_t)o * n + o, n, ql, NULL, zl, 50 * s + 100, &piv, NULL, lm,
+        if (s > 64 || lemke_tableau_core(wk, s, M + (size_t)o * n + o, n, ql, NULL, zl, 50 * s + 100, &piv, NULL, lm,
                                  sizeof lm) != SB_LCP_SOLVED) {
           sb_errorf(msg, msg_size, "pgs: local problem of block %d (size %d) has no solution", b, s);
           *sweeps = sweep;
@@ -1616,6 +1626,10 @@ static sb_lcp_status check_input(sb_lcp_work *wk, int n, const double *M, const 
   if (!(opt->tol == 0 || (opt->tol >= SB_LCP_TOL_MIN && opt->tol <= SB_LCP_TOL_MAX))) {
     sb_errorf(msg, size, "lcp: tol = %g outside [%g, %g] (0: the default 1e-12)", opt->tol, SB_LCP_TOL_MIN,
               SB_LCP_TOL_MAX);
+    return SB_LCP_BAD_INPUT;
+  }
+  if (opt->lemke_form != SB_LCP_LEMKE_TABLEAU && opt->lemke_form != SB_LCP_LEMKE_REVISED) {
+    sb_errorf(msg, size, "lcp: lemke_form = %d is neither 0 (tableau) nor 1 (revised)", opt->lemke_form);
     return SB_LCP_BAD_INPUT;
   }
   const struct { const char *name; int value, max; } budget[] = {
@@ -1711,6 +1725,7 @@ static sb_lcp_status solve_chain(sb_lcp_work *wk, int nchain, const sb_lcp_solve
   wk->fric_block = opt->friction_blocks ? opt->block : NULL;
   wk->fric_nblock = opt->friction_blocks ? opt->nblock : 0;
   wk->border = opt->border_factors;
+  wk->lemke_form = opt->lemke_form;
   int warm = opt->warm_start && all_finite(n, z);
   if (warm) memcpy(zbest, z, n * sizeof(double)); /* kept apart from the attempts */
   else memset(zbest, 0, n * sizeof(double));

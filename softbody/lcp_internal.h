@@ -60,6 +60,10 @@ struct sb_lcp_work {
    * a same_matrix solve of that size does not scan it again */
   int finite_n;
   int warm_lemke;           /* the solve under way's sb_lcp_info.warm_lemke (run_one's Lemke) */
+  int lemke_form;           /* sb_lcp_options.lemke_form of the solve under way */
+  /* Lemke in revised form (lemke_revised.c): each variable's slot (2n + 1), K's
+   * columns and rows (n + 1 each), and each z's and w's place in them (n + 1, n) */
+  int *rv_slot, *rv_kcol, *rv_krow, *rv_colpos, *rv_rowpos;
   int *fric_dropped;        /* n flags: the betas the warm pivot's pass left out of its set
                                (sb_lcp_friction_set_basic) */
   /* conditioning (condition.c) */
@@ -112,6 +116,20 @@ int sb_lcp_friction_set_basic(int nblock, const int *block, int n, const double 
 int sb_lcp_factor_set(sb_lcp_work *wk, int slot, int n, const double *M, const int *set, int na, int singular,
                       int border);
 int sb_lcp_factor_solve(sb_lcp_work *wk, int slot, double *x);
+
+/* A pivot smaller than this, relative to the largest entry of its column,
+ * is left out of Lemke's start basis (lemke_start in lcp.c, and its revised
+ * form). */
+#define SB_LEMKE_START_PIVOT_TOL 1e-9
+
+/* Lemke's method in revised form (lemke_revised.c): the contract of
+ * lemke_core in lcp.c (cold, or from the complementary basis of the start
+ * set; z, *pivots, *warm, the message), the same path in exact arithmetic,
+ * O(k^2 + n k) a pivot instead of O(n^2), k the basic z's. Uses the
+ * workspace's H, T, d, da, db, g, rowbuf, colbuf, zloc, ztry, phitry and
+ * basis, ties and rv_* (not qloc, phi, ipiv, w or zbest). */
+sb_lcp_status sb_lemke_revised(sb_lcp_work *wk, int n, const double *M, int ldm, const double *q, const int *start,
+                               double *z, int max_pivots, int *pivots, int *warm, char *msg, int msg_size);
 
 /* Wall clock in microseconds. */
 double sb_lcp_now_us(void);

@@ -386,6 +386,167 @@ static void test_warm_lemke(void) {
   sb_lcp_work_free(wk);
 }
 
+/* ---------- Lemke in revised form against the tableau ---------- */
+
+/* One problem solved by the whole Lemke of the chain (the tie-breaking
+ * perturbation, the finish) with lemke_form 1 and 2; the revised core alone
+ * (sb_lemke_revised, before any finish) on q itself. */
+typedef struct {
+  int ok[2], piv[2], core_ok, core_piv;
+  double dz, core_res;
+} form_trial;
+
+static form_trial compare_forms(sb_lcp_work *wk, int n, const double *M, const double *q, sb_lcp_options o,
+                                double *z0, double *z1, double *w) {
+  form_trial t = {{0, 0}, {0, 0}, 0, 0, 0, 0};
+  double *z[2] = {z0, z1};
+  for (int f = 0; f < 2; f++) {
+    sb_lcp_info info;
+    o.lemke_form = f ? SB_LCP_LEMKE_REVISED : SB_LCP_LEMKE_TABLEAU;
+    memset(z[f], 0, sizeof(double) * n);
+    t.ok[f] = sb_lcp_solve_with(wk, SB_LCP_LEMKE, n, M, q, z[f], w, &o, &info) == SB_LCP_SOLVED;
+    t.piv[f] = info.iterations;
+  }
+  t.dz = tu_relerr(z1, z0, n, 1);
+  /* the core alone: its answer must be complementary before any finish */
+  char msg[160];
+  t.core_ok = sb_lemke_revised(wk, n, M, n, q, NULL, z1, 50 * n + 100, &t.core_piv, NULL, msg, sizeof msg) ==
+              SB_LCP_SOLVED;
+  double scale = fmax(1, tu_maxabs(q, n));
+  for (int i = 0; i < n; i++) {
+    double wi = q[i];
+    for (int j = 0; j < n; j++) wi += M[(size_t)j * n + i] * z1[j];
+    scale = fmax(scale, fabs(wi));
+    t.core_res = fmax(t.core_res, fabs(fmin(z1[i], wi)));
+  }
+  t.core_res /= scale;
+  return t;
+}
+
+/* The revised form must follow the tableau's path: on problems with a
+ * unique answer (P-matrices: SPD, nonsymmetric dominant, badly scaled) the
+ * same pivots and the same answer, and its core alone complementary to
+ * round-off; on friction-pyramid LCPs of many contacts and few dofs (W of
+ * rank ndof < 3 m: the contact case, degenerate by construction) the same
+ * pivot count and answer where round-off decides no tie, and an answer that
+ * passes the test always; and from a guess's basis (warm_lemke) the same
+ * start and path. Then lemke_form outside its values is refused by name. */
+static void test_lemke_revised(void) {
+  enum { NR = 240 };
+  static double M[NR * NR], q[NR], z[2][NR], w[NR], J[NR * NR], W[NR * NR], da[NR];
+  sb_lcp_work *wk = sb_lcp_work_create(NR);
+  sb_lcp_options o = sb_lcp_default_options();
+  int sizes[] = {7, 30, 80}, bad = 0, trials = 0;
+  double worst_dz = 0, worst_res = 0;
+  for (int kk = 0; kk < 3; kk++)
+    for (int si = 0; si < 3; si++)
+      for (int trial = 0; trial < 3; trial++) {
+        int n = sizes[si];
+        make((kind)kk, n, M, q);
+        form_trial t = compare_forms(wk, n, M, q, o, z[0], z[1], w);
+        trials++;
+        bad += !(t.ok[0] && t.ok[1] && t.piv[0] == t.piv[1] && t.core_ok);
+        worst_dz = fmax(worst_dz, t.dz);
+        worst_res = fmax(worst_res, t.core_res);
+      }
+  EXPECT(bad == 0, "revised Lemke, P-matrices: %d of %d solves differ from the tableau's in status or pivots", bad,
+         trials);
+  EXPECT(worst_dz <= 1e-10, "revised Lemke, P-matrices: answers differ from the tableau's by %.3g", worst_dz);
+  EXPECT(worst_res <= 1e-11, "revised Lemke, P-matrices: the core's answer is complementary only to %.3g",
+         worst_res);
+  printf("revised Lemke: %d P-matrix problems, the tableau's pivots, answers within %.2g, core residual %.2g\n",
+         trials, worst_dz, worst_res);
+
+  /* friction pyramids: 40 contacts, 4 directions, on 60 dofs (n = 240) */
+  enum { m = 40, ndof = 60, n = 6 * m };
+  int blocks[m];
+  for (int i = 0; i < m; i++) blocks[i] = 6;
+  o.nblock = m;
+  o.block = blocks;
+  o.friction_blocks = 1;
+  unsigned long long seed = 777;
+  int same = 0, solved = 0, nt = 6, sum[2] = {0, 0};
+  double worst_same_dz = 0;
+  for (int trial = 0; trial < nt; trial++) {
+    double v[3 * m];
+    for (int i = 0; i < 3 * m * ndof; i++) J[i] = tu_rand_r(&seed);
+    for (int i = 0; i < m; i++) {
+      v[3 * i] = 0.5 * tu_rand_r(&seed);
+      v[3 * i + 1] = 0.5 * tu_rand_r(&seed);
+      v[3 * i + 2] = -0.5 - 0.5 * fabs(tu_rand_r(&seed));
+    }
+    pyramid_lcp(m, ndof, J, v, 0.5, 1e-10, W, M, q);
+    form_trial t = compare_forms(wk, n, M, q, o, z[0], z[1], w);
+    double r;
+    int pass0 = t.ok[0] && sb_lcp_check(n, M, q, z[0], w, 1e-12, 1e-12, &r, NULL, da);
+    memset(z[1], 0, sizeof z[1]);
+    sb_lcp_info info;
+    o.lemke_form = SB_LCP_LEMKE_REVISED;
+    int pass1 = sb_lcp_solve_with(wk, SB_LCP_LEMKE, n, M, q, z[1], w, &o, &info) == SB_LCP_SOLVED &&
+                sb_lcp_check(n, M, q, z[1], w, 1e-12, 1e-12, &r, NULL, da);
+    solved += pass0 && pass1;
+    sum[0] += t.piv[0];
+    sum[1] += t.piv[1];
+    if (t.piv[0] == t.piv[1]) {
+      same++;
+      worst_same_dz = fmax(worst_same_dz, t.dz);
+    }
+  }
+  EXPECT(solved == nt, "revised Lemke, pyramids: %d of %d solved by both forms with answers that pass the test",
+         solved, nt);
+  EXPECT(same >= nt - 1, "revised Lemke, pyramids: the tableau's pivot count on %d of %d", same, nt);
+  EXPECT(worst_same_dz <= 1e-8, "revised Lemke, pyramids: answers on the same path differ by %.3g", worst_same_dz);
+  printf("revised Lemke: %d pyramid LCPs (n = %d, W of rank %d): %d on the tableau's path (%d against %d pivots), "
+         "answers within %.2g\n", nt, n, ndof, same, sum[1], sum[0], worst_same_dz);
+
+  /* from a guess's basis: the answer of a nearby problem */
+  int warm_same = 0, warm_runs = 0;
+  for (int trial = 0; trial < 8; trial++) {
+    double v[3 * m];
+    for (int i = 0; i < 3 * m * ndof; i++) J[i] = tu_rand_r(&seed);
+    for (int i = 0; i < m; i++) {
+      v[3 * i] = 0.5 * tu_rand_r(&seed);
+      v[3 * i + 1] = 0.5 * tu_rand_r(&seed);
+      v[3 * i + 2] = -0.5 - 0.5 * fabs(tu_rand_r(&seed));
+    }
+    pyramid_lcp(m, ndof, J, v, 0.5, 1e-10, W, M, q);
+    static double zg[n];
+    sb_lcp_info info;
+    o.lemke_form = SB_LCP_LEMKE_TABLEAU;
+    o.warm_start = 0;
+    memset(zg, 0, sizeof zg);
+    sb_lcp_solve(wk, n, M, q, zg, w, &o, &info);
+    for (int i = 0; i < 3 * m; i++) v[i] += 0.1 * tu_rand_r(&seed);
+    pyramid_lcp(m, ndof, J, v, 0.5, 1e-10, W, M, q);
+    int state[2], piv[2], ok[2];
+    for (int f = 0; f < 2; f++) {
+      o.lemke_form = f ? SB_LCP_LEMKE_REVISED : SB_LCP_LEMKE_TABLEAU;
+      o.warm_start = 1;
+      o.warm_lemke = 1;
+      memcpy(z[f], zg, sizeof zg);
+      double r;
+      ok[f] = sb_lcp_solve_with(wk, SB_LCP_LEMKE, n, M, q, z[f], w, &o, &info) == SB_LCP_SOLVED &&
+              sb_lcp_check(n, M, q, z[f], w, 1e-12, 1e-12, &r, NULL, da);
+      state[f] = info.warm_lemke;
+      piv[f] = info.iterations;
+    }
+    EXPECT(ok[0] && ok[1], "revised Lemke, warm %d: solved %d (tableau) %d (revised)", trial, ok[0], ok[1]);
+    warm_runs += state[0] >= 2;
+    warm_same += state[0] >= 2 && state[0] == state[1] && piv[0] == piv[1];
+  }
+  EXPECT(warm_runs >= 2 && warm_same >= warm_runs - 1,
+         "revised Lemke, warm: %d of %d starts from the guess's basis follow the tableau's", warm_same, warm_runs);
+  printf("revised Lemke: %d of %d starts from a guess's basis on the tableau's path\n", warm_same, warm_runs);
+
+  o = sb_lcp_default_options();
+  o.lemke_form = 2;
+  sb_lcp_info info;
+  double m1[1] = {1}, q1[1] = {-1}, z1[1], w1[1];
+  EXPECT(sb_lcp_solve(wk, 1, m1, q1, z1, w1, &o, &info) == SB_LCP_BAD_INPUT && strstr(info.message, "lemke_form"),
+         "lemke_form = 2 refused by name (%s)", info.message);
+  sb_lcp_work_free(wk);
+}
+
 int main(void) {
   sb_lcp_work *wk = sb_lcp_work_create(NMAX);
   static double M[NMAX * NMAX], q[NMAX], z[3][NMAX], zref[NMAX], w[NMAX];
@@ -1005,5 +1166,6 @@ int main(void) {
   test_bordered_singularity(wk);
   sb_lcp_work_free(wk);
   test_warm_lemke();
+  test_lemke_revised();
   return test_report("lcp_solvers");
 }
