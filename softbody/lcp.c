@@ -1121,6 +1121,51 @@ static sb_lcp_status solve_fb(sb_lcp_work *wk, int n, const double *M, const dou
 
 /* ---------- Lemke ---------- */
 
+int sb_lemke_ratio_test(int n, const double *col, double sign, const double *bbar, int *ties) {
+  double cmax = 0;
+  for (int i = 0; i < n; i++) cmax = fmax(cmax, fabs(col[i]));
+  double ptol = 1e-12 * fmax(cmax, 1e-300);
+  /* minimum ratio over rows that block (x_i decreases as the entering one grows) */
+  double best = INFINITY;
+  int nt = 0;
+  for (int i = 0; i < n; i++) {
+    double a = sign * col[i];
+    if (a <= ptol) continue;
+    double ratio = fmax(bbar[i], 0) / a;
+    if (ratio < best * (1 - 1e-12) - 1e-300) {
+      best = ratio;
+      nt = 0;
+      ties[nt++] = i;
+    } else if (ratio <= best * (1 + 1e-12) + 1e-300) {
+      ties[nt++] = i;
+    }
+  }
+  return nt;
+}
+
+/* Lexicographic rule: smallest row of B^-1 / a among the ties. Entries of
+ * B^-1 at round-off level relative to their column are zeros: left as they
+ * are, their quotients decide ties wrongly and Lemke cycles. */
+int sb_lemke_lexico_step(int n, const double *binv, const double *col, double sign, int *ties, int nt,
+                         double *ratio_k) {
+  double cmaxk = 0;
+  for (int i = 0; i < n; i++) cmaxk = fmax(cmaxk, fabs(binv[i]));
+  double zero = 1e-11 * fmax(cmaxk, 1e-300);
+  double lo = INFINITY;
+  for (int t = 0; t < nt; t++) {
+    double bk = binv[ties[t]];
+    ratio_k[t] = (fabs(bk) <= zero ? 0 : bk) / (sign * col[ties[t]]);
+    lo = fmin(lo, ratio_k[t]);
+  }
+  int keep = 0;
+  for (int t = 0; t < nt; t++)
+    if (ratio_k[t] <= lo + 1e-11 * fabs(lo)) {
+      ratio_k[keep] = ratio_k[t];
+      ties[keep++] = ties[t];
+    }
+  return keep;
+}
+
 /* Condensed tableau x_B = bbar + T x_N over the variables w_0..w_{n-1}
  * (ids 0..n-1), z_0..z_{n-1} (n..2n-1) and the artificial z0 (2n); bbar is
  * column n + 1 of T so that a pivot is one rank-1 update. */
@@ -1213,7 +1258,7 @@ static sb_lcp_status lemke_tableau_core(sb_lcp_work *wk, int n, const double *M,
   double *T = wk->T;
   int *basis = wk->basis, *nonb = wk->nonbasis, *ties = wk->ties;
   int *pos = wk->idx; /* w_k: >= 0 basic row, < 0 nonbasic column -(c + 1); only w ids */
-  double *ratio_k = wk->g;
+  double *ratio_k = wk->g, *binv = wk->db;
   int bcol = n + 1;
   *pivots = 0;
   if (warm) *warm = 0;
@@ -1253,24 +1298,8 @@ static sb_lcp_status lemke_tableau_core(sb_lcp_work *wk, int n, const double *M,
     col = -1;
     for (int j = 0; j <= n; j++)
       if (nonb[j] == ent) col = j;
-    double cmax = 0;
-    for (int i = 0; i < n; i++) cmax = fmax(cmax, fabs(T[(size_t)col * n + i]));
-    double ptol = 1e-12 * fmax(cmax, 1e-300);
-    /* minimum ratio over rows that block (x_i decreases as the entering one grows) */
-    double best = INFINITY;
-    int nt = 0;
-    for (int i = 0; i < n; i++) {
-      double a = -T[(size_t)col * n + i];
-      if (a <= ptol) continue;
-      double ratio = fmax(T[(size_t)bcol * n + i], 0) / a;
-      if (ratio < best * (1 - 1e-12) - 1e-300) {
-        best = ratio;
-        nt = 0;
-        ties[nt++] = i;
-      } else if (ratio <= best * (1 + 1e-12) + 1e-300) {
-        ties[nt++] = i;
-      }
-    }
+    const double *tcol = T + (size_t)col * n; /* -B^-1 a_entering */
+    int nt = sb_lemke_ratio_test(n, tcol, -1.0, T + (size_t)bcol * n, ties);
     if (nt == 0) {
       sb_errorf(msg, msg_size, "lemke: secondary ray after %d pivots (no solution found)", *pivots);
       return SB_LCP_RAY;
@@ -1278,26 +1307,9 @@ static sb_lcp_status lemke_tableau_core(sb_lcp_work *wk, int n, const double *M,
     row = -1;
     for (int t = 0; t < nt; t++)
       if (basis[ties[t]] == 2 * n) row = ties[t]; /* let z0 leave when it can */
-    /* lexicographic rule: smallest row of B^-1 / a among the ties. Entries
-     * of B^-1 at round-off level relative to their column are zeros: left
-     * as they are, their quotients decide ties wrongly and Lemke cycles. */
     for (int k = 0; row < 0 && k < n && nt > 1; k++) {
-      double cmaxk = 0;
-      for (int i = 0; i < n; i++) cmaxk = fmax(cmaxk, fabs(lemke_binv(wk, n, i, k, pos)));
-      double zero = 1e-11 * fmax(cmaxk, 1e-300);
-      double lo = INFINITY;
-      for (int t = 0; t < nt; t++) {
-        double bk = lemke_binv(wk, n, ties[t], k, pos);
-        ratio_k[t] = (fabs(bk) <= zero ? 0 : bk) / -T[(size_t)col * n + ties[t]];
-        lo = fmin(lo, ratio_k[t]);
-      }
-      int keep = 0;
-      for (int t = 0; t < nt; t++)
-        if (ratio_k[t] <= lo + 1e-11 * fabs(lo)) {
-          ratio_k[keep] = ratio_k[t];
-          ties[keep++] = ties[t];
-        }
-      nt = keep;
+      for (int i = 0; i < n; i++) binv[i] = lemke_binv(wk, n, i, k, pos);
+      nt = sb_lemke_lexico_step(n, binv, tcol, -1.0, ties, nt, ratio_k);
     }
     if (row < 0) row = ties[0];
   }

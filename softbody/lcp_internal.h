@@ -122,6 +122,18 @@ int sb_lcp_factor_solve(sb_lcp_work *wk, int slot, double *x);
  * form). */
 #define SB_LEMKE_START_PIVOT_TOL 1e-9
 
+/* Lemke's ratio test, shared by its two forms: the rows (slots) whose basic
+ * value bbar_i >= 0 reaches zero first as the entering variable grows, sign *
+ * col being B^-1 a_entering (the basic values fall as sign col_i t; entries
+ * within 1e-12 of the column's largest do not block), ties within 1e-12
+ * relative kept; returns their count into ties (0: a secondary ray). */
+int sb_lemke_ratio_test(int n, const double *col, double sign, const double *bbar, int *ties);
+/* One column of the lexicographic rule among nt ties: keeps those whose
+ * binv_i / (sign col_i) is smallest (binv: a column of B^-1 by row, entries
+ * within 1e-11 of its largest read as zero); returns how many are kept. */
+int sb_lemke_lexico_step(int n, const double *binv, const double *col, double sign, int *ties, int nt,
+                         double *ratio_k);
+
 /* Lemke's method in revised form (lemke_revised.c): the contract of
  * lemke_core in lcp.c (cold, or from the complementary basis of the start
  * set; z, *pivots, *warm, the message), the same path in exact arithmetic,

@@ -256,23 +256,7 @@ sb_lcp_status sb_lemke_revised(sb_lcp_work *wk, int n, const double *M, int ldm,
     }
     ent = leaving < n ? leaving + n : leaving - n;
     direction(&b, ent);
-    const double *a = b.dir;
-    double cmax = 0;
-    for (int i = 0; i < n; i++) cmax = fmax(cmax, fabs(a[i]));
-    double ptol = 1e-12 * fmax(cmax, 1e-300);
-    double best = INFINITY;
-    int nt = 0;
-    for (int i = 0; i < n; i++) {
-      if (a[i] <= ptol) continue;
-      double ratio = fmax(b.bbar[i], 0) / a[i];
-      if (ratio < best * (1 - 1e-12) - 1e-300) {
-        best = ratio;
-        nt = 0;
-        ties[nt++] = i;
-      } else if (ratio <= best * (1 + 1e-12) + 1e-300) {
-        ties[nt++] = i;
-      }
-    }
+    int nt = sb_lemke_ratio_test(n, b.dir, 1.0, b.bbar, ties);
     if (nt == 0) {
       sb_errorf(msg, msg_size, "lemke: secondary ray after %d pivots (no solution found)", *pivots);
       return SB_LCP_RAY;
@@ -280,30 +264,13 @@ sb_lcp_status sb_lemke_revised(sb_lcp_work *wk, int n, const double *M, int ldm,
     row = -1;
     for (int t = 0; t < nt; t++)
       if (b.basis[ties[t]] == 2 * n) row = ties[t]; /* let z0 leave when it can */
-    /* the lexicographic rule on the rows of B^-1, as in lcp.c; the
-     * entering column a is kept apart while B^-1's columns are formed */
-    if (row < 0 && nt > 1) memcpy(b.y, a, (size_t)n * sizeof(double));
-    const double *col = b.y;
+    /* the entering column is kept apart while B^-1's columns are formed */
+    if (row < 0 && nt > 1) memcpy(b.y, b.dir, (size_t)n * sizeof(double));
     int spoiled = 0; /* dir overwritten by a column of B^-1 */
     for (int k = 0; row < 0 && k < n && nt > 1; k++) {
       spoiled |= b.rowpos[k] >= 0;
       inverse_column(&b, k, binv);
-      double cmaxk = 0;
-      for (int i = 0; i < n; i++) cmaxk = fmax(cmaxk, fabs(binv[i]));
-      double zero = 1e-11 * fmax(cmaxk, 1e-300);
-      double lo = INFINITY;
-      for (int t = 0; t < nt; t++) {
-        double bk = binv[ties[t]];
-        ratio_k[t] = (fabs(bk) <= zero ? 0 : bk) / col[ties[t]];
-        lo = fmin(lo, ratio_k[t]);
-      }
-      int keep = 0;
-      for (int t = 0; t < nt; t++)
-        if (ratio_k[t] <= lo + 1e-11 * fabs(lo)) {
-          ratio_k[keep] = ratio_k[t];
-          ties[keep++] = ties[t];
-        }
-      nt = keep;
+      nt = sb_lemke_lexico_step(n, binv, b.y, 1.0, ties, nt, ratio_k);
     }
     if (row < 0) row = ties[0];
     if (spoiled) direction(&b, ent); /* the entering column again, for the pivot */

@@ -423,6 +423,17 @@ static form_trial compare_forms(sb_lcp_work *wk, int n, const double *M, const d
   return t;
 }
 
+/* m contacts on ndof dofs: a random J (3 m x ndof) and contact velocities
+ * approaching (normal -0.5 .. -1, tangential within 0.5). */
+static void random_contacts(int m, int ndof, unsigned long long *seed, double *J, double *v) {
+  for (int i = 0; i < 3 * m * ndof; i++) J[i] = tu_rand_r(seed);
+  for (int i = 0; i < m; i++) {
+    v[3 * i] = 0.5 * tu_rand_r(seed);
+    v[3 * i + 1] = 0.5 * tu_rand_r(seed);
+    v[3 * i + 2] = -0.5 - 0.5 * fabs(tu_rand_r(seed));
+  }
+}
+
 /* The revised form must follow the tableau's path: on problems with a
  * unique answer (P-matrices: SPD, nonsymmetric dominant, badly scaled) the
  * same pivots and the same answer, and its core alone complementary to
@@ -469,12 +480,7 @@ static void test_lemke_revised(void) {
   double worst_same_dz = 0;
   for (int trial = 0; trial < nt; trial++) {
     double v[3 * m];
-    for (int i = 0; i < 3 * m * ndof; i++) J[i] = tu_rand_r(&seed);
-    for (int i = 0; i < m; i++) {
-      v[3 * i] = 0.5 * tu_rand_r(&seed);
-      v[3 * i + 1] = 0.5 * tu_rand_r(&seed);
-      v[3 * i + 2] = -0.5 - 0.5 * fabs(tu_rand_r(&seed));
-    }
+    random_contacts(m, ndof, &seed, J, v);
     pyramid_lcp(m, ndof, J, v, 0.5, 1e-10, W, M, q);
     form_trial t = compare_forms(wk, n, M, q, o, z[0], z[1], w);
     double r;
@@ -503,12 +509,7 @@ static void test_lemke_revised(void) {
   int warm_same = 0, warm_runs = 0;
   for (int trial = 0; trial < 8; trial++) {
     double v[3 * m];
-    for (int i = 0; i < 3 * m * ndof; i++) J[i] = tu_rand_r(&seed);
-    for (int i = 0; i < m; i++) {
-      v[3 * i] = 0.5 * tu_rand_r(&seed);
-      v[3 * i + 1] = 0.5 * tu_rand_r(&seed);
-      v[3 * i + 2] = -0.5 - 0.5 * fabs(tu_rand_r(&seed));
-    }
+    random_contacts(m, ndof, &seed, J, v);
     pyramid_lcp(m, ndof, J, v, 0.5, 1e-10, W, M, q);
     static double zg[n];
     sb_lcp_info info;
