@@ -45,10 +45,11 @@ static const axis_defaults DEFAULT_Y_START = {60, "last", "rest", 45, 100, "rest
  * 60) its capped point is infeasible or the polish fails from it. One setting measured to work, not a
  * principle: the 20-step task goes the other way (docs/planning.md, session 20). */
 static const axis_defaults DEFAULT_Y_WARM = {60, "last", "offaxis", 45, 300, "offaxis", 30, "lazy", 0};
-/* The same cell with --hessian lbfgs: with the task's eps factor 0.1 the limited-memory last relaxation (eps 1e-7)
- * oscillates and then crawls, infeasible or polished in vain wherever it is stopped; with 0.2 each relaxation
- * starts close to its own solution, the last one from one a factor 3 away, and the polish converges from its
- * 30th iterate (docs/planning.md, session 25). x and z keep theirs with lbfgs. */
+/* The same cell with --hessian lbfgs: with the task's eps factor 0.1 the 60-iteration intermediate relaxations
+ * end far from their feasible sets and the last one (eps 1e-7) oscillates, then crawls, infeasible or polished in
+ * vain wherever it is stopped; with 0.2 each ends nearer, the last one starts next to a point it circles without
+ * converging, and the polish converges from its 30th iterate. One setting measured to work (0.3 does too, 0.15
+ * not; docs/planning.md, session 25); x and z keep the task's factor, with which they are faster. */
 static const axis_defaults DEFAULT_Y_WARM_LBFGS = {60, "lbfgs", "offaxis", 45, 300, "offaxis", 30, "lazy", 0.2};
 /* With --warm --contact-time start about z the margin row is on every step: lazy's first plan pushes from
  * beyond the margin on one step and its second solve starts the dynamic stage again, where the row on every
