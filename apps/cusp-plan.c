@@ -28,34 +28,42 @@ typedef struct {
   const char *coarse_start; /* with guess coarse: the coarse plan's own start, rest or offaxis */
   int last_iter;           /* iteration cap of the last relaxation, then the polish from its point (0: none) */
   const char *margin_rows; /* with --contact-time start: off, all or lazy */
+  double eps_factor;       /* the homotopy's eps factor (0: the task's, 0.1) */
 } axis_defaults;
 static const axis_defaults DEFAULTS[3] = {
-    {60, "last", "rest", 45, 100, "rest", 0, "lazy"},       /* x */
+    {60, "last", "rest", 45, 100, "rest", 0, "lazy", 0},       /* x */
     /* y with --cold: the contact on the ball's side, lever 1 about y; its last relaxation crawls, so it is
        stopped after 40 iterations and the polish converges from there (session 16) */
-    {60, "last", "offaxis", 90, 300, "offaxis", 40, "lazy"},
-    {60, "last", "rest", 45, 300, "rest", 0, "lazy"},       /* z */
+    {60, "last", "offaxis", 90, 300, "offaxis", 40, "lazy", 0},
+    {60, "last", "rest", 45, 300, "rest", 0, "lazy", 0},       /* z */
 };
 /* With --contact-time start y takes x's settings, its last relaxation stopped after 100 iterations and
  * polished (its end-contact settings crawl there; docs/planning.md, session 18); x and z keep theirs. */
-static const axis_defaults DEFAULT_Y_START = {60, "last", "rest", 45, 100, "rest", 100, "lazy"};
+static const axis_defaults DEFAULT_Y_START = {60, "last", "rest", 45, 100, "rest", 100, "lazy", 0};
 /* With --warm about y (end contact) the kinematic stage starts from the disk 45 degrees round the ball and
  * the dynamic stage's last relaxation is stopped after 30 iterations: from the cold start's 90 degrees (or 50,
  * 60) its capped point is infeasible or the polish fails from it. One setting measured to work, not a
  * principle: the 20-step task goes the other way (docs/planning.md, session 20). */
-static const axis_defaults DEFAULT_Y_WARM = {60, "last", "offaxis", 45, 300, "offaxis", 30, "lazy"};
+static const axis_defaults DEFAULT_Y_WARM = {60, "last", "offaxis", 45, 300, "offaxis", 30, "lazy", 0};
+/* The same cell with --hessian lbfgs: with the task's eps factor 0.1 the 60-iteration intermediate relaxations
+ * end far from their feasible sets and the last one (eps 1e-7) oscillates, then crawls, infeasible or polished in
+ * vain wherever it is stopped; with 0.2 each ends nearer, the last one starts next to a point it circles without
+ * converging, and the polish converges from its 30th iterate. One setting measured to work (0.3 does too, 0.15
+ * not; docs/planning.md, session 25); x and z keep the task's factor, with which they are faster. */
+static const axis_defaults DEFAULT_Y_WARM_LBFGS = {60, "lbfgs", "offaxis", 45, 300, "offaxis", 30, "lazy", 0.2};
 /* With --warm --contact-time start about z the margin row is on every step: lazy's first plan pushes from
  * beyond the margin on one step and its second solve starts the dynamic stage again, where the row on every
  * step from the start costs one solve (docs/planning.md, session 24). */
-static const axis_defaults DEFAULT_Z_WARM_START = {60, "last", "rest", 45, 300, "rest", 0, "all"};
+static const axis_defaults DEFAULT_Z_WARM_START = {60, "last", "rest", 45, 300, "rest", 0, "all", 0};
 
 /* With --contact-time start, the friction reference (the replay scene's rule, mjcf/ball_plan.xml) each
  * axis plans with: each is far from its task's normals (x: 90 degrees, y and z: 49 and 78), and each
  * is one its solve converged with at N = 100 where others stalled (docs/planning.md, session 20). */
 static const char *const FRICTION_REFERENCE_START[3] = {"1,0,0", "1,0,1", "1,0,1"};
 
-static const axis_defaults *defaults_for(int axis, int contact_at_start, int warm) {
-  if (axis == 1 && warm && !contact_at_start) return &DEFAULT_Y_WARM;
+/* lbfgs: --hessian lbfgs was given */
+static const axis_defaults *defaults_for(int axis, int contact_at_start, int warm, int lbfgs) {
+  if (axis == 1 && warm && !contact_at_start) return lbfgs ? &DEFAULT_Y_WARM_LBFGS : &DEFAULT_Y_WARM;
   if (axis == 2 && warm && contact_at_start) return &DEFAULT_Z_WARM_START;
   return axis == 1 && contact_at_start ? &DEFAULT_Y_START : &DEFAULTS[axis];
 }
@@ -123,18 +131,19 @@ static int usage(const char *msg) {
           "  the last one); with exact and last the polish takes the exact Hessian\n"
           "defaults: the paper's task, N = 100, T = 4 s, 90 deg, mu = 0.6, d = 10, eps = 1e-7, and per axis\n");
   /* x, y, z warm; the fourth: y with --cold; the fifth: y with --contact-time start; the sixth: z with --warm
-     --contact-time start */
-  for (int a = 0; a < 6; a++) {
-    int warm = a < 3 || a == 5, axis = a < 3 ? a : a == 5 ? 2 : 1;
-    const axis_defaults *D = defaults_for(axis, a >= 4, warm);
+     --contact-time start; the seventh: y warm with --hessian lbfgs */
+  for (int a = 0; a < 7; a++) {
+    int warm = a < 3 || a >= 5, axis = a < 3 ? a : a == 5 ? 2 : 1, start = a == 4 || a == 5;
+    const axis_defaults *D = defaults_for(axis, start, warm, a == 6);
     fprintf(stderr, "  %c%s: %s --relaxed-iter %d --hessian %s --guess %s", 'x' + axis,
-            a == 3 ? " with --cold" : a >= 4 ? " with --contact-time start" : "", warm ? "--warm" : "--cold",
-            D->relaxed_iter, D->hessian, D->guess);
+            a == 3 ? " with --cold" : start ? " with --contact-time start" : a == 6 ? " with --hessian lbfgs" : "",
+            warm ? "--warm" : "--cold", D->relaxed_iter, D->hessian, D->guess);
     if (!strcmp(D->guess, "coarse")) fprintf(stderr, " --coarse-start %s", D->coarse_start);
     if (!strcmp(D->guess, "offaxis") || !strcmp(D->coarse_start, "offaxis")) fprintf(stderr, " --offaxis-angle %g", D->offaxis_deg);
     fprintf(stderr, " --terminal-weight %g", D->terminal_weight);
     if (D->last_iter > 0) fprintf(stderr, " --last-iter %d", D->last_iter);
-    if (a >= 4) fprintf(stderr, " --margin-rows %s", D->margin_rows);
+    if (D->eps_factor > 0) fprintf(stderr, " --eps-factor %g", D->eps_factor);
+    if (start) fprintf(stderr, " --margin-rows %s", D->margin_rows);
     fputc('\n', stderr);
   }
   fprintf(stderr, "exit code: 0 converged (or IPOPT-acceptable, or polished from a capped last relaxation), 1 not\n"
@@ -420,7 +429,7 @@ int main(int argc, char **argv) {
   /* the simulator's contact plans from rest unless told: from the kinematic stage y fails with it and z
    * takes twice the cold start's time (docs/report.md) */
   if (cold < 0) cold = at_start;
-  const axis_defaults *D = defaults_for(axis[0] - 'x', at_start, !cold);
+  const axis_defaults *D = defaults_for(axis[0] - 'x', at_start, !cold, hessian && !strcmp(hessian, "lbfgs"));
   if (relaxed_iter < 0) relaxed_iter = D->relaxed_iter;
   if (last_iter < 0) last_iter = D->last_iter;
   if (!hessian) hessian = D->hessian;
@@ -463,6 +472,7 @@ int main(int argc, char **argv) {
   P.T = T;
   P.eps = eps;
   if (eps_start > 0) P.eps_start = eps_start;
+  if (eps_factor < 0 && D->eps_factor > 0) eps_factor = D->eps_factor;
   if (eps_factor > 0) P.eps_factor = eps_factor;
   if (relaxed_iter > 0) P.max_iter_relaxed = relaxed_iter;
   P.max_iter_last = last_iter;

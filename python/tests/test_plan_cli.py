@@ -75,3 +75,30 @@ def test_z_warm_start_contact_defaults_to_margin_rows_on_every_step():
   assert margin("z", "--warm", "--margin-rows", "lazy") == "lazy"
   assert margin("z") == "lazy"  # cold: the default with the start contact
   assert margin("x", "--warm") == "lazy"
+
+
+
+def test_y_warm_lbfgs_defaults_to_eps_factor_0_2():
+  # y's own default with --warm (end contact) and --hessian lbfgs (apps/cusp-plan.c, DEFAULT_Y_WARM_LBFGS): the
+  # homotopy's eps falls by 0.2 per relaxation, not the task's 0.1; the default Hessian, y cold, x with lbfgs and
+  # --eps-factor given keep theirs
+  lib = os.environ.get("CUSP_LIBRARY")
+  app = (pathlib.Path(lib).parent if lib else ROOT / "build") / "cusp-plan"
+  if not app.exists():
+    pytest.skip("no cusp-plan next to libcusp.so (build it)")
+
+  def eps_of(axis, *extra):
+    args = [a if a != "x" else axis for a in TASK]
+    r = subprocess.run([str(app), *args, "--quiet", *extra], capture_output=True, text=True, timeout=600)
+    assert r.stdout, r.stderr[-2000:]
+    return [e["eps"] for e in json.loads(r.stdout.splitlines()[-1])["dynamic"]["per_relaxation"]]
+
+  tenth = pytest.approx([1e-3, 1e-4, 1e-5, 1e-6, 1e-7])
+  assert eps_of("y", "--hessian", "lbfgs") == pytest.approx([1e-3, 2e-4, 4e-5, 8e-6, 1.6e-6, 3.2e-7, 1e-7])
+  assert eps_of("y", "--hessian", "lbfgs", "--eps-factor", "0.1") == tenth
+  assert eps_of("y") == tenth
+  assert eps_of("y", "--cold", "--hessian", "lbfgs") == tenth
+  assert eps_of("x", "--hessian", "lbfgs") == tenth
+  usage = subprocess.run([str(app)], capture_output=True, text=True, timeout=60).stderr
+  listed = [l for l in usage.splitlines() if l.strip().startswith("y with --hessian lbfgs:")]
+  assert len(listed) == 1 and "--hessian lbfgs" in listed[0] and "--eps-factor 0.2" in listed[0]
