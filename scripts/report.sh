@@ -18,7 +18,8 @@
 # --serial    bench-eval's own serial loop, without Ray (the reference)
 # --redraw    run nothing: redraw the plots and report.md from DIR/data
 # --planning N  also the planning tasks (bench/plan_eval.sh --N N: x, y, z, warm and
-#             cold, the paper's contact and the simulator's, replayed in MuJoCo); N = 100 is the paper's task (hours on a shared
+#             cold, the paper's contact and the simulator's, replayed in MuJoCo; and the
+#             paper's cells with --hessian lbfgs); N = 100 is the paper's task (hours on a shared
 #             machine; each solve capped at 150 CPU s). Without it a planning table already in DIR/data is kept.
 # Needs bash, awk, gnuplot (pngcairo, else png), the Python environment
 # (.venv, or $CUSP_PYTHON) with Ray and, to build, cmake.
@@ -138,6 +139,12 @@ else
       -- --max-seconds 150 >&2 || {
       echo "report.sh: the planning tasks failed" >&2; exit 1; }
     cp "$data/planning/planning.md" "$data/planning.md"
+    # the paper's cells again with a limited-memory Hessian in every solve (issue 18: the
+    # Hessian exact or limited-memory), beside the default's second differences
+    "$root/bench/plan_eval.sh" --N "$planning" --starts warm --contacts end --out "$data/planning_lbfgs" \
+      --build "$(dirname "$bench")" -- --max-seconds 150 --hessian lbfgs >&2 || {
+      echo "report.sh: the planning tasks with --hessian lbfgs failed" >&2; exit 1; }
+    cp "$data/planning_lbfgs/planning.md" "$data/planning_lbfgs.md"
     [[ -s $data/planning/plan_replay.png ]] && cp "$data/planning/plan_replay.png" "$out/plan_replay.png"
     [[ -s $data/planning/plan_replay_start.png ]] && cp "$data/planning/plan_replay_start.png" "$out/plan_replay_start.png"
     [[ -s $data/planning/plan_replay_warm.png ]] && cp "$data/planning/plan_replay_warm.png" "$out/plan_replay_warm.png"
@@ -771,6 +778,12 @@ if [[ -s $data/planning.md ]]; then
   [[ -s $out/plan_replay.png ]] && echo "![planned vs replayed ball angle](plan_replay.png)" && echo
   [[ -s $out/plan_replay_start.png ]] && echo "![planned vs replayed ball angle, the start contact](plan_replay_start.png)" && echo
   [[ -s $out/plan_replay_warm.png ]] && echo "![planned vs replayed ball angle, the paper's two stages](plan_replay_warm.png)" && echo
+  if [[ -s $data/planning_lbfgs.md ]]; then
+    echo "### The paper's cells with a limited-memory Hessian in every solve (--hessian lbfgs)"
+    echo
+    cat "$data/planning_lbfgs.md"
+    echo
+  fi
   echo "What the columns mean, and the paper's tasks at N = 100: docs/planning.md."
   echo
 fi
