@@ -2,11 +2,9 @@
 sideways, and which way they walk follows the end the upper rope is mounted at.
 
 With an even count a node of each rope lies at the crossing; with an odd count the middle
-of an element does. A contact on a disk is carried by that disk's cross-section, rigidly
-extended by the contact point's offset (plugin/contact_build.c: the disk's section and
-arc length, plugin/arm.c cusp_arm_point_offset), and a disk at a node is the end plate of
-the section on the mount's side. A symmetric crossing has no preferred side: a walk whose
-sign flips with the upper rope's mount end comes from the discretization, not the physics.
+of an element does. A symmetric crossing has no preferred side: a walk whose sign flips
+with the upper rope's mount end comes from the discretization, not the physics. What is
+known of its cause: docs/cosseratbench_variants.md, crossing.
 
 Prints, for each element count and mount order, the lower rope's middle node's sideways
 (y) offset at the end of the run, in mm.
