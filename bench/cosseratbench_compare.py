@@ -3,14 +3,16 @@
 
     .venv/bin/python bench/cosseratbench_compare.py [--out out/cosseratbench] [--docs docs]
         [--mujoco-python .venv-mujoco-cable/bin/python] [--quick] [--force]
-        [--reuse docs/data/cosseratbench.json [--keep EXPERIMENT ...]]
+        [--reuse docs/data/cosseratbench.json [--keep EXPERIMENT ...]] [--vary all | NAME ...]
 
 Every experiment cosseratbench registers is first run with cusp (its entry point
 ``cusp``, python/cusp/cosseratbench_adapter.py); those cusp supports are then run
 with the peers at their defaults, at halved/doubled ``time_step_scale`` to find each
 solver's largest stable time step, and the cantilever over resolutions; cusp's own
 step is checked by halving (its run at twice the step, or at half when the doubled
-step is no longer). Runs, scoring
+step is no longer); with --vary, cusp also on each variant ``cosseratbench run -v``
+makes of those names (one change at a time from the default), in a table per experiment.
+Runs, scoring
 and divergence checks are cosseratbench's own (runs.execute, experiment.run): a run is
 saved under OUT/EXPERIMENT/VARIANT/SOLVER/result.json as ``cosseratbench run`` saves
 it, and a saved run still valid (same scenario, library, adapter) is reused unless
@@ -678,7 +680,49 @@ def goals(runner: Runner, supported) -> list[str]:
   return lines + [""]
 
 
-def write_report(runner: Runner, docs: pathlib.Path, report_name: str, note: str | None, experiments, supported, sweeps, command):
+def cusp_variants(experiments: list[str], vary: list[str]) -> dict:
+  """Per experiment, the variants (cosseratbench.variations.Variant) ``vary`` names, the
+  default case left out (it is the report's main row); the names an experiment does not
+  declare are left out for it."""
+  from cosseratbench import registry, variations
+  found = {}
+  for name in experiments if vary else []:
+    experiment = registry.load_experiment(name)
+    names = ["all"] if "all" in vary else [v for v in vary if v in variations.sweepable(experiment)]
+    if names:
+      found[name] = variations.variants(experiment, names)[1:]
+  return found
+
+
+def variant_lines(runner: Runner, varied: dict) -> list[str]:
+  """The report's section on cusp's variants: a table per experiment, the default first."""
+  from cosseratbench import registry
+  lines = ["## cusp on every variant (--vary)", "",
+           "One change at a time from the default case, as `cosseratbench run -s cusp -v` makes "
+           "them; docs/cosseratbench_variants.md discusses them.", ""]
+  for name, variants in varied.items():
+    metrics = list(registry.load_experiment(name).metrics)
+    lines += [f"### {name}", "",
+              "| variant | elements | outcome | " + " | ".join(metrics) + " | time step (s) | wall time (s) |",
+              "|---" * (len(metrics) + 5) + "|"]
+    rows = [("default", runner.result(name, "cusp"))]
+    rows += [(v.key, runner.result(name, "cusp", v.n_elements, v.options.get(SCALE), dict(v.parameters)))
+             for v in variants]
+    for key, r in rows:
+      if r is None:
+        lines.append(f"| {key} | | not run |" + " |" * (len(metrics) + 2))
+        continue
+      outcome = r["outcome"] if r["outcome"] != "diverged" else f"diverged at {_fmt(r.get('diverged_at'))} s"
+      cells = [_fmt(r["metrics"].get(m)) if r.get("metrics") else "—" for m in metrics]
+      step = (r.get("settings") or {}).get("time_step")
+      lines.append(f"| {key} | {r['n_elements']} | {outcome} | " + " | ".join(cells)
+                   + f" | {_fmt(step)} | {_fmt(r.get('wall_time'))} |")
+    lines.append("")
+  return lines
+
+
+def write_report(runner: Runner, docs: pathlib.Path, report_name: str, note: str | None, experiments, supported, sweeps, command,
+                 varied=None):
   import matplotlib
   matplotlib.use("Agg")
   import matplotlib.pyplot as plt
@@ -844,6 +888,9 @@ def write_report(runner: Runner, docs: pathlib.Path, report_name: str, note: str
               "an x and a dotted line mark a step that diverged.", "",
               f"![error against the time step](img/{report_name}_timestep.png)", ""]
 
+  if varied:
+    lines += variant_lines(runner, varied)
+
   for path in sorted(runner.out.glob("*/*/*/result.json")):
     everything[str(path.relative_to(runner.out).parent)] = json.loads(path.read_text())
   (docs / "data" / f"{report_name}.json").write_text(json.dumps(everything, indent=1, sort_keys=True) + "\n")
@@ -877,6 +924,10 @@ def main() -> int:
   parser.add_argument("--keep", nargs="*", default=[],
                       help="experiments not run by this invocation: their runs (cusp's and the "
                            "peers') are the --reuse data file's, as they are, and the report says so")
+  parser.add_argument("--vary", nargs="*", default=[],
+                      help="also run cusp on each other value of these parameters or solver options, "
+                           "one at a time, as `cosseratbench run -v` does ('all': every one the "
+                           "experiment declares, the resolution and time_step_scale), and report them")
   parser.add_argument("--note", help="a paragraph for the top of the report (where its library came from)")
   parser.add_argument("--name", default="cosseratbench", help="of the report: DOCS/NAME.md, DOCS/img/NAME_*.png, DOCS/data/NAME.json")
   args = parser.parse_args()
@@ -914,9 +965,14 @@ def main() -> int:
     sweeps.update(stable_scales(runner, supported, list(SOLVERS), args.max_halvings))
     _log("-- cusp's step checked by halving where the sweep did not double it")
     runner.run([(e, "cusp", None, h) for e in supported if (h := halving_scale(runner, e)) is not None])
+  varied = cusp_variants(supported, args.vary)
+  if varied:
+    _log("-- cusp on the variants (--vary)")
+    runner.run([(e, "cusp", v.n_elements, v.options.get(SCALE), dict(v.parameters))
+                for e, vs in varied.items() for v in vs])
   command = " ".join(shlex.quote(a) for a in
                      [".venv/bin/python", "bench/cosseratbench_compare.py", *sys.argv[1:]])
-  write_report(runner, args.docs, args.name, args.note, experiments, reported, sweeps, command)
+  write_report(runner, args.docs, args.name, args.note, experiments, reported, sweeps, command, varied)
   _log(f"-- wrote {args.docs / (args.name + '.md')}")
   return 0
 
