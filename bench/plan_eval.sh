@@ -99,7 +99,11 @@ if [[ ${#plots[@]} -gt 0 ]]; then "$root/bench/plot_plan.sh" "$out/plan_replay.p
 if [[ ${#plots_start[@]} -gt 0 ]]; then "$root/bench/plot_plan.sh" "$out/plan_replay_start.png" "${plots_start[@]}" >&2; fi
 if [[ ${#plots_warm[@]} -gt 0 ]]; then "$root/bench/plot_plan.sh" "$out/plan_replay_warm.png" "${plots_warm[@]}" >&2; fi
 {
-  echo "Planning: \`bench/plan_eval.sh --N $N${*:+ -- $*}\` (T = $T s, angle $(awk -v a="$angle" 'BEGIN { printf "%.1f", a * 45 / atan2(1, 1) }') deg, mu = 0.6, d = 10, eps = 1e-7), $(date -u '+%Y-%m-%d %H:%M UTC'), load average $(cut -d' ' -f1 /proc/loadavg) on $(nproc) cores."
+  sel=""
+  [[ $axes == "x y z" ]] || sel+=" --axes \"$axes\""
+  [[ $starts == "warm cold" ]] || sel+=" --starts \"$starts\""
+  [[ $contacts == "end start" ]] || sel+=" --contacts \"$contacts\""
+  echo "Planning: \`bench/plan_eval.sh --N $N$sel${*:+ -- $*}\` (T = $T s, angle $(awk -v a="$angle" 'BEGIN { printf "%.1f", a * 45 / atan2(1, 1) }') deg, mu = 0.6, d = 10, eps = 1e-7), $(date -u '+%Y-%m-%d %H:%M UTC'), load average $(cut -d' ' -f1 /proc/loadavg) on $(nproc) cores."
   echo
   echo "| axis | start | contact | status (IPOPT) | quaternion error | max \\|min(a,b)\\| | max a·b | sb_step residual | iterations | solve s kin + dyn = total | replay: planned / replayed deg, angle between them |"
   echo "|---|---|---|---|---|---|---|---|---|---|---|"
