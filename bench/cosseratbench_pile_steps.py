@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import pathlib
 import sys
 import time
 
@@ -41,6 +42,9 @@ def main() -> int:
                       help="also write the rope's nodes at each of cosseratbench's frames the run reaches "
                            "(times, positions), as the adapter samples them, for "
                            "bench/cosseratbench_pile_score.py")
+  parser.add_argument("--dump-lcp", metavar="DIR",
+                      help="write each step's contact LCP (after rank selection, before scaling) as "
+                           "DIR/step_NNNNNNN.dat, as cusp-sim --dump-lcp does, for cusp-lcp and the LCP benchmarks")
   parser.add_argument("--contacts", action="store_true",
                       help="per step also a histogram of the contacts: against the floor or the rope, "
                            "kept, loaded, and their gaps")
@@ -86,6 +90,13 @@ def main() -> int:
         "assembly_s": r["assembly_us"] * 1e-6, "conditioning_s": r["conditioning_us"] * 1e-6,
         "solve_s": r["solve_us"] * 1e-6, "solves": info["solves"], "cold_solves": info["cold_solves"], "warm_pivot": info["lcp"]["warm_pivot"], "warm_lemke": info["lcp"]["warm_lemke"], "warm_lemke_starts": info["warm_lemke_starts"], "warm_lemke_solved": info["warm_lemke_solved"], "cpu_s": cpu, "rank_passes": info["rank_passes"], "screened": info.get("screened"), "screen_passes": info.get("screen_passes"), "dropped": int(data.warning[mujoco.mjtWarning.mjWARN_CONTACTFULL].number),
         "message": r["message"], "max_penetration": r["max_penetration"], **(_contact_summary(model, data) if args.contacts else {})}), flush=True)
+    if args.dump_lcp:
+      M, q = cusp.lcp(model, data)
+      if q.size:
+        pathlib.Path(args.dump_lcp).mkdir(parents=True, exist_ok=True)
+        cusp.write_lcp(pathlib.Path(args.dump_lcp) / f"step_{step + 1:07d}.dat", M, q,
+                       f"cosseratbench_pile_steps: contact LCP of step {step + 1} (t = {data.time:.6f} s), impulses, "
+                       "after rank selection, before scaling")
     if frames and (step + 1) % per_frame == 0:
       frames.sample(model, data, (step + 1) * dt)
     if args.save_state and args.save_every > 0 and (step + 1) % args.save_every == 0:

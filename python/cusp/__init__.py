@@ -178,6 +178,8 @@ _SIGNATURES = {
     "cusp_set": (_I, [_P, _P, _I, _S, _S, ctypes.c_char_p, _I]),
     "cusp_get": (_I, [_P, _P, _I, _S, ctypes.c_char_p, _I]),
     "cusp_apply_force": (_I, [_P, _P, _I, _D, _DP, _DP, ctypes.c_char_p, _I]),
+    "cusp_lcp": (_I, [_P, _P, ctypes.POINTER(_DP), ctypes.POINTER(_DP)]),
+    "sb_lcp_write_dat": (_I, [_S, _I, _DP, _DP, _S, ctypes.c_char_p, _I]),
 }
 
 
@@ -391,6 +393,37 @@ def pair_contacts(m, d):
   p = ctypes.POINTER(PairContact)()
   n = _lib.cusp_pair_contacts(_ptr(m), _ptr(d), ctypes.byref(p))
   return [_struct_dict(p[i]) for i in range(max(n, 0))] if p else []
+
+
+def lcp(m, d):
+  """Copies (M, q) of the last compute's contact LCP w = M z + q in impulses,
+  as solved after rank selection and before scaling (cusp_lcp): M an n x n
+  array, q of length n; both empty when the step solved no LCP (no contact
+  kept, or a contact model other than lcp)."""
+  M, q = _DP(), _DP()
+  n = _lib.cusp_lcp(_ptr(m), _ptr(d), ctypes.byref(M), ctypes.byref(q))
+  if n < 0:
+    raise RuntimeError("no cusp data in d (is the model's plugin cusp.softbody?)")
+  if n == 0:
+    return np.zeros((0, 0)), np.zeros(0)
+  # column-major in C: the transpose of the row-major view
+  Mc = np.ctypeslib.as_array(M, shape=(n, n)).T.copy()
+  return Mc, np.ctypeslib.as_array(q, shape=(n,)).copy()
+
+
+def write_lcp(path, M, q, comment=""):
+  """Writes the LCP w = M z + q to path in the peer set's dense .dat format
+  (Siconos numerics' text format, 17 digits: `cusp-lcp` and the peer
+  solvers read it back bit for bit)."""
+  M = np.asfortranarray(M, dtype=np.float64)
+  q = np.ascontiguousarray(q, dtype=np.float64)
+  n = q.shape[0]
+  if M.shape != (n, n):
+    raise ValueError(f"write_lcp: M is {M.shape}, q has {n} entries")
+  err = ctypes.create_string_buffer(512)
+  if _lib.sb_lcp_write_dat(_b(str(path)), n, M.ctypes.data_as(_DP), q.ctypes.data_as(_DP), _b(comment), err,
+                           len(err)):
+    raise OSError(_msg(err))
 
 
 def soft_state(m, d, instance=0):

@@ -3,6 +3,7 @@ CUSP_LIBRARY): loading, errors, stepping, and MuJoCo's own tools reproducing
 a run bit for bit: copies, saved states, multithreaded rollouts."""
 
 import copy
+import json
 import os
 import pathlib
 import shutil
@@ -602,3 +603,52 @@ def test_hold_reaction_of_a_rod_held_at_interior_points():
     assert np.max(np.abs(cusp.backbone_point(m, d, "rod", s)[0] - p0)) < 1e-4
   with pytest.raises(ValueError, match="no hold 2"):
     cusp.hold_reaction(m, d, "rod", 2)
+
+
+def test_contact_lcp_is_read_with_its_friction_structure_and_written_back_exactly(tmp_path):
+  """cusp.lcp's (M, q) is eq. (11)-(13)'s problem as solved: per contact a block
+  [normal, beta_1..beta_r, gamma] in which w_gamma = mu z_n - sum beta (row gamma:
+  mu in the normal's column, -1 in each beta's) and w_beta carries + gamma (its
+  column: +1 in each beta row), while w_n has no gamma; the normal rows' W block
+  symmetric with a positive diagonal. A transposed or misplaced read breaks these.
+  cusp.write_lcp's file reads back bit for bit, and cusp-lcp solves it."""
+  m = cusp.load(REPO / "mjcf" / "scenario_a.xml")
+  d = mujoco.MjData(m)
+  M = np.zeros((0, 0))
+  for _ in range(2000):
+    mujoco.mj_step(m, d)
+    M, q = cusp.lcp(m, d)
+    if M.shape[0] >= 12:
+      break
+  n = M.shape[0]
+  assert n >= 12 and q.shape == (n,), f"no LCP with two contacts in 2000 steps (n = {n})"
+  mu = float(cusp.get(m, d, 0, "friction"))
+  bs = 6  # the default pyramid: 4 directions
+  assert n % bs == 0
+  for o in range(0, n, bs):
+    g, betas = o + bs - 1, range(o + 1, o + bs - 1)
+    assert M[g, o] == pytest.approx(mu, rel=1e-12), (o, M[g, o], mu)
+    assert M[o, g] == 0
+    for b in betas:
+      assert M[g, b] == -1 and M[b, g] == 1
+    assert M[o, o] > 0
+  normals = list(range(0, n, bs))
+  Wn = M[np.ix_(normals, normals)]
+  assert np.allclose(Wn, Wn.T, rtol=1e-9, atol=1e-12 * np.abs(Wn).max())
+  path = tmp_path / "step.dat"
+  cusp.write_lcp(path, M, q, "test")
+  tokens = path.read_text().split()
+  assert int(tokens[0]) == n
+  values = np.array(tokens[6:6 + n * n + n], dtype=float)  # n, storage 0, rows, cols, "n n"
+  assert same(values[:n * n].reshape(n, n).T, M) and same(values[n * n:], q)
+  with pytest.raises(ValueError, match="M is"):
+    cusp.write_lcp(path, M[:-1], q)
+  with pytest.raises(OSError, match="cannot write"):
+    cusp.write_lcp(tmp_path / "missing" / "x.dat", M, q)
+  lib = os.environ.get("CUSP_LIBRARY")
+  app = (pathlib.Path(lib).parent if lib else REPO / "build") / "cusp-lcp"
+  if app.exists():
+    out = subprocess.run([str(app), str(path), "--solver", "lemke", "--json"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
+    report = json.loads(out.stdout.splitlines()[-1])
+    assert report["n"] == n and report["status"] == "solved", report
