@@ -106,6 +106,7 @@ static const char *const w_model[] = {"pcc", "cosserat"};
 static const char *const w_contact[] = {"lcp", "penalty", "native", "sap", "ncp"}; /* cusp_contact_kind */
 static const char *const w_native_joints[] = {"section", "free"};
 static const char *const w_solver[] = {"fb", "lemke", "pgs"}; /* sb_lcp_solver's order */
+static const char *const w_lemke_form[] = {"tableau", "revised"}; /* SB_LCP_LEMKE_* */
 static const char *const w_conditioning[] = {"qr", "ruiz", "tikhonov"}; /* CUSP_COND_* bits */
 static const char *const w_end[] = {"free", "pin", "clamp"}; /* cusp_end_kind */
 
@@ -215,6 +216,12 @@ static const cusp_key key_table[] = {
             "pivots in; cold when none does or the warm path does not solve); fewer pivots on piles of rope "
             "lying still; each answer is verified, but with friction a lying rope's forces are not unique "
             "and the key may pick another valid one (docs/contact_scaling.md, session 23)"},
+    {.name = "lemke_form", .kind = CUSP_KEY_ENUM, .unit = "", FIELD(lemke_form), WORDS(w_lemke_form),
+     .def = {"tableau", "tableau"},
+     .doc = "lcp contact: how Lemke keeps its basis: tableau (the condensed tableau, O(n^2) a pivot) or "
+            "revised (experimental: only the basis's block over the basic z's, O(k^2 + n k) a pivot with k "
+            "of them; the same pivoting rules, so the same answers; for LCPs of thousands of variables of "
+            "which a few hundred carry load, docs/contact_scaling.md)"},
     {.name = "conditioning", .kind = CUSP_KEY_MASK, .unit = "", FIELD(conditioning),
      WORDS(w_conditioning), .flags = CUSP_KEY_NONE,
      .def = {"qr ruiz tikhonov", "qr ruiz tikhonov"}, LIVE(CUSP_LIVE_CONDITIONING),

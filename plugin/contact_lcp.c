@@ -17,6 +17,7 @@ static sb_contact_options options_of(const cusp_instance_config *c) {
   o.tikhonov = (c->conditioning & CUSP_COND_TIKHONOV) ? c->tikhonov : 0;
   o.stabilization = c->stabilization;
   o.lcp.warm_lemke = c->warm_lemke;
+  o.lcp.lemke_form = c->lemke_form;
   o.lcp.nchain = 0;
   o.lcp.chain[o.lcp.nchain++] = c->solver;
   for (int s = 0; s < SB_LCP_NSOLVERS && c->fallback; s++)
