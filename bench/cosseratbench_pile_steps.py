@@ -42,6 +42,8 @@ def main() -> int:
                       help="also write the rope's nodes at each of cosseratbench's frames the run reaches "
                            "(times, positions), as the adapter samples them, for "
                            "bench/cosseratbench_pile_score.py")
+  parser.add_argument("--lemke-form", choices=("tableau", "revised"),
+                      help="the key lemke_form (how Lemke keeps its basis; the library's default when not given)")
   parser.add_argument("--dump-lcp", metavar="DIR",
                       help="write each step's contact LCP (after rank selection, before scaling) as "
                            "DIR/step_NNNNNNN.dat, as cusp-sim --dump-lcp does, for cusp-lcp and the LCP benchmarks")
@@ -55,6 +57,11 @@ def main() -> int:
   xml, drive = solver.scene(scenario, n_elements=experiment.n_elements, n_frames=experiment.n_frames)
   if not args.warm_lemke:   # the adapter turns it on for a rope touching itself
     xml = xml.replace('<config key="warm_lemke" value="1"/>', '<config key="warm_lemke" value="0"/>')
+  if args.lemke_form:   # next to warm_lemke, in the rope's instance
+    xml = xml.replace('<config key="warm_lemke" value="1"/>',
+                      f'<config key="warm_lemke" value="1"/><config key="lemke_form" value="{args.lemke_form}"/>', 1)
+    if "lemke_form" not in xml:
+      parser.error("--lemke-form: the adapter's scene has no warm_lemke key to put it beside")
   dt, per_frame = solver._steps(scenario, experiment.n_frames)
   start = time.perf_counter()
   model = _load_text(xml)
