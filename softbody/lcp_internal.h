@@ -73,9 +73,11 @@ struct sb_lcp_work {
   int *rv_piv, *rv_r0, *rv_c0, *rv_r0pos, *rv_c0pos, *rv_r0dead, *rv_c0dead, *rv_brow, *rv_bcol, *rv_spiv;
   double *rv_Y, *rv_V, *rv_S, *rv_rb, *rv_col;
   /* the last revised solve's largest relative residual |K x - b| of an
-   * accepted solve with K, and its refactorizations of K: for tests */
+   * accepted solve with K, its refactorizations of K and its largest k: for
+   * tests */
   double rv_worst_residual;
   long rv_refactors;
+  int rv_kmax;
   int *fric_dropped;        /* n flags: the betas the warm pivot's pass left out of its set
                                (sb_lcp_friction_set_basic) */
   /* conditioning (condition.c) */

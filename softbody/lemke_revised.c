@@ -88,6 +88,7 @@ typedef struct {
   double kmax;  /* the largest |K entry| since the refactorization */
   double worst; /* the largest relative residual of an accepted solve */
   long refactors;
+  int kmax_path; /* the largest k on the path */
   int *pivots;
   char *msg;
   int msg_size;
@@ -338,6 +339,7 @@ static void add_col(revised_basis *b, int id, const double *ycol) {
   b->kcol[k] = id;
   b->colpos[id - n] = k;
   b->k = k + 1;
+  if (b->k > b->kmax_path) b->kmax_path = b->k;
   if (j >= 0) {
     b->c0dead[j] = 0;
     drop_row_border(b, find_border(b->brow, b->sr, -1 - j));
@@ -453,10 +455,11 @@ static void basic_z(const revised_basis *b, double *z) {
 }
 
 /* The path's end: the factor's record for sb_lcp_work (rv_worst_residual,
- * rv_refactors), then the status. */
+ * rv_refactors, rv_kmax), then the status. */
 static sb_lcp_status revised_end(sb_lcp_work *wk, const revised_basis *b, sb_lcp_status st) {
   wk->rv_worst_residual = b->worst;
   wk->rv_refactors = b->refactors;
+  wk->rv_kmax = b->kmax_path;
   return st;
 }
 
@@ -470,7 +473,7 @@ sb_lcp_status sb_lemke_revised(sb_lcp_work *wk, int n, const double *M, int ldm,
                      .sr = 0, .sc = 0, .cap = BORDER_CAP_MIN, .brow = wk->rv_brow, .bcol = wk->rv_bcol,
                      .spiv = wk->rv_spiv, .Y = wk->rv_Y, .V = wk->rv_V, .S = wk->rv_S,
                      .Sf = wk->rv_S + SB_LEMKE_BORDER_MAX * SB_LEMKE_BORDER_MAX, .yent = wk->db, .x0 = wk->zloc,
-                     .rb = wk->rv_rb, .yent_for = -1, .kmax = 0, .worst = 0, .refactors = 0, .pivots = pivots,
+                     .rb = wk->rv_rb, .yent_for = -1, .kmax = 0, .worst = 0, .refactors = 0, .kmax_path = 0, .pivots = pivots,
                      .msg = msg, .msg_size = msg_size};
   double *d = wk->d, *ratio_k = wk->g, *binv = wk->phitry, *col = wk->rv_col;
   int *ties = wk->ties;
