@@ -601,8 +601,8 @@ static void test_lemke_revised_drift(void) {
          worst_res);
   EXPECT(worst_kres <= 1e-10, "revised Lemke, drift: a solve with K accepted at residual %.3g", worst_kres);
   printf("revised Lemke, drift: %d pyramid LCPs (n = %d, W of rank %d, k up to %d): %d on the tableau's path "
-         "(%d pivots; %d solved), answers within %.2g, K's residual at most %.2g, %ld refactorizations\n",
-         nt, n, ndof, kmax, same, piv[0], solved, worst_dz, worst_kres, refactors);
+         "(%d pivots; %d solved), answers within %.2g, the core's complementary to %.2g, K's residual at most %.2g, "
+         "%ld refactorizations\n", nt, n, ndof, kmax, same, piv[0], solved, worst_dz, worst_res, worst_kres, refactors);
   sb_lcp_work_free(wk);
 }
 
