@@ -56,20 +56,9 @@ sb_lcp_work *sb_lcp_work_create(int nmax) {
   ok &= (w->idx = calloc(n, sizeof(int))) != NULL;
   ok &= (w->rv_slot = calloc(2 * n + 1, sizeof(int))) != NULL;
   ok &= (w->rv_kcol = calloc(n + 1, sizeof(int))) != NULL;
+  ok &= (w->rv_r0pos = calloc(n + 1, sizeof(int))) != NULL;
   ok &= (w->rv_colpos = calloc(n + 1, sizeof(int))) != NULL;
   ok &= (w->rv_rowpos = calloc(n, sizeof(int))) != NULL;
-  size_t kb = SB_LEMKE_BORDER_MAX;
-  int **rvn[] = {&w->rv_piv, &w->rv_r0, &w->rv_r0pos, &w->rv_r0dead};
-  int **rvn1[] = {&w->rv_c0, &w->rv_c0pos, &w->rv_c0dead};
-  int **rvb[] = {&w->rv_brow, &w->rv_bcol, &w->rv_spiv};
-  for (size_t k = 0; k < 4; k++) ok &= (*rvn[k] = calloc(n, sizeof(int))) != NULL;
-  for (size_t k = 0; k < 3; k++) ok &= (*rvn1[k] = calloc(n + 1, sizeof(int))) != NULL;
-  for (size_t k = 0; k < 3; k++) ok &= (*rvb[k] = calloc(kb, sizeof(int))) != NULL;
-  ok &= (w->rv_Y = calloc(n * kb, sizeof(double))) != NULL;
-  ok &= (w->rv_V = calloc(n * kb, sizeof(double))) != NULL;
-  ok &= (w->rv_S = calloc(2 * kb * kb, sizeof(double))) != NULL;
-  ok &= (w->rv_rb = calloc(kb, sizeof(double))) != NULL;
-  ok &= (w->rv_col = calloc(n, sizeof(double))) != NULL;
   ok &= (w->fric_dropped = calloc(n, sizeof(int))) != NULL;
   ok &= (w->prev_set = calloc(n, sizeof(int))) != NULL;
   for (int k = 0; k < 2; k++) {
@@ -99,23 +88,18 @@ sb_lcp_work *sb_lcp_work_create(int nmax) {
 
 size_t sb_lcp_work_bytes(int nmax) {
   size_t n = nmax > 0 ? (size_t)nmax : 0;
-  /* H, HtH, LU, Ms, T; 17 vectors; 11 int vectors and the revised Lemke's 12 n + 6 ints, 3 border
-   * int vectors, Y, V, 2 S, border and n vectors; per cache slot the bordered factor's Y, Mdc, S and
-   * 2 int vectors, 3 short ones */
-  size_t kb = SB_LCP_BORDER_MAX, rb = SB_LEMKE_BORDER_MAX;
-  return sizeof(sb_lcp_work) +
-         sizeof(double) * (4 * n * n + n * (n + 2) + 17 * n + 2 + 2 * (2 * n * kb + kb * kb) + 2 * n * rb +
-                           2 * rb * rb + rb + n) +
-         sizeof(int) * (11 * n + 1 + 12 * n + 6 + 3 * rb + 2 * (2 * n + 3 * kb));
+  /* H, HtH, LU, Ms, T; 17 vectors; 11 int vectors and the revised Lemke's 6 n + 4 ints; per cache
+   * slot the bordered factor's Y, Mdc, S and 2 int vectors, 3 short ones */
+  size_t kb = SB_LCP_BORDER_MAX;
+  return sizeof(sb_lcp_work) + sizeof(double) * (4 * n * n + n * (n + 2) + 17 * n + 2 + 2 * (2 * n * kb + kb * kb)) +
+         sizeof(int) * (11 * n + 1 + 6 * n + 4 + 2 * (2 * n + 3 * kb));
 }
 
 void sb_lcp_work_free(sb_lcp_work *w) {
   if (!w) return;
   void *p[] = {w->w, w->zbest, w->ztry, w->phi, w->phitry, w->g, w->d, w->da, w->db, w->colbuf,
                w->zloc, w->qloc, w->qs, w->zs, w->dr, w->dc, w->rowbuf, w->H, w->HtH, w->LU,
-               w->Ms, w->T, w->basis, w->nonbasis, w->ties, w->ipiv, w->idx, w->rv_slot, w->rv_kcol, w->rv_colpos, w->rv_rowpos, w->rv_piv, w->rv_r0, w->rv_c0,
-               w->rv_r0pos, w->rv_c0pos, w->rv_r0dead, w->rv_c0dead, w->rv_brow, w->rv_bcol, w->rv_spiv, w->rv_Y,
-               w->rv_V, w->rv_S, w->rv_rb, w->rv_col, w->fric_dropped, w->prev_set, w->fc[0].set, w->fc[0].piv,
+               w->Ms, w->T, w->basis, w->nonbasis, w->ties, w->ipiv, w->idx, w->rv_slot, w->rv_kcol, w->rv_r0pos, w->rv_colpos, w->rv_rowpos, w->fric_dropped, w->prev_set, w->fc[0].set, w->fc[0].piv,
                w->fc[1].set, w->fc[1].piv};
   for (size_t k = 0; k < sizeof p / sizeof p[0]; k++) free(p[k]);
   for (int k = 0; k < 2; k++) {

@@ -62,16 +62,11 @@ struct sb_lcp_work {
   int warm_lemke;           /* the solve under way's sb_lcp_info.warm_lemke (run_one's Lemke) */
   int lemke_form;           /* sb_lcp_options.lemke_form of the solve under way */
   /* Lemke in revised form (lemke_revised.c): each variable's slot (2n + 1), K's
-   * columns (n + 1), each z's place in them (n + 1), each w's membership of K's
-   * rows (n); K0's LU pivots (n), rows and columns (n, n + 1), each w's and
-   * z's place in them (n, n + 1) and whether it has left K (n, n + 1); the
-   * borders' rows, columns and S's LU pivots (SB_LEMKE_BORDER_MAX each), Y
-   * and V (n x SB_LEMKE_BORDER_MAX each), S and its LU (2 of
-   * SB_LEMKE_BORDER_MAX^2), the border part of a solve (SB_LEMKE_BORDER_MAX)
-   * and the entering column kept apart (n) */
-  int *rv_slot, *rv_kcol, *rv_colpos, *rv_rowpos;
-  int *rv_piv, *rv_r0, *rv_c0, *rv_r0pos, *rv_c0pos, *rv_r0dead, *rv_c0dead, *rv_brow, *rv_bcol, *rv_spiv;
-  double *rv_Y, *rv_V, *rv_S, *rv_rb, *rv_col;
+   * columns (n + 1), each w's place in K0's rows (n + 1), each z's place in
+   * K's columns (n + 1), each w's membership of K's rows (n); its factor's
+   * other arrays live in the chain's scratch (the factor cache's and the
+   * tableau's: sb_lemke_revised) */
+  int *rv_slot, *rv_kcol, *rv_r0pos, *rv_colpos, *rv_rowpos;
   /* the last revised solve's largest relative residual |K x - b| of an
    * accepted solve with K, its refactorizations of K and its largest k: for
    * tests */
@@ -149,8 +144,8 @@ int sb_lemke_lexico_step(int n, const double *binv, const double *col, double si
                          double *ratio_k);
 
 /* Borders (rows and columns changed since K's last factorization) the
- * revised Lemke can keep: the bound of its refactorization cap
- * (lemke_revised.c's cost model), sizing its workspace. */
+ * revised Lemke keeps at most (lemke_revised.c's cost model chooses fewer;
+ * its scratch bounds them by n and SB_LCP_BORDER_MAX n too). */
 #define SB_LEMKE_BORDER_MAX 128
 
 /* Lemke's method in revised form (lemke_revised.c): the contract of
@@ -158,9 +153,10 @@ int sb_lemke_lexico_step(int n, const double *binv, const double *col, double si
  * set; z, *pivots, *warm, the message), the same path in exact arithmetic,
  * O(k^2 + n k) a pivot instead of O(n^2), k the basic z's, with K factored
  * (block LU; a singular K at a refactorization ends it, SB_LCP_STALLED with
- * a message naming it). Uses the workspace's H, T, d, da, db, g, rowbuf,
- * colbuf, zloc, ztry, phitry and basis, ties and rv_* (not qloc, phi, ipiv,
- * w or zbest). */
+ * a message naming it). Uses the workspace's H, HtH, LU, T, d, da, db, g,
+ * rowbuf, colbuf, zloc, ztry, phitry, basis, nonbasis, idx, ties, rv_* and
+ * both factor cache slots' arrays, which it forgets (not qloc, phi, ipiv, w
+ * or zbest). */
 sb_lcp_status sb_lemke_revised(sb_lcp_work *wk, int n, const double *M, int ldm, const double *q, const int *start,
                                double *z, int max_pivots, int *pivots, int *warm, char *msg, int msg_size);
 

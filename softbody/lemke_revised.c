@@ -76,9 +76,9 @@ typedef struct {
    * brow[t] a w (an added row) or -1 - j (K0's column j pinned); bcol[t] an id
    * (an added column) or -1 - i (the slack of K0's row i); Y (k0 x sc) and V
    * (the added rows on K0's columns, one k0-vector each), leading dimension
-   * n; S (sr x sc, leading dimension SB_LEMKE_BORDER_MAX) and its LU Sf
+   * n; S (sr x sc, leading dimension lds, the cap's bound) and its LU Sf
    * (s x s) with spiv */
-  int sr, sc, cap, *brow, *bcol, *spiv;
+  int sr, sc, cap, lds, *brow, *bcol, *spiv;
   double *Y, *V, *S, *Sf;
   /* K0^-1 of the last solved column on K0's rows (yent, for yent_for; the
    * Y column a pivot that adds it needs), x0 the K0 part of the answer, rb
@@ -99,12 +99,13 @@ static const double *structural_column(const revised_basis *b, int id) {
   return id < 2 * b->n ? b->M + (size_t)(id - b->n) * b->ldm : b->d;
 }
 
-/* Borders kept before K is factored afresh (BORDER_CAP_MIN's cost model). */
-static int border_cap(int k) {
+/* Borders kept before K is factored afresh (BORDER_CAP_MIN's cost model),
+ * at most bound. */
+static int border_cap(int k, int bound) {
   double kk = k;
   int p = BORDER_CAP_MIN;
-  while (p < SB_LEMKE_BORDER_MAX && -2.0 / 3.0 * kk * kk * kk / ((double)p * p) + 3 * kk + 0.5 * p * p < 0) p++;
-  return p;
+  while (p < bound && -2.0 / 3.0 * kk * kk * kk / ((double)p * p) + 3 * kk + 0.5 * p * p < 0) p++;
+  return p < bound ? p : bound;
 }
 
 /* K0 := K: the rows and columns still in K0, then the added ones, factored
@@ -146,7 +147,7 @@ static int refactor(revised_basis *b) {
   b->sr = b->sc = 0;
   b->yent_for = -1;
   b->kmax = kmax;
-  b->cap = border_cap(k);
+  b->cap = border_cap(k, b->lds);
   b->refactors++;
   if (k) {
     int info = LAPACKE_dgetrf_work(LAPACK_COL_MAJOR, k, k, b->F, k, b->piv);
@@ -270,7 +271,7 @@ static void add_row_border(revised_basis *b, int w) {
   b->brow[r] = w;
   if (w >= 0)
     for (int j = 0; j < b->k0; j++) b->V[(size_t)r * n + j] = -structural_column(b, b->c0[j])[w];
-  for (int t = 0; t < b->sc; t++) b->S[r + (size_t)t * SB_LEMKE_BORDER_MAX] = schur_entry(b, r, t);
+  for (int t = 0; t < b->sc; t++) b->S[r + (size_t)t * b->lds] = schur_entry(b, r, t);
 }
 
 /* ycol: K0^-1 of the column's entries on K0's rows. */
@@ -278,7 +279,7 @@ static void add_col_border(revised_basis *b, int id, const double *ycol) {
   int t = b->sc++;
   b->bcol[t] = id;
   memcpy(b->Y + (size_t)t * b->n, ycol, (size_t)b->k0 * sizeof(double));
-  for (int r = 0; r < b->sr; r++) b->S[r + (size_t)t * SB_LEMKE_BORDER_MAX] = schur_entry(b, r, t);
+  for (int r = 0; r < b->sr; r++) b->S[r + (size_t)t * b->lds] = schur_entry(b, r, t);
 }
 
 /* The last border row fills row r's place. */
@@ -288,7 +289,7 @@ static void drop_row_border(revised_basis *b, int r) {
   b->brow[r] = b->brow[last];
   memcpy(b->V + (size_t)r * n, b->V + (size_t)last * n, (size_t)b->k0 * sizeof(double));
   for (int t = 0; t < b->sc; t++)
-    b->S[r + (size_t)t * SB_LEMKE_BORDER_MAX] = b->S[last + (size_t)t * SB_LEMKE_BORDER_MAX];
+    b->S[r + (size_t)t * b->lds] = b->S[last + (size_t)t * b->lds];
 }
 
 static void drop_col_border(revised_basis *b, int t) {
@@ -296,7 +297,7 @@ static void drop_col_border(revised_basis *b, int t) {
   if (t == last) return;
   b->bcol[t] = b->bcol[last];
   memcpy(b->Y + (size_t)t * b->n, b->Y + (size_t)last * b->n, (size_t)b->k0 * sizeof(double));
-  memcpy(b->S + (size_t)t * SB_LEMKE_BORDER_MAX, b->S + (size_t)last * SB_LEMKE_BORDER_MAX,
+  memcpy(b->S + (size_t)t * b->lds, b->S + (size_t)last * b->lds,
          (size_t)b->sr * sizeof(double));
 }
 
@@ -376,7 +377,7 @@ static int settle_borders(revised_basis *b) {
   if (s >= b->cap) return refactor(b);
   if (!s) return 0;
   for (int t = 0; t < s; t++)
-    memcpy(b->Sf + (size_t)t * s, b->S + (size_t)t * SB_LEMKE_BORDER_MAX, (size_t)s * sizeof(double));
+    memcpy(b->Sf + (size_t)t * s, b->S + (size_t)t * b->lds, (size_t)s * sizeof(double));
   if (LAPACKE_dgetrf_work(LAPACK_COL_MAJOR, s, s, b->Sf, s, b->spiv)) return refactor(b);
   return 0;
 }
@@ -465,17 +466,27 @@ static sb_lcp_status revised_end(sb_lcp_work *wk, const revised_basis *b, sb_lcp
 
 sb_lcp_status sb_lemke_revised(sb_lcp_work *wk, int n, const double *M, int ldm, const double *q, const int *start,
                                double *z, int max_pivots, int *pivots, int *warm, char *msg, int msg_size) {
+  /* The factor's arrays in the chain's scratch: the factor cache's (forgotten
+   * here; the chain clears it before its solvers run, a direct call too) and
+   * the tableau's. T holds Mc (n x k, k <= n) and, past it, two n-vectors; Y
+   * and V take at most lds <= n columns of HtH and LU; S and Sf, lds x lds,
+   * fit a cache slot's n x SB_LCP_BORDER_MAX arrays. */
+  wk->fc[0].valid = wk->fc[1].valid = 0;
+  wk->fc_next = 0;
+  wk->fc_solved = -1;
+  int lds = (int)sqrt((double)SB_LCP_BORDER_MAX * n);
+  lds = lds < n ? lds : n;
+  lds = lds < SB_LEMKE_BORDER_MAX ? lds : SB_LEMKE_BORDER_MAX;
   revised_basis b = {.n = n, .ldm = ldm, .k = 0, .M = M, .d = wk->d, .Mc = wk->T, .bbar = wk->ztry,
                      .uc = wk->rowbuf, .uw = wk->colbuf, .dir = wk->da, .basis = wk->basis, .slot = wk->rv_slot,
                      .kcol = wk->rv_kcol, .colpos = wk->rv_colpos, .rowpos = wk->rv_rowpos, .k0 = 0,
-                     .piv = wk->rv_piv, .r0 = wk->rv_r0, .c0 = wk->rv_c0, .r0pos = wk->rv_r0pos,
-                     .c0pos = wk->rv_c0pos, .r0dead = wk->rv_r0dead, .c0dead = wk->rv_c0dead, .F = wk->H,
-                     .sr = 0, .sc = 0, .cap = BORDER_CAP_MIN, .brow = wk->rv_brow, .bcol = wk->rv_bcol,
-                     .spiv = wk->rv_spiv, .Y = wk->rv_Y, .V = wk->rv_V, .S = wk->rv_S,
-                     .Sf = wk->rv_S + SB_LEMKE_BORDER_MAX * SB_LEMKE_BORDER_MAX, .yent = wk->db, .x0 = wk->zloc,
-                     .rb = wk->rv_rb, .yent_for = -1, .kmax = 0, .worst = 0, .refactors = 0, .kmax_path = 0, .pivots = pivots,
-                     .msg = msg, .msg_size = msg_size};
-  double *d = wk->d, *ratio_k = wk->g, *binv = wk->phitry, *col = wk->rv_col;
+                     .piv = wk->fc[0].piv, .r0 = wk->fc[0].set, .c0 = wk->fc[1].set, .r0pos = wk->rv_r0pos,
+                     .c0pos = wk->nonbasis, .r0dead = wk->fc[0].bset, .c0dead = wk->idx, .F = wk->H, .sr = 0,
+                     .sc = 0, .lds = lds, .cap = border_cap(0, lds), .brow = wk->fc[1].bset, .bcol = wk->fc[1].bpos,
+                     .spiv = wk->fc[1].piv, .Y = wk->HtH, .V = wk->LU, .S = wk->fc[0].Y, .Sf = wk->fc[0].Mdc,
+                     .yent = wk->db, .x0 = wk->zloc, .rb = wk->T + (size_t)n * (n + 1), .yent_for = -1, .kmax = 0,
+                     .worst = 0, .refactors = 0, .kmax_path = 0, .pivots = pivots, .msg = msg, .msg_size = msg_size};
+  double *d = wk->d, *ratio_k = wk->g, *binv = wk->phitry, *col = wk->T + (size_t)n * n;
   int *ties = wk->ties;
   *pivots = 0;
   if (warm) *warm = 0;
