@@ -85,7 +85,8 @@ typedef struct {
    * the borders' */
   double *yent, *x0, *rb;
   int yent_for;
-  double kmax;  /* the largest |K entry| since the refactorization */
+  double kmax;  /* the largest |K0 entry|: max|K| of the residual check (the
+                   borders' entries, from the same M, are left out) */
   double worst; /* the largest relative residual of an accepted solve */
   long refactors;
   int kmax_path; /* the largest k on the path */
