@@ -16,18 +16,21 @@
 static int usage(const char *msg) {
   if (msg) fprintf(stderr, "cusp-lcp: %s\n", msg);
   fprintf(stderr,
-          "usage: cusp-lcp FILE.dat [--solver fb|lemke|pgs] [--no-ruiz] [--tikhonov EPS] [--json]\n"
+          "usage: cusp-lcp FILE.dat [--solver fb|lemke|pgs] [--no-ruiz] [--tikhonov EPS]\n"
+          "                    [--lemke-form tableau|revised] [--json]\n"
           "  --solver X     only solver X (default: the chain lemke -> fb -> pgs)\n"
           "  --no-ruiz      skip Ruiz equilibration (default: 10 iterations)\n"
           "  --tikhonov EPS add EPS >= 0 to every diagonal entry of the scaled matrix (default 0)\n"
-          "  --json         print one JSON object as the last line\n"
+          "  --lemke-form F how Lemke keeps its basis: tableau (default, the condensed tableau) or revised\n"
+          "                 (the basis block K factored; sb_lcp_options.lemke_form)\n"
+          "  --json         print one JSON object as the last line (iterations: Lemke's pivots)\n"
           "exit code: 0 solved, 1 not solved, 2 bad arguments or unreadable file\n");
   return 2;
 }
 
 int main(int argc, char **argv) {
   const char *path = NULL;
-  int json = 0, ruiz_iterations = 10, single = 0;
+  int json = 0, ruiz_iterations = 10, single = 0, lemke_form = SB_LCP_LEMKE_TABLEAU;
   double tikhonov = 0;
   sb_lcp_solver solver = SB_LCP_LEMKE;
   for (int i = 1; i < argc; i++) {
@@ -41,6 +44,14 @@ int main(int argc, char **argv) {
         return usage(msg);
       }
       single = 1;
+    } else if (!strcmp(argv[i], "--lemke-form") && i + 1 < argc) {
+      i++;
+      if (!strcmp(argv[i], "tableau")) lemke_form = SB_LCP_LEMKE_TABLEAU;
+      else if (!strcmp(argv[i], "revised")) lemke_form = SB_LCP_LEMKE_REVISED;
+      else {
+        snprintf(msg, sizeof msg, "unknown --lemke-form '%s' (tableau or revised)", argv[i]);
+        return usage(msg);
+      }
     } else if (!strcmp(argv[i], "--tikhonov") && i + 1 < argc) {
       char *end;
       tikhonov = strtod(argv[++i], &end);
@@ -78,6 +89,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   sb_lcp_options opt = sb_lcp_default_options();
+  opt.lemke_form = lemke_form;
   if (single) {
     opt.nchain = 1;
     opt.chain[0] = solver;
@@ -98,6 +110,7 @@ int main(int argc, char **argv) {
     printf(", \"time_us\": ");
     json_number(info.time_us);
     printf(", \"components\": %d, \"unknowns_left\": %d", ncomp, nleft);
+    printf(", \"lemke_form\": \"%s\"", lemke_form == SB_LCP_LEMKE_REVISED ? "revised" : "tableau");
     printf(", \"ruiz_iterations\": %d, \"tikhonov\": ", ruiz_iterations);
     json_number(tikhonov);
     printf(", \"message\": ");

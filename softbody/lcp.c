@@ -56,7 +56,7 @@ sb_lcp_work *sb_lcp_work_create(int nmax) {
   ok &= (w->idx = calloc(n, sizeof(int))) != NULL;
   ok &= (w->rv_slot = calloc(2 * n + 1, sizeof(int))) != NULL;
   ok &= (w->rv_kcol = calloc(n + 1, sizeof(int))) != NULL;
-  ok &= (w->rv_krow = calloc(n + 1, sizeof(int))) != NULL;
+  ok &= (w->rv_r0pos = calloc(n + 1, sizeof(int))) != NULL;
   ok &= (w->rv_colpos = calloc(n + 1, sizeof(int))) != NULL;
   ok &= (w->rv_rowpos = calloc(n, sizeof(int))) != NULL;
   ok &= (w->fric_dropped = calloc(n, sizeof(int))) != NULL;
@@ -99,7 +99,7 @@ void sb_lcp_work_free(sb_lcp_work *w) {
   if (!w) return;
   void *p[] = {w->w, w->zbest, w->ztry, w->phi, w->phitry, w->g, w->d, w->da, w->db, w->colbuf,
                w->zloc, w->qloc, w->qs, w->zs, w->dr, w->dc, w->rowbuf, w->H, w->HtH, w->LU,
-               w->Ms, w->T, w->basis, w->nonbasis, w->ties, w->ipiv, w->idx, w->rv_slot, w->rv_kcol, w->rv_krow, w->rv_colpos, w->rv_rowpos, w->fric_dropped, w->prev_set, w->fc[0].set, w->fc[0].piv,
+               w->Ms, w->T, w->basis, w->nonbasis, w->ties, w->ipiv, w->idx, w->rv_slot, w->rv_kcol, w->rv_r0pos, w->rv_colpos, w->rv_rowpos, w->fric_dropped, w->prev_set, w->fc[0].set, w->fc[0].piv,
                w->fc[1].set, w->fc[1].piv};
   for (size_t k = 0; k < sizeof p / sizeof p[0]; k++) free(p[k]);
   for (int k = 0; k < 2; k++) {

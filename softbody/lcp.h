@@ -87,11 +87,10 @@ typedef struct {
                             the set's size plus n pivots; when nothing pivots in or that path does
                             not solve, the cold attempts follow as with 0. 0 (default): cold */
   int lemke_form;        /* how Lemke keeps its basis: SB_LCP_LEMKE_TABLEAU (0, default) the condensed
-                            tableau, O(n^2) a pivot; SB_LCP_LEMKE_REVISED (experimental) the inverse
-                            of the basis's structural block K, O(k^2 + n k) a pivot, k the basic z's:
-                            the same path in exact arithmetic, but its updated inverse loses
-                            accuracy through nearly singular bases, where the tableau does not
-                            (docs/contact_scaling.md, session 25) */
+                            tableau, O(n^2) a pivot; SB_LCP_LEMKE_REVISED (experimental) the basis's
+                            structural block K factored (block LU with refactorizations),
+                            O(k^2 + n k) a pivot, k the basic z's: the same path in exact
+                            arithmetic (docs/contact_scaling.md, sessions 25 and 26) */
 } sb_lcp_options;
 
 enum { SB_LCP_LEMKE_TABLEAU = 0, SB_LCP_LEMKE_REVISED = 1 };

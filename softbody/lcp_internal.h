@@ -62,8 +62,17 @@ struct sb_lcp_work {
   int warm_lemke;           /* the solve under way's sb_lcp_info.warm_lemke (run_one's Lemke) */
   int lemke_form;           /* sb_lcp_options.lemke_form of the solve under way */
   /* Lemke in revised form (lemke_revised.c): each variable's slot (2n + 1), K's
-   * columns and rows (n + 1 each), and each z's and w's place in them (n + 1, n) */
-  int *rv_slot, *rv_kcol, *rv_krow, *rv_colpos, *rv_rowpos;
+   * columns (n + 1), each w's place in K0's rows (n + 1), each z's place in
+   * K's columns (n + 1), each w's membership of K's rows (n); its factor's
+   * other arrays live in the chain's scratch (the factor cache's and the
+   * tableau's: sb_lemke_revised) */
+  int *rv_slot, *rv_kcol, *rv_r0pos, *rv_colpos, *rv_rowpos;
+  /* the last revised solve's largest relative residual |K x - b| of an
+   * accepted solve with K, its refactorizations of K and its largest k: for
+   * tests */
+  double rv_worst_residual;
+  long rv_refactors;
+  int rv_kmax;
   int *fric_dropped;        /* n flags: the betas the warm pivot's pass left out of its set
                                (sb_lcp_friction_set_basic) */
   /* conditioning (condition.c) */
@@ -134,12 +143,20 @@ int sb_lemke_ratio_test(int n, const double *col, double sign, const double *bba
 int sb_lemke_lexico_step(int n, const double *binv, const double *col, double sign, int *ties, int nt,
                          double *ratio_k);
 
+/* Borders (rows and columns changed since K's last factorization) the
+ * revised Lemke keeps at most (lemke_revised.c's cost model chooses fewer;
+ * its scratch bounds them by n and SB_LCP_BORDER_MAX n too). */
+#define SB_LEMKE_BORDER_MAX 128
+
 /* Lemke's method in revised form (lemke_revised.c): the contract of
  * lemke_core in lcp.c (cold, or from the complementary basis of the start
  * set; z, *pivots, *warm, the message), the same path in exact arithmetic,
- * O(k^2 + n k) a pivot instead of O(n^2), k the basic z's. Uses the
- * workspace's H, T, d, da, db, g, rowbuf, colbuf, zloc, ztry, phitry and
- * basis, ties and rv_* (not qloc, phi, ipiv, w or zbest). */
+ * O(k^2 + n k) a pivot instead of O(n^2), k the basic z's, with K factored
+ * (block LU; a singular K at a refactorization ends it, SB_LCP_STALLED with
+ * a message naming it). Uses the workspace's H, HtH, LU, T, d, da, db, g,
+ * rowbuf, colbuf, zloc, ztry, phitry, basis, nonbasis, idx, ties, rv_* and
+ * both factor cache slots' arrays, which it forgets (not qloc, phi, ipiv, w
+ * or zbest). */
 sb_lcp_status sb_lemke_revised(sb_lcp_work *wk, int n, const double *M, int ldm, const double *q, const int *start,
                                double *z, int max_pivots, int *pivots, int *warm, char *msg, int msg_size);
 

@@ -383,6 +383,8 @@ static void app_tests(void) {
   app_solves("lcp_deudeu_block.dat", "--solver lemke --no-ruiz", 2, z_deudeu, "lemke");
   app_solves("lcp_trivial_block.dat", "--solver pgs --tikhonov 0", 9, z_trivial, "pgs");
   app_solves("lcp_ortiz.dat", "--solver fb", 4, (const double[]){2.0 / 3, 0, 1.0 / 3, 0}, "fb");
+  app_solves("lcp_trivial.dat", "--solver lemke --lemke-form revised", 9, z_trivial, "lemke");
+  app_solves("lcp_deudeu.dat", "--solver lemke --lemke-form tableau", 2, z_deudeu, "lemke");
 
   /* Human output. */
   data_path(path, sizeof path, "lcp_deudeu.dat");
@@ -421,6 +423,7 @@ static void app_tests(void) {
   struct { const char *args, *mention; } bad[] = {
     {"--solver bogus", "bogus"}, {"--solver", "--solver"}, {"--tikhonov -1", "-1"},
     {"--tikhonov abc", "abc"},   {"--tikhonov nan", "nan"}, {"--frobnicate", "--frobnicate"},
+    {"--lemke-form dense", "dense"}, {"--lemke-form", "--lemke-form"},
   };
   for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
     snprintf(args, sizeof args, "'%s' %s", path, bad[k].args);

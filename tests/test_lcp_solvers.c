@@ -548,6 +548,64 @@ static void test_lemke_revised(void) {
   sb_lcp_work_free(wk);
 }
 
+/* Where an explicit K^-1 drifts: friction-pyramid LCPs of many contacts,
+ * all approaching, on few dofs (W of rank ndof), Tikhonov 1e-12, so that the
+ * basis block K grows past rank(W) and stays regular only by the pyramids'
+ * couplings and Tikhonov: long paths through nearly singular bases. The
+ * revised form must end where the tableau ends (its status and pivots, and
+ * where it solves, its answer and a core answer complementary to round-off;
+ * the tableau fails some of these too, and the same way), and every solve
+ * with K it accepts must have a small residual
+ * |K x - b| / (|b| + k max|K| |x|): a factor gone bad and not renewed shows
+ * there, and as a path that leaves the tableau's. */
+static void test_lemke_revised_drift(void) {
+  enum { m = 60, ndof = 60, n = 6 * m };
+  static double M[n * n], q[n], z[2][n], w[n], J[3 * m * ndof], W[9 * m * m];
+  sb_lcp_work *wk = sb_lcp_work_create(n);
+  sb_lcp_options o = sb_lcp_default_options();
+  int blocks[m];
+  for (int i = 0; i < m; i++) blocks[i] = 6;
+  o.nblock = m;
+  o.block = blocks;
+  o.friction_blocks = 1;
+  unsigned long long seed = 4242;
+  int nt = 5, same = 0, solved = 0, core_ok = 0, kmax = 0, piv[2] = {0, 0};
+  long refactors = 0;
+  double worst_dz = 0, worst_res = 0, worst_kres = 0;
+  for (int trial = 0; trial < nt; trial++) {
+    double v[3 * m];
+    random_contacts(m, ndof, &seed, J, v);
+    pyramid_lcp(m, ndof, J, v, 0.5, 1e-12, W, M, q);
+    form_trial t = compare_forms(wk, n, M, q, o, z[0], z[1], w);
+    same += t.ok[0] == t.ok[1] && t.piv[0] == t.piv[1];
+    solved += t.ok[0];
+    piv[0] += t.piv[0];
+    piv[1] += t.piv[1];
+    if (t.ok[0]) { /* where the tableau solves: its answer, and the core's complementary */
+      core_ok += t.core_ok;
+      worst_dz = fmax(worst_dz, t.dz);
+      worst_res = fmax(worst_res, t.core_res);
+    }
+    /* compare_forms ran the revised core last */
+    worst_kres = fmax(worst_kres, wk->rv_worst_residual);
+    kmax = wk->rv_kmax > kmax ? wk->rv_kmax : kmax;
+    refactors += wk->rv_refactors;
+  }
+  EXPECT(kmax > ndof, "revised Lemke, drift: K reached only %d (want past rank(W) = %d)", kmax, ndof);
+  EXPECT(same == nt, "revised Lemke, drift: %d of %d solves with the tableau's status and pivots (%d against %d)",
+         same, nt, piv[1], piv[0]);
+  EXPECT(solved >= nt - 1, "revised Lemke, drift: the tableau solved only %d of %d", solved, nt);
+  EXPECT(worst_dz <= 1e-8, "revised Lemke, drift: answers differ from the tableau's by %.3g", worst_dz);
+  EXPECT(core_ok == solved && worst_res <= 1e-10,
+         "revised Lemke, drift: the core solved %d of the tableau's %d, complementary to %.3g", core_ok, solved,
+         worst_res);
+  EXPECT(worst_kres <= 1e-10, "revised Lemke, drift: a solve with K accepted at residual %.3g", worst_kres);
+  printf("revised Lemke, drift: %d pyramid LCPs (n = %d, W of rank %d, k up to %d): %d on the tableau's path "
+         "(%d pivots; %d solved), answers within %.2g, the core's complementary to %.2g, K's residual at most %.2g, "
+         "%ld refactorizations\n", nt, n, ndof, kmax, same, piv[0], solved, worst_dz, worst_res, worst_kres, refactors);
+  sb_lcp_work_free(wk);
+}
+
 int main(void) {
   sb_lcp_work *wk = sb_lcp_work_create(NMAX);
   static double M[NMAX * NMAX], q[NMAX], z[3][NMAX], zref[NMAX], w[NMAX];
@@ -1168,5 +1226,6 @@ int main(void) {
   sb_lcp_work_free(wk);
   test_warm_lemke();
   test_lemke_revised();
+  test_lemke_revised_drift();
   return test_report("lcp_solvers");
 }
