@@ -145,7 +145,7 @@ int sb_lemke_lexico_step(int n, const double *binv, const double *col, double si
 
 /* Borders (rows and columns changed since K's last factorization) the
  * revised Lemke keeps at most (lemke_revised.c's cost model chooses fewer;
- * its scratch bounds them by n and SB_LCP_BORDER_MAX n too). */
+ * its scratch bounds them by n and by sqrt(SB_LCP_BORDER_MAX n) too). */
 #define SB_LEMKE_BORDER_MAX 128
 
 /* Lemke's method in revised form (lemke_revised.c): the contract of
