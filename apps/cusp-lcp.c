@@ -17,20 +17,22 @@ static int usage(const char *msg) {
   if (msg) fprintf(stderr, "cusp-lcp: %s\n", msg);
   fprintf(stderr,
           "usage: cusp-lcp FILE.dat [--solver fb|lemke|pgs] [--no-ruiz] [--tikhonov EPS]\n"
-          "                    [--lemke-form tableau|revised] [--json]\n"
+          "                    [--lemke-form tableau|revised|auto] [--json]\n"
           "  --solver X     only solver X (default: the chain lemke -> fb -> pgs)\n"
           "  --no-ruiz      skip Ruiz equilibration (default: 10 iterations)\n"
           "  --tikhonov EPS add EPS >= 0 to every diagonal entry of the scaled matrix (default 0)\n"
-          "  --lemke-form F how Lemke keeps its basis: tableau (default, the condensed tableau) or revised\n"
-          "                 (the basis block K factored; sb_lcp_options.lemke_form)\n"
+          "  --lemke-form F how Lemke keeps its basis: tableau (the condensed tableau), revised (the basis\n"
+          "                 block K factored) or auto (default: revised on problems of at least\n"
+          "                 %d unknowns, the tableau below; sb_lcp_options.lemke_form)\n"
           "  --json         print one JSON object as the last line (iterations: Lemke's pivots)\n"
-          "exit code: 0 solved, 1 not solved, 2 bad arguments or unreadable file\n");
+          "exit code: 0 solved, 1 not solved, 2 bad arguments or unreadable file\n",
+          SB_LCP_LEMKE_AUTO_MIN_N);
   return 2;
 }
 
 int main(int argc, char **argv) {
   const char *path = NULL;
-  int json = 0, ruiz_iterations = 10, single = 0, lemke_form = SB_LCP_LEMKE_TABLEAU;
+  int json = 0, ruiz_iterations = 10, single = 0, lemke_form = SB_LCP_LEMKE_AUTO;
   double tikhonov = 0;
   sb_lcp_solver solver = SB_LCP_LEMKE;
   for (int i = 1; i < argc; i++) {
@@ -48,8 +50,9 @@ int main(int argc, char **argv) {
       i++;
       if (!strcmp(argv[i], "tableau")) lemke_form = SB_LCP_LEMKE_TABLEAU;
       else if (!strcmp(argv[i], "revised")) lemke_form = SB_LCP_LEMKE_REVISED;
+      else if (!strcmp(argv[i], "auto")) lemke_form = SB_LCP_LEMKE_AUTO;
       else {
-        snprintf(msg, sizeof msg, "unknown --lemke-form '%s' (tableau or revised)", argv[i]);
+        snprintf(msg, sizeof msg, "unknown --lemke-form '%s' (tableau, revised or auto)", argv[i]);
         return usage(msg);
       }
     } else if (!strcmp(argv[i], "--tikhonov") && i + 1 < argc) {
@@ -110,7 +113,12 @@ int main(int argc, char **argv) {
     printf(", \"time_us\": ");
     json_number(info.time_us);
     printf(", \"components\": %d, \"unknowns_left\": %d", ncomp, nleft);
-    printf(", \"lemke_form\": \"%s\"", lemke_form == SB_LCP_LEMKE_REVISED ? "revised" : "tableau");
+    static const char *const forms[] = {"tableau", "revised", "auto"};
+    printf(", \"lemke_form\": \"%s\"", forms[lemke_form]);
+    /* the form Lemke ran in: auto resolved by the size; null when Lemke did not run */
+    printf(", \"lemke_form_ran\": ");
+    if (info.lemke_form >= 0) printf("\"%s\"", forms[info.lemke_form]);
+    else printf("null");
     printf(", \"ruiz_iterations\": %d, \"tikhonov\": ", ruiz_iterations);
     json_number(tikhonov);
     printf(", \"message\": ");

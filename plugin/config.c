@@ -101,12 +101,14 @@ static int parse_integer(const char *t, int len, long *out) {
 #define ANY .lo = -HUGE_VAL, .hi = HUGE_VAL
 #define WORDS(w) .words = w, .nwords = (int)(sizeof w / sizeof w[0])
 #define LIVE(slot) .live = 1 + (slot)
+#define KEY_STR_(x) #x
+#define KEY_STR(x) KEY_STR_(x) /* a macro's value in a doc string */
 
 static const char *const w_model[] = {"pcc", "cosserat"};
 static const char *const w_contact[] = {"lcp", "penalty", "native", "sap", "ncp"}; /* cusp_contact_kind */
 static const char *const w_native_joints[] = {"section", "free"};
 static const char *const w_solver[] = {"fb", "lemke", "pgs"}; /* sb_lcp_solver's order */
-static const char *const w_lemke_form[] = {"tableau", "revised"}; /* SB_LCP_LEMKE_* */
+static const char *const w_lemke_form[] = {"tableau", "revised", "auto"}; /* SB_LCP_LEMKE_* */
 static const char *const w_conditioning[] = {"qr", "ruiz", "tikhonov"}; /* CUSP_COND_* bits */
 static const char *const w_end[] = {"free", "pin", "clamp"}; /* cusp_end_kind */
 
@@ -217,11 +219,13 @@ static const cusp_key key_table[] = {
             "lying still; each answer is verified, but with friction a lying rope's forces are not unique "
             "and the key may pick another valid one (docs/contact_scaling.md, session 23)"},
     {.name = "lemke_form", .kind = CUSP_KEY_ENUM, .unit = "", FIELD(lemke_form), WORDS(w_lemke_form),
-     .def = {"tableau", "tableau"},
-     .doc = "lcp contact: how Lemke keeps its basis: tableau (the condensed tableau, O(n^2) a pivot) or "
+     .def = {"auto", "auto"},
+     .doc = "lcp contact: how Lemke keeps its basis: tableau (the condensed tableau, O(n^2) a pivot), "
             "revised (the basis's block over the k basic z's, factored by block LU, O(k^2 + n k) a pivot; "
             "the same pivoting rules, so the same path where round-off decides no tie; 1.4-4x fewer "
-            "instructions on ropes' LCPs of hundreds of variables, docs/contact_scaling.md, session 26)"},
+            "instructions on ropes' LCPs of hundreds of variables) or auto (revised on LCPs of at least "
+            KEY_STR(SB_LCP_LEMKE_AUTO_MIN_N) " unknowns, the tableau below, where its fixed costs are the "
+            "smaller; docs/contact_scaling.md, sessions 26 and 27)"},
     {.name = "conditioning", .kind = CUSP_KEY_MASK, .unit = "", FIELD(conditioning),
      WORDS(w_conditioning), .flags = CUSP_KEY_NONE,
      .def = {"qr ruiz tikhonov", "qr ruiz tikhonov"}, LIVE(CUSP_LIVE_CONDITIONING),

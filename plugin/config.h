@@ -137,8 +137,8 @@ typedef struct {
   int warm_lemke;              /* warm_lemke: 0 | 1 (0); lcp: Lemke starts from the warm start's
                                   complementary basis when the warm pivot fails
                                   (sb_lcp_options.warm_lemke) */
-  int lemke_form;              /* lemke_form: tableau | revised (tableau); lcp: how Lemke keeps its
-                                  basis (sb_lcp_options.lemke_form) */
+  int lemke_form;              /* lemke_form: tableau | revised | auto (auto); lcp: how Lemke keeps
+                                  its basis (sb_lcp_options.lemke_form) */
   int conditioning;            /* conditioning: any of qr ruiz tikhonov, or none (qr ruiz tikhonov) */
   double eps_rank;             /* eps_rank: relative (1e-6) */
   int ruiz_iterations;         /* ruiz_iterations: 0..100 (10) */

@@ -293,6 +293,7 @@ void cusp_runtime_compute(cusp_runtime *r, const mjModel *m, mjData *d) {
   /* the implicit models solve with the prepared soft step */
   sb_contact_info info;
   memset(&info, 0, sizeof info);
+  info.lcp.lemke_form = -1; /* no Lemke ran unless a model's solve says so */
   int converged = 1;
   r->lcp_ran = 0;
   for (const cusp_contact_model *cm = cusp_contact_models; cm->name && !failed; cm++) {

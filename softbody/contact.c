@@ -1548,6 +1548,7 @@ int sb_contact_solve(sb_contact_problem *p, double h, const sb_contact_options *
   sb_contact_info local;
   if (!info) info = &local;
   memset(info, 0, sizeof *info);
+  info->lcp.lemke_form = -1;
   int m = p->nc, N = p->ndof, ld = p->max_dof, r = opt->directions;
   info->ncontact = m;
   memset(p->p, 0, N * sizeof(double));
@@ -1758,6 +1759,7 @@ int sb_contact_solve_lcp(sb_contact_problem *p, int n, int directions, const dou
   sb_contact_info local;
   if (!info) info = &local;
   memset(info, 0, sizeof *info);
+  info->lcp.lemke_form = -1;
   int bs = directions + 2;
   if (!A || !b || !z || directions < 3 || directions > p->max_r || n < bs || n % bs || n > p->nvar_cap ||
       n / bs > p->max_k) {

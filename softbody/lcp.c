@@ -30,6 +30,7 @@ sb_lcp_options sb_lcp_default_options(void) {
   o.chain[0] = SB_LCP_LEMKE;
   o.chain[1] = SB_LCP_FB;
   o.chain[2] = SB_LCP_PGS;
+  o.lemke_form = SB_LCP_LEMKE_AUTO;
   return o;
 }
 
@@ -1319,11 +1320,15 @@ static sb_lcp_status lemke_tableau_core(sb_lcp_work *wk, int n, const double *M,
 }
 
 /* Lemke on the whole problem, in the form sb_lcp_options.lemke_form asks
- * for. */
+ * for (auto: by the problem's size); the form run is kept for
+ * sb_lcp_info.lemke_form. */
 static sb_lcp_status lemke_core(sb_lcp_work *wk, int n, const double *M, int ldm, const double *q,
                                 const int *start, double *z, int max_pivots, int *pivots, int *warm,
                                 char *msg, int msg_size) {
-  return (wk->lemke_form == SB_LCP_LEMKE_REVISED ? sb_lemke_revised : lemke_tableau_core)(
+  int form = wk->lemke_form;
+  if (form == SB_LCP_LEMKE_AUTO) form = n >= SB_LCP_LEMKE_AUTO_MIN_N ? SB_LCP_LEMKE_REVISED : SB_LCP_LEMKE_TABLEAU;
+  wk->lemke_ran = form;
+  return (form == SB_LCP_LEMKE_REVISED ? sb_lemke_revised : lemke_tableau_core)(
       wk, n, M, ldm, q, start, z, max_pivots, pivots, warm, msg, msg_size);
 }
 
@@ -1640,8 +1645,9 @@ static sb_lcp_status check_input(sb_lcp_work *wk, int n, const double *M, const 
               SB_LCP_TOL_MAX);
     return SB_LCP_BAD_INPUT;
   }
-  if (opt->lemke_form != SB_LCP_LEMKE_TABLEAU && opt->lemke_form != SB_LCP_LEMKE_REVISED) {
-    sb_errorf(msg, size, "lcp: lemke_form = %d is neither 0 (tableau) nor 1 (revised)", opt->lemke_form);
+  if (opt->lemke_form != SB_LCP_LEMKE_TABLEAU && opt->lemke_form != SB_LCP_LEMKE_REVISED &&
+      opt->lemke_form != SB_LCP_LEMKE_AUTO) {
+    sb_errorf(msg, size, "lcp: lemke_form = %d is not 0 (tableau), 1 (revised) or 2 (auto)", opt->lemke_form);
     return SB_LCP_BAD_INPUT;
   }
   const struct { const char *name; int value, max; } budget[] = {
@@ -1718,6 +1724,7 @@ static sb_lcp_status solve_chain(sb_lcp_work *wk, int nchain, const sb_lcp_solve
   sb_lcp_info local;
   if (!info) info = &local;
   memset(info, 0, sizeof *info);
+  info->lemke_form = -1;
   info->status = check_input(wk, n, M, q, z, opt, info->message, sizeof info->message);
   if (info->status != SB_LCP_SOLVED) {
     if (wk) factor_cache_clear(wk);
@@ -1789,6 +1796,7 @@ static sb_lcp_status solve_chain(sb_lcp_work *wk, int nchain, const sb_lcp_solve
   }
   factor_cache_clear(wk); /* the solvers below write LU, HtH, H and T */
   wk->warm_lemke = 0;
+  wk->lemke_ran = -1;
   for (int k = 0; k < nchain; k++) {
     char msg[sizeof info->message] = "";
     int iters;
@@ -1864,6 +1872,7 @@ static sb_lcp_status solve_chain(sb_lcp_work *wk, int nchain, const sb_lcp_solve
   info->solver = best_solver;
   info->iterations = best_iters;
   info->warm_lemke = wk->warm_lemke;
+  info->lemke_form = wk->lemke_ran;
   memcpy(info->message, best_msg, sizeof info->message);
   info->time_us = sb_lcp_now_us() - t0;
   return info->status;

@@ -86,14 +86,23 @@ typedef struct {
                             vector's column all ones in that basis) on q itself, with a budget of
                             the set's size plus n pivots; when nothing pivots in or that path does
                             not solve, the cold attempts follow as with 0. 0 (default): cold */
-  int lemke_form;        /* how Lemke keeps its basis: SB_LCP_LEMKE_TABLEAU (0, default) the condensed
-                            tableau, O(n^2) a pivot; SB_LCP_LEMKE_REVISED (experimental) the basis's
-                            structural block K factored (block LU with refactorizations),
-                            O(k^2 + n k) a pivot, k the basic z's: the same path in exact
-                            arithmetic (docs/contact_scaling.md, sessions 25 and 26) */
+  int lemke_form;        /* how Lemke keeps its basis: SB_LCP_LEMKE_TABLEAU the condensed tableau,
+                            O(n^2) a pivot; SB_LCP_LEMKE_REVISED the basis's structural block K
+                            factored (block LU with refactorizations), O(k^2 + n k) a pivot, k the
+                            basic z's: the same path in exact arithmetic; SB_LCP_LEMKE_AUTO
+                            (default) the revised form on problems of at least
+                            SB_LCP_LEMKE_AUTO_MIN_N unknowns, the tableau below
+                            (docs/contact_scaling.md, sessions 25 to 27) */
 } sb_lcp_options;
 
-enum { SB_LCP_LEMKE_TABLEAU = 0, SB_LCP_LEMKE_REVISED = 1 };
+enum { SB_LCP_LEMKE_TABLEAU = 0, SB_LCP_LEMKE_REVISED = 1, SB_LCP_LEMKE_AUTO = 2 };
+
+/* lemke_form auto's threshold. Below it the revised form's fixed costs (a
+ * LAPACK factorization and solves of a small K every pivot, the border
+ * bookkeeping) exceed the tableau's n^2 update; from it on, on contact LCPs,
+ * the revised form counts fewer instructions (docs/contact_scaling.md,
+ * session 27, measures where the two cross). */
+#define SB_LCP_LEMKE_AUTO_MIN_N 30
 
 typedef struct {
   sb_lcp_status status;
@@ -111,6 +120,10 @@ typedef struct {
                             run from one); 1 the guess's basis singular, Lemke ran cold; 2 Lemke
                             ran from it but did not solve, the cold Lemke followed; 3 solved from
                             it */
+  int lemke_form;        /* the form Lemke ran in (SB_LCP_LEMKE_TABLEAU or _REVISED, auto
+                            resolved by the problem's size; the last run of the call, or for a
+                            problem split into parts the revised form if any part's ran it); -1
+                            when Lemke did not run */
 } sb_lcp_info;
 
 typedef struct sb_lcp_work sb_lcp_work;

@@ -61,6 +61,7 @@ struct sb_lcp_work {
   int finite_n;
   int warm_lemke;           /* the solve under way's sb_lcp_info.warm_lemke (run_one's Lemke) */
   int lemke_form;           /* sb_lcp_options.lemke_form of the solve under way */
+  int lemke_ran;            /* the form lemke_core last ran in this solve, -1 none (sb_lcp_info.lemke_form) */
   /* Lemke in revised form (lemke_revised.c): each variable's slot (2n + 1), K's
    * columns (n + 1), each w's place in K0's rows (n + 1), each z's place in
    * K's columns (n + 1), each w's membership of K's rows (n); its factor's

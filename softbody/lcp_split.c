@@ -63,6 +63,7 @@ sb_lcp_status sb_lcp_solve_split(int n, const double *M, const double *q, double
   if (!info) info = &local;
   memset(info, 0, sizeof *info);
   info->residual = INFINITY;
+  info->lemke_form = -1;
   /* the solver named when none runs (every unknown fixed, or no solution found before) */
   info->solver = opt->nchain >= 1 && opt->nchain <= SB_LCP_MAX_CHAIN ? opt->chain[0] : def.chain[0];
   if (ncomp_out) *ncomp_out = 0;
@@ -167,6 +168,7 @@ sb_lcp_status sb_lcp_solve_split(int n, const double *M, const double *q, double
     for (int b = 0; b < k; b++) z[idx[b]] = zc[b];
     info->attempts = ci.attempts > info->attempts ? ci.attempts : info->attempts;
     info->iterations += ci.iterations;
+    if (ci.lemke_form > info->lemke_form) info->lemke_form = ci.lemke_form; /* revised if any part's was */
     if (k == kmax) info->solver = ci.solver;
     if (st != SB_LCP_SOLVED) {
       info->status = st;

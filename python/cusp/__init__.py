@@ -64,6 +64,7 @@ class LcpInfo(ctypes.Structure):
       ("message", ctypes.c_char * 160),
       ("warm_pivot", ctypes.c_int),
       ("warm_lemke", ctypes.c_int),
+      ("lemke_form", ctypes.c_int),      # the form Lemke ran in: 0 tableau, 1 revised, -1 none
   ]
 
 
