@@ -374,6 +374,19 @@ static void app_solves(const char *file, const char *extra, int n, const double 
   if (nz == n) EXPECT(tu_relerr(z, z_expected, n, 1) < 1e-9, "cusp-lcp %s: z differs from the known solution", args);
 }
 
+/* cusp-lcp --lemke-form F: the JSON's lemke_form_ran names the form Lemke ran in (auto, the
+ * default, by the problem's size against SB_LCP_LEMKE_AUTO_MIN_N). */
+static void app_form_ran(const char *file, const char *form, const char *want) {
+  char path[1024], args[2200], out[1 << 16];
+  data_path(path, sizeof path, file);
+  snprintf(args, sizeof args, "'%s' --json --solver lemke%s%s", path, form ? " --lemke-form " : "", form ? form : "");
+  int rc = run_app(args, 0, out, sizeof out);
+  json_members m;
+  const char *ran = rc == 0 && parse_last_line(out, &m) == 0 ? member(&m, "lemke_form_ran") : NULL;
+  EXPECT(ran && !strncmp(ran, want, strlen(want)), "cusp-lcp %s: exit %d, lemke_form_ran %.12s (want %s)", args, rc,
+         ran ? ran : "-", want);
+}
+
 static void app_tests(void) {
   char out[1 << 16], args[2200], path[1024];
   double z_trivial[9], z_deudeu[2] = {4.0 / 3, 7.0 / 3}; /* 2 z1 + z2 = 5, z1 + 2 z2 = 6 */
@@ -385,6 +398,12 @@ static void app_tests(void) {
   app_solves("lcp_ortiz.dat", "--solver fb", 4, (const double[]){2.0 / 3, 0, 1.0 / 3, 0}, "fb");
   app_solves("lcp_trivial.dat", "--solver lemke --lemke-form revised", 9, z_trivial, "lemke");
   app_solves("lcp_deudeu.dat", "--solver lemke --lemke-form tableau", 2, z_deudeu, "lemke");
+  _Static_assert(SB_LCP_LEMKE_AUTO_MIN_N > 2 && SB_LCP_LEMKE_AUTO_MIN_N <= 40, "auto's threshold between the files");
+  app_form_ran("lcp_tobenna.dat", NULL, "\"revised\""); /* n = 40, one component */
+  app_form_ran("lcp_deudeu.dat", NULL, "\"tableau\"");  /* n = 2 */
+  app_form_ran("lcp_tobenna.dat", "tableau", "\"tableau\"");
+  app_form_ran("lcp_deudeu.dat", "revised", "\"revised\"");
+  app_form_ran("lcp_deudeu.dat", "auto", "\"tableau\"");
 
   /* Human output. */
   data_path(path, sizeof path, "lcp_deudeu.dat");
