@@ -493,7 +493,11 @@ static void step_geometry(plan_mpcc *p, const state_view *S0, const state_view *
  * ball's motion is not counted, as for any MuJoCo geom), at v_k. Here max(CUSP_MARGIN, reach) and
  * the norms smoothed from below (MARGIN_WIDTH, SPEED_WIDTH), so the plan never counts on a contact
  * the simulator would not look for. (The simulator keeps a pair found beyond CUSP_MARGIN only when
- * it closes fast enough; that refinement is not modelled: docs/planning.md, session 21.) */
+ * it closes fast enough; that refinement is not modelled: docs/planning.md, session 21.) The
+ * simulator's speed also counts what gravity may add within the step (h |g|, narrowphase.c's
+ * gravity_closing), and keeps a pair found in that band only when gravity closes it; the plan
+ * leaves both out, so its margin stays within the simulator's (at rest CUSP_MARGIN, within which
+ * the simulator keeps every contact; docs/cosseratbench_variants.md, session 27). */
 static double soft_norm(double a2) { return sqrt(a2 + SPEED_WIDTH * SPEED_WIDTH) - SPEED_WIDTH; }
 static double soft_min(double a, double b) {
   return 0.5 * (a + b - sqrt((a - b) * (a - b) + MARGIN_WIDTH * MARGIN_WIDTH));

@@ -19,6 +19,8 @@ static double disk_arc(const cusp_instance_config *c, int k) {
   return arc;
 }
 
+static double dot3(const double a[3], const double b[3]) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
+
 /* Disk k's motion at the step's start for the swept margin: its centre's
  * world velocity (3) and its rim's speed about the centre (the last of the
  * 4 values): its angular speed across its axis (a disk turning about its
@@ -43,6 +45,34 @@ static inline double approach_speed(const double a[4], const double *b) {
   return sqrt(dv[0] * dv[0] + dv[1] * dv[1] + dv[2] * dv[2]) + rim;
 }
 
+/* What gravity may add within step h to the speed at which disk k of s
+ * closes on the other side, along unit n (from the disk to the other side;
+ * n NULL: along whichever normal adds most). A disk at rest that falls in the
+ * step is carried g h^2 by it (implicit Euler), farther than the margin at a
+ * large step, so its approach speed at the step's start alone would let it
+ * pass through unseen. Each side's acceleration from gravity and what holds
+ * it up lies between 0 (held) and its gravity g (falling): the closing
+ * acceleration at most max(0, g_s.n) + max(0, -g_o.n), along the worst
+ * normal max(|g_s|, |g_o|, |g_s - g_o|) (a convex function of the two
+ * fractions, largest at a corner): |g| for a falling rod over a held one,
+ * not 0 (two falling rods alone would cancel, but either may be held). A
+ * MuJoCo geom's own motion is not counted (approach_speed). Other forces
+ * (elastic, actuation, a moving mount's) are not bounded here. */
+static double gravity_closing(const soft_t *s, const soft_t *o, const double *n, double h) {
+  const double *gs = s->model->gravity, *go = o ? o->model->gravity : NULL;
+  if (n) {
+    double gain = fmax(0, dot3(gs, n));
+    if (go) gain += fmax(0, -dot3(go, n));
+    return isfinite(gain) ? h * gain : 0;
+  }
+  double gain = sqrt(dot3(gs, gs));
+  if (go) {
+    double dg[3] = {gs[0] - go[0], gs[1] - go[1], gs[2] - go[2]};
+    gain = fmax(gain, fmax(sqrt(dot3(go, go)), sqrt(dot3(dg, dg))));
+  }
+  return isfinite(gain) ? h * gain : 0;
+}
+
 /* A pair found only by the swept margin (none of its n contacts within the
  * fixed one, base): the index of its nearest contact, else -1. */
 static int swept_only(const mjPreContact *con, int n, double base) {
@@ -57,10 +87,11 @@ static int swept_only(const mjPreContact *con, int n, double base) {
 /* Whether a pair found by the swept margin only is an approach to stop
  * within the step: at its nearest contact con (normal from disk k of s to
  * the other side: disk ok of o, or a MuJoCo geom, standing still), the
- * sides close at their speed along the normal at the step's start, which
- * over cusp_swept_reach would bring within the fixed margin. The others (pairs
- * passing by, or parting) are left out: a snapping rod has hundreds of
- * them within the swept margin. */
+ * sides close at their speed along the normal at the step's start, plus
+ * what gravity may add to it within the step (gravity_closing, as the
+ * margin counts it), which over cusp_swept_reach would bring within the
+ * fixed margin. The others (pairs passing by, or parting) are left out: a
+ * snapping rod has hundreds of them within the swept margin. */
 static int swept_pair_closes(const soft_t *s, int k, const soft_t *o, int ok, const mjPreContact *con, double base,
                              double h) {
   double va[3], vb[3] = {0, 0, 0};
@@ -69,6 +100,7 @@ static int swept_pair_closes(const soft_t *s, int k, const soft_t *o, int ok, co
   double closing = 0;
   for (int q = 0; q < 3; q++) closing += (va[q] - vb[q]) * con->normal[q];
   if (!isfinite(closing)) return 1;
+  closing += gravity_closing(s, o, con->normal, h);
   return closing > 0 && con->dist - cusp_swept_reach(h, closing) < base;
 }
 
@@ -112,8 +144,6 @@ static int held_disk_pair(const mjModel *m, const soft_t *s, int k, int ob) {
   }
   return 0;
 }
-
-static double dot3(const double a[3], const double b[3]) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
 
 /* Disk k's axial coordinate of world point pos. */
 static double disk_axial(const soft_t *s, int k, const double pos[3]) {
@@ -324,8 +354,10 @@ static void collide_disk(cusp_runtime *r, int i, int k) {
       if (held_disk_pair(m, s, k, ob)) continue;
     }
     /* after the cheap filters: every disk meets every geom here */
-    const double *other = oi >= 0 ? r->soft[oi].disk_motion + 4 * ok : NULL;
-    double margin = cusp_swept_margin(h, approach_speed(motion + 4 * k, other)) + m->geom_margin[b];
+    const soft_t *os = oi >= 0 ? &r->soft[oi] : NULL;
+    const double *other = os ? os->disk_motion + 4 * ok : NULL;
+    double speed = approach_speed(motion + 4 * k, other) + gravity_closing(s, os, NULL, h);
+    double margin = cusp_swept_margin(h, speed) + m->geom_margin[b];
     if (oi == i && !self_pair_may_touch(r, s, k, ok, margin)) continue;
     double base = CUSP_MARGIN + m->geom_margin[b];
     if (oi < 0 && m->geom_type[b] == mjGEOM_PLANE && disk_tiles_tube(s, k) &&

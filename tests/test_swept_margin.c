@@ -30,7 +30,17 @@
  * 5. A rod tiled by its disks (the tube-plane path) carried sideways fast
  *    over a plane 1 cm below its surface: passing by, not approaching, so no
  *    contact, as the other swept paths filter; carried down onto it, it is
- *    found and stopped. */
+ *    found and stopped.
+ * 6. From rest: a free rod tiled by its disks (its inner disks on the
+ *    tube-plane path, its end disks on MuJoCo's), at rest 6 mm (more than
+ *    CUSP_MARGIN) above a plane under gravity at 40 ms steps. Implicit Euler
+ *    carries a body at rest by g h^2 = 15.7 mm in its first step: with the
+ *    margin of its speed at the step's start alone (0) the plane was not
+ *    looked for and the rod fell 9.7 mm into it in that step (as
+ *    cosseratbench's crossing at 4x its adapter's step did through the other
+ *    rope: python/tests/test_tube_contact.py). The margin now counts what
+ *    gravity adds within the step: the rod must come to rest on the plane,
+ *    no contact found deeper than PENETRATION_TOL. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -289,7 +299,96 @@ static void tube_plane_closing(void) {
   EXPECT(approaching > 0, "a tiled rod carried down onto a plane: no contact found");
 }
 
+/* 6: from rest under gravity at a large step. */
+#define REST_STEP 0.04
+#define REST_GAP 0.006        /* m: the surfaces' gap at the start, > CUSP_MARGIN, < g h^2 */
+#define REST_RADIUS 0.005
+/* m: deepest contact gap allowed. The speculative row keeps a gap closing
+ * within the step at >= 0 at the step's end, to the LCP's tolerance and the
+ * linearization of the contact point's motion (the rod lands flat, so its
+ * motion is near a translation): far below the 15.7 mm a step carries it,
+ * and 1/500 of the rod's radius. */
+#define PENETRATION_TOL 1e-5
+
+#define TILED_ROD                                                        \
+  "    <instance name=\"rod\">\n"                                       \
+  "    <config key=\"model\" value=\"cosserat\"/>\n"                   \
+  "    <config key=\"sections\" value=\"4\"/>\n"                       \
+  "    <config key=\"length\" value=\"0.025\"/>\n"                     \
+  "    <config key=\"radius\" value=\"0.005\"/>\n"                     \
+  "    <config key=\"density\" value=\"1000\"/>\n"                     \
+  "    <config key=\"young\" value=\"1e7\"/>\n"                        \
+  "    <config key=\"strains\" value=\"kx ky kz ex ey ez\"/>\n"        \
+  "    <config key=\"disks\" value=\"4\"/>\n"                          \
+  "    <config key=\"disk_radius\" value=\"0.005\"/>\n"                \
+  "    <config key=\"disk_thickness\" value=\"0.005000000005\"/>\n"    \
+  "    <config key=\"contact\" value=\"lcp\"/>\n"                      \
+  "    <config key=\"actuated\" value=\"none\"/>\n"                      \
+  "    </instance>\n"
+
+/* the free rod along x from x = 0, its mount a light free body */
+#define FREE_MOUNT_FMT                                                                          \
+  "    <body name=\"mount\" pos=\"0 0 %.6f\" euler=\"0 90 0\"><freejoint/>\n"                 \
+  "      <inertial pos=\"0 0 0\" mass=\"1e-4\" diaginertia=\"1e-9 1e-9 1e-9\"/>\n"               \
+  "      <plugin instance=\"rod\"/></body>\n"
+
+typedef struct {
+  double deepest;  /* the least gap of a contact found over the run (< 0: penetration), m */
+  double lowest;   /* the least height of the free rod's surface (its mid point's centreline less its radius) */
+  double last;     /* that height at the end */
+  int passed;      /* a step reported a disk deeper than its radius */
+} rest_result;
+
+/* The free rod of xml (instance 0) stepped nsteps from rest; heights of its
+ * mid point's underside above z = 0. */
+static rest_result fall_from_rest(const char *name, const char *xml, int nsteps) {
+  rest_result t = {.deepest = NAN, .lowest = NAN, .last = NAN};
+  mjData *d;
+  mjModel *m = load_text_attached(name, xml, &d);
+  if (!m) return t;
+  t.deepest = t.lowest = INFINITY;
+  for (int k = 0; k < nsteps; k++) {
+    mj_step(m, d);
+    const cusp_step_report *r = cusp_report(m, d);
+    if (r && strstr(r->message, "deeper than")) t.passed = 1;
+    const cusp_contact_report *c;
+    int n = cusp_contacts(m, d, &c);
+    for (int i = 0; i < n; i++) t.deepest = fmin(t.deepest, c[i].gap);
+    double mid[3];
+    cusp_backbone_point(m, d, 0, 0.5 * cusp_total_length(m, 0), mid, NULL);
+    t.last = mid[2] - REST_RADIUS;
+    t.lowest = fmin(t.lowest, t.last);
+  }
+  finish(m, d);
+  return t;
+}
+
+static void from_rest(void) {
+  char xml[4096], mount[512];
+  const double g = 9.81, travel = g * REST_STEP * REST_STEP;
+  /* onto a plane: its surface REST_GAP above z = 0 */
+  snprintf(mount, sizeof mount, FREE_MOUNT_FMT, REST_RADIUS + REST_GAP);
+  snprintf(xml, sizeof xml,
+           "<mujoco model=\"rest_over_plane\">\n"
+           "  <option timestep=\"%g\" gravity=\"0 0 %g\"/>\n"
+           "  <extension><plugin plugin=\"cusp.softbody\">\n" TILED_ROD "  </plugin></extension>\n"
+           "  <worldbody>\n    <geom name=\"floor\" type=\"plane\" size=\"1 1 0.01\"/>\n%s  </worldbody>\n"
+           "</mujoco>\n",
+           REST_STEP, -g, mount);
+  rest_result t = fall_from_rest("rest_over_plane", xml, 25);
+  printf("a free tiled rod at rest %.3f m above a plane, %.0f ms steps (g h^2 = %.4f m): deepest contact gap %.2e m, "
+         "its underside at least %.2e m above the plane, %.2e m at the end (1 s)%s\n",
+         REST_GAP, 1e3 * REST_STEP, travel, t.deepest, t.lowest, t.last,
+         t.passed ? "; a disk was reported deeper than its radius" : "");
+  EXPECT(!t.passed && t.deepest > -PENETRATION_TOL && t.lowest > -PENETRATION_TOL,
+         "a rod at rest over a plane fell into it in a %.0f ms step: contact gap %.2e m, underside %.2e m%s",
+         1e3 * REST_STEP, t.deepest, t.lowest, t.passed ? " (deeper than its radius)" : "");
+  EXPECT(fabs(t.last) < 1e-4, "a rod at rest over a plane does not come to rest on it: %.2e m above it after 1 s",
+         t.last);
+}
+
 int main(void) {
+  from_rest();
   face_on();
   very_fast();
   tube_plane_closing();
