@@ -66,6 +66,18 @@ def scene(a, mass: float, inertia: float) -> str:
                       mass=mass, inertia=inertia)
 
 
+def first_lcp_mobility(m, d, t: float, out: dict) -> None:
+  """At the first step whose LCP holds a contact: its normal rows' diagonal, the normal velocity
+  per unit normal impulse (1/kg) each contact's bodies give as the LCP sees them."""
+  A, _ = cusp.lcp(m, d)
+  info = cusp.report(m, d)["info"]
+  if A.shape[0] == 0 or info["nkept"] <= 0:
+    return
+  block = info["nvar"] // info["nkept"]   # [fn, beta_1..beta_r, gamma] per kept contact
+  out["first_lcp_time"] = t
+  out["first_lcp_normal_diag"] = [float(A[i, i]) for i in range(0, A.shape[0], block)]
+
+
 def run(a, mass: float, inertia: float) -> dict:
   with tempfile.TemporaryDirectory(prefix="cusp-softmount-") as tmp:   # cusp.load reads a file
     path = os.path.join(tmp, "scene.xml")
@@ -79,7 +91,8 @@ def run(a, mass: float, inertia: float) -> dict:
   z0 = float(m.body_pos[mount][2])   # a child of the world: its start height
   out = {"h": a.h, "gap": a.gap, "mass": mass, "inertia": inertia, "mount": a.mount, "lower": a.lower,
          "outcome": "completed", "time": None, "deepest_gap": None, "mount_rise": 0.0, "mount_drop": 0.0,
-         "upper_mid_min_z": None, "soft_soft_steps": 0, "steps": 0}
+         "upper_mid_min_z": None, "soft_soft_steps": 0, "steps": 0, "first_lcp_time": None,
+         "first_lcp_normal_diag": None}
   deepest = math.inf
   mid_min = math.inf
   for _ in range(int(round(a.duration / a.h))):
@@ -90,6 +103,13 @@ def run(a, mass: float, inertia: float) -> dict:
       out["outcome"], out["time"] = "blew up", t
       break
     cs = cusp.contacts(m, d)
+    if a.trace:
+      w = d.qvel[3:6] if a.mount == "free" else np.zeros(3)
+      print(json.dumps({"t": float(d.time), "min_gap": min([float(c["gap"]) for c in cs], default=None),
+                        "normal_impulse": sum(float(c["normal_impulse"]) for c in cs),
+                        "mount_z": float(d.xpos[mount][2]), "mount_omega": [float(x) for x in w]}))
+    if out["first_lcp_time"] is None:
+      first_lcp_mobility(m, d, t, out)
     if any(c["other_instance"] >= 0 for c in cs):
       out["soft_soft_steps"] += 1
     deepest = min([deepest] + [float(c["gap"]) for c in cs])
@@ -107,6 +127,26 @@ def run(a, mass: float, inertia: float) -> dict:
   return out
 
 
+def markdown(rows: list) -> str:
+  """Mass down, inertia across: blew up (when), else whether the rod slid off the lower one (the
+  mount more than 10 cm below its start at some time) and the mount's largest rise above its start."""
+  masses = sorted({r["mass"] for r in rows})
+  inertias = sorted({r["inertia"] for r in rows})
+  cell = {(r["mass"], r["inertia"]): r for r in rows}
+  out = ["| mass kg \\ inertia kg m^2 | " + " | ".join(f"{i:g}" for i in inertias) + " |",
+         "|" + "---|" * (len(inertias) + 1)]
+  for mass in masses:
+    cells = []
+    for i in inertias:
+      r = cell[(mass, i)]
+      if r["outcome"] != "completed":
+        cells.append(f"**blew up** {r['time']:.3f} s")
+      else:
+        cells.append(f"{'fell off' if r['mount_drop'] > 0.1 else 'stays'}, rise {1000 * r['mount_rise']:.0f} mm")
+    out.append(f"| {mass:g} | " + " | ".join(cells) + " |")
+  return "\n".join(out)
+
+
 def main() -> int:
   p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
   p.add_argument("--h", type=float, default=0.002, help="s, the time step")
@@ -120,15 +160,22 @@ def main() -> int:
                  help="the upper rod's start: above the lower one, or below it (with --mount weld the "
                       "lower rod then sags onto it: a loaded crossing)")
   p.add_argument("--self-contact", type=int, default=0)
+  p.add_argument("--trace", action="store_true", help="also one JSON line per step: the contacts' least gap and "
+                 "summed normal impulse, the mount's height and angular velocity (its free joint's, body axes)")
+  p.add_argument("--markdown", action="store_true", help="after the JSON lines, the sweep as a markdown table")
   a = p.parse_args()
   warnings = []
   mujoco.set_mju_user_warning(warnings.append)   # keeps MuJoCo's text off the JSON lines
   blew = False
+  rows = []
   for mass in (float(x) for x in a.mass.split(",")):
     for inertia in (float(x) for x in a.inertia.split(",")):
       r = run(a, mass, inertia)
       blew |= r["outcome"] != "completed"
+      rows.append(r)
       print(json.dumps(r), flush=True)
+  if a.markdown:
+    print(markdown(rows))
   for w in warnings:
     print(w.strip(), file=sys.stderr)
   return 1 if blew else 0
