@@ -1,8 +1,9 @@
 """A short cosserat rod on a light free-jointed mount body, dropped across a longer rod clamped
-to the world: a soft-soft contact (lcp model) where one arm's mount moves. Such an arm is
-coupled implicitly with its mount, but a contact with another soft arm falls back to the
-partitioned treatment for that step (plugin/mount.c, cusp_mount_lcp_prepare), which can blow
-up (docs/soft_soft_mount.md). One JSON line per (mount mass, mount inertia) combination:
+to the world: a soft-soft contact (lcp model, or --contact) where one arm's mount moves. Such an arm is
+coupled implicitly with its mount; its contact with another soft arm has the MuJoCo system
+as a third participant (plugin/mount.c). Until session 28 such a contact fell back to the
+partitioned treatment, which blew up (docs/soft_soft_mount.md). One JSON line per (mount
+mass, mount inertia) combination:
 outcome "completed" or "blew up" (MuJoCo's mjWARN_BADQACC counter, or a non-finite state), the
 time of the step that blew up, the deepest contact gap, the mount's largest excursions in
 height, the upper rod's middle point's lowest height, and the steps that had a soft-soft
@@ -36,7 +37,7 @@ ROD = """<instance name="{name}">
   <config key="density" value="1000"/><config key="young" value="1e7"/>
   <config key="strains" value="kx ky kz ex ey ez"/><config key="disks" value="{sections}"/>
   <config key="disk_radius" value="0.005"/><config key="disk_thickness" value="{thickness:.9f}"/>
-  <config key="contact" value="lcp"/><config key="actuated" value="none"/>
+  <config key="contact" value="{contact}"/><config key="actuated" value="none"/>
   <config key="self_contact" value="{self_contact}"/></instance>"""
 
 # The lower rod (8 sections, 20 cm) is clamped at x = -0.1 along +x; the upper (4 sections, 5 cm)
@@ -59,8 +60,10 @@ LOWER_CAPSULE = '<geom type="capsule" fromto="-0.1 0 0 0.1 0 0" size="0.005"/>'
 def scene(a, mass: float, inertia: float) -> str:
   rods = ""
   if a.lower == "rod":
-    rods += ROD.format(name="low", sections=8, length=0.2, thickness=0.2 / 8, self_contact=a.self_contact)
-  rods += ROD.format(name="up", sections=4, length=0.05, thickness=0.05 / 4, self_contact=a.self_contact)
+    rods += ROD.format(name="low", sections=8, length=0.2, thickness=0.2 / 8, self_contact=a.self_contact,
+                       contact=a.contact)
+  rods += ROD.format(name="up", sections=4, length=0.05, thickness=0.05 / 4, self_contact=a.self_contact,
+                     contact=a.contact)
   return SCENE.format(h=a.h, rods=rods, lower=LOWER_ROD if a.lower == "rod" else LOWER_CAPSULE,
                       z0=(0.01 + a.gap) * (1 if a.side == "above" else -1), joint="<freejoint/>" if a.mount == "free" else "",
                       mass=mass, inertia=inertia)
@@ -90,6 +93,7 @@ def run(a, mass: float, inertia: float) -> dict:
   bad = int(mujoco.mjtWarning.mjWARN_BADQACC)
   z0 = float(m.body_pos[mount][2])   # a child of the world: its start height
   out = {"h": a.h, "gap": a.gap, "mass": mass, "inertia": inertia, "mount": a.mount, "lower": a.lower,
+         "contact": a.contact,
          "outcome": "completed", "time": None, "deepest_gap": None, "mount_rise": 0.0, "mount_drop": 0.0,
          "upper_mid_min_z": None, "soft_soft_steps": 0, "steps": 0, "first_lcp_time": None,
          "first_lcp_normal_diag": None}
@@ -160,6 +164,8 @@ def main() -> int:
                  help="the upper rod's start: above the lower one, or below it (with --mount weld the "
                       "lower rod then sags onto it: a loaded crossing)")
   p.add_argument("--self-contact", type=int, default=0)
+  p.add_argument("--contact", choices=("lcp", "sap", "ncp", "penalty"), default="lcp",
+                 help="both rods' contact model")
   p.add_argument("--trace", action="store_true", help="also one JSON line per step: the contacts' least gap and "
                  "summed normal impulse, the mount's height and angular velocity (its free joint's, body axes)")
   p.add_argument("--markdown", action="store_true", help="after the JSON lines, the sweep as a markdown table")

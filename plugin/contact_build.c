@@ -150,9 +150,8 @@ int cusp_contact_build(cusp_runtime *r, cusp_contact_kind model, double h, doubl
       r->touched[body] = 1;
     }
   }
-  /* arms coupled to moving mounts enter the lcp problem in the coupled
-   * coordinates (mount.c); sap and ncp see such an arm's base motion as given */
-  if (model == CUSP_CONTACT_LCP && cusp_mount_lcp_prepare(r)) need_rigid = 1;
+  /* arms coupled to moving mounts enter the problem in the coupled coordinates (mount.c) */
+  if (cusp_mount_lcp_prepare(r, model)) need_rigid = 1;
   if (cusp_ends_need_rigid(r, model)) need_rigid = 1;
   if (need_rigid && m->nv > 0) {
     rigid_free_velocity(r, h);
@@ -169,7 +168,13 @@ int cusp_contact_build(cusp_runtime *r, cusp_contact_kind model, double h, doubl
     sc.side[0].s = s->cfg.disk[cm->disk].s;
     cusp_arm_point_offset(s, cm->disk, cm->pos, sc.side[0].offset);
     other_side(r, cm, &sc.side[1], r->jac);
-    if (model == CUSP_CONTACT_LCP) cusp_mount_lcp_side(r, cm, &sc.side[1], r->jac);
+    if (cusp_mount_lcp_side(r, cm, &sc, r->jac)) { /* no point there: solved without it, said so */
+      if (!r->message[0])
+        sb_errorf(r->message, sizeof r->message, "instance \"%s\": disk %d has no point for its mount's share of a "
+                  "contact; the contact is left out this step", s->cfg.name, cm->disk);
+      cm->in_problem = cm->kept = 0;
+      continue;
+    }
     memcpy(sc.normal, cm->normal, sizeof sc.normal);
     sc.gap = cm->gap;
     sc.friction = s->cfg.friction;

@@ -270,36 +270,39 @@ void cusp_stage_mount_coupling(cusp_runtime *r, double h) {
  * twist), so its contacts are those of a soft body with free velocity
  * u* = v* + X eta_b and, on the MuJoCo system's side, of a point whose
  * Jacobian is (G_b - G_q X) J_b: the LCP sees the mount's and the arm's
- * inertia together and the mount's free acceleration, exactly. A contact
- * has two sides, so an arm in contact with another soft arm keeps the
- * partitioned treatment for that step (the arm as on a mount moving as at
- * the step's start; its impulse's load on the mount applied afterwards). */
+ * inertia together and the mount's free acceleration, exactly. The same
+ * coordinates hold for any number of coupled arms (the first block then
+ * carries every arm's inertia, each arm its own u), so a contact between
+ * two arms, or of an arm with itself, has the MuJoCo system as a third
+ * participant: its Jacobian is side 0's mount share minus side 1's. An arm
+ * whose contacts all stay out of the problems keeps the partitioned
+ * treatment (cusp_mount_contact_load). The coordinates are the same for
+ * every implicit model (lcp, sap, ncp: each solves on W = J M^-1 J^T of this
+ * problem), and an arm taken into them stays there for the step. */
 
-int cusp_mount_lcp_prepare(cusp_runtime *r) {
+int cusp_mount_lcp_prepare(cusp_runtime *r, cusp_contact_kind model) {
+  /* 2: taken into the coupled coordinates by this model's problem, 1: by an
+   * earlier model's this step (its free velocity already shifted) */
   int any = 0;
-  for (int i = 0; i < r->ninst; i++) r->soft[i].mount_lcp = 0;
   for (int c = 0; c < r->nmeta; c++) {
     const contact_meta *cm = &r->meta[c];
-    if (cm->model != CUSP_CONTACT_LCP || cm->inst < 0) continue;
-    soft_t *s = &r->soft[cm->inst];
-    if (cm->other_inst >= 0) {
-      s->mount_lcp = -1;
-      r->soft[cm->other_inst].mount_lcp = -1;
-    } else if (s->mount_coupled && s->mount_lcp == 0) {
-      s->mount_lcp = 1;
+    if (cm->model != model || cm->inst < 0) continue;
+    int side[2] = {cm->inst, cm->other_inst};
+    for (int k = 0; k < 2; k++) {
+      if (side[k] < 0) continue;
+      soft_t *s = &r->soft[side[k]];
+      if (s->mount_coupled && s->mount_lcp == 0) s->mount_lcp = 2;
+      any |= s->mount_lcp != 0;
     }
   }
   for (int i = 0; i < r->ninst; i++) { /* a held point is solved in the coupled coordinates too */
     soft_t *s = &r->soft[i];
-    if (s->mount_coupled && s->mount_lcp == 0 && s->nheld > 0 && s->cfg.contact == CUSP_CONTACT_LCP)
-      s->mount_lcp = 1;
+    if (s->mount_coupled && s->mount_lcp == 0 && s->nheld > 0 && s->cfg.contact == model) s->mount_lcp = 2;
   }
   for (int i = 0; i < r->ninst; i++) {
     soft_t *s = &r->soft[i];
-    if (s->mount_lcp != 1) {
-      s->mount_lcp = 0;
-      continue;
-    }
+    if (s->mount_lcp != 2) continue;
+    s->mount_lcp = 1;
     int n = s->model->n;
     for (int j = 0; j < n; j++) {
       double x = 0;
@@ -313,14 +316,14 @@ int cusp_mount_lcp_prepare(cusp_runtime *r) {
   return any;
 }
 
-int cusp_mount_lcp_side(cusp_runtime *r, const contact_meta *cm, sb_contact_side *other, double *jac) {
-  soft_t *s = &r->soft[cm->inst];
-  if (!s->mount_lcp || r->rigid_body < 0) return 0;
+/* The mount's share of the world velocity of arm s's point at pos on disk
+ * `disk`, (G_b - G_q X) J_b over MuJoCo's nv dofs, into jb (3 x nv). */
+static int point_mount_jac(cusp_runtime *r, soft_t *s, int disk, const double pos[3], double *jb) {
   const mjModel *m = r->m;
   int nv = m->nv, n = s->model->n, np = s->mount_npath;
-  double *jb = r->mount_jac, *J6 = s->mount_J6, Y[36], off[3], G[18];
+  double *J6 = s->mount_J6, Y[36], off[3], G[18];
   sb_pose g;
-  const cusp_disk *dk = &s->cfg.disk[cm->disk];
+  const cusp_disk *dk = &s->cfg.disk[disk];
   if (sb_point_kinematics(s->model, s->work, dk->section, dk->s, &g, J6, NULL, NULL)) return -1;
   /* Y = J6 X: the disk frame's twist per unit base twist through the arm */
   for (int i = 0; i < 6; i++)
@@ -330,7 +333,7 @@ int cusp_mount_lcp_side(cusp_runtime *r, const contact_meta *cm, sb_contact_side
       Y[i * 6 + a] = x;
     }
   /* G = G_q X: the point's world velocity, R (v + w x r) */
-  cusp_arm_point_offset(s, cm->disk, cm->pos, off);
+  cusp_arm_point_offset(s, disk, pos, off);
   for (int a = 0; a < 6; a++) {
     double w[3] = {Y[a], Y[6 + a], Y[12 + a]}, lin[3] = {Y[18 + a], Y[24 + a], Y[30 + a]};
     lin[0] += w[1] * off[2] - w[2] * off[1];
@@ -338,21 +341,38 @@ int cusp_mount_lcp_side(cusp_runtime *r, const contact_meta *cm, sb_contact_side
     lin[2] += w[0] * off[1] - w[1] * off[0];
     for (int i = 0; i < 3; i++) G[i * 6 + a] = g.R[3 * i] * lin[0] + g.R[3 * i + 1] * lin[1] + g.R[3 * i + 2] * lin[2];
   }
-  /* (G_b - G_q X) J_b: mj_jac of the point carried by the mount, minus G J_b */
-  mj_jac(m, r->d, jb, NULL, cm->pos, s->cfg.base_body_id);
+  /* mj_jac of the point carried by the mount, minus G J_b */
+  mj_jac(m, r->d, jb, NULL, pos, s->cfg.base_body_id);
   for (int i = 0; i < 3; i++)
     for (int k = 0; k < np; k++) {
       double x = 0;
       for (int a = 0; a < 6; a++) x += G[i * 6 + a] * s->mount_J[a * np + k];
       jb[i * nv + s->mount_path[k]] -= x;
     }
-  /* onto the other side, which then is (also) the MuJoCo system */
-  if (other->body != r->rigid_body) {
-    memset(jac, 0, sizeof(double) * 3 * nv);
-    other->body = r->rigid_body;
+  return 0;
+}
+
+int cusp_mount_lcp_side(cusp_runtime *r, const contact_meta *cm, sb_contact *sc, double *jac) {
+  soft_t *s = &r->soft[cm->inst], *o = cm->other_inst >= 0 ? &r->soft[cm->other_inst] : NULL;
+  int own = s->mount_lcp, other = o && o->mount_lcp;
+  if ((!own && !other) || r->rigid_body < 0) return 0;
+  int nv = r->m->nv;
+  double *jb = r->mount_jac, *jb_other = r->mount_jac + 3 * nv;
+  if (own && point_mount_jac(r, s, cm->disk, cm->pos, jb)) return -1;
+  if (!o) { /* onto the other side, which then is (also) the MuJoCo system */
+    sb_contact_side *side = &sc->side[1];
+    if (side->body != r->rigid_body) {
+      memset(jac, 0, sizeof(double) * 3 * nv);
+      side->body = r->rigid_body;
+    }
+    for (int k = 0; k < 3 * nv; k++) jac[k] -= jb[k];
+    side->jac = jac;
+    return 0;
   }
-  for (int k = 0; k < 3 * nv; k++) jac[k] -= jb[k];
-  other->jac = jac;
+  if (other && point_mount_jac(r, o, cm->other_disk, cm->pos, jb_other)) return -1;
+  for (int k = 0; k < 3 * nv; k++) jac[k] = (own ? jb[k] : 0) - (other ? jb_other[k] : 0);
+  sc->coupled_body = r->rigid_body;
+  sc->coupled_jac = jac;
   return 0;
 }
 

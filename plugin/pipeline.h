@@ -86,7 +86,7 @@ typedef struct {
   double mount_Meff[36];    /* the arm's effective inertia at its base */
   double mount_kappa[6];    /* the mount's velocity-product acceleration (base_acc of the soft step) */
   int mount_coupled;        /* compute coupled this step: advance finishes it */
-  int mount_lcp;            /* its contacts are in this step's LCP in the coupled coordinates */
+  int mount_lcp;            /* its contacts are in this step's contact problems in the coupled coordinates */
   double feedback_start[CUSP_MAX_COORDS]; /* the feedback joints' values compute used */
   /* the work's kinematics are at placed_q, placed_v and placed_base: the
    * next compute reuses them when the state it starts from is exactly that */
@@ -254,15 +254,20 @@ void cusp_mount_mocap_commit(cusp_runtime *r, const soft_t *s, cusp_arm_state *s
  * d->M (refactored) and its load at zero mount acceleration into
  * qfrc_passive, so that MuJoCo's own solve gives the coupled acceleration. */
 void cusp_stage_mount_coupling(cusp_runtime *r, double h);
-/* Before the LCP's contacts are added: which coupled arms enter it in the
- * coupled coordinates (their free velocity and base twist change for the
- * solve); 1 when any does (the MuJoCo system is then a body of it). */
-int cusp_mount_lcp_prepare(cusp_runtime *r);
-/* For a contact of arm cm->inst (side 0): the mount's part of its point's
- * motion onto the other side, which becomes the MuJoCo system with
- * Jacobian jac (3 x nv; the other rigid body's, if any, already in it).
- * 0 (also when the arm is not coupled there), -1 without a point. */
-int cusp_mount_lcp_side(cusp_runtime *r, const contact_meta *cm, sb_contact_side *other, double *jac);
+/* Before an implicit model's contacts are added: which coupled arms enter
+ * its problem in the coupled coordinates (their free velocity and base twist
+ * change for the step, once: an arm an earlier model took in stays); 1 when
+ * any of its contacts or held points is on such an arm (the MuJoCo system is
+ * then a body of it). */
+int cusp_mount_lcp_prepare(cusp_runtime *r, cusp_contact_kind model);
+/* For a contact of arm cm->inst (side 0): the mounts' part of its points'
+ * motion. Against a rigid body or the world, onto side 1, which becomes
+ * the MuJoCo system with Jacobian jac (3 x nv; the other rigid body's, if
+ * any, already in it); against an arm (side 1 soft), as the contact's third
+ * participant, the MuJoCo system with jac = side 0's share minus side 1's,
+ * of each arm held in the coupled coordinates. 0 (also when neither arm is
+ * coupled there), -1 without a point. */
+int cusp_mount_lcp_side(cusp_runtime *r, const contact_meta *cm, sb_contact *sc, double *jac);
 /* The mount's share of the arm's contact impulse, into qfrc_cusp (arms the
  * LCP saw on a fixed mount only). */
 void cusp_mount_contact_load(cusp_runtime *r, soft_t *s, double h);

@@ -89,9 +89,10 @@ struct sb_contact_problem {
                               F^-1 J_n^T as stage 1 computed it this step (before the bilateral
                               projection), for kept_delassus */
   int *wn_ok;              /* per contact: wn holds it for this step */
-  int *head;               /* 2 per contact: how many leading rows of each side's body block its
-                              Jacobian fills (a soft side: the coordinates proximal to its point,
-                              which its whitened columns keep; other bodies: all) */
+  int *head;               /* 3 per contact: how many leading rows of each participant's body block
+                              its Jacobian fills (side 0, side 1, the third participant; a soft
+                              side: the coordinates proximal to its point, which its whitened
+                              columns keep; other bodies: all) */
   int *colc;               /* 3 max_c: the contact of each column kept_delassus whitens */
   int *order_head;         /* 3 max_c: those columns ordered by their rows in a body (body_apply) */
   int *count_head;         /* max_dof + 1: the counting sort's counts */
@@ -141,7 +142,7 @@ size_t sb_contact_workspace_bytes_kept(int max_contacts, int max_kept, int max_d
                    nd * mc + (size_t)sb_rank_select_work_size(max_dof, max_contacts) + 2 * nvark * nvark +
                    9 * nvark + m3 + 2 * nd + nvar + m3 + 2 * mc + mc + nd * mc +
                    2 * nvar; /* ..., screen_order, wn, prev_dr, prev_dc */
-  size_t ints = 2 * mc + 3 * mc + nvark + mc + 8 * mc + mc + 2 * mc + 3 * mc + 3 * mc + nd + 1 + nvar + nvark;
+  size_t ints = 2 * mc + 3 * mc + nvark + mc + 8 * mc + mc + 3 * mc + 3 * mc + 3 * mc + nd + 1 + nvar + nvark;
   /* ... wn_ok, head, colc, order_head, count_head, prev_in, last_in */
   return sizeof(sb_contact_problem) + sizeof(sb_contact) * mc + sizeof(long) * mc + sizeof(double) * doubles +
          sizeof(int) * ints + sb_lcp_work_bytes((int)nvark);
@@ -226,7 +227,7 @@ sb_contact_problem *sb_contact_create_kept(int max_contacts, int max_kept, int m
   ALLOC(p->screen_order, mc);
   ALLOC(p->wn, nd * mc);
   ALLOC(p->wn_ok, mc);
-  ALLOC(p->head, 2 * mc);
+  ALLOC(p->head, 3 * mc);
   ALLOC(p->colc, m3);
   ALLOC(p->order_head, m3);
   ALLOC(p->count_head, nd + 1);
@@ -418,6 +419,34 @@ static void frame_row(const double *Rg, const double d[3], const double r[3], do
   }
 }
 
+/* Adds sign * (contact-frame rows of jac, the point-velocity Jacobian of a
+ * dense or custom body: 3 x nv row-major) into the columns 3i..3i+2 of Jt;
+ * participant: 0, 1 (the sides) or 2 (the third), whose head it sets. */
+static int add_jacobian_rows(sb_contact_problem *p, int i, int participant, int body, const double *jac,
+                             double sign, const double R[9], char *error, int error_size) {
+  const body_t *b = &p->bodies[body];
+  size_t ld = p->max_dof;
+  double *col = p->Jt + (size_t)3 * i * ld;
+  if (!jac) {
+    sb_errorf(error, error_size, "contact %d: %sbody %d needs a point Jacobian (jac)", i,
+              participant == 2 ? "the third participant, " : "", body);
+    return -1;
+  }
+  for (int j = 0; j < 3 * b->nv; j++)
+    if (!isfinite(jac[j])) {
+      sb_errorf(error, error_size, "contact %d: Jacobian entry %d of %sbody %d is not finite", i, j,
+                participant == 2 ? "the third participant, " : "", body);
+      return -1;
+    }
+  p->head[3 * i + participant] = b->nv;
+  for (int k = 0; k < 3; k++) {
+    double *c = col + k * ld + b->off;
+    for (int j = 0; j < b->nv; j++)
+      c[j] += sign * (R[k] * jac[j] + R[3 + k] * jac[b->nv + j] + R[6 + k] * jac[2 * b->nv + j]);
+  }
+  return 0;
+}
+
 /* Adds sign * (contact-frame rows of the side's point-velocity Jacobian) into
  * the columns 3i..3i+2 of Jt. */
 static int add_side(sb_contact_problem *p, int i, const sb_contact_side *sd, double sign,
@@ -425,7 +454,7 @@ static int add_side(sb_contact_problem *p, int i, const sb_contact_side *sd, dou
   double *col = p->Jt + (size_t)3 * i * p->max_dof;
   size_t ld = p->max_dof;
   int s = sign > 0 ? 0 : 1;
-  p->head[2 * i + s] = 0;
+  p->head[3 * i + s] = 0;
   if (sd->body < 0) {
     for (int k = 0; k < 3; k++) {
       double d[3] = {R[k], R[3 + k], R[6 + k]};
@@ -445,7 +474,7 @@ static int add_side(sb_contact_problem *p, int i, const sb_contact_side *sd, dou
       return -1;
     }
     nz = pp.ncol;
-    p->head[2 * i + s] = nz;
+    p->head[3 * i + s] = nz;
     const double *r = sd->offset;
     double vb[3];
     sb_frame_base_velocity(b->m, b->w, &g, r, vb, NULL);
@@ -468,22 +497,7 @@ static int add_side(sb_contact_problem *p, int i, const sb_contact_side *sd, dou
     add_soft_rows(nz - pp.l0, pp.Jloc + pp.l0, n, ab, c0 + pp.l0, c1 + pp.l0, c2 + pp.l0);
     return 0;
   }
-  if (!sd->jac) {
-    sb_errorf(error, error_size, "contact %d: body %d needs a point Jacobian (jac)", i, sd->body);
-    return -1;
-  }
-  for (int j = 0; j < 3 * b->nv; j++)
-    if (!isfinite(sd->jac[j])) {
-      sb_errorf(error, error_size, "contact %d: Jacobian entry %d of body %d is not finite", i, j, sd->body);
-      return -1;
-    }
-  p->head[2 * i + s] = b->nv;
-  for (int k = 0; k < 3; k++) {
-    double *c = col + k * ld + b->off;
-    for (int j = 0; j < b->nv; j++)
-      c[j] += sign * (R[k] * sd->jac[j] + R[3 + k] * sd->jac[b->nv + j] + R[6 + k] * sd->jac[2 * b->nv + j]);
-  }
-  return 0;
+  return add_jacobian_rows(p, i, s, sd->body, sd->jac, sign, R, error, error_size);
 }
 
 int sb_contact_add(sb_contact_problem *p, const sb_contact *c, char *error, int error_size) {
@@ -518,9 +532,22 @@ int sb_contact_add(sb_contact_problem *p, const sb_contact *c, char *error, int 
     sb_errorf(error, error_size, "contact %d: both sides are the static world", i);
     return -1;
   }
+  if (c->coupled_jac && (c->coupled_body < 0 || c->coupled_body >= p->nb)) {
+    sb_errorf(error, error_size, "contact %d: the third participant names body %d, but the problem has %d", i,
+              c->coupled_body, p->nb);
+    return -1;
+  }
+  if (c->coupled_jac && p->bodies[c->coupled_body].kind == BODY_SOFT) {
+    sb_errorf(error, error_size, "contact %d: the third participant, body %d, is soft: it must be dense or custom",
+              i, c->coupled_body);
+    return -1;
+  }
   sb_contact *cc = &p->c[i];
   *cc = *c;
   cc->side[0].jac = cc->side[1].jac = NULL;
+  cc->coupled_jac = NULL;
+  if (!c->coupled_jac) cc->coupled_body = -1;
+  p->head[3 * i + 2] = 0;
   for (int k = 0; k < 3; k++) cc->normal[k] = c->normal[k] / nn;
   double *R = p->frame + 9 * i;
   sb_contact_frame(cc->normal, c->tangent, R);
@@ -529,7 +556,8 @@ int sb_contact_add(sb_contact_problem *p, const sb_contact *c, char *error, int 
     p->vstatic[3 * i + k] = 0;
   }
   if (add_side(p, i, &c->side[0], 1.0, R, error, error_size) ||
-      add_side(p, i, &c->side[1], -1.0, R, error, error_size))
+      add_side(p, i, &c->side[1], -1.0, R, error, error_size) ||
+      (c->coupled_jac && add_jacobian_rows(p, i, 2, c->coupled_body, c->coupled_jac, 1.0, R, error, error_size)))
     return -1;
   return p->nc++;
 }
@@ -540,11 +568,17 @@ static int keeps_heads(const sb_contact_problem *p, int k) {
   return p->bodies[k].kind == BODY_SOFT && p->bodies[k].w->factor_upper;
 }
 
+/* The body of contact i's participant s: its sides (0, 1) and the third
+ * (2; -1 when it has none, as for the static world). */
+static int participant_body(const sb_contact_problem *p, int i, int s) {
+  return s < 2 ? p->c[i].side[s].body : p->c[i].coupled_body;
+}
+
 /* How many leading rows of body k's block contact i's Jacobian fills. */
 static int head_in(const sb_contact_problem *p, int i, int k) {
   int h = 0;
-  for (int s = 0; s < 2; s++)
-    if (p->c[i].side[s].body == k && p->head[2 * i + s] > h) h = p->head[2 * i + s];
+  for (int s = 0; s < 3; s++)
+    if (participant_body(p, i, s) == k && p->head[3 * i + s] > h) h = p->head[3 * i + s];
   return h;
 }
 
@@ -552,9 +586,9 @@ static int head_in(const sb_contact_problem *p, int i, int k) {
  * past them they are zero (a soft body's U^-1 keeps its Jacobian's zeros). */
 static int rows_of(const sb_contact_problem *p, int i) {
   int r = 0;
-  for (int s = 0; s < 2; s++) {
-    int k = p->c[i].side[s].body;
-    int h = k < 0 ? 0 : keeps_heads(p, k) ? p->head[2 * i + s] : p->bodies[k].nv;
+  for (int s = 0; s < 3; s++) {
+    int k = participant_body(p, i, s);
+    int h = k < 0 ? 0 : keeps_heads(p, k) ? p->head[3 * i + s] : p->bodies[k].nv;
     if (k >= 0 && p->bodies[k].off + h > r) r = p->bodies[k].off + h;
   }
   return r;

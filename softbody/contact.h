@@ -52,6 +52,12 @@ typedef struct {
                           projected on the tangent plane (sb_contact_frame); zero: chosen
                           from the normal. With align_friction the LCP solve turns it */
   long id;             /* identity across steps for warm starts; < 0: none */
+  /* optional third participant: a dense or custom body whose velocity also moves the two points
+   * apart, e.g. the MuJoCo system carrying both sides' mounts (plugin/mount.c). coupled_jac:
+   * 3 x nv row-major of that body, its share of the relative velocity v0 - v1 (the sides' signs
+   * already folded in); NULL: none (coupled_body is then ignored). Read at the add, like jac. */
+  int coupled_body;
+  const double *coupled_jac;
 } sb_contact;
 
 typedef struct {
