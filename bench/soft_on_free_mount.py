@@ -33,7 +33,7 @@ import cusp
 
 ROD = """<instance name="{name}">
   <config key="model" value="cosserat"/><config key="sections" value="{sections}"/>
-  <config key="length" value="{length}"/><config key="radius" value="0.005"/>
+  <config key="length" value="{section:.9f}"/><config key="radius" value="0.005"/>
   <config key="density" value="1000"/><config key="young" value="1e7"/>
   <config key="strains" value="kx ky kz ex ey ez"/><config key="disks" value="{sections}"/>
   <config key="disk_radius" value="0.005"/><config key="disk_thickness" value="{thickness:.9f}"/>
@@ -59,10 +59,13 @@ LOWER_CAPSULE = '<geom type="capsule" fromto="-0.1 0 0 0.1 0 0" size="0.005"/>'
 
 def scene(a, mass: float, inertia: float) -> str:
   rods = ""
+  low_len, up_len = (float(x) for x in a.rod_lengths.split(","))
+  low_disk, up_disk = (low_len / 8, up_len / 4) if a.disk_thickness is None else \
+      (float(x) for x in a.disk_thickness.split(","))
   if a.lower == "rod":
-    rods += ROD.format(name="low", sections=8, length=0.2, thickness=0.2 / 8, self_contact=a.self_contact,
+    rods += ROD.format(name="low", sections=8, section=low_len / 8, thickness=low_disk, self_contact=a.self_contact,
                        contact=a.contact)
-  rods += ROD.format(name="up", sections=4, length=0.05, thickness=0.05 / 4, self_contact=a.self_contact,
+  rods += ROD.format(name="up", sections=4, section=up_len / 4, thickness=up_disk, self_contact=a.self_contact,
                      contact=a.contact)
   return SCENE.format(h=a.h, rods=rods, lower=LOWER_ROD if a.lower == "rod" else LOWER_CAPSULE,
                       z0=(0.01 + a.gap) * (1 if a.side == "above" else -1), joint="<freejoint/>" if a.mount == "free" else "",
@@ -164,6 +167,11 @@ def main() -> int:
                  help="the upper rod's start: above the lower one, or below it (with --mount weld the "
                       "lower rod then sags onto it: a loaded crossing)")
   p.add_argument("--self-contact", type=int, default=0)
+  p.add_argument("--rod-lengths", default="0.2,0.05",
+                 help="m, the lower and the upper rod's lengths (8 and 4 sections)")
+  p.add_argument("--disk-thickness", default=None,
+                 help="m, the lower and the upper rod's disk thickness (default: filling their sections); session "
+                      "27's tables: --rod-lengths 1.6,0.2 --disk-thickness 0.025,0.0125")
   p.add_argument("--contact", choices=("lcp", "sap", "ncp", "penalty"), default="lcp",
                  help="both rods' contact model")
   p.add_argument("--trace", action="store_true", help="also one JSON line per step: the contacts' least gap and "

@@ -27,7 +27,8 @@
  *    mount dropped 2 mm across a clamped rod rests on it (the partitioned
  *    contact blew up at each of these, or threw the mount centimetres up);
  *    and two free-mounted rods colliding in zero gravity keep the total
- *    momentum of mounts and arms to the scheme's first-order drift. The
+ *    momentum of mounts and arms to the scheme's first-order drift; two
+ *    arms on one slide rest on each other. The
  *    sap and ncp models solve on the same coupled problem: the drop
  *    completes with them too (it blew up with both, on a rod or a capsule,
  *    while they saw the arm on a mount moving as at the step's start). */
@@ -434,22 +435,25 @@ static void test_stop(int wall) {
 
 /* ---------- 4. soft-soft contact on free mounts ---------- */
 
+/* a cosserat rod: name, sections, each section's length, Young's modulus, disks, their thickness, contact model */
 #define ROD_FMT                                                                                              \
   "<instance name=\"%s\"><config key=\"model\" value=\"cosserat\"/><config key=\"sections\" value=\"%d\"/>"   \
   "<config key=\"length\" value=\"%g\"/><config key=\"radius\" value=\"0.005\"/>"                             \
-  "<config key=\"density\" value=\"1000\"/><config key=\"young\" value=\"1e7\"/>"                             \
+  "<config key=\"density\" value=\"1000\"/><config key=\"young\" value=\"%g\"/>"                              \
   "<config key=\"strains\" value=\"kx ky kz ex ey ez\"/><config key=\"disks\" value=\"%d\"/>"                 \
   "<config key=\"disk_radius\" value=\"0.005\"/><config key=\"disk_thickness\" value=\"%g\"/>"                \
   "<config key=\"contact\" value=\"%s\"/><config key=\"actuated\" value=\"none\"/></instance>"
 
-/* A 5 cm rod hanging along +y from body "up" (its mount, free: mass,
- * inertia), 2 mm above a 20 cm rod along +x from body "low" (clamped to the
- * world, or on a free mount of the same mass and inertia). */
+/* A rod of up_len hanging along +y from body "up" (its mount, free: mass,
+ * inertia) at y = -2.5 cm, 2 mm above a rod of low_len along +x from body
+ * "low" (clamped to the world at x = -0.1, or on a free mount of the same
+ * mass and inertia), crossing it 2.5 cm from the mount and 9.5 cm from the
+ * clamp; 4 and 8 sections. */
 static mjModel *crossing(const char *name, const char *contact, double h, double gravity, double mass, double inertia,
-                         int low_free) {
+                         int low_free, double low_len, double up_len) {
   char rods[2048], xml[4096];
-  int at = snprintf(rods, sizeof rods, ROD_FMT, "low", 8, 0.2, 8, 0.2 / 8, contact);
-  snprintf(rods + at, sizeof rods - at, ROD_FMT, "up", 4, 0.05, 4, 0.05 / 4, contact);
+  int at = snprintf(rods, sizeof rods, ROD_FMT, "low", 8, low_len / 8, 1e7, 8, low_len / 8, contact);
+  snprintf(rods + at, sizeof rods - at, ROD_FMT, "up", 4, up_len / 4, 1e7, 4, up_len / 4, contact);
   char low_joint[160] = "";
   if (low_free)
     snprintf(low_joint, sizeof low_joint,
@@ -468,11 +472,12 @@ static mjModel *crossing(const char *name, const char *contact, double h, double
 
 /* Dropped across the clamped rod: 0.3 s without MuJoCo's instability
  * warning or a NaN event, the mount never rising, no deep penetration. */
-static void test_soft_soft_drop(const char *contact, double h, double mass, double inertia) {
-  char label[128];
-  snprintf(label, sizeof label, "%s: a rod on a %g kg, %g kg m^2 free mount onto a rod at h %g", contact, mass, inertia,
-           h);
-  mjModel *m = crossing("softsoft", contact, h, -9.81, mass, inertia, 0);
+static void test_soft_soft_drop(const char *contact, double h, double mass, double inertia, double low_len,
+                                double up_len) {
+  char label[160];
+  snprintf(label, sizeof label, "%s: a %g m rod on a %g kg, %g kg m^2 free mount onto a %g m rod at h %g", contact, up_len,
+           mass, inertia, low_len, h);
+  mjModel *m = crossing("softsoft", contact, h, -9.81, mass, inertia, 0, low_len, up_len);
   if (!m) return;
   mjData *d = attach(m);
   if (!d) {
@@ -496,9 +501,10 @@ static void test_soft_soft_drop(const char *contact, double h, double mass, doub
   EXPECT(ok, "%s: unstable at t = %g (MuJoCo warning %d, NaN events %ld)", label, d->time,
          d->warning[mjWARN_BADQACC].number, cusp_report(m, d)->nan_events);
   EXPECT(soft_soft >= 10, "%s: the rods pushed on each other in %d steps only", label, soft_soft);
-  /* dropped from 2 mm, nothing lifts the mount: the partitioned contact
-   * threw light mounts 2-33 cm up */
-  EXPECT(rise <= 3e-3, "%s: the mount rose %g m", label, rise);
+  /* dropped from 2 mm, a mount lighter than its rod rises only as the rod
+   * seesaws over the crossing (on a rigid capsule, up to 13 mm); the
+   * partitioned contact threw such mounts metres up */
+  EXPECT(rise <= 2e-2, "%s: the mount rose %g m", label, rise);
   EXPECT(deepest >= -1e-3, "%s: penetration %g m", label, -deepest);
   printf("%s: %d steps loaded soft-soft, mount rise %.2e m, deepest %.2e m\n", label, soft_soft, rise, -deepest);
   finish(m, d);
@@ -511,7 +517,7 @@ static void test_soft_soft_drop(const char *contact, double h, double mass, doub
 static void soft_soft_momentum(double h, double *dp, double *dl) {
   double mass = 0.02, inertia = 1e-6;
   *dp = *dl = INFINITY;
-  mjModel *m = crossing("softsoft_momentum", "lcp", h, 0, mass, inertia, 1);
+  mjModel *m = crossing("softsoft_momentum", "lcp", h, 0, mass, inertia, 1, 1.6, 0.2);
   if (!m) return;
   mjData *d = attach(m);
   if (!d) {
@@ -579,6 +585,61 @@ static void soft_soft_momentum(double h, double *dp, double *dl) {
   finish(m, d);
 }
 
+/* Two arms on one mount: a slide along x carrying a stiff rod (a) along +x
+ * and, 12 mm above it, a soft one (b) along +y crossing a at both their
+ * middles, in gravity. b sags onto a: soft-soft contact between arms whose
+ * mount shares nearly cancel, with a light or a heavy slide in the coupled
+ * coordinates. b rests on a, loaded, without sinking into it. */
+static void test_two_arms_one_mount(double h, double mass, double inertia) {
+  char rods[2048], xml[4096], label[96];
+  snprintf(label, sizeof label, "two arms on a %g kg slide at h %g", mass, h);
+  int at = snprintf(rods, sizeof rods, ROD_FMT, "a", 8, 0.2 / 8, 1e8, 8, 0.2 / 8, "lcp");
+  snprintf(rods + at, sizeof rods - at, ROD_FMT, "b", 8, 0.2 / 8, 1e6, 8, 0.2 / 8, "lcp");
+  snprintf(xml, sizeof xml,
+           "<mujoco model=\"two_arms\"><option timestep=\"%g\" gravity=\"0 0 -9.81\"/>"
+           "<extension><plugin plugin=\"cusp.softbody\">%s</plugin></extension><worldbody>"
+           "<body name=\"mount\" pos=\"0 0 1\"><joint type=\"slide\" axis=\"1 0 0\"/>"
+           "<inertial pos=\"0 0 0\" mass=\"%g\" diaginertia=\"%g %g %g\"/>"
+           "<body name=\"ma\" euler=\"0 90 0\"><plugin instance=\"a\"/></body>"
+           "<body name=\"mb\" pos=\"0.1 -0.1 0.012\" euler=\"-90 0 0\"><plugin instance=\"b\"/></body></body>"
+           "</worldbody></mujoco>",
+           h, rods, mass, inertia, inertia, inertia);
+  mjModel *m = load_text("two_arms", xml);
+  if (!m) return;
+  mjData *d = attach(m);
+  if (!d) {
+    finish(m, NULL);
+    return;
+  }
+  int ok = 1, loaded = 0, steps = 0;
+  double deepest = 0;
+  while (ok && d->time < 0.3 - 0.5 * h) {
+    mj_step(m, d);
+    steps++;
+    ok = d->warning[mjWARN_BADQACC].number == 0 && cusp_report(m, d)->nan_events == 0;
+    const cusp_contact_report *c;
+    int nc = cusp_contacts(m, d, &c), touching = 0;
+    for (int k = 0; k < nc; k++) {
+      touching |= c[k].other_instance >= 0 && c[k].normal_impulse > 0;
+      deepest = fmin(deepest, c[k].gap);
+    }
+    loaded += touching;
+  }
+  EXPECT(ok, "%s: unstable at t = %g", label, d->time);
+  EXPECT(loaded >= steps / 2, "%s: b rested on a in %d of %d steps", label, loaded, steps);
+  EXPECT(deepest >= -5e-4, "%s: penetration %g m", label, -deepest);
+  printf("%s: b on a in %d of %d steps, deepest %.2e m, the slide at %.2e m/s\n", label, loaded, steps, -deepest,
+         d->qvel[0]);
+  finish(m, d);
+}
+
+static void test_two_arms(void) {
+  test_two_arms_one_mount(1e-2, 0.01, 1e-7);
+  test_two_arms_one_mount(1e-3, 0.01, 1e-7);
+  test_two_arms_one_mount(1e-2, 1, 1e-3);
+  test_two_arms_one_mount(1e-3, 1, 1e-3);
+}
+
 static void test_colliding_mounts(void) {
   double p1, l1, p2, l2;
   soft_soft_momentum(1e-3, &p1, &l1);
@@ -601,15 +662,19 @@ int main(void) {
       compare_one_chain((mount_kind)kind, masses[k], 1e-4, 0.3);
     }
   test_free_mount();
-  test_soft_soft_drop("lcp", 0.002, 0.1, 1e-9);
-  test_soft_soft_drop("lcp", 0.01, 0.1, 1e-9);
-  test_soft_soft_drop("lcp", 0.01, 10, 1e-9);
-  test_soft_soft_drop("lcp", 0.01, 1e-4, 1e-6);
+  /* a 5 cm rod onto a 20 cm one, and (session 27's scene) a 20 cm rod onto a 1.6 m one */
+  test_soft_soft_drop("lcp", 0.01, 1e-4, 1e-9, 0.2, 0.05);
+  test_soft_soft_drop("lcp", 0.01, 1e-3, 1e-9, 0.2, 0.05);
+  test_soft_soft_drop("lcp", 0.002, 0.1, 1e-9, 1.6, 0.2);
+  test_soft_soft_drop("lcp", 0.01, 0.1, 1e-9, 1.6, 0.2);
+  test_soft_soft_drop("lcp", 0.01, 10, 1e-9, 1.6, 0.2);
+  test_soft_soft_drop("lcp", 0.01, 1e-4, 1e-6, 1.6, 0.2);
   /* sap and ncp solve on the same coupled problem's Delassus operator */
-  test_soft_soft_drop("sap", 0.01, 0.1, 1e-9);
-  test_soft_soft_drop("sap", 0.01, 1e-4, 1e-6);
-  test_soft_soft_drop("ncp", 0.01, 0.1, 1e-9);
-  test_soft_soft_drop("ncp", 0.01, 1e-4, 1e-6);
+  test_soft_soft_drop("sap", 0.01, 0.1, 1e-9, 1.6, 0.2);
+  test_soft_soft_drop("sap", 0.01, 1e-4, 1e-6, 1.6, 0.2);
+  test_soft_soft_drop("ncp", 0.01, 0.1, 1e-9, 1.6, 0.2);
+  test_soft_soft_drop("ncp", 0.01, 1e-4, 1e-6, 1.6, 0.2);
   test_colliding_mounts();
+  test_two_arms();
   return test_report("mount");
 }
