@@ -470,6 +470,21 @@ static mjModel *crossing(const char *name, const char *contact, double h, double
   return load_text(name, xml);
 }
 
+/* One step; whether it stayed stable (no MuJoCo instability warning, no
+ * NaN event), and into *loaded whether an arm pushed on another arm, with
+ * the deepest contact gap into *deepest. */
+static int step_soft_soft(const mjModel *m, mjData *d, int *loaded, double *deepest) {
+  mj_step(m, d);
+  const cusp_contact_report *c;
+  int nc = cusp_contacts(m, d, &c);
+  *loaded = 0;
+  for (int k = 0; k < nc; k++) {
+    *loaded |= c[k].other_instance >= 0 && c[k].normal_impulse > 0;
+    *deepest = fmin(*deepest, c[k].gap);
+  }
+  return d->warning[mjWARN_BADQACC].number == 0 && cusp_report(m, d)->nan_events == 0;
+}
+
 /* Dropped across the clamped rod: 0.3 s without MuJoCo's instability
  * warning or a NaN event, the mount never rising, no deep penetration. */
 static void test_soft_soft_drop(const char *contact, double h, double mass, double inertia, double low_len,
@@ -487,14 +502,8 @@ static void test_soft_soft_drop(const char *contact, double h, double mass, doub
   int up = mj_name2id(m, mjOBJ_BODY, "up"), ok = 1, soft_soft = 0;
   double z0 = m->body_pos[3 * up + 2], rise = 0, deepest = 0;
   while (d->time < 0.3 - 0.5 * h && ok) {
-    mj_step(m, d);
-    ok = d->warning[mjWARN_BADQACC].number == 0 && cusp_report(m, d)->nan_events == 0;
-    const cusp_contact_report *c;
-    int nc = cusp_contacts(m, d, &c), touching = 0;
-    for (int k = 0; k < nc; k++) {
-      touching |= c[k].other_instance >= 0 && c[k].normal_impulse > 0;
-      deepest = fmin(deepest, c[k].gap);
-    }
+    int touching;
+    ok = step_soft_soft(m, d, &touching, &deepest);
     soft_soft += touching;
     rise = fmax(rise, d->xpos[3 * up + 2] - z0);
   }
@@ -540,11 +549,9 @@ static void soft_soft_momentum(double h, double *dp, double *dl) {
   int ok = 1, soft_soft = 0;
   for (int step = -1; d->time < 0.15 - 0.5 * h && ok; step++) {
     if (step >= 0) {
-      mj_step(m, d);
-      ok = d->warning[mjWARN_BADQACC].number == 0 && cusp_report(m, d)->nan_events == 0;
-      const cusp_contact_report *c;
-      int nc = cusp_contacts(m, d, &c), touching = 0;
-      for (int k = 0; k < nc; k++) touching |= c[k].other_instance >= 0 && c[k].normal_impulse > 0;
+      int touching;
+      double deepest = 0;
+      ok = step_soft_soft(m, d, &touching, &deepest);
       soft_soft += touching;
       mj_forward(m, d);
     }
@@ -614,15 +621,9 @@ static void test_two_arms_one_mount(double h, double mass, double inertia) {
   int ok = 1, loaded = 0, steps = 0;
   double deepest = 0;
   while (ok && d->time < 0.3 - 0.5 * h) {
-    mj_step(m, d);
+    int touching;
+    ok = step_soft_soft(m, d, &touching, &deepest);
     steps++;
-    ok = d->warning[mjWARN_BADQACC].number == 0 && cusp_report(m, d)->nan_events == 0;
-    const cusp_contact_report *c;
-    int nc = cusp_contacts(m, d, &c), touching = 0;
-    for (int k = 0; k < nc; k++) {
-      touching |= c[k].other_instance >= 0 && c[k].normal_impulse > 0;
-      deepest = fmin(deepest, c[k].gap);
-    }
     loaded += touching;
   }
   EXPECT(ok, "%s: unstable at t = %g", label, d->time);
