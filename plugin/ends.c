@@ -154,39 +154,6 @@ int cusp_ends_need_rigid(cusp_runtime *r, cusp_contact_kind model) {
   return need;
 }
 
-/* The mount's share of a held point's frame motion in the coupled
- * coordinates (mount.c, cusp_mount_lcp_side: there for a contact point, here
- * for the frame's linear and angular velocity): with v = u - X J_b qdot the
- * point moves by G u + (G_b - G X) J_b qdot; jb6 (6 x nv, linear rows then
- * angular) gets (G_b - G X) J_b. */
-static int mount_share(cusp_runtime *r, soft_t *s, const cusp_held *h, double *jb6) {
-  const mjModel *m = r->m;
-  int nv = m->nv, n = s->model->n, np = s->mount_npath;
-  /* the frame's Jacobian goes into the instance's preallocated scratch (6 x n) */
-  double *J6 = s->mount_J6, Y[36], G[36];
-  sb_pose g;
-  if (sb_point_kinematics(s->model, s->work, h->section, h->s, &g, J6, NULL, NULL)) return -1;
-  for (int i = 0; i < 6; i++) /* Y = J6 X: the frame's twist (own axes) per unit base twist through the arm */
-    for (int a = 0; a < 6; a++) {
-      double x = 0;
-      for (int j = 0; j < n; j++) x += J6[i * n + j] * s->mount_X[a * n + j];
-      Y[i * 6 + a] = x;
-    }
-  for (int a = 0; a < 6; a++) /* G: rows 0-2 the world linear velocity, 3-5 the angular one */
-    for (int i = 0; i < 3; i++) {
-      G[i * 6 + a] = g.R[3 * i] * Y[18 + a] + g.R[3 * i + 1] * Y[24 + a] + g.R[3 * i + 2] * Y[30 + a];
-      G[(3 + i) * 6 + a] = g.R[3 * i] * Y[a] + g.R[3 * i + 1] * Y[6 + a] + g.R[3 * i + 2] * Y[12 + a];
-    }
-  mj_jac(m, r->d, jb6, jb6 + 3 * nv, g.p, s->cfg.base_body_id);
-  for (int i = 0; i < 6; i++)
-    for (int k = 0; k < np; k++) {
-      double x = 0;
-      for (int a = 0; a < 6; a++) x += G[i * 6 + a] * s->mount_J[a * np + k];
-      jb6[i * nv + s->mount_path[k]] -= x;
-    }
-  return 0;
-}
-
 static void mat3_vec(const double R[9], const double x[3], double y[3]) {
   for (int i = 0; i < 3; i++) y[i] = R[3 * i] * x[0] + R[3 * i + 1] * x[1] + R[3 * i + 2] * x[2];
 }
@@ -228,7 +195,7 @@ int cusp_ends_add(cusp_runtime *r, cusp_contact_kind model) {
         memset(r->end_jac, 0, sizeof(double) * 6 * nv);
         if (rigid) mj_jac(m, d, r->end_jac, r->end_jac + 3 * nv, anchor.p, h->body_id);
         if (coupled) {
-          if (mount_share(r, s, h, r->mount_jac)) continue;
+          if (cusp_mount_share(r, s, h->section, h->s, NULL, NULL, 6, r->mount_jac)) continue;
           for (int j = 0; j < 6 * nv; j++) r->end_jac[j] -= r->mount_jac[j];
         }
         e.other = r->rigid_body;

@@ -316,40 +316,51 @@ int cusp_mount_lcp_prepare(cusp_runtime *r, cusp_contact_kind model) {
   return any;
 }
 
-/* The mount's share of the world velocity of arm s's point at pos on disk
- * `disk`, (G_b - G_q X) J_b over MuJoCo's nv dofs, into jb (3 x nv). */
-static int point_mount_jac(cusp_runtime *r, soft_t *s, int disk, const double pos[3], double *jb) {
+int cusp_mount_share(cusp_runtime *r, soft_t *s, int section, double sarc, const double off[3],
+                     const double point[3], int rows, double *jb) {
   const mjModel *m = r->m;
   int nv = m->nv, n = s->model->n, np = s->mount_npath;
-  double *J6 = s->mount_J6, Y[36], off[3], G[18];
+  double *J6 = s->mount_J6, Y[36], G[36];
   sb_pose g;
-  const cusp_disk *dk = &s->cfg.disk[disk];
-  if (sb_point_kinematics(s->model, s->work, dk->section, dk->s, &g, J6, NULL, NULL)) return -1;
-  /* Y = J6 X: the disk frame's twist per unit base twist through the arm */
+  if (sb_point_kinematics(s->model, s->work, section, sarc, &g, J6, NULL, NULL)) return -1;
+  /* Y = J6 X: the frame's twist (own axes) per unit base twist through the arm */
   for (int i = 0; i < 6; i++)
     for (int a = 0; a < 6; a++) {
       double x = 0;
       for (int j = 0; j < n; j++) x += J6[i * n + j] * s->mount_X[a * n + j];
       Y[i * 6 + a] = x;
     }
-  /* G = G_q X: the point's world velocity, R (v + w x r) */
-  cusp_arm_point_offset(s, disk, pos, off);
+  /* G = G_q X: rows 0-2 the point's world velocity R (v + w x off), 3-5 the frame's angular one */
   for (int a = 0; a < 6; a++) {
     double w[3] = {Y[a], Y[6 + a], Y[12 + a]}, lin[3] = {Y[18 + a], Y[24 + a], Y[30 + a]};
-    lin[0] += w[1] * off[2] - w[2] * off[1];
-    lin[1] += w[2] * off[0] - w[0] * off[2];
-    lin[2] += w[0] * off[1] - w[1] * off[0];
-    for (int i = 0; i < 3; i++) G[i * 6 + a] = g.R[3 * i] * lin[0] + g.R[3 * i + 1] * lin[1] + g.R[3 * i + 2] * lin[2];
+    if (off) {
+      lin[0] += w[1] * off[2] - w[2] * off[1];
+      lin[1] += w[2] * off[0] - w[0] * off[2];
+      lin[2] += w[0] * off[1] - w[1] * off[0];
+    }
+    for (int i = 0; i < 3; i++) {
+      G[i * 6 + a] = g.R[3 * i] * lin[0] + g.R[3 * i + 1] * lin[1] + g.R[3 * i + 2] * lin[2];
+      G[(3 + i) * 6 + a] = g.R[3 * i] * w[0] + g.R[3 * i + 1] * w[1] + g.R[3 * i + 2] * w[2];
+    }
   }
   /* mj_jac of the point carried by the mount, minus G J_b */
-  mj_jac(m, r->d, jb, NULL, pos, s->cfg.base_body_id);
-  for (int i = 0; i < 3; i++)
+  mj_jac(m, r->d, jb, rows == 6 ? jb + 3 * nv : NULL, point ? point : g.p, s->cfg.base_body_id);
+  for (int i = 0; i < rows; i++)
     for (int k = 0; k < np; k++) {
       double x = 0;
       for (int a = 0; a < 6; a++) x += G[i * 6 + a] * s->mount_J[a * np + k];
       jb[i * nv + s->mount_path[k]] -= x;
     }
   return 0;
+}
+
+/* The mount's share of the world velocity of arm s's point at pos on disk
+ * `disk` (3 x nv). */
+static int point_mount_jac(cusp_runtime *r, soft_t *s, int disk, const double pos[3], double *jb) {
+  double off[3];
+  const cusp_disk *dk = &s->cfg.disk[disk];
+  cusp_arm_point_offset(s, disk, pos, off);
+  return cusp_mount_share(r, s, dk->section, dk->s, off, pos, 3, jb);
 }
 
 int cusp_mount_lcp_side(cusp_runtime *r, const contact_meta *cm, sb_contact *sc, double *jac) {

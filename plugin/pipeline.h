@@ -82,7 +82,7 @@ typedef struct {
   double *mount_B;          /* n x 6: sb_base_inertia's B */
   double *mount_X;          /* n x 6, column-major: Mt^-1 B */
   double *mount_J6;         /* 6 x n scratch: a disk's or a held point's frame Jacobian
-                               (cusp_mount_lcp_side, ends.c's mount_share) */
+                               (cusp_mount_share) */
   double mount_Meff[36];    /* the arm's effective inertia at its base */
   double mount_kappa[6];    /* the mount's velocity-product acceleration (base_acc of the soft step) */
   int mount_coupled;        /* compute coupled this step: advance finishes it */
@@ -268,6 +268,14 @@ int cusp_mount_lcp_prepare(cusp_runtime *r, cusp_contact_kind model);
  * of each arm held in the coupled coordinates. 0 (also when neither arm is
  * coupled there), -1 without a point. */
 int cusp_mount_lcp_side(cusp_runtime *r, const contact_meta *cm, sb_contact *sc, double *jac);
+/* The mount's share of the motion of arm s's material frame at (section,
+ * sarc) in the coupled coordinates: with v = u - X J_b qdot the frame moves
+ * by G u + (G_b - G X) J_b qdot, and jb (rows x nv) gets (G_b - G X) J_b:
+ * rows 0-2 the world velocity of the point at off in the frame's axes (NULL:
+ * its origin), whose world position is point (NULL: the origin's), rows 3-5
+ * (rows 6) the frame's angular velocity. 0, or -1 without a point there. */
+int cusp_mount_share(cusp_runtime *r, soft_t *s, int section, double sarc, const double off[3],
+                     const double point[3], int rows, double *jb);
 /* The mount's share of the arm's contact impulse, into qfrc_cusp (arms the
  * LCP saw on a fixed mount only). */
 void cusp_mount_contact_load(cusp_runtime *r, soft_t *s, double h);
