@@ -12,6 +12,7 @@
 
 #include "bilateral.h"
 #include "condition.h"
+#include "kept_op.h"
 #include "lcp_internal.h"
 #include "sb_util.h"
 #include "sb_vector.h"
@@ -99,6 +100,9 @@ struct sb_contact_problem {
   double *basic;           /* basic_loads' scratch: 2 max_k^2 + 6 max_k */
   int *basic_int;          /* and its 2 max_k indices */
   double *prev_scale;      /* max_k: each kept contact's load factor in the recorded answer */
+  sb_kept_op op;           /* the last solve's LCP on W (kept_op.h): valid when op_valid */
+  int op_valid;            /* 0 after a solve of a given dense LCP (sb_contact_solve_lcp) */
+  double *kept_mu;         /* max_k: the kept contacts' friction coefficients, for op */
 };
 
 sb_contact_options sb_contact_default_options(void) {
@@ -126,7 +130,8 @@ void sb_contact_free(sb_contact_problem *p) {
                  p->A, p->b, p->As, p->bs, p->z, p->zs, p->wv, p->ruizw, p->dr, p->dc, p->lambda, p->p,
                  p->pv, p->normal_mask, p->blocks, p->prev_id, p->prev_z, p->prev_t1, p->prev_dr, p->prev_dc, p->prev_in, p->last_in, p->stabv, p->order, p->force, p->keep_prev,
                  p->admit, p->screen_int, p->screen_order, p->wn, p->wn_ok, p->head, p->colc,
-                 p->order_head, p->count_head, p->basic, p->basic_int, p->prev_scale};
+                 p->order_head, p->count_head, p->basic, p->basic_int, p->prev_scale,
+                 p->kept_mu, p->op.lam, p->op.v};
   for (size_t k = 0; k < sizeof ptr / sizeof ptr[0]; k++) free(ptr[k]);
   sb_lcp_work_free(p->lcp);
   sb_bilateral_work_free(p->bil);
@@ -141,7 +146,8 @@ size_t sb_contact_workspace_bytes_kept(int max_contacts, int max_kept, int max_d
   size_t doubles = nd * nd + nd + 9 * mc + m3 + 2 * m3 + 2 * nd * m3 + m3 * m3 + 2 * m3 + 6 * nd + nd * m3 +
                    nd * mc + (size_t)sb_rank_select_work_size(max_dof, max_contacts) + 2 * nvark * nvark +
                    9 * nvark + m3 + 2 * nd + nvar + m3 + 2 * mc + mc + nd * mc +
-                   2 * nvar; /* ..., screen_order, wn, prev_dr, prev_dc */
+                   2 * nvar /* ..., screen_order, wn, prev_dr, prev_dc */
+                   + 7 * mk; /* kept_mu, op.lam, op.v */
   size_t ints = 2 * mc + 3 * mc + nvark + mc + 8 * mc + mc + 3 * mc + 3 * mc + 3 * mc + nd + 1 + nvar + nvark;
   /* ... wn_ok, head, colc, order_head, count_head, prev_in, last_in */
   return sizeof(sb_contact_problem) + sizeof(sb_contact) * mc + sizeof(long) * mc + sizeof(double) * doubles +
@@ -238,6 +244,9 @@ sb_contact_problem *sb_contact_create_kept(int max_contacts, int max_kept, int m
   ALLOC(p->basic, 2 * (size_t)max_kept * max_kept + 6 * (size_t)max_kept);
   ALLOC(p->basic_int, 2 * (size_t)max_kept);
   ALLOC(p->prev_scale, max_kept);
+  ALLOC(p->kept_mu, max_kept);
+  ALLOC(p->op.lam, 3 * (size_t)max_kept);
+  ALLOC(p->op.v, 3 * (size_t)max_kept);
 #undef ALLOC
   if (!ok) goto oom;
   p->lcp = sb_lcp_work_create((int)nvark);
@@ -679,11 +688,17 @@ static void bilateral_apply(void *ctx, int which, double *x, int ncol, int ld) {
  * the active k), so that value is chosen: only round-off changes elsewhere.
  * D_k . vt is computed with gamma left out (w_k - gamma would lose it to
  * cancellation when gamma is large). Gamma enters only its own contact's
- * beta rows, with coefficient 1. w = A z + b (n) is updated. */
-static void canonical_gamma(int n, int nk, int bs, const double *A, const double *b, double *z, double *w) {
+ * beta rows, with coefficient 1. w = A z + b (n) is updated, through the
+ * operator on W when the problem was assembled from it: a quarter of the
+ * dense product's work at r = 4. */
+static void canonical_gamma(sb_contact_problem *p, int n, int nk, int bs, double *z, double *w) {
   for (int a = 0; a < nk; a++) z[a * bs + bs - 1] = 0;
-  memcpy(w, b, n * sizeof(double));
-  cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, 1.0, A, n, z, 1, 1.0, w, 1);
+  if (p->op_valid) {
+    sb_kept_op_apply(&p->op, z, p->b, w);
+  } else {
+    memcpy(w, p->b, n * sizeof(double));
+    cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, 1.0, p->A, n, z, 1, 1.0, w, 1);
+  }
   for (int a = 0; a < nk; a++) {
     int o = a * bs;
     double g = 0;
@@ -754,8 +769,8 @@ static void damped_fallback(sb_contact_problem *p, int n, int nk, int bs, const 
   info->lcp.attempts += dinfo.attempts;
   info->lcp.time_us += dinfo.time_us;
   for (int k = 0; k < n; k++) p->z[k] = st == SB_LCP_SOLVED ? p->zs[k] * p->dc[k] : 0;
-  canonical_gamma(n, nk, bs, A, b, p->z, p->wv);
-  info->residual = sb_lcp_residual(n, A, b, p->z, p->wv, &info->complementarity);
+  canonical_gamma(p, n, nk, bs, p->z, p->wv);
+  info->residual = residual_at(n, p->z, p->wv, &info->complementarity);
   size_t len = strlen(info->lcp.message);
   snprintf(info->lcp.message + len, sizeof info->lcp.message - len, "%s%s (its physical residual %.3g)",
            len ? "; applied " : "applied ", st == SB_LCP_SOLVED ? "the damped answer" : "no impulse", info->residual);
@@ -811,7 +826,7 @@ static void solve_assembled(sb_contact_problem *p, int n, int nk, int bs, const 
     info->lcp.complementarity = pinfo.complementarity;
   }
   for (int k = 0; k < n; k++) p->z[k] = p->zs[k] * p->dc[k];
-  canonical_gamma(n, nk, bs, A, b, p->z, p->wv);
+  canonical_gamma(p, n, nk, bs, p->z, p->wv);
   info->residual = residual_at(n, p->z, p->wv, &info->complementarity);
   /* Solved means solved in the physical problem: a conditioned or
    * regularized solve of an infeasible one (a disk that no impulse can
@@ -1443,13 +1458,16 @@ static int select_and_solve(sb_contact_problem *p, const sb_contact_options *opt
   p->nvar = n;
   p->directions = r;
   info->nvar = n;
-  double Dx[SB_CONTACT_MAX_DIRECTIONS], Dy[SB_CONTACT_MAX_DIRECTIONS];
-  for (int k = 0; k < r; k++) {
-    Dx[k] = cos(2 * M_PI * k / r);
-    Dy[k] = sin(2 * M_PI * k / r);
-  }
+  sb_kept_op_directions(&p->op, r);
+  const double *Dx = p->op.Dx, *Dy = p->op.Dy;
+  p->op_valid = 0;
   if (n > 0) {
     kept_delassus(p, nk);
+    for (int a = 0; a < nk; a++) p->kept_mu[a] = p->c[p->kept[a]].friction;
+    p->op.nk = nk;
+    p->op.W = p->W;
+    p->op.mu = p->kept_mu;
+    p->op_valid = 1;
     /* Assemble eq. (11)-(13) over the kept contacts */
     assemble_kept_lcp(p, nk, r, Dx, Dy);
     /* warm start by contact identity (physical units, in z until the solve) */
@@ -1819,6 +1837,7 @@ int sb_contact_solve_lcp(sb_contact_problem *p, int n, int directions, const dou
   for (int a = 0; a < nk; a++) p->blocks[a] = bs;
   p->nvar = n;
   p->directions = directions;
+  p->op_valid = 0; /* only A's doubles are known */
   info->ncontact = info->nkept = nk;
   info->nvar = n;
   info->rank_passes = 0;
@@ -1890,6 +1909,12 @@ void sb_contact_lcp(const sb_contact_problem *p, int *n, const double **A, const
   if (b_conditioned) *b_conditioned = p->bs;
 }
 
+const sb_kept_op *sb_contact_kept_operator(const sb_contact_problem *p) {
+  return p->op_valid && p->nvar > 0 ? &p->op : NULL;
+}
+
+const double *sb_contact_lcp_answer(const sb_contact_problem *p) { return p->z; }
+
 /* ---------- the assembled problem for the other contact models ----------
  * (sap, ncp: contact.h, "The assembled problem"). The assembly repeats the
  * first lines of sb_contact_solve on purpose: that solve interleaves it with
@@ -1901,6 +1926,7 @@ int sb_contact_assemble(sb_contact_problem *p, double h, const sb_contact_option
   if (!opt) opt = &def;
   int m = p->nc, N = p->ndof, ld = p->max_dof, m3 = 3 * m;
   p->nvar = 0;
+  p->op_valid = 0; /* W is overwritten with every contact's blocks */
   if (sb_bilateral_count(p->bil) > 0) {
     sb_errorf(error, error_size, "contact assembly: the problem holds bilateral constraints, which only "
               "sb_contact_solve solves (the other models do not take them)");

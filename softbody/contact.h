@@ -25,6 +25,7 @@
 #define SB_CONTACT_H
 
 #include "chain.h"
+#include "kept_op.h"
 #include "lcp.h"
 
 #define SB_CONTACT_MAX_DIRECTIONS 16
@@ -228,6 +229,16 @@ void sb_contact_relative_velocity(sb_contact_problem *p, int contact, double v[3
  * and the stage-2 scalings: for tests and ablations. */
 void sb_contact_lcp(const sb_contact_problem *p, int *n, const double **A, const double **b,
                     const double **A_conditioned, const double **b_conditioned);
+
+/* The last solve's LCP as an operator on the kept contacts' Delassus blocks
+ * (kept_op.h): the same matrix as sb_contact_lcp's A, entry for entry. NULL
+ * when the last solve had no kept contact, or solved a given dense LCP
+ * (sb_contact_solve_lcp), or sb_contact_assemble ran after it. */
+const sb_kept_op *sb_contact_kept_operator(const sb_contact_problem *p);
+/* The last solve's answer z (sb_contact_lcp's n, physical units) with each
+ * gamma the smallest that keeps its betas' w >= 0, as the physical check
+ * tested it. */
+const double *sb_contact_lcp_answer(const sb_contact_problem *p);
 
 /* ---------- The assembled problem, for the other contact models ----------
  * sap and ncp (sap.h, ncp.h) solve the same assembled problem as the LCP in

@@ -1,0 +1,98 @@
+/* The kept contacts' LCP as an operator on their Delassus blocks (kept_op.h). */
+#include "kept_op.h"
+
+#include <cblas.h>
+#include <math.h>
+
+void sb_kept_op_directions(sb_kept_op *op, int r) {
+  op->r = r;
+  for (int k = 0; k < r; k++) {
+    op->Dx[k] = cos(2 * M_PI * k / r);
+    op->Dy[k] = sin(2 * M_PI * k / r);
+  }
+}
+
+/* E z per contact: the (t1, t2, n) impulse of its fn and betas. */
+static void frame_impulses(const sb_kept_op *op, const double *z, double *lam) {
+  int r = op->r, bs = r + 2;
+  for (int a = 0; a < op->nk; a++) {
+    const double *za = z + a * bs;
+    double lx = 0, ly = 0;
+    for (int l = 0; l < r; l++) {
+      lx += op->Dx[l] * za[1 + l];
+      ly += op->Dy[l] * za[1 + l];
+    }
+    lam[3 * a] = lx;
+    lam[3 * a + 1] = ly;
+    lam[3 * a + 2] = za[0];
+  }
+}
+
+void sb_kept_op_apply(const sb_kept_op *op, const double *z, const double *b, double *y) {
+  int nk = op->nk, r = op->r, bs = r + 2, m3k = 3 * nk;
+  if (nk == 0) return;
+  frame_impulses(op, z, op->lam);
+  cblas_dgemv(CblasColMajor, CblasNoTrans, m3k, m3k, 1.0, op->W, m3k, op->lam, 1, 0.0, op->v, 1);
+  for (int a = 0; a < nk; a++) {
+    const double *za = z + a * bs, *va = op->v + 3 * a;
+    const double *ba = b ? b + a * bs : NULL;
+    double *ya = y + a * bs, gamma = za[bs - 1], sum_beta = 0;
+    ya[0] = (ba ? ba[0] : 0) + va[2];
+    for (int k = 0; k < r; k++) {
+      ya[1 + k] = (ba ? ba[1 + k] : 0) + (op->Dx[k] * va[0] + op->Dy[k] * va[1]) + gamma;
+      sum_beta += za[1 + k];
+    }
+    ya[bs - 1] = (ba ? ba[bs - 1] : 0) + (op->mu[a] * za[0] - sum_beta);
+  }
+}
+
+void sb_kept_op_abs_apply(const sb_kept_op *op, const double *z, double *y) {
+  int nk = op->nk, r = op->r, bs = r + 2, m3k = 3 * nk;
+  double *lam = op->lam, *v = op->v;
+  for (int a = 0; a < nk; a++) {
+    const double *za = z + a * bs;
+    double lx = 0, ly = 0;
+    for (int l = 0; l < r; l++) {
+      lx += fabs(op->Dx[l]) * fabs(za[1 + l]);
+      ly += fabs(op->Dy[l]) * fabs(za[1 + l]);
+    }
+    lam[3 * a] = lx;
+    lam[3 * a + 1] = ly;
+    lam[3 * a + 2] = fabs(za[0]);
+  }
+  for (int i = 0; i < m3k; i++) v[i] = 0;
+  for (int j = 0; j < m3k; j++)
+    for (int i = 0; i < m3k; i++) v[i] += fabs(op->W[(size_t)j * m3k + i]) * lam[j];
+  for (int a = 0; a < nk; a++) {
+    const double *za = z + a * bs, *va = v + 3 * a;
+    double *ya = y + a * bs, sum_beta = 0;
+    ya[0] = va[2];
+    for (int k = 0; k < r; k++) {
+      ya[1 + k] = fabs(op->Dx[k]) * va[0] + fabs(op->Dy[k]) * va[1] + fabs(za[bs - 1]);
+      sum_beta += fabs(za[1 + k]);
+    }
+    ya[bs - 1] = op->mu[a] * fabs(za[0]) + sum_beta;
+  }
+}
+
+/* The expressions of contact.c's assemble_kept_matrix, operand for operand:
+ * the same doubles. */
+double sb_kept_op_entry(const sb_kept_op *op, int i, int j) {
+  int r = op->r, bs = r + 2, m3k = 3 * op->nk;
+  int a = i / bs, ki = i % bs, c = j / bs, kj = j % bs;
+  if (ki == bs - 1) { /* the gamma row: mu fn - sum beta, own contact only */
+    if (a != c || kj == bs - 1) return 0;
+    return kj == 0 ? op->mu[a] : -1;
+  }
+  if (kj == bs - 1) return a == c && ki > 0 ? 1 : 0; /* gamma's column: into the own betas */
+  const double *W1 = op->W + (size_t)(3 * c) * m3k, *W2 = W1 + m3k, *Wn = W2 + m3k;
+  int na = 3 * a + 2, ta = 3 * a;
+  if (ki == 0 && kj == 0) return Wn[na];
+  if (ki == 0) return W1[na] * op->Dx[kj - 1] + W2[na] * op->Dy[kj - 1];
+  int k = ki - 1;
+  if (kj == 0) return op->Dx[k] * Wn[ta] + op->Dy[k] * Wn[ta + 1];
+  int l = kj - 1;
+  double wx = op->Dx[k] * W1[ta] + op->Dy[k] * W1[ta + 1];
+  double wy = op->Dx[k] * W2[ta] + op->Dy[k] * W2[ta + 1];
+  return wx * op->Dx[l] + wy * op->Dy[l];
+}

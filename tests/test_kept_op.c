@@ -1,0 +1,268 @@
+/* The kept contacts' LCP as an operator on their Delassus blocks
+ * (softbody/kept_op.h; issue 15 item 1, steps 1 and 2 of
+ * docs/contact_factor_design.md), checked on every step of contact scenes
+ * against the dense matrix A that the solve still assembles:
+ *   - every entry of the operator is A's, bit for bit;
+ *   - its product A z (the step's answer, and a z of random signs and sizes)
+ *     is a dense product's within the rounding bound of both, and its
+ *     |A| |z| bounds the dense |A| |z|;
+ *   - the physical check, which runs on the operator, finds the dense
+ *     check's residual within that bound, and no step it accepted fails the
+ *     dense check;
+ *   - after a solve of a given dense LCP there is no operator.
+ * Scenes: the box on an incline (r = 4, 6, 8; 4 to 16 contacts of one
+ * face: dependent normals), the soft rod lying on a plane, and through the
+ * plugin Scenario A, the 6-section arm sliding, and the rod clamped at both
+ * ends carrying a ball (the bilateral Schur complement in W). */
+#include <cblas.h>
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../bench/cut_arm.h"
+#include "../plugin/pipeline.h"
+#include "contact_scenes.h"
+#include "plugin_testutil.h"
+
+#ifndef CUSP_SOURCE_DIR
+#define CUSP_SOURCE_DIR "."
+#endif
+
+typedef struct {
+  int steps, checked, entries, solved;
+  double worst_product;  /* largest |op - dense| / bound over the products */
+  double worst_residual; /* largest |residual - dense residual| / bound */
+} tally;
+
+static unsigned long long rng = 0x2545F4914F6CDD1Dull;
+
+/* b + A z densely, w (n). */
+static void dense_product(int n, const double *A, const double *b, const double *z, double *w) {
+  memcpy(w, b, n * sizeof(double));
+  cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, 1.0, A, n, z, 1, 1.0, w, 1);
+}
+
+/* The rounding bound of the difference between the operator's b + A z and
+ * the dense one: each sums at most n + 3nk + r + 12 terms whose magnitudes
+ * are bounded by |b| + (|E|^T |W| |E| + |C|) |z|. Twice that many unit
+ * round-offs: a wrong entry or product is off by far more. */
+static void product_bound(const sb_kept_op *op, const double *b, const double *z, double *bound) {
+  int n = sb_kept_op_size(op);
+  sb_kept_op_abs_apply(op, z, bound);
+  double k = 2.0 * (n + 3 * op->nk + op->r + 12) * DBL_EPSILON / 2;
+  for (int i = 0; i < n; i++) bound[i] = k * (bound[i] + fabs(b[i]));
+}
+
+/* The checks on the last solve of P (see the top); tol: the solve's LCP
+ * tolerance, which the physical check scales by max(1, |b|). */
+static void check_solve(const sb_contact_problem *P, const sb_contact_info *info, double tol, const char *what,
+                        tally *t) {
+  t->steps++;
+  int n;
+  const double *A, *b;
+  sb_contact_lcp(P, &n, &A, &b, NULL, NULL);
+  const sb_kept_op *op = sb_contact_kept_operator(P);
+  if (n == 0) {
+    EXPECT(op == NULL, "%s, step %d: an operator without a kept contact", what, t->steps);
+    return;
+  }
+  EXPECT(op != NULL && sb_kept_op_size(op) == n, "%s, step %d: the operator of %d unknowns (A: %d)", what, t->steps,
+         op ? sb_kept_op_size(op) : -1, n);
+  if (!op || sb_kept_op_size(op) != n) return;
+  t->checked++;
+  int differ = 0, first_i = -1, first_j = -1;
+  for (int j = 0; j < n; j++)
+    for (int i = 0; i < n; i++) {
+      double e = sb_kept_op_entry(op, i, j);
+      if (memcmp(&e, &A[(size_t)j * n + i], sizeof e) != 0 && differ++ == 0) {
+        first_i = i;
+        first_j = j;
+      }
+    }
+  t->entries += n * n;
+  EXPECT(differ == 0, "%s, step %d: %d of %d entries differ from A's, first (%d, %d): %.17g vs %.17g", what,
+         t->steps, differ, n * n, first_i, first_j, differ ? sb_kept_op_entry(op, first_i, first_j) : 0.0,
+         differ ? A[(size_t)first_j * n + first_i] : 0.0);
+
+  double *z = malloc(6 * sizeof(double) * n), *wo = z + n, *wd = wo + n, *bound = wd + n, *absd = bound + n,
+         *zero = absd + n;
+  memset(zero, 0, n * sizeof(double));
+  const double *answer = sb_contact_lcp_answer(P);
+  for (int pass = 0; pass < 2; pass++) {
+    if (pass == 0)
+      memcpy(z, answer, n * sizeof(double));
+    else /* random signs over six decades: cancellation in every row */
+      for (int i = 0; i < n; i++) z[i] = (2 * tu_rand_r(&rng) - 1) * pow(10, -6 * tu_rand_r(&rng));
+    sb_kept_op_apply(op, z, b, wo);
+    dense_product(n, A, b, z, wd);
+    product_bound(op, b, z, bound);
+    for (int i = 0; i < n; i++) {
+      double ratio = fabs(wo[i] - wd[i]) / fmax(bound[i], DBL_MIN);
+      t->worst_product = fmax(t->worst_product, ratio);
+      if (!(ratio <= 1)) {
+        EXPECT(0, "%s, step %d, %s z: row %d: operator %.17g, dense %.17g, bound %.3g", what, t->steps,
+               pass ? "random" : "the answer's", i, wo[i], wd[i], bound[i]);
+        break;
+      }
+    }
+    /* abs_apply bounds the dense |A| |z| (up to A's own rounding, 4 u) */
+    sb_kept_op_abs_apply(op, z, bound);
+    for (int i = 0; i < n; i++) {
+      double s = 0;
+      for (int j = 0; j < n; j++) s += fabs(A[(size_t)j * n + i]) * fabs(z[j]);
+      absd[i] = s;
+      if (!(s <= bound[i] * (1 + 4 * (n + 8) * DBL_EPSILON))) {
+        EXPECT(0, "%s, step %d: row %d: |A||z| = %.17g above the operator's bound %.17g", what, t->steps, i, s,
+               bound[i]);
+        break;
+      }
+    }
+  }
+  /* the physical check: the dense residual of the answer the solve kept */
+  dense_product(n, A, b, answer, wd);
+  product_bound(op, b, answer, bound);
+  double res = 0, slack = 0, qmax = 1;
+  for (int i = 0; i < n; i++) {
+    double m = fmin(answer[i], wd[i]);
+    res = fmax(res, isnan(m) ? INFINITY : fabs(m));
+    slack = fmax(slack, bound[i]);
+    qmax = fmax(qmax, fabs(b[i]));
+  }
+  t->worst_residual = fmax(t->worst_residual, fabs(info->residual - res) / fmax(slack, DBL_MIN));
+  EXPECT(fabs(info->residual - res) <= slack, "%s, step %d: physical residual %.17g, dense %.17g (bound %.3g)", what,
+         t->steps, info->residual, res, slack);
+  if (info->lcp.status == SB_LCP_SOLVED) {
+    t->solved++;
+    EXPECT(res <= fmax(tol, 1e-9) * qmax + slack, "%s, step %d: accepted, yet the dense residual is %.3g (> %.3g)",
+           what, t->steps, res, fmax(tol, 1e-9) * qmax);
+  }
+  free(z);
+}
+
+static void report(const char *what, const tally *t) {
+  printf("%-34s %5d steps, %5d with kept contacts (%d solved), %9d entries equal; |op - dense| <= %.3f of "
+         "the bound, residuals within %.3f of it\n",
+         what, t->steps, t->checked, t->solved, t->entries, t->worst_product, t->worst_residual);
+  EXPECT(t->checked > 0, "%s: no step had kept contacts", what);
+}
+
+/* The box sliding down a 30 degree incline (mu 0.3) and sticking on a 10
+ * degree one (mu 0.8), m contacts, r directions, 40 steps each: the box's
+ * velocity carried over through its free velocity. */
+static void test_block(void) {
+  char err[256];
+  int ms[] = {4, 9, 16}, rs[] = {4, 6, 8};
+  for (unsigned im = 0; im < 3; im++)
+    for (unsigned ir = 0; ir < 3; ir++)
+      for (int slide = 0; slide < 2; slide++) {
+        int m = ms[im], r = rs[ir];
+        sb_contact_problem *P = sb_contact_create(m, 1, 6, r, err, sizeof err);
+        EXPECT(P != NULL, "box problem: %s", err);
+        if (!P) continue;
+        sb_contact_options o = sb_contact_default_options();
+        o.directions = r;
+        double v[6] = {0}, h = 1e-3;
+        char what[64];
+        snprintf(what, sizeof what, "box %s, %d contacts, r = %d", slide ? "sliding" : "sticking", m, r);
+        tally t;
+        memset(&t, 0, sizeof t);
+        for (int step = 0; step < 40; step++) {
+          sb_contact_clear(P);
+          scene_block s;
+          double theta = slide ? M_PI / 6 : M_PI / 18, mu = slide ? 0.3 : 0.8;
+          if (scene_block_fill_moving(P, &s, theta, mu, m, h, v, NULL, err, sizeof err) < 0) {
+            EXPECT(0, "%s: %s", what, err);
+            break;
+          }
+          sb_contact_info info;
+          EXPECT(sb_contact_solve(P, h, &o, &info, err, sizeof err) == 0, "%s, step %d: %s", what, step, err);
+          check_solve(P, &info, o.lcp.tol, what, &t);
+          sb_contact_body_velocity(P, 0, v);
+        }
+        if (im == 2 && ir == 2) report(what, &t);
+        EXPECT(t.checked == 40, "%s: %d of 40 steps checked", what, t.checked);
+        sb_contact_free(P);
+      }
+}
+
+/* The soft rod lying on the plane, 4 sections of 4 disks, 2 contacts a disk. */
+static void test_rod(void) {
+  char err[256];
+  scene_rod rod;
+  scene_rod_params(&rod, 4, 4, 2);
+  sb_model *m = sb_model_create(&rod.chain, err, sizeof err);
+  EXPECT(m != NULL, "rod model: %s", err);
+  if (!m) return;
+  sb_state *st = sb_state_create(m);
+  sb_work *w = sb_work_create(m);
+  int nc = rod.chain.ndisk * rod.per_disk;
+  sb_contact_problem *P = sb_contact_create(nc, 1, m->n, 4, err, sizeof err);
+  sb_contact_options o = sb_contact_default_options();
+  tally t;
+  memset(&t, 0, sizeof t);
+  double h = 1e-3;
+  for (int step = 0; step < 60; step++) {
+    EXPECT(sb_step_prepare(m, st, w, NULL, h, err, sizeof err) == 0, "prepare: %s", err);
+    sb_contact_clear(P);
+    EXPECT(scene_rod_fill(P, &rod, m, w, 0.5, err, sizeof err) >= 0, "rod scene: %s", err);
+    sb_contact_info info;
+    EXPECT(sb_contact_solve(P, h, &o, &info, err, sizeof err) == 0, "rod, step %d: %s", step, err);
+    check_solve(P, &info, o.lcp.tol, "rod lying, 32 contacts", &t);
+    EXPECT(sb_step_commit(m, st, w, sb_contact_body_impulse(P, 0), err, sizeof err) == 0, "commit: %s", err);
+  }
+  report("rod lying, 32 contacts", &t);
+  /* a given dense LCP (a replayed dump) has only A's doubles: no operator */
+  int n;
+  const double *A, *b;
+  sb_contact_lcp(P, &n, &A, &b, NULL, NULL);
+  double *Ac = malloc(sizeof(double) * ((size_t)n * n + 2 * n)), *bc = Ac + (size_t)n * n, *z = bc + n;
+  memcpy(Ac, A, sizeof(double) * n * n);
+  memcpy(bc, b, sizeof(double) * n);
+  memset(z, 0, sizeof(double) * n);
+  o.warm_start = 0;
+  EXPECT(sb_contact_solve_lcp(P, n, 4, Ac, bc, z, &o, NULL, err, sizeof err) == 0, "replayed LCP: %s", err);
+  EXPECT(sb_contact_kept_operator(P) == NULL, "an operator after a solve of a given dense LCP");
+  free(Ac);
+  sb_contact_free(P);
+  sb_work_free(w);
+  sb_state_free(st);
+  sb_model_free(m);
+}
+
+/* A scene through the plugin from t0 to t1, each step's coupled solve. */
+static void test_scene(const char *what, const char *path, const cusp_override *ov, int nov, double t0, double t1) {
+  mjModel *m = load(path, ov, nov);
+  mjData *d = m ? attach(m) : NULL;
+  if (!d) {
+    finish(m, d);
+    return;
+  }
+  tally t;
+  memset(&t, 0, sizeof t);
+  double tol = sb_lcp_default_options().tol;
+  while (d->time < t1) {
+    mj_step(m, d);
+    if (d->time < t0) continue;
+    const cusp_step_report *rep = cusp_report(m, d);
+    cusp_runtime *r = cusp_runtime_of(m, d);
+    if (!rep || !r || !r->lcp_ran) continue;
+    check_solve(r->P, &rep->info, tol, what, &t);
+  }
+  report(what, &t);
+  finish(m, d);
+}
+
+int main(void) {
+  test_block();
+  test_rod();
+  test_scene("Scenario A", CUSP_SOURCE_DIR "/mjcf/scenario_a.xml", NULL, 0, 0, 1.0);
+  cut_arm_key keys[CUT_ARM_NKEYS];
+  int nk = cut_arm_keys(6, 1, keys);
+  cusp_override ov[CUT_ARM_NKEYS];
+  for (int i = 0; i < nk; i++) ov[i] = (cusp_override){"arm", keys[i].key, keys[i].value};
+  test_scene("6-section arm sliding", CUSP_SOURCE_DIR "/mjcf/scenario_a.xml", ov, nk, 1.5, 1.7);
+  test_scene("rod clamped at both ends, ball", CUSP_SOURCE_DIR "/mjcf/demo_clamped_rod.xml", NULL, 0, 0.2, 0.6);
+  return test_report("kept_op");
+}
