@@ -17,6 +17,8 @@
 #include "sb_util.h"
 #include "sb_vector.h"
 
+_Static_assert(SB_KEPT_OP_MAX_DIRECTIONS >= SB_CONTACT_MAX_DIRECTIONS, "the operator holds every pyramid a problem takes");
+
 typedef enum { BODY_SOFT, BODY_DENSE, BODY_CUSTOM } body_kind;
 
 /* A failed solve keeps its best iterate within this relative physical
