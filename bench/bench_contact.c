@@ -27,7 +27,9 @@
  * size, steps that solved an LCP ("solves"), fallbacks (the first solver
  * failed) and their fraction, and the solver calls of those steps (every
  * stage-1 pass, proximal step, fallback: "lcp_solves") with the ones not
- * answered by the warm start's active set ("cold_solves"). Ratios:
+ * answered by the warm start's active set ("cold_solves"), and the steps
+ * that made more than one stage-1 pass ("multipass_steps": a dropped
+ * contact the first pass's impulses would close). Ratios:
  * median over the rounds of the per-round ratio (with quartiles): lcp /
  * penalty on Scenario A, rod on the plane / free, and per phase the
  * exponent of a least-squares fit of log step time against log dofs over
@@ -83,7 +85,7 @@ typedef struct {
   int dofs, steps_per_round, failed, nround;
   double *round_us;
   double sum_contacts, sum_kept, sum_nvar;
-  long lcp_solves, cold_solves;
+  long lcp_solves, cold_solves, multipass_steps;
   long nsteps, solves0, fallbacks0, solves, fallbacks;
   char error[1800];
 } bench_case;
@@ -287,6 +289,7 @@ int main(int argc, char **argv) {
           c->sum_nvar += rep->info.nvar;
           c->lcp_solves += rep->info.solves;
           c->cold_solves += rep->info.cold_solves;
+          c->multipass_steps += rep->info.rank_passes > 1;
         }
         c->nsteps++;
       }
@@ -332,7 +335,8 @@ int main(int argc, char **argv) {
     json_number(c->nsteps ? c->sum_nvar / c->nsteps : NAN);
     printf(", \"solves\": %ld, \"fallbacks\": %ld, \"fallback_fraction\": ", c->solves, c->fallbacks);
     json_number(c->solves ? (double)c->fallbacks / c->solves : 0);
-    printf(", \"lcp_solves\": %ld, \"cold_solves\": %ld}", c->lcp_solves, c->cold_solves);
+    printf(", \"lcp_solves\": %ld, \"cold_solves\": %ld, \"multipass_steps\": %ld}", c->lcp_solves, c->cold_solves,
+           c->multipass_steps);
   }
   printf("], \"ratios\": {");
   int first = 1;
