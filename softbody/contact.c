@@ -1700,27 +1700,35 @@ int sb_contact_solve(sb_contact_problem *p, double h, const sb_contact_options *
       p->order_active = warm_order = 1;
     }
   }
-  /* a warm order that fails gets the force-blind selection as its next pass */
-  int passes = 1 + warm_order + (opt->rank_selection && opt->rank_refine > 0 ? opt->rank_refine : 0);
-  double lcp_us = 0; /* every pass's solves: a pass's info replaces the last's */
+  /* A warm order that fails gets, as its next pass, its own set with every
+   * contact that would close (warm_union), and when that union is unsolvable
+   * or still leaves one closing, the force-blind selection. */
+  int passes = 1 + 2 * warm_order + (opt->rank_selection && opt->rank_refine > 0 ? opt->rank_refine : 0);
+  int warm_union = 0; /* this pass is that union */
+  double lcp_us = 0;  /* every pass's solves: a pass's info replaces the last's */
   for (int pass = 0; pass < passes; pass++) {
     info->rank_passes = pass + 1;
     info->lcp.time_us = 0;
     if (select_and_solve(p, opt, info, error, error_size)) return -1;
     lcp_us += info->lcp.time_us;
     info->lcp.time_us = lcp_us;
+    int union_failed = 0;
     if (p->keep_given && info->lcp.status != SB_LCP_SOLVED) {
-      /* the union made the problem unsolvable (a disk pressed between
-       * two opposite faces): back to the last pass's independent set */
-      memcpy(p->keep, p->keep_prev, m * sizeof(int));
-      info->rank_passes = pass + 2;
-      info->lcp.time_us = 0;
-      if (select_and_solve(p, opt, info, error, error_size)) return -1;
-      lcp_us += info->lcp.time_us;
-      info->lcp.time_us = lcp_us;
+      if (warm_union) {
+        union_failed = 1;
+      } else {
+        /* the union made the problem unsolvable (a disk pressed between
+         * two opposite faces): back to the last pass's independent set */
+        memcpy(p->keep, p->keep_prev, m * sizeof(int));
+        info->rank_passes = pass + 2;
+        info->lcp.time_us = 0;
+        if (select_and_solve(p, opt, info, error, error_size)) return -1;
+        lcp_us += info->lcp.time_us;
+        info->lcp.time_us = lcp_us;
+      }
     }
-    final_velocities(p);
-    if (!p->keep_given && screen_admit_closing(p, vtol) > 0) {
+    if (!union_failed) final_velocities(p);
+    if (!union_failed && !p->keep_given && screen_admit_closing(p, vtol) > 0) {
       info->screen_passes++;
       pass--; /* the same pass again, with them */
       continue;
@@ -1728,14 +1736,28 @@ int sb_contact_solve(sb_contact_problem *p, double h, const sb_contact_options *
     /* Stage 1 is blind to forces: a dependent contact dropped in favour of
      * one that then separates may penetrate. Give priority to the contacts
      * that carry load or would penetrate, and select again. */
-    int violated = 0;
-    for (int i = 0; i < m; i++)
+    int violated = union_failed;
+    for (int i = 0; i < m && !union_failed; i++)
       if (!p->keep[i] && p->uf[3 * i + 2] + p->stabv[i] < -vtol) violated = 1;
-    if (!violated || p->keep_given || pass + 1 == passes) break;
+    if (!violated || (p->keep_given && !warm_union) || pass + 1 == passes) break;
     for (int i = 0; i < m; i++) p->force[i] = 0;
-    if (warm_order && pass == 0) { /* stale loads (contacts came and went): select as without them */
+    if (warm_union) { /* stale loads (contacts came and went): select as without them */
+      warm_union = p->keep_given = 0;
       closing_first(p);
       p->order_active = 0;
+      continue;
+    }
+    if (warm_order && pass == 0) {
+      /* On a rod lying along a plane, the last step's loaded contacts are
+       * about one per disk, and a disk the last answer left unloaded is kept
+       * by neither contact yet closes: the warm order fails on every step, and
+       * the force-blind pass that followed answered with a set whose loads
+       * failed again on the next. Keeping the warm set and the closing ones
+       * together answers at once; the kept normals may then be dependent,
+       * as in the union pass below. */
+      memcpy(p->keep_prev, p->keep, m * sizeof(int));
+      for (int i = 0; i < m; i++) p->keep[i] |= p->uf[3 * i + 2] + p->stabv[i] < -vtol;
+      p->keep_given = warm_union = 1;
       continue;
     }
     if (pass + 2 == passes) {

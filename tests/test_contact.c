@@ -97,6 +97,9 @@ static void test_block_resting(void) {
       int m = k * k;
       scene_block sc;
       sb_contact_clear(P);
+      /* each block is a first step: the last one's loads, under the same
+       * contact ids, belong to another block */
+      sb_contact_warm_load(P, (const double[]){0, 0});
       EXPECT(scene_block_fill(P, &sc, 0, 0.5, m, H, err, sizeof err) == 0, "block scene: %s", err);
       sb_contact_options o = options_for((sb_lcp_solver)s);
       sb_contact_info info;
@@ -105,6 +108,14 @@ static void test_block_resting(void) {
       double Jn[64 * 6];
       block_normal_rows(&sc, m, Jn);
       check_kept_rank(P, m, 6, Jn, "block");
+      /* the same step again, warm from its own answer: its loads are an
+       * independent set, which the warm order keeps */
+      rc = sb_contact_solve(P, H, &o, &info, err, sizeof err);
+      EXPECT(rc == 0 && info.rank_passes == 1 && info.cold_solves == 0,
+             "block %d contacts, %s, warm: %s, %d passes, %d of %d solves cold", m,
+             sb_lcp_solver_name((sb_lcp_solver)s), rc ? err : "solved", info.rank_passes, info.cold_solves,
+             info.solves);
+      check_kept_rank(P, m, 6, Jn, "block, warm");
       double weight = sc.mass * SCENE_G * H, net = net_normal(P, m, sc.normal);
       worst = fmax(worst, fabs(net - weight) / weight);
       EXPECT(fabs(net - weight) <= 1e-9 * weight, "block %d contacts, %s: net normal impulse %.15g, weight*h %.15g",

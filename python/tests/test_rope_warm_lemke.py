@@ -10,8 +10,10 @@ Lemke started and solved from the guess's basis on most steps with it on), and t
 must lie the same. The two are different vertices of a degenerate LCP (the first attempt
 from the guess's basis is on q itself, the cold one on q perturbed to break ties), whose
 friction along a rope lying still is statically indeterminate: the strains differ at the
-1e-4 level of their size and the friction forces by a small part of the load, but the
-rope's centerline, tip and the load the plane carries agree to round-off."""
+1e-4 level of their size, but the rope's centerline, tip and the load the plane carries
+agree to round-off. The net friction at one step is not determined by the motion (the two
+differ by a part of the load on single steps, the same before and after the contact
+selection changed): it is held to Coulomb's bound, mu times the load, in both."""
 import pathlib
 
 import mujoco
@@ -21,6 +23,7 @@ import cusp
 
 SCENE = pathlib.Path(__file__).resolve().parents[2] / "bench" / "scenes" / "rope_plane_tiled.xml"
 STEPS = 40
+MU = 0.3  # the scene's friction
 
 
 def _run(warm_lemke):
@@ -54,5 +57,6 @@ def test_warm_lemke_same_rope():
   assert load > 0 and abs(on["load"] - load) <= 1e-6 * load, f"plane load {on['load']} N against {load} N"
   dq = np.abs(on["q"] - off["q"]).max()
   assert dq <= 1e-3 * np.abs(off["q"]).max(), f"strains differ by {dq}"
-  dfriction = np.abs(on["friction"] - off["friction"]).max()
-  assert dfriction <= 1e-3 * load, f"net friction differs by {dfriction} N (load {load} N)"
+  for run, name in ((off, "off"), (on, "on")):
+    friction = np.hypot(*run["friction"])
+    assert friction <= MU * run["load"], f"key {name}: net friction {friction} N above mu times the load {run['load']} N"
