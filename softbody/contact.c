@@ -1370,17 +1370,33 @@ static int screen_rank_select(sb_contact_problem *p, const sb_contact_options *o
   return kept;
 }
 
+/* After a pass: contact i's final normal velocity plus its gap term, and
+ * whether that closes it within the step. */
+static double final_normal_speed(const sb_contact_problem *p, int i) { return p->uf[3 * i + 2] + p->stabv[i]; }
+
+static int closes_after_pass(const sb_contact_problem *p, int i, double vtol) {
+  return final_normal_speed(p, i) < -vtol;
+}
+
 /* After a pass: lets in the left-out contacts that its impulses close
- * within the step (final velocity plus gap term below -vtol). Returns how
- * many: the pass is then solved again. */
+ * within the step. Returns how many: the pass is then solved again. */
 static int screen_admit_closing(sb_contact_problem *p, double vtol) {
   int admitted = 0;
   for (int i = 0; i < p->nc && p->screening; i++)
-    if (!p->admit[i] && p->uf[3 * i + 2] + p->stabv[i] < -vtol) {
+    if (!p->admit[i] && closes_after_pass(p, i, vtol)) {
       p->admit[i] = 1;
       admitted++;
     }
   return admitted;
+}
+
+/* A union pass: the next pass solves this pass's kept contacts and every
+ * contact that would close, as given (keep_given: no selection); keep_prev
+ * holds this pass's set for going back. */
+static void keep_closing_too(sb_contact_problem *p, double vtol) {
+  memcpy(p->keep_prev, p->keep, p->nc * sizeof(int));
+  for (int i = 0; i < p->nc; i++) p->keep[i] |= closes_after_pass(p, i, vtol);
+  p->keep_given = 1;
 }
 
 /* Contacts the screen leaves out now. */
@@ -1712,33 +1728,30 @@ int sb_contact_solve(sb_contact_problem *p, double h, const sb_contact_options *
     if (select_and_solve(p, opt, info, error, error_size)) return -1;
     lcp_us += info->lcp.time_us;
     info->lcp.time_us = lcp_us;
-    int union_failed = 0;
-    if (p->keep_given && info->lcp.status != SB_LCP_SOLVED) {
-      if (warm_union) {
-        union_failed = 1;
-      } else {
-        /* the union made the problem unsolvable (a disk pressed between
-         * two opposite faces): back to the last pass's independent set */
-        memcpy(p->keep, p->keep_prev, m * sizeof(int));
-        info->rank_passes = pass + 2;
-        info->lcp.time_us = 0;
-        if (select_and_solve(p, opt, info, error, error_size)) return -1;
-        lcp_us += info->lcp.time_us;
-        info->lcp.time_us = lcp_us;
-      }
-    }
-    if (!union_failed) final_velocities(p);
-    if (!union_failed && !p->keep_given && screen_admit_closing(p, vtol) > 0) {
-      info->screen_passes++;
-      pass--; /* the same pass again, with them */
-      continue;
+    if (p->keep_given && !warm_union && info->lcp.status != SB_LCP_SOLVED) {
+      /* the union made the problem unsolvable (a disk pressed between
+       * two opposite faces): back to the last pass's independent set */
+      memcpy(p->keep, p->keep_prev, m * sizeof(int));
+      info->rank_passes = pass + 2;
+      info->lcp.time_us = 0;
+      if (select_and_solve(p, opt, info, error, error_size)) return -1;
+      lcp_us += info->lcp.time_us;
+      info->lcp.time_us = lcp_us;
     }
     /* Stage 1 is blind to forces: a dependent contact dropped in favour of
      * one that then separates may penetrate. Give priority to the contacts
-     * that carry load or would penetrate, and select again. */
-    int violated = union_failed;
-    for (int i = 0; i < m && !union_failed; i++)
-      if (!p->keep[i] && p->uf[3 * i + 2] + p->stabv[i] < -vtol) violated = 1;
+     * that carry load or would penetrate, and select again. An unsolvable
+     * warm union counts as failed the same way. */
+    int violated = warm_union && info->lcp.status != SB_LCP_SOLVED;
+    if (!violated) {
+      final_velocities(p);
+      if (!p->keep_given && screen_admit_closing(p, vtol) > 0) {
+        info->screen_passes++;
+        pass--; /* the same pass again, with them */
+        continue;
+      }
+      for (int i = 0; i < m && !violated; i++) violated = !p->keep[i] && closes_after_pass(p, i, vtol);
+    }
     if (!violated || (p->keep_given && !warm_union) || pass + 1 == passes) break;
     for (int i = 0; i < m; i++) p->force[i] = 0;
     if (warm_union) { /* stale loads (contacts came and went): select as without them */
@@ -1755,9 +1768,8 @@ int sb_contact_solve(sb_contact_problem *p, double h, const sb_contact_options *
        * failed again on the next. Keeping the warm set and the closing ones
        * together answers at once; the kept normals may then be dependent,
        * as in the union pass below. */
-      memcpy(p->keep_prev, p->keep, m * sizeof(int));
-      for (int i = 0; i < m; i++) p->keep[i] |= p->uf[3 * i + 2] + p->stabv[i] < -vtol;
-      p->keep_given = warm_union = 1;
+      keep_closing_too(p, vtol);
+      warm_union = 1;
       continue;
     }
     if (pass + 2 == passes) {
@@ -1767,15 +1779,13 @@ int sb_contact_solve(sb_contact_problem *p, double h, const sb_contact_options *
        * up to a centimetre per second, however the independent set was
        * re-chosen). The last pass keeps them too: the kept normals are then
        * dependent, which stage 3 and the proximal step are there for. */
-      memcpy(p->keep_prev, p->keep, m * sizeof(int));
-      for (int i = 0; i < m; i++) p->keep[i] |= p->uf[3 * i + 2] + p->stabv[i] < -vtol;
-      p->keep_given = 1;
+      keep_closing_too(p, vtol);
       continue;
     }
     /* next pass: contacts that would penetrate first (deepest first), then
      * the loaded ones, heaviest first, taken in that order */
     for (int i = 0; i < m; i++) {
-      double vn = p->uf[3 * i + 2] + p->stabv[i];
+      double vn = final_normal_speed(p, i);
       int violating = !p->keep[i] && vn < -vtol;
       p->prio[i] = violating || (p->keep[i] && p->lambda[3 * i + 2] > 0);
       p->order[i] = violating ? 1e100 * (1 - vn / vtol) : p->lambda[3 * i + 2];
@@ -1815,7 +1825,7 @@ int sb_contact_solve(sb_contact_problem *p, double h, const sb_contact_options *
   p->screening = 0;
   info->dropped_min_vn = 0;
   for (int i = 0; i < m; i++)
-    if (!p->keep[i]) info->dropped_min_vn = fmin(info->dropped_min_vn, p->uf[3 * i + 2] + p->stabv[i]);
+    if (!p->keep[i]) info->dropped_min_vn = fmin(info->dropped_min_vn, final_normal_speed(p, i));
   info->time_us = sb_lcp_now_us() - t0;
   info->conditioning_us = fmax(0, info->time_us - info->assembly_us - info->lcp.time_us);
   if (info->lcp.status != SB_LCP_SOLVED) {
