@@ -497,7 +497,9 @@ sb_lcp_status sb_lcp_condition_solve(sb_lcp_work *wk, int n, const double *M, co
   sb_ruiz(n, wk->Ms, wk->qs, wk->dr, wk->dc, ruiz_iterations > 0 ? ruiz_iterations : 0, wk->T);
   sb_tikhonov(n, wk->Ms, NULL, tikhonov);
   for (int i = 0; i < n; i++) wk->zs[i] = opt->warm_start && isfinite(z[i]) ? z[i] / wk->dc[i] : 0;
-  sb_lcp_status st = sb_lcp_solve(wk, n, wk->Ms, wk->qs, wk->zs, NULL, opt, info);
+  sb_lcp_options scaled = *opt;
+  scaled.entries = NULL; /* they are M's, not the scaled copy's */
+  sb_lcp_status st = sb_lcp_solve(wk, n, wk->Ms, wk->qs, wk->zs, NULL, &scaled, info);
   for (int i = 0; i < n; i++) z[i] = wk->zs[i] * wk->dc[i];
   double *wv = wk->w;
   info->residual = sb_lcp_residual(n, M, q, z, wv, &info->complementarity);

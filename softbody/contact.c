@@ -105,6 +105,8 @@ struct sb_contact_problem {
   sb_kept_op op;           /* the last solve's LCP on W (kept_op.h): valid when op_valid */
   int op_valid;            /* 0 after a solve of a given dense LCP (sb_contact_solve_lcp) */
   double *kept_mu;         /* max_k: the kept contacts' friction coefficients, for op */
+  sb_kept_op_conditioned cond; /* op under the last conditioning (dr, dc, normal_mask, tikhonov) */
+  sb_lcp_entries cond_entries; /* cond as sb_lcp_entries: what Lemke reads (lcp_from_operator) */
 };
 
 sb_contact_options sb_contact_default_options(void) {
@@ -121,6 +123,7 @@ sb_contact_options sb_contact_default_options(void) {
   o.rank_refine = 2;
   o.proximal_steps = 1;
   o.screen = 1;
+  o.lcp_from_operator = 1;
   o.lcp = sb_lcp_default_options();
   return o;
 }
@@ -762,6 +765,7 @@ static void damped_fallback(sb_contact_problem *p, int n, int nk, int bs, const 
   memset(p->zs, 0, n * sizeof(double));
   sb_lcp_options lo = opt->lcp;
   lo.warm_start = 0;
+  lo.entries = NULL; /* As is A damped, not the conditioned operator */
   lo.nblock = nk;
   lo.block = p->blocks;
   sb_lcp_info dinfo;
@@ -779,6 +783,15 @@ static void damped_fallback(sb_contact_problem *p, int n, int nk, int bs, const 
   memcpy(p->bs, b, n * sizeof(double));
   sb_ruiz_copy(n, A, p->As, p->bs, p->dr, p->dc, opt->ruiz_iterations, p->ruizw);
   sb_tikhonov(n, p->As, p->normal_mask, opt->tikhonov);
+}
+
+/* The kept operator under the conditioning now in p->dr, p->dc (stage 2)
+ * and opt's Tikhonov on p->normal_mask (stage 3): As's entries. */
+static void condition_operator(sb_contact_problem *p, const sb_contact_options *opt) {
+  p->cond = (sb_kept_op_conditioned){.op = &p->op, .dr = p->dr, .dc = p->dc, .mask = p->normal_mask,
+                                     .eps = opt->tikhonov};
+  p->cond_entries = (sb_lcp_entries){.ctx = &p->cond, .entry = sb_kept_op_conditioned_entry,
+                                     .column = sb_kept_op_conditioned_column};
 }
 
 /* Stages 2 and 3, the solve, the proximal correction, the physical check
@@ -799,6 +812,8 @@ static void solve_assembled(sb_contact_problem *p, int n, int nk, int bs, const 
   sb_tikhonov(n, p->As, p->normal_mask, opt->tikhonov);
   for (int i = 0; i < n; i++) p->zs[i] = zwarm && isfinite(zwarm[i]) ? zwarm[i] / p->dc[i] : 0;
   sb_lcp_options lo = opt->lcp;
+  condition_operator(p, opt);
+  lo.entries = p->op_valid && opt->lcp_from_operator ? &p->cond_entries : NULL;
   lo.warm_start = zwarm != NULL;
   lo.nblock = nk;
   lo.block = p->blocks;
@@ -1941,6 +1956,10 @@ void sb_contact_lcp(const sb_contact_problem *p, int *n, const double **A, const
   if (b) *b = p->b;
   if (A_conditioned) *A_conditioned = p->As;
   if (b_conditioned) *b_conditioned = p->bs;
+}
+
+const sb_lcp_entries *sb_contact_conditioned_entries(const sb_contact_problem *p) {
+  return sb_contact_kept_operator(p) ? &p->cond_entries : NULL;
 }
 
 const sb_kept_op *sb_contact_kept_operator(const sb_contact_problem *p) {

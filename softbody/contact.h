@@ -86,6 +86,11 @@ typedef struct {
                               step. A left-out contact that the impulses would close is let in and
                               the pass solved again, so no contact is lost that would penetrate
                               (contact.c, screen_*). Default 1; 0: stage 1 over every contact */
+  int lcp_from_operator;   /* 1 (default): Lemke's revised form reads the conditioned LCP's columns
+                              from the kept contacts' operator (kept_op.h, sb_kept_op_conditioned)
+                              instead of the assembled matrix: the same doubles, so the same
+                              answers, with the matrix held only on the basic columns (issue 15,
+                              item 1; docs/contact_factor_design.md). 0: from the matrix */
   sb_lcp_options lcp;      /* solver chain, tolerances */
 } sb_contact_options;
 
@@ -239,6 +244,10 @@ const sb_kept_op *sb_contact_kept_operator(const sb_contact_problem *p);
  * gamma the smallest that keeps its betas' w >= 0, as the physical check
  * tested it. */
 const double *sb_contact_lcp_answer(const sb_contact_problem *p);
+/* The last solve's conditioned LCP (sb_contact_lcp's A_conditioned) as
+ * entries of the operator on W (sb_kept_op_conditioned), as Lemke reads it
+ * with lcp_from_operator; NULL when sb_contact_kept_operator is. */
+const sb_lcp_entries *sb_contact_conditioned_entries(const sb_contact_problem *p);
 
 /* ---------- The assembled problem, for the other contact models ----------
  * sap and ncp (sap.h, ncp.h) solve the same assembled problem as the LCP in

@@ -49,4 +49,24 @@ void sb_kept_op_abs_apply(const sb_kept_op *op, const double *z, double *y);
 /* A's entry at row i, column j (0-based, < sb_kept_op_size). */
 double sb_kept_op_entry(const sb_kept_op *op, int i, int j);
 
+/* A's column j into out (sb_kept_op_size entries): sb_kept_op_entry's
+ * doubles, in O(n). */
+void sb_kept_op_column(const sb_kept_op *op, int j, double *out);
+
+/* The conditioned LCP's matrix, Dr A Dc + eps diag(mask): A under stage 2's
+ * scales (powers of two, so each entry is A's times dr_i dc_j exactly, as
+ * Ruiz's sweeps leave it) and stage 3's eps on the masked diagonal (none
+ * when eps <= 0). Its entries equal the conditioned copy's bit for bit
+ * (barring subnormal products); as sb_lcp_entries (lcp.h) with the context
+ * a sb_kept_op_conditioned. */
+typedef struct {
+  const sb_kept_op *op;
+  const double *dr, *dc;  /* the row and column scales (sb_kept_op_size each) */
+  const int *mask;        /* the diagonal entries eps is added to (NULL: all) */
+  double eps;
+} sb_kept_op_conditioned;
+
+double sb_kept_op_conditioned_entry(const void *ctx, int i, int j);
+void sb_kept_op_conditioned_column(const void *ctx, int j, double *out);
+
 #endif

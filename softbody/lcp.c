@@ -41,7 +41,7 @@ sb_lcp_work *sb_lcp_work_create(int nmax) {
   size_t n = (size_t)nmax, nn = n * n;
   w->nmax = nmax;
   double **vec[] = {&w->w, &w->zbest, &w->ztry, &w->phi, &w->phitry, &w->g, &w->d, &w->da,
-                    &w->db, &w->colbuf, &w->zloc, &w->qloc, &w->qs, &w->zs, &w->dr, &w->dc};
+                    &w->db, &w->colbuf, &w->zloc, &w->qloc, &w->qs, &w->zs, &w->dr, &w->dc, &w->rv_col};
   int ok = 1;
   for (size_t k = 0; k < sizeof vec / sizeof vec[0]; k++) ok &= (*vec[k] = calloc(n, sizeof(double))) != NULL;
   ok &= (w->rowbuf = calloc(n + 2, sizeof(double))) != NULL;
@@ -89,17 +89,17 @@ sb_lcp_work *sb_lcp_work_create(int nmax) {
 
 size_t sb_lcp_work_bytes(int nmax) {
   size_t n = nmax > 0 ? (size_t)nmax : 0;
-  /* H, HtH, LU, Ms, T; 17 vectors; 11 int vectors and the revised Lemke's 6 n + 4 ints; per cache
+  /* H, HtH, LU, Ms, T; 18 vectors; 11 int vectors and the revised Lemke's 6 n + 4 ints; per cache
    * slot the bordered factor's Y, Mdc, S and 2 int vectors, 3 short ones */
   size_t kb = SB_LCP_BORDER_MAX;
-  return sizeof(sb_lcp_work) + sizeof(double) * (4 * n * n + n * (n + 2) + 17 * n + 2 + 2 * (2 * n * kb + kb * kb)) +
+  return sizeof(sb_lcp_work) + sizeof(double) * (4 * n * n + n * (n + 2) + 18 * n + 2 + 2 * (2 * n * kb + kb * kb)) +
          sizeof(int) * (11 * n + 1 + 6 * n + 4 + 2 * (2 * n + 3 * kb));
 }
 
 void sb_lcp_work_free(sb_lcp_work *w) {
   if (!w) return;
   void *p[] = {w->w, w->zbest, w->ztry, w->phi, w->phitry, w->g, w->d, w->da, w->db, w->colbuf,
-               w->zloc, w->qloc, w->qs, w->zs, w->dr, w->dc, w->rowbuf, w->H, w->HtH, w->LU,
+               w->zloc, w->qloc, w->qs, w->zs, w->dr, w->dc, w->rv_col, w->rowbuf, w->H, w->HtH, w->LU,
                w->Ms, w->T, w->basis, w->nonbasis, w->ties, w->ipiv, w->idx, w->rv_slot, w->rv_kcol, w->rv_r0pos, w->rv_colpos, w->rv_rowpos, w->fric_dropped, w->prev_set, w->fc[0].set, w->fc[0].piv,
                w->fc[1].set, w->fc[1].piv};
   for (size_t k = 0; k < sizeof p / sizeof p[0]; k++) free(p[k]);
@@ -1328,8 +1328,9 @@ static sb_lcp_status lemke_core(sb_lcp_work *wk, int n, const double *M, int ldm
   int form = wk->lemke_form;
   if (form == SB_LCP_LEMKE_AUTO) form = n >= SB_LCP_LEMKE_AUTO_MIN_N ? SB_LCP_LEMKE_REVISED : SB_LCP_LEMKE_TABLEAU;
   wk->lemke_ran = form;
-  return (form == SB_LCP_LEMKE_REVISED ? sb_lemke_revised : lemke_tableau_core)(
-      wk, n, M, ldm, q, start, z, max_pivots, pivots, warm, msg, msg_size);
+  if (form == SB_LCP_LEMKE_REVISED)
+    return sb_lemke_revised(wk, n, M, ldm, wk->entries, q, start, z, max_pivots, pivots, warm, msg, msg_size);
+  return lemke_tableau_core(wk, n, M, ldm, q, start, z, max_pivots, pivots, warm, msg, msg_size);
 }
 
 /* Re-solves the complementary basis Lemke found, M_BB z_B = -q_B, from the
@@ -1745,6 +1746,7 @@ static sb_lcp_status solve_chain(sb_lcp_work *wk, int nchain, const sb_lcp_solve
   wk->fric_nblock = opt->friction_blocks ? opt->nblock : 0;
   wk->border = opt->border_factors;
   wk->lemke_form = opt->lemke_form;
+  wk->entries = opt->entries;
   int warm = opt->warm_start && all_finite(n, z);
   if (warm) memcpy(zbest, z, n * sizeof(double)); /* kept apart from the attempts */
   else memset(zbest, 0, n * sizeof(double));

@@ -40,6 +40,18 @@ typedef enum {
 #define SB_LCP_MAX_PIVOTS_LIMIT 10000000
 #define SB_LCP_MAX_SWEEPS_LIMIT 1000000
 
+/* A matrix given by its entries instead of stored (an operator such as the
+ * contact LCP's on its Delassus blocks, kept_op.h, under its conditioning):
+ * column(ctx, j, out) writes the n entries of column j, entry(ctx, i, j) one
+ * entry. They must be the stored matrix's doubles bit for bit: the solvers
+ * that read the matrix through them (Lemke's revised form, so far) then take
+ * the same path as on the stored matrix. */
+typedef struct {
+  const void *ctx;
+  double (*entry)(const void *ctx, int i, int j);
+  void (*column)(const void *ctx, int j, double *out);
+} sb_lcp_entries;
+
 typedef struct {
   double tol;            /* solved when every |min(z_i, w_i)| <= tol * max(1, ||q||inf, |q_i| + sum_j |M_ij z_j|)
                             (0: 1e-12) */
@@ -93,6 +105,11 @@ typedef struct {
                             (default) the revised form on problems of at least
                             SB_LCP_LEMKE_AUTO_MIN_N unknowns, the tableau below
                             (docs/contact_scaling.md, sessions 25 to 27) */
+  const sb_lcp_entries *entries; /* M's entries as functions, equal to M's doubles (NULL: none):
+                            Lemke's revised form reads its columns and entries from them instead
+                            of from M (issue 15, item 1: a step towards a solve that never stores
+                            M; docs/contact_factor_design.md). Not passed on by
+                            sb_lcp_condition_solve, whose solve is of its own scaled copy */
 } sb_lcp_options;
 
 enum { SB_LCP_LEMKE_TABLEAU = 0, SB_LCP_LEMKE_REVISED = 1, SB_LCP_LEMKE_AUTO = 2 };

@@ -74,6 +74,10 @@ struct sb_lcp_work {
   double rv_worst_residual;
   long rv_refactors;
   int rv_kmax;
+  /* sb_lcp_options.entries of the solve under way (NULL: M is read), and a
+   * column of them for the revised Lemke (n) */
+  const sb_lcp_entries *entries;
+  double *rv_col;
   int *fric_dropped;        /* n flags: the betas the warm pivot's pass left out of its set
                                (sb_lcp_friction_set_basic) */
   /* conditioning (condition.c) */
@@ -157,8 +161,11 @@ int sb_lemke_lexico_step(int n, const double *binv, const double *col, double si
  * a message naming it). Uses the workspace's H, HtH, LU, T, d, da, db, g,
  * rowbuf, colbuf, zloc, ztry, phitry, basis, nonbasis, idx, ties, rv_* and
  * both factor cache slots' arrays, which it forgets (not qloc, phi, ipiv, w
- * or zbest). */
-sb_lcp_status sb_lemke_revised(sb_lcp_work *wk, int n, const double *M, int ldm, const double *q, const int *start,
+ * or zbest). entries (may be NULL): M's entries as functions, read instead of
+ * M (which may then be NULL): the same path bit for bit when they are M's
+ * doubles, and M's columns are then held only for the basic z's (n k). */
+sb_lcp_status sb_lemke_revised(sb_lcp_work *wk, int n, const double *M, int ldm, const sb_lcp_entries *entries,
+                               const double *q, const int *start,
                                double *z, int max_pivots, int *pivots, int *warm, char *msg, int msg_size);
 
 /* Wall clock in microseconds. */

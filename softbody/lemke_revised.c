@@ -59,6 +59,11 @@
 typedef struct {
   int n, ldm, k;
   const double *M, *d;
+  /* M's entries as functions (sb_lcp_options.entries; NULL: M is read),
+   * and the last column they gave that is not a basic z's (ecol_id's) */
+  const sb_lcp_entries *ent;
+  double *ecol;
+  int ecol_id;
   double *Mc;   /* n x k, leading dimension n: M's column of each basic z
                    (d for z0), in K's column order kcol */
   double *bbar, *uc, *uw, *dir;
@@ -95,9 +100,32 @@ typedef struct {
   int msg_size;
 } revised_basis;
 
-/* M's column of z_j (j = id - n), or the covering vector for z0. */
-static const double *structural_column(const revised_basis *b, int id) {
-  return id < 2 * b->n ? b->M + (size_t)(id - b->n) * b->ldm : b->d;
+/* M's column of z_j (j = id - n), or the covering vector for z0. From
+ * entries, a basic z's is its copy in Mc and another's is written into ecol,
+ * valid until the next column of a nonbasic z is asked for. */
+static const double *structural_column(revised_basis *b, int id) {
+  int n = b->n;
+  if (id == 2 * n) return b->d;
+  if (!b->ent) return b->M + (size_t)(id - n) * b->ldm;
+  int c = b->colpos[id - n];
+  if (c >= 0) return b->Mc + (size_t)c * n;
+  if (b->ecol_id != id) {
+    b->ent->column(b->ent->ctx, id - n, b->ecol);
+    b->ecol_id = id;
+  }
+  return b->ecol;
+}
+
+/* One entry (row i) of structural_column(b, id), without filling ecol: the
+ * borders read single entries of columns that left K0. */
+static double structural_entry(const revised_basis *b, int id, int i) {
+  int n = b->n;
+  if (id == 2 * n) return b->d[i];
+  if (!b->ent) return b->M[(size_t)(id - n) * b->ldm + i];
+  int c = b->colpos[id - n];
+  if (c >= 0) return b->Mc[(size_t)c * n + i];
+  if (b->ecol_id == id) return b->ecol[i];
+  return b->ent->entry(b->ent->ctx, i, id - n);
 }
 
 /* Borders kept before K is factored afresh (BORDER_CAP_MIN's cost model),
@@ -131,7 +159,7 @@ static int refactor(revised_basis *b) {
   }
   double kmax = 0;
   for (int j = 0; j < k; j++) {
-    const double *col = structural_column(b, b->c0[j]);
+    const double *col = structural_column(b, b->c0[j]); /* a basic z's: no entry is computed */
     double *f = b->F + (size_t)j * k;
     for (int i = 0; i < k; i++) {
       f[i] = -col[b->r0[i]];
@@ -262,7 +290,7 @@ static void direction_of_covering(revised_basis *b) {
 static double schur_entry(const revised_basis *b, int r, int t) {
   int w = b->brow[r], id = b->bcol[t];
   const double *yt = b->Y + (size_t)t * b->n;
-  double c = w >= 0 && id >= 0 ? -structural_column(b, id)[w] : 0;
+  double c = w >= 0 && id >= 0 ? -structural_entry(b, id, w) : 0;
   if (w < 0) return c - yt[-1 - w];
   return c - (b->k0 ? cblas_ddot(b->k0, b->V + (size_t)r * b->n, 1, yt, 1) : 0);
 }
@@ -271,7 +299,7 @@ static void add_row_border(revised_basis *b, int w) {
   int r = b->sr++, n = b->n;
   b->brow[r] = w;
   if (w >= 0)
-    for (int j = 0; j < b->k0; j++) b->V[(size_t)r * n + j] = -structural_column(b, b->c0[j])[w];
+    for (int j = 0; j < b->k0; j++) b->V[(size_t)r * n + j] = -structural_entry(b, b->c0[j], w);
   for (int t = 0; t < b->sc; t++) b->S[r + (size_t)t * b->lds] = schur_entry(b, r, t);
 }
 
@@ -465,8 +493,9 @@ static sb_lcp_status revised_end(sb_lcp_work *wk, const revised_basis *b, sb_lcp
   return st;
 }
 
-sb_lcp_status sb_lemke_revised(sb_lcp_work *wk, int n, const double *M, int ldm, const double *q, const int *start,
-                               double *z, int max_pivots, int *pivots, int *warm, char *msg, int msg_size) {
+sb_lcp_status sb_lemke_revised(sb_lcp_work *wk, int n, const double *M, int ldm, const sb_lcp_entries *entries,
+                               const double *q, const int *start, double *z, int max_pivots, int *pivots, int *warm,
+                               char *msg, int msg_size) {
   /* The factor's arrays in the chain's scratch: the factor cache's (forgotten
    * here; the chain clears it before its solvers run, a direct call too) and
    * the tableau's. T holds Mc (n x k, k <= n) and, past it, two n-vectors; Y
@@ -478,7 +507,8 @@ sb_lcp_status sb_lemke_revised(sb_lcp_work *wk, int n, const double *M, int ldm,
   int lds = (int)sqrt((double)SB_LCP_BORDER_MAX * n);
   lds = lds < n ? lds : n;
   lds = lds < SB_LEMKE_BORDER_MAX ? lds : SB_LEMKE_BORDER_MAX;
-  revised_basis b = {.n = n, .ldm = ldm, .k = 0, .M = M, .d = wk->d, .Mc = wk->T, .bbar = wk->ztry,
+  revised_basis b = {.n = n, .ldm = ldm, .k = 0, .M = M, .d = wk->d, .ent = entries, .ecol = wk->rv_col,
+                     .ecol_id = -1, .Mc = wk->T, .bbar = wk->ztry,
                      .uc = wk->rowbuf, .uw = wk->colbuf, .dir = wk->da, .basis = wk->basis, .slot = wk->rv_slot,
                      .kcol = wk->rv_kcol, .colpos = wk->rv_colpos, .rowpos = wk->rv_rowpos, .k0 = 0,
                      .piv = wk->fc[0].piv, .r0 = wk->fc[0].set, .c0 = wk->fc[1].set, .r0pos = wk->rv_r0pos,

@@ -23,6 +23,7 @@
 
 #include "../bench/cut_arm.h"
 #include "../plugin/pipeline.h"
+#include "../softbody/lcp_internal.h" /* sb_lemke_revised, on As and on the operator */
 #include "contact_scenes.h"
 #include "plugin_testutil.h"
 
@@ -31,7 +32,7 @@
 #endif
 
 typedef struct {
-  int steps, checked, entries, solved;
+  int steps, checked, entries, columns, solved, lemke_runs, lemke_pivots;
   double worst_product;  /* largest |op - dense| / bound over the products */
   double worst_residual; /* largest |residual - dense residual| / bound */
 } tally;
@@ -53,6 +54,69 @@ static void product_bound(const sb_kept_op *op, const double *b, const double *z
   sb_kept_op_abs_apply(op, z, bound);
   double k = 2.0 * (n + 3 * op->nk + op->r + 12) * DBL_EPSILON / 2;
   for (int i = 0; i < n; i++) bound[i] = k * (bound[i] + fabs(b[i]));
+}
+
+/* Lemke's revised form, cold, on the conditioned LCP (As, bs) read from As
+ * and read from the operator's entries: the same pivots and the same raw
+ * answer (the basic values, before any polish from As), bit for bit. */
+static void lemke_both_ways(int n, const double *As, const double *bs, const sb_lcp_entries *ce, const char *what,
+                            tally *t) {
+  sb_lcp_work *wk = sb_lcp_work_create(n);
+  double *z = malloc(sizeof(double) * 2 * n);
+  int piv[2];
+  sb_lcp_status st[2];
+  char msg[160];
+  for (int k = 0; k < 2; k++)
+    st[k] = sb_lemke_revised(wk, n, k ? NULL : As, n, k ? ce : NULL, bs, NULL, z + k * n, 50 * n + 100, &piv[k],
+                             NULL, msg, sizeof msg);
+  t->lemke_runs++;
+  t->lemke_pivots += piv[0];
+  EXPECT(st[0] == st[1] && piv[0] == piv[1] && memcmp(z, z + n, sizeof(double) * n) == 0,
+         "%s, step %d: Lemke from As: %s after %d pivots; from the operator: %s after %d pivots; answers %s", what,
+         t->steps, sb_lcp_status_name(st[0]), piv[0], sb_lcp_status_name(st[1]), piv[1],
+         memcmp(z, z + n, sizeof(double) * n) ? "differ" : "equal");
+  free(z);
+  sb_lcp_work_free(wk);
+}
+
+/* Every column of the operator, and of the conditioned operator that
+ * Lemke reads (sb_contact_conditioned_entries), against A's and the
+ * conditioned copy As's, bit for bit; the conditioned entry() on the
+ * diagonal (where Tikhonov's eps is) and on the first row and column. */
+static void check_columns(const sb_contact_problem *P, const sb_kept_op *op, int n, const double *A, const char *what,
+                          tally *t) {
+  const double *As, *bs, *An, *bn;
+  int nn;
+  sb_contact_lcp(P, &nn, &An, &bn, &As, &bs);
+  const sb_lcp_entries *ce = sb_contact_conditioned_entries(P);
+  EXPECT(ce != NULL, "%s, step %d: no conditioned entries with an operator", what, t->steps);
+  if (!ce) return;
+  double *col = malloc(sizeof(double) * n);
+  int differ = 0, cdiffer = 0, first_i = -1, first_j = -1;
+  for (int j = 0; j < n; j++) {
+    sb_kept_op_column(op, j, col);
+    differ += memcmp(col, A + (size_t)j * n, sizeof(double) * n) != 0;
+    ce->column(ce->ctx, j, col);
+    for (int i = 0; i < n; i++)
+      if (memcmp(&col[i], &As[(size_t)j * n + i], sizeof(double)) != 0 && cdiffer++ == 0) {
+        first_i = i;
+        first_j = j;
+      }
+    int rows[3] = {j, 0, j};
+    int cols[3] = {j, j, 0};
+    for (int k = 0; k < 3; k++) {
+      double e = ce->entry(ce->ctx, rows[k], cols[k]);
+      cdiffer += memcmp(&e, &As[(size_t)cols[k] * n + rows[k]], sizeof e) != 0;
+    }
+  }
+  t->columns += n;
+  lemke_both_ways(n, As, bs, ce, what, t);
+  EXPECT(differ == 0, "%s, step %d: %d of %d columns differ from A's", what, t->steps, differ, n);
+  EXPECT(cdiffer == 0, "%s, step %d: %d conditioned entries differ from As's, first column's at (%d, %d): %.17g vs "
+         "%.17g", what, t->steps, cdiffer, first_i, first_j,
+         first_j >= 0 ? (ce->column(ce->ctx, first_j, col), col[first_i]) : 0.0,
+         first_j >= 0 ? As[(size_t)first_j * n + first_i] : 0.0);
+  free(col);
 }
 
 /* The checks on the last solve of P (see the top); tol: the solve's LCP
@@ -85,6 +149,7 @@ static void check_solve(const sb_contact_problem *P, const sb_contact_info *info
   EXPECT(differ == 0, "%s, step %d: %d of %d entries differ from A's, first (%d, %d): %.17g vs %.17g", what,
          t->steps, differ, n * n, first_i, first_j, differ ? sb_kept_op_entry(op, first_i, first_j) : 0.0,
          differ ? A[(size_t)first_j * n + first_i] : 0.0);
+  check_columns(P, op, n, A, what, t);
 
   double *z = malloc(6 * sizeof(double) * n), *wo = z + n, *wd = wo + n, *bound = wd + n, *absd = bound + n,
          *zero = absd + n;
@@ -142,9 +207,11 @@ static void check_solve(const sb_contact_problem *P, const sb_contact_info *info
 }
 
 static void report(const char *what, const tally *t) {
-  printf("%-34s %5d steps, %5d with kept contacts (%d solved), %9d entries equal; |op - dense| <= %.3f of "
-         "the bound, residuals within %.3f of it\n",
-         what, t->steps, t->checked, t->solved, t->entries, t->worst_product, t->worst_residual);
+  printf("%-34s %5d steps, %5d with kept contacts (%d solved), %9d entries and %6d columns (plain and "
+         "conditioned) equal, %d Lemke runs (%d pivots) alike; |op - dense| <= %.3f of the bound, residuals within "
+         "%.3f of it\n",
+         what, t->steps, t->checked, t->solved, t->entries, t->columns, t->lemke_runs, t->lemke_pivots,
+         t->worst_product, t->worst_residual);
   EXPECT(t->checked > 0, "%s: no step had kept contacts", what);
 }
 
@@ -231,6 +298,68 @@ static void test_rod(void) {
   sb_model_free(m);
 }
 
+/* Lemke reading the conditioned LCP from the operator (lcp_from_operator,
+ * the default) against reading the assembled copy: the same doubles, so the
+ * same path, and every step's answer equal bit for bit. The soft rod lying
+ * (n about 100: Lemke's revised form), 60 steps from rest, with warm starts
+ * (Lemke where the warm pivot fails) and without (Lemke on every step);
+ * each run must have run the revised form from the operator. */
+static void test_lemke_on_operator(void) {
+  char err[256];
+  for (int warm = 0; warm < 2; warm++) {
+    scene_rod rod;
+    scene_rod_params(&rod, 4, 4, 2);
+    sb_model *m[2];
+    sb_state *st[2];
+    sb_work *w[2];
+    sb_contact_problem *P[2];
+    int nc = rod.chain.ndisk * rod.per_disk, revised = 0, differ = 0, first = -1, steps = 60;
+    for (int k = 0; k < 2; k++) {
+      m[k] = sb_model_create(&rod.chain, err, sizeof err);
+      EXPECT(m[k] != NULL, "rod model: %s", err);
+      if (!m[k]) return;
+      st[k] = sb_state_create(m[k]);
+      w[k] = sb_work_create(m[k]);
+      P[k] = sb_contact_create(nc, 1, m[k]->n, 4, err, sizeof err);
+    }
+    double h = 1e-3;
+    for (int step = 0; step < steps; step++) {
+      int n[2];
+      for (int k = 0; k < 2; k++) {
+        sb_contact_options o = sb_contact_default_options();
+        o.lcp_from_operator = k == 0;
+        o.warm_start = warm;
+        EXPECT(sb_step_prepare(m[k], st[k], w[k], NULL, h, err, sizeof err) == 0, "prepare: %s", err);
+        sb_contact_clear(P[k]);
+        EXPECT(scene_rod_fill(P[k], &rod, m[k], w[k], 0.5, err, sizeof err) >= 0, "rod scene: %s", err);
+        sb_contact_info info;
+        EXPECT(sb_contact_solve(P[k], h, &o, &info, err, sizeof err) == 0, "rod, step %d: %s", step, err);
+        if (k == 0) revised += info.lcp.lemke_form == SB_LCP_LEMKE_REVISED;
+        const double *A, *b;
+        sb_contact_lcp(P[k], &n[k], &A, &b, NULL, NULL);
+        EXPECT(sb_step_commit(m[k], st[k], w[k], sb_contact_body_impulse(P[k], 0), err, sizeof err) == 0,
+               "commit: %s", err);
+      }
+      int same = n[0] == n[1] &&
+                 memcmp(sb_contact_lcp_answer(P[0]), sb_contact_lcp_answer(P[1]), sizeof(double) * n[0]) == 0 &&
+                 memcmp(st[0]->q, st[1]->q, sizeof(double) * m[0]->n) == 0;
+      if (!same && differ++ == 0) first = step;
+    }
+    printf("Lemke on the operator, rod lying, warm start %d: %d of %d steps in the revised form, %d steps "
+           "differ\n", warm, revised, steps, differ);
+    EXPECT(differ == 0, "warm start %d: %d steps differ between Lemke on the operator and on the matrix, the first "
+           "at step %d", warm, differ, first);
+    EXPECT(revised >= (warm ? 1 : steps), "warm start %d: the revised Lemke ran on %d of %d steps", warm, revised,
+           steps);
+    for (int k = 0; k < 2; k++) {
+      sb_contact_free(P[k]);
+      sb_work_free(w[k]);
+      sb_state_free(st[k]);
+      sb_model_free(m[k]);
+    }
+  }
+}
+
 /* A scene through the plugin from t0 to t1, each step's coupled solve. */
 static void test_scene(const char *what, const char *path, const cusp_override *ov, int nov, double t0, double t1) {
   mjModel *m = load(path, ov, nov);
@@ -257,6 +386,7 @@ static void test_scene(const char *what, const char *path, const cusp_override *
 int main(void) {
   test_block();
   test_rod();
+  test_lemke_on_operator();
   test_scene("Scenario A", CUSP_SOURCE_DIR "/mjcf/scenario_a.xml", NULL, 0, 0, 1.0);
   cut_arm_key keys[CUT_ARM_NKEYS];
   int nk = cut_arm_keys(6, 1, keys);

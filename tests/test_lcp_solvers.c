@@ -452,7 +452,7 @@ static form_trial compare_forms(sb_lcp_work *wk, int n, const double *M, const d
   t.dz = tu_relerr(z1, z0, n, 1);
   /* the core alone: its answer must be complementary before any finish */
   char msg[160];
-  t.core_ok = sb_lemke_revised(wk, n, M, n, q, NULL, z1, 50 * n + 100, &t.core_piv, NULL, msg, sizeof msg) ==
+  t.core_ok = sb_lemke_revised(wk, n, M, n, NULL, q, NULL, z1, 50 * n + 100, &t.core_piv, NULL, msg, sizeof msg) ==
               SB_LCP_SOLVED;
   double scale = fmax(1, tu_maxabs(q, n)), mnorm = 0;
   for (int i = 0; i < n; i++) {
