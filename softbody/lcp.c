@@ -1651,6 +1651,10 @@ static sb_lcp_status check_input(sb_lcp_work *wk, int n, const double *M, const 
     sb_errorf(msg, size, "lcp: lemke_form = %d is not 0 (tableau), 1 (revised) or 2 (auto)", opt->lemke_form);
     return SB_LCP_BAD_INPUT;
   }
+  if (opt->entries && (!opt->entries->entry || !opt->entries->column)) {
+    sb_errorf(msg, size, "lcp: entries given without its %s function", opt->entries->entry ? "column" : "entry");
+    return SB_LCP_BAD_INPUT;
+  }
   const struct { const char *name; int value, max; } budget[] = {
       {"max_iter", opt->max_iter, SB_LCP_MAX_ITER_LIMIT},
       {"max_pivots", opt->max_pivots, SB_LCP_MAX_PIVOTS_LIMIT},

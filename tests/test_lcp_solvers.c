@@ -592,6 +592,12 @@ static void test_lemke_revised(void) {
   double m1[1] = {1}, q1[1] = {-1}, z1[1], w1[1];
   EXPECT(sb_lcp_solve(wk, 1, m1, q1, z1, w1, &o, &info) == SB_LCP_BAD_INPUT && strstr(info.message, "lemke_form"),
          "lemke_form = 3 refused by name (%s)", info.message);
+  o = sb_lcp_default_options();
+  sb_lcp_entries half = {.ctx = m1, .entry = NULL, .column = NULL};
+  o.entries = &half;
+  EXPECT(sb_lcp_solve(wk, 1, m1, q1, z1, w1, &o, &info) == SB_LCP_BAD_INPUT && strstr(info.message, "entries") &&
+             strstr(info.message, "entry function"),
+         "entries without their functions refused by name (%s)", info.message);
   sb_lcp_work_free(wk);
 }
 
