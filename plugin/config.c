@@ -109,6 +109,7 @@ static const char *const w_contact[] = {"lcp", "penalty", "native", "sap", "ncp"
 static const char *const w_native_joints[] = {"section", "free"};
 static const char *const w_solver[] = {"fb", "lemke", "pgs"}; /* sb_lcp_solver's order */
 static const char *const w_lemke_form[] = {"tableau", "revised", "auto"}; /* SB_LCP_LEMKE_* */
+static const char *const w_lcp_matrix[] = {"stored", "operator"}; /* sb_contact_options.lcp_from_operator */
 static const char *const w_conditioning[] = {"qr", "ruiz", "tikhonov"}; /* CUSP_COND_* bits */
 static const char *const w_end[] = {"free", "pin", "clamp"}; /* cusp_end_kind */
 
@@ -226,6 +227,13 @@ static const cusp_key key_table[] = {
             "instructions on ropes' LCPs of hundreds of variables) or auto (revised on LCPs of at least "
             KEY_STR(SB_LCP_LEMKE_AUTO_MIN_N) " unknowns, the tableau below, where its fixed costs are the "
             "smaller; docs/contact_scaling.md, sessions 26 and 27)"},
+    {.name = "lcp_matrix", .kind = CUSP_KEY_ENUM, .unit = "", FIELD(lcp_matrix), WORDS(w_lcp_matrix),
+     .def = {"operator", "operator"},
+     .doc = "lcp contact: where Lemke's revised form and the warm pivot read the conditioned LCP's "
+            "entries: operator (computed from the kept contacts' Delassus blocks, without the assembled "
+            "n x n matrix) or stored (from the assembled matrix); the same doubles either way, so the same "
+            "answers bit for bit (issue 15's path to a solve that never stores the matrix; "
+            "docs/contact_factor_design.md)"},
     {.name = "conditioning", .kind = CUSP_KEY_MASK, .unit = "", FIELD(conditioning),
      WORDS(w_conditioning), .flags = CUSP_KEY_NONE,
      .def = {"qr ruiz tikhonov", "qr ruiz tikhonov"}, LIVE(CUSP_LIVE_CONDITIONING),

@@ -18,6 +18,7 @@ static sb_contact_options options_of(const cusp_instance_config *c) {
   o.stabilization = c->stabilization;
   o.lcp.warm_lemke = c->warm_lemke;
   o.lcp.lemke_form = c->lemke_form;
+  o.lcp_from_operator = c->lcp_matrix;
   o.lcp.nchain = 0;
   o.lcp.chain[o.lcp.nchain++] = c->solver;
   for (int s = 0; s < SB_LCP_NSOLVERS && c->fallback; s++)

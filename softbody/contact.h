@@ -86,11 +86,13 @@ typedef struct {
                               step. A left-out contact that the impulses would close is let in and
                               the pass solved again, so no contact is lost that would penetrate
                               (contact.c, screen_*). Default 1; 0: stage 1 over every contact */
-  int lcp_from_operator;   /* 1 (default): Lemke's revised form reads the conditioned LCP's columns
-                              from the kept contacts' operator (kept_op.h, sb_kept_op_conditioned)
-                              instead of the assembled matrix: the same doubles, so the same
-                              answers, with the matrix held only on the basic columns (issue 15,
-                              item 1; docs/contact_factor_design.md). 0: from the matrix */
+  int lcp_from_operator;   /* 1 (default): the solve reads the conditioned LCP's entries (Lemke's
+                              revised form its columns, the warm pivot and Lemke's finish their
+                              principal blocks and row terms) from the kept contacts' operator
+                              (kept_op.h, sb_kept_op_conditioned) instead of the assembled matrix:
+                              the same doubles, so the same answers bit for bit (issue 15, item 1;
+                              docs/contact_factor_design.md; plugin key lcp_matrix). 0: from the
+                              matrix. Its products still use the matrix */
   sb_lcp_options lcp;      /* solver chain, tolerances */
 } sb_contact_options;
 

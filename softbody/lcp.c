@@ -183,6 +183,12 @@ static int all_finite(int n, const double *x) { return finite_entries((size_t)n,
 /* The n x n matrix as one vector of n^2 entries: no column tails. */
 static int matrix_finite(int n, const double *M) { return finite_entries((size_t)n * n, M); }
 
+/* M's entry (i, j), from the solve's entries when it was given them (the
+ * same doubles: sb_lcp_options.entries), else from M. */
+static inline double m_entry(const sb_lcp_work *wk, int n, const double *M, int i, int j) {
+  return wk->entries ? wk->entries->entry(wk->entries->ctx, i, j) : M[(size_t)j * n + i];
+}
+
 /* ---------- the acceptance test of every "solved" ---------- */
 
 /* q_i + sum_j M_ij z_j exactly, then rounded (to within 3 u): each double
@@ -355,12 +361,12 @@ static void row_terms(int n, const double *restrict M, const double *restrict q,
 }
 
 /* Row i of row_terms, summed in the same order (the same number). */
-static double row_term(int n, const double *M, const double *q, const double *z, int i) {
+static double row_term(const sb_lcp_work *wk, int n, const double *M, const double *q, const double *z, int i) {
   double s = fabs(q[i]);
   for (int j = 0; j < n; j++) {
     double a = fabs(z[j]);
     if (a == 0) continue;
-    s += fabs(M[(size_t)j * n + i]) * a;
+    s += fabs(m_entry(wk, n, M, i, j)) * a;
   }
   return s;
 }
@@ -488,8 +494,8 @@ static int beta_before(const double *cosf, const double *own, int a, int b) {
   return a < b;
 }
 
-int sb_lcp_friction_set_basic(int nblock, const int *block, int n, const double *M, const double *zref,
-                              int *in, int *dropped) {
+int sb_lcp_friction_set_basic(int nblock, const int *block, int n, const double *M, const sb_lcp_entries *entries,
+                              const double *zref, int *in, int *dropped) {
   int total = 0;
   memset(dropped, 0, (size_t)n * sizeof(int));
   for (int b = 0, o = 0; block && b < nblock; o += block[b++]) {
@@ -508,7 +514,7 @@ int sb_lcp_friction_set_basic(int nblock, const int *block, int n, const double 
     if (r > SB_LCP_FRICTION_MAX_R) continue; /* check_input refuses it */
     for (int k = 0; k < r; k++) {
       int i = o + 1 + k;
-      double c = -M[(size_t)i * n + g];
+      double c = -(entries ? entries->entry(entries->ctx, g, i) : M[(size_t)i * n + g]);
       dx[k] = cos(2 * M_PI * k / r);
       dy[k] = sin(2 * M_PI * k / r);
       own[k] = in[i] && isfinite(zref[i]) ? zref[i] * (c > 0 ? c : 1) : 0;
@@ -623,21 +629,22 @@ static int fb_factor_bordered(sb_lcp_work *wk, sb_lcp_factor *f, const sb_lcp_fa
   /* Mdc = M_DC, Y's first nadd columns M_CD; scale: the largest of M_CC's
    * pivots and |M_DC|, |M_CD|, |M_DD| */
   for (int a = 0; a < nc; a++) {
-    const double *col = M + (size_t)C[a] * n;
     for (int r = 0; r < nadd; r++) {
-      double v = col[f->dset[r]];
+      double v = m_entry(wk, n, M, f->dset[r], C[a]);
       Mdc[(size_t)a * nadd + r] = v;
       scale = fabs(v) > scale ? fabs(v) : scale;
     }
   }
   for (int c = 0; c < nadd; c++) {
-    const double *col = M + (size_t)f->dset[c] * n;
     for (int a = 0; a < nc; a++) {
-      double v = col[C[a]];
+      double v = m_entry(wk, n, M, C[a], f->dset[c]);
       Y[(size_t)c * nc + a] = v;
       scale = fabs(v) > scale ? fabs(v) : scale;
     }
-    for (int r = 0; r < nadd; r++) scale = fabs(col[f->dset[r]]) > scale ? fabs(col[f->dset[r]]) : scale;
+    for (int r = 0; r < nadd; r++) {
+      double v = fabs(m_entry(wk, n, M, f->dset[r], f->dset[c]));
+      scale = v > scale ? v : scale;
+    }
   }
   double alpha = bmin;
   for (int c = 0; c < nrem; c++) {
@@ -651,7 +658,7 @@ static int fb_factor_bordered(sb_lcp_work *wk, sb_lcp_factor *f, const sb_lcp_fa
   for (int c = 0; c < k; c++) {
     const double *y = Y + (size_t)c * nc;
     for (int r = 0; r < nadd; r++) {
-      double v = c < nadd ? M[(size_t)f->dset[c] * n + f->dset[r]] : 0;
+      double v = c < nadd ? m_entry(wk, n, M, f->dset[r], f->dset[c]) : 0;
       for (int a = 0; a < nc; a++) v -= Mdc[(size_t)a * nadd + r] * y[a];
       S[(size_t)c * k + r] = v;
     }
@@ -697,12 +704,12 @@ static int fb_solve_bordered(sb_lcp_work *wk, const sb_lcp_factor *f, int na, do
 }
 
 /* principal_submatrix's body, declared here for sb_lcp_factor_set */
-static void principal_submatrix(int n, const double *M, const int *set, int na, double *A);
+static void principal_submatrix(const sb_lcp_work *wk, int n, const double *M, const int *set, int na, double *A);
 
 int sb_lcp_factor_set(sb_lcp_work *wk, int slot, int n, const double *M, const int *set, int na, int singular,
                       int border) {
   sb_lcp_factor *f = &wk->fc[slot];
-  principal_submatrix(n, M, set, na, f->A);
+  principal_submatrix(wk, n, M, set, na, f->A);
   int how = border && !singular ? fb_factor_bordered(wk, f, &wk->fc[1 - slot], n, M, set, na) : 0;
   if (!how) how = fb_factor(wk, f, na, singular);
   f->valid = how != 0;
@@ -730,8 +737,13 @@ static int factor_cache_find(const sb_lcp_work *wk, int n, const int *set, int n
   return -1;
 }
 
-/* M_AA (na x na, column-major) of the n x n M on the set. */
-static void principal_submatrix(int n, const double *M, const int *set, int na, double *A) {
+/* M_AA (na x na, column-major) of the n x n M on the set (m_entry's). */
+static void principal_submatrix(const sb_lcp_work *wk, int n, const double *M, const int *set, int na, double *A) {
+  if (wk->entries) {
+    for (int b = 0; b < na; b++)
+      for (int a = 0; a < na; a++) A[(size_t)b * na + a] = m_entry(wk, n, M, set[a], set[b]);
+    return;
+  }
   for (int b = 0; b < na; b++) {
     const double *c = M + (size_t)set[b] * n;
     for (int a = 0; a < na; a++) A[(size_t)b * na + a] = c[set[a]];
@@ -846,7 +858,8 @@ static int fb_pivot_step(sb_lcp_work *wk, int n, const double *M, const double *
     int s = reuse ? factor_cache_find(wk, n, set, na) : -1, cached = s >= 0, how = 1;
     ndropped = 0;
     if (!cached && basic && wk->fric_block &&
-        (ndropped = sb_lcp_friction_set_basic(wk->fric_nblock, wk->fric_block, n, M, pass ? zt : z, in, dropped))) {
+        (ndropped = sb_lcp_friction_set_basic(wk->fric_nblock, wk->fric_block, n, M, wk->entries, pass ? zt : z, in,
+                                             dropped))) {
       na = 0;
       for (int i = 0; i < n; i++)
         if (in[i]) set[na++] = i;
@@ -890,7 +903,7 @@ static int fb_pivot_step(sb_lcp_work *wk, int n, const double *M, const double *
       double e0 = tol * qs;
       bad[i] = in[i] ? zt[i] < -e0 || (how == 2 && fabs(wt[i]) > e0) : wt[i] < -e0;
       if (bad[i]) {
-        double e = row_term(n, M, q, zt, i), ei = tol * (e > qs ? e : qs);
+        double e = row_term(wk, n, M, q, zt, i), ei = tol * (e > qs ? e : qs);
         bad[i] = in[i] ? zt[i] < -ei || (how == 2 && fabs(wt[i]) > ei) : wt[i] < -ei;
       }
       if (bad[i]) {
@@ -1342,10 +1355,8 @@ static void lemke_polish(sb_lcp_work *wk, int n, const double *M, const double *
     if (z[i] > 0) set[nb++] = i;
   if (nb == 0) return;
   double *A = wk->LU, *x = wk->zloc;
-  for (int b = 0; b < nb; b++) {
-    for (int a = 0; a < nb; a++) A[(size_t)b * nb + a] = M[(size_t)set[b] * n + set[a]];
-    x[b] = -q[set[b]];
-  }
+  principal_submatrix(wk, n, M, set, nb, A);
+  for (int b = 0; b < nb; b++) x[b] = -q[set[b]];
   if (LAPACKE_dgetrf_work(LAPACK_COL_MAJOR, nb, nb, A, nb, B)) return;
   LAPACKE_dgetrs_work(LAPACK_COL_MAJOR, 'N', nb, 1, A, nb, B, x, nb);
   double *zt = wk->ztry, *wt = wk->colbuf;
@@ -1382,8 +1393,8 @@ static int lemke_refine(sb_lcp_work *wk, int n, const double *M, const double *q
   double *A = wk->HtH, *dz = wk->zloc, *w = wk->colbuf, *zt = wk->ztry, rt;
   memcpy(w, q, (size_t)n * sizeof(double));
   cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, 1.0, M, n, z, 1, 1.0, w, 1);
+  principal_submatrix(wk, n, M, set, nb, A);
   for (int b = 0; b < nb; b++) {
-    for (int a = 0; a < nb; a++) A[(size_t)b * nb + a] = M[(size_t)set[b] * n + set[a]];
     dz[b] = -w[set[b]];
     jpvt[b] = 0;
   }
@@ -1722,9 +1733,9 @@ static sb_lcp_status run_one(sb_lcp_work *wk, sb_lcp_solver solver, int n, const
   }
 }
 
-static sb_lcp_status solve_chain(sb_lcp_work *wk, int nchain, const sb_lcp_solver *chain, int n,
-                                 const double *M, const double *q, double *z, double *wout,
-                                 const sb_lcp_options *opt, sb_lcp_info *info) {
+static sb_lcp_status solve_chain_on(sb_lcp_work *wk, int nchain, const sb_lcp_solver *chain, int n,
+                                    const double *M, const double *q, double *z, double *wout,
+                                    const sb_lcp_options *opt, sb_lcp_info *info) {
   double t0 = sb_lcp_now_us();
   sb_lcp_info local;
   if (!info) info = &local;
@@ -1750,7 +1761,6 @@ static sb_lcp_status solve_chain(sb_lcp_work *wk, int nchain, const sb_lcp_solve
   wk->fric_nblock = opt->friction_blocks ? opt->nblock : 0;
   wk->border = opt->border_factors;
   wk->lemke_form = opt->lemke_form;
-  wk->entries = opt->entries;
   int warm = opt->warm_start && all_finite(n, z);
   if (warm) memcpy(zbest, z, n * sizeof(double)); /* kept apart from the attempts */
   else memset(zbest, 0, n * sizeof(double));
@@ -1897,6 +1907,18 @@ void sb_lcp_set_last_set(sb_lcp_work *work, int n, const int *in) {
   work->prev_na = 0;
   for (int i = 0; i < work->prev_n; i++)
     if (in[i]) work->prev_set[work->prev_na++] = i;
+}
+
+/* The chain with the options' entries in the workspace for the solve's
+ * duration only: a later direct use of the workspace (sb_lcp_factor_set)
+ * reads its own M. */
+static sb_lcp_status solve_chain(sb_lcp_work *wk, int nchain, const sb_lcp_solver *chain, int n, const double *M,
+                                 const double *q, double *z, double *wout, const sb_lcp_options *opt,
+                                 sb_lcp_info *info) {
+  if (wk) wk->entries = opt->entries;
+  sb_lcp_status st = solve_chain_on(wk, nchain, chain, n, M, q, z, wout, opt, info);
+  if (wk) wk->entries = NULL;
+  return st;
 }
 
 sb_lcp_status sb_lcp_solve(sb_lcp_work *work, int n, const double *M, const double *q, double *z,

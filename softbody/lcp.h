@@ -44,8 +44,11 @@ typedef enum {
  * contact LCP's on its Delassus blocks, kept_op.h, under its conditioning):
  * column(ctx, j, out) writes the n entries of column j, entry(ctx, i, j) one
  * entry. They must be the stored matrix's doubles bit for bit: the solvers
- * that read the matrix through them (Lemke's revised form, so far) then take
- * the same path as on the stored matrix. */
+ * that read the matrix's entries through them then take the same path as on
+ * the stored matrix (Lemke's revised form its columns; the warm pivot and
+ * Lemke's finish their principal blocks, bordered factors, friction sets and
+ * row terms). Products with the matrix, the acceptance test's row terms and
+ * the fallback solvers still read M, which must be given too. */
 typedef struct {
   const void *ctx;
   double (*entry)(const void *ctx, int i, int j);
@@ -106,10 +109,10 @@ typedef struct {
                             SB_LCP_LEMKE_AUTO_MIN_N unknowns, the tableau below
                             (docs/contact_scaling.md, sessions 25 to 27) */
   const sb_lcp_entries *entries; /* M's entries as functions, equal to M's doubles (NULL: none):
-                            Lemke's revised form reads its columns and entries from them instead
-                            of from M (issue 15, item 1: a step towards a solve that never stores
-                            M; docs/contact_factor_design.md). Not passed on by
-                            sb_lcp_condition_solve, whose solve is of its own scaled copy */
+                            read instead of M where sb_lcp_entries says (issue 15, item 1: a step
+                            towards a solve that never stores M; docs/contact_factor_design.md).
+                            Not passed on by sb_lcp_condition_solve, whose solve is of its own
+                            scaled copy */
 } sb_lcp_options;
 
 enum { SB_LCP_LEMKE_TABLEAU = 0, SB_LCP_LEMKE_REVISED = 1, SB_LCP_LEMKE_AUTO = 2 };

@@ -113,9 +113,11 @@ int sb_lcp_friction_set_singular(int nblock, const int *block, const int *in);
  * kept ones over the set's columns, so the kept rows' w = 0 holds them at
  * w = 0 too, and z = 0 there: an answer of the whole set with a regular
  * matrix, one beta of an opposite pair left at zero. M: n x n, column-major;
- * dropped: n flags, all written. Returns the count dropped. */
+ * dropped: n flags, all written. entries (may be NULL): M's, read instead.
+ * Returns the count dropped. */
 #define SB_LCP_FRICTION_MAX_R 62 /* directions of a pyramid: check_input's block limit 64, less two */
-int sb_lcp_friction_set_basic(int nblock, const int *block, int n, const double *M, const double *zref,
+int sb_lcp_friction_set_basic(int nblock, const int *block, int n, const double *M, const sb_lcp_entries *entries,
+                              const double *zref,
                               int *in, int *dropped);
 
 /* The warm pivot's factorization of M_AA for a set (na ascending indices

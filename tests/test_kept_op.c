@@ -383,6 +383,44 @@ static void test_scene(const char *what, const char *path, const cusp_override *
   finish(m, d);
 }
 
+/* A scene through the plugin twice in lockstep, key lcp_matrix stored and
+ * operator (the conditioned LCP's entries read from the assembled matrix or
+ * computed from W): MuJoCo's state and the plugin's equal bit for bit on
+ * every step to t1, and the chain (not only the warm start) ran. */
+static void test_scene_both_matrices(const char *what, const char *path, const char *instance, const cusp_override *ov,
+                                     int nov, double t1) {
+  cusp_override o2[CUT_ARM_NKEYS + 1];
+  mjModel *m[2];
+  mjData *d[2];
+  for (int k = 0; k < 2; k++) {
+    memcpy(o2, ov, sizeof(cusp_override) * nov);
+    o2[nov] = (cusp_override){instance, "lcp_matrix", k ? "operator" : "stored"};
+    m[k] = load(path, o2, nov + 1);
+    d[k] = m[k] ? attach(m[k]) : NULL;
+  }
+  int steps = 0, differ = 0, first = -1;
+  long cold = 0, solves = 0;
+  while (d[0] && d[1] && d[0]->time < t1) {
+    for (int k = 0; k < 2; k++) mj_step(m[k], d[k]);
+    const cusp_step_report *rep = cusp_report(m[1], d[1]);
+    if (rep) {
+      cold += rep->info.cold_solves;
+      solves += rep->info.solves;
+    }
+    int same = memcmp(d[0]->qpos, d[1]->qpos, sizeof(mjtNum) * m[0]->nq) == 0 &&
+               memcmp(d[0]->qvel, d[1]->qvel, sizeof(mjtNum) * m[0]->nv) == 0 &&
+               memcmp(d[0]->plugin_state, d[1]->plugin_state, sizeof(mjtNum) * m[0]->npluginstate) == 0;
+    if (!same && differ++ == 0) first = steps;
+    steps++;
+  }
+  printf("%-34s lcp_matrix stored and operator: %d steps, %ld solves (%ld by the chain), %d differ\n", what, steps,
+         solves, cold, differ);
+  EXPECT(steps > 0 && differ == 0, "%s: %d of %d steps differ between lcp_matrix stored and operator, the first at "
+         "step %d", what, differ, steps, first);
+  EXPECT(cold > 0, "%s: the chain never ran (%ld solves)", what, solves);
+  for (int k = 0; k < 2; k++) finish(m[k], d[k]);
+}
+
 int main(void) {
   test_block();
   test_rod();
@@ -394,5 +432,19 @@ int main(void) {
   for (int i = 0; i < nk; i++) ov[i] = (cusp_override){"arm", keys[i].key, keys[i].value};
   test_scene("6-section arm sliding", CUSP_SOURCE_DIR "/mjcf/scenario_a.xml", ov, nk, 1.5, 1.7);
   test_scene("rod clamped at both ends, ball", CUSP_SOURCE_DIR "/mjcf/demo_clamped_rod.xml", NULL, 0, 0.2, 0.6);
+  { /* the key's words only */
+    char err[1024] = "";
+    cusp_override bad = {"arm", "lcp_matrix", "dense"};
+    mjModel *mb = cusp_load_with(CUSP_SOURCE_DIR "/mjcf/scenario_a.xml", &bad, 1, err, sizeof err);
+    EXPECT(!mb && strstr(err, "lcp_matrix") && strstr(err, "dense") && strstr(err, "operator"),
+           "lcp_matrix=\"dense\" refused, naming the key, the value and the words (%s)", err);
+    if (mb) mj_deleteModel(mb);
+  }
+  test_scene_both_matrices("Scenario A", CUSP_SOURCE_DIR "/mjcf/scenario_a.xml", "arm", NULL, 0, 1.0);
+  test_scene_both_matrices("6-section arm sliding", CUSP_SOURCE_DIR "/mjcf/scenario_a.xml", "arm", ov, nk, 1.7);
+  test_scene_both_matrices("rod of 80 elements lying", CUSP_SOURCE_DIR "/bench/scenes/rod_plane.xml", "arm", NULL, 0,
+                           0.25);
+  test_scene_both_matrices("tiled rope settling", CUSP_SOURCE_DIR "/bench/scenes/rope_plane_tiled.xml", "rod0", NULL,
+                           0, 0.1);
   return test_report("kept_op");
 }

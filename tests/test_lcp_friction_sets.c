@@ -122,7 +122,7 @@ static void test_rule_against_svd(int r, unsigned long long seed) {
           unsigned long long zs = seed ^ (unsigned long long)(mask * 131 + gamma);
           set_conditioning_rank(n, Ac, in, &rank);
           for (int i = 0; i < n; i++) zr[i] = in[i] ? 1 + tu_rand_r(&zs) : 0;
-          nd = sb_lcp_friction_set_basic(nb, block, n, Ac, zr, in, dropped);
+          nd = sb_lcp_friction_set_basic(nb, block, n, Ac, NULL, zr, in, dropped);
           for (int i = 0; i < n; i++) kept += in[i];
           double cb = set_conditioning(n, Ac, in);
           worst_basic = fmin(worst_basic, cb);

@@ -559,7 +559,7 @@ static void test_key_table(void) {
   int n = 0, nn = 0;
   const cusp_key *k = cusp_keys(&n);
   const char *const *names = cusp_config_keys(&nn);
-  EXPECT(n == 59 && nn == n, "%d keys, %d declared", n, nn);
+  EXPECT(n == 60 && nn == n, "%d keys, %d declared", n, nn);
   int same = 1, found = 1;
   for (int i = 0; i < n && i < nn; i++) {
     same &= !strcmp(names[i], k[i].name);
