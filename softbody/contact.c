@@ -791,7 +791,8 @@ static void condition_operator(sb_contact_problem *p, const sb_contact_options *
   p->cond = (sb_kept_op_conditioned){.op = &p->op, .dr = p->dr, .dc = p->dc, .mask = p->normal_mask,
                                      .eps = opt->tikhonov};
   p->cond_entries = (sb_lcp_entries){.ctx = &p->cond, .entry = sb_kept_op_conditioned_entry,
-                                     .column = sb_kept_op_conditioned_column};
+                                     .column = sb_kept_op_conditioned_column,
+                                     .principal = sb_kept_op_conditioned_principal};
 }
 
 /* Stages 2 and 3, the solve, the proximal correction, the physical check

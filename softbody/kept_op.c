@@ -75,11 +75,12 @@ void sb_kept_op_abs_apply(const sb_kept_op *op, const double *z, double *y) {
   }
 }
 
-/* The expressions of contact.c's assemble_kept_matrix, operand for operand:
+/* The entry of row (contact a, component ki) and column (contact c,
+ * component kj), components 0 fn, 1..r the betas, r + 1 gamma: the
+ * expressions of contact.c's assemble_kept_matrix, operand for operand, so
  * the same doubles. */
-double sb_kept_op_entry(const sb_kept_op *op, int i, int j) {
+static inline double entry_at(const sb_kept_op *op, int a, int ki, int c, int kj) {
   int r = op->r, bs = r + 2, m3k = 3 * op->nk;
-  int a = i / bs, ki = i % bs, c = j / bs, kj = j % bs;
   if (ki == bs - 1) { /* the gamma row: mu fn - sum beta, own contact only */
     if (a != c || kj == bs - 1) return 0;
     return kj == 0 ? op->mu[a] : -1;
@@ -95,6 +96,11 @@ double sb_kept_op_entry(const sb_kept_op *op, int i, int j) {
   double wx = op->Dx[k] * W1[ta] + op->Dy[k] * W1[ta + 1];
   double wy = op->Dx[k] * W2[ta] + op->Dy[k] * W2[ta + 1];
   return wx * op->Dx[l] + wy * op->Dy[l];
+}
+
+double sb_kept_op_entry(const sb_kept_op *op, int i, int j) {
+  int bs = op->r + 2;
+  return entry_at(op, i / bs, i % bs, j / bs, j % bs);
 }
 
 void sb_kept_op_column(const sb_kept_op *op, int j, double *out) {
@@ -138,4 +144,28 @@ void sb_kept_op_conditioned_column(const void *ctx, int j, double *out) {
   sb_kept_op_column(s->op, j, out);
   for (int i = 0; i < n; i++) out[i] = out[i] * s->dr[i] * s->dc[j];
   if (s->eps > 0 && (!s->mask || s->mask[j])) out[j] += s->eps;
+}
+
+void sb_kept_op_conditioned_principal(const void *ctx, const int *set, int na, double *out) {
+  const sb_kept_op_conditioned *s = ctx;
+  const sb_kept_op *op = s->op;
+  int bs = op->r + 2;
+  for (int b = 0; b < na; b++) {
+    int j = set[b], c = j / bs, kj = j % bs;
+    double *o = out + (size_t)b * na, dcj = s->dc[j];
+    /* the rows' contacts followed along an ascending set, without a division each */
+    for (int a = 0, ra = 0, base = 0; a < na; a++) {
+      int i = set[a];
+      if (i < base) { /* not ascending here */
+        ra = i / bs;
+        base = ra * bs;
+      }
+      while (i >= base + bs) {
+        ra++;
+        base += bs;
+      }
+      o[a] = entry_at(op, ra, i - base, c, kj) * s->dr[i] * dcj;
+    }
+    if (s->eps > 0 && (!s->mask || s->mask[j])) o[b] += s->eps; /* the diagonal (j, j) */
+  }
 }

@@ -68,5 +68,7 @@ typedef struct {
 
 double sb_kept_op_conditioned_entry(const void *ctx, int i, int j);
 void sb_kept_op_conditioned_column(const void *ctx, int j, double *out);
+/* The principal block on a set of na indices (na x na, column-major). */
+void sb_kept_op_conditioned_principal(const void *ctx, const int *set, int na, double *out);
 
 #endif

@@ -739,6 +739,10 @@ static int factor_cache_find(const sb_lcp_work *wk, int n, const int *set, int n
 
 /* M_AA (na x na, column-major) of the n x n M on the set (m_entry's). */
 static void principal_submatrix(const sb_lcp_work *wk, int n, const double *M, const int *set, int na, double *A) {
+  if (wk->entries && wk->entries->principal) {
+    wk->entries->principal(wk->entries->ctx, set, na, A);
+    return;
+  }
   if (wk->entries) {
     for (int b = 0; b < na; b++)
       for (int a = 0; a < na; a++) A[(size_t)b * na + a] = m_entry(wk, n, M, set[a], set[b]);

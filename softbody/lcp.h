@@ -53,6 +53,8 @@ typedef struct {
   const void *ctx;
   double (*entry)(const void *ctx, int i, int j);
   void (*column)(const void *ctx, int j, double *out);
+  /* optional (NULL: by entry): the principal block M_SS on na indices, na x na column-major */
+  void (*principal)(const void *ctx, const int *set, int na, double *out);
 } sb_lcp_entries;
 
 typedef struct {
