@@ -228,12 +228,12 @@ static const cusp_key key_table[] = {
             KEY_STR(SB_LCP_LEMKE_AUTO_MIN_N) " unknowns, the tableau below, where its fixed costs are the "
             "smaller; docs/contact_scaling.md, sessions 26 and 27)"},
     {.name = "lcp_matrix", .kind = CUSP_KEY_ENUM, .unit = "", FIELD(lcp_matrix), WORDS(w_lcp_matrix),
-     .def = {"operator", "operator"},
+     .def = {"stored", "stored"},
      .doc = "lcp contact: where Lemke's revised form and the warm pivot read the conditioned LCP's "
             "entries: operator (computed from the kept contacts' Delassus blocks, without the assembled "
             "n x n matrix) or stored (from the assembled matrix); the same doubles either way, so the same "
-            "answers bit for bit (issue 15's path to a solve that never stores the matrix; "
-            "docs/contact_factor_design.md)"},
+            "answers bit for bit; stored costs less while the solve still forms the matrix for its products "
+            "(issue 15's path to a solve that never stores the matrix; docs/contact_factor_design.md)"},
     {.name = "conditioning", .kind = CUSP_KEY_MASK, .unit = "", FIELD(conditioning),
      WORDS(w_conditioning), .flags = CUSP_KEY_NONE,
      .def = {"qr ruiz tikhonov", "qr ruiz tikhonov"}, LIVE(CUSP_LIVE_CONDITIONING),

@@ -86,13 +86,15 @@ typedef struct {
                               step. A left-out contact that the impulses would close is let in and
                               the pass solved again, so no contact is lost that would penetrate
                               (contact.c, screen_*). Default 1; 0: stage 1 over every contact */
-  int lcp_from_operator;   /* 1 (default): the solve reads the conditioned LCP's entries (Lemke's
+  int lcp_from_operator;   /* 1: the solve reads the conditioned LCP's entries (Lemke's
                               revised form its columns, the warm pivot and Lemke's finish their
                               principal blocks and row terms) from the kept contacts' operator
                               (kept_op.h, sb_kept_op_conditioned) instead of the assembled matrix:
                               the same doubles, so the same answers bit for bit (issue 15, item 1;
-                              docs/contact_factor_design.md; plugin key lcp_matrix). 0: from the
-                              matrix. Its products still use the matrix */
+                              docs/contact_factor_design.md; plugin key lcp_matrix). 0 (default):
+                              from the matrix, which the solve still forms for its products, Ruiz
+                              and the fallbacks, so that computing entries is for now extra work
+                              (the rod of 80 elements lying: about 10 % more instructions a step) */
   sb_lcp_options lcp;      /* solver chain, tolerances */
 } sb_contact_options;
 
