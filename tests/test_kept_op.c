@@ -411,7 +411,7 @@ static void test_scene_both_matrices(const char *what, const char *path, const c
   mjModel *m[2];
   mjData *d[2];
   for (int k = 0; k < 2; k++) {
-    memcpy(o2, ov, sizeof(cusp_override) * nov);
+    if (nov) memcpy(o2, ov, sizeof(cusp_override) * nov); /* ov may be NULL when nov is 0 */
     o2[nov] = (cusp_override){instance, "lcp_matrix", k ? "operator" : "stored"};
     m[k] = load(path, o2, nov + 1);
     d[k] = m[k] ? attach(m[k]) : NULL;
