@@ -104,37 +104,20 @@ double sb_kept_op_entry(const sb_kept_op *op, int i, int j) {
 }
 
 void sb_kept_op_column(const sb_kept_op *op, int j, double *out) {
-  int r = op->r, bs = r + 2, nk = op->nk, m3k = 3 * nk, c = j / bs, kj = j % bs;
-  if (kj == bs - 1) { /* gamma's: 1 on its own betas */
-    for (int i = 0; i < nk * bs; i++) out[i] = 0;
-    for (int k = 1; k < bs - 1; k++) out[c * bs + k] = 1;
-    return;
-  }
-  const double *W1 = op->W + (size_t)(3 * c) * m3k, *W2 = W1 + m3k, *Wn = W2 + m3k;
-  for (int a = 0; a < nk; a++) {
-    double *oa = out + a * bs;
-    int na = 3 * a + 2, ta = 3 * a;
-    if (kj == 0) {
-      oa[0] = Wn[na];
-      for (int k = 0; k < r; k++) oa[1 + k] = op->Dx[k] * Wn[ta] + op->Dy[k] * Wn[ta + 1];
-      oa[bs - 1] = a == c ? op->mu[a] : 0;
-    } else {
-      int l = kj - 1;
-      oa[0] = W1[na] * op->Dx[l] + W2[na] * op->Dy[l];
-      for (int k = 0; k < r; k++) {
-        double wx = op->Dx[k] * W1[ta] + op->Dy[k] * W1[ta + 1];
-        double wy = op->Dx[k] * W2[ta] + op->Dy[k] * W2[ta + 1];
-        oa[1 + k] = wx * op->Dx[l] + wy * op->Dy[l];
-      }
-      oa[bs - 1] = a == c ? -1 : 0;
-    }
-  }
+  int bs = op->r + 2, c = j / bs, kj = j % bs;
+  for (int a = 0; a < op->nk; a++)
+    for (int ki = 0; ki < bs; ki++) out[a * bs + ki] = entry_at(op, a, ki, c, kj);
+}
+
+/* Stage 3's eps at the diagonal entry (j, j), or 0 there. */
+static double tikhonov_at(const sb_kept_op_conditioned *s, int j) {
+  return s->eps > 0 && (!s->mask || s->mask[j]) ? s->eps : 0;
 }
 
 double sb_kept_op_conditioned_entry(const void *ctx, int i, int j) {
   const sb_kept_op_conditioned *s = ctx;
   double v = sb_kept_op_entry(s->op, i, j) * s->dr[i] * s->dc[j];
-  if (i == j && s->eps > 0 && (!s->mask || s->mask[i])) v += s->eps;
+  if (i == j && tikhonov_at(s, j) > 0) v += s->eps;
   return v;
 }
 
@@ -143,7 +126,7 @@ void sb_kept_op_conditioned_column(const void *ctx, int j, double *out) {
   int n = sb_kept_op_size(s->op);
   sb_kept_op_column(s->op, j, out);
   for (int i = 0; i < n; i++) out[i] = out[i] * s->dr[i] * s->dc[j];
-  if (s->eps > 0 && (!s->mask || s->mask[j])) out[j] += s->eps;
+  if (tikhonov_at(s, j) > 0) out[j] += s->eps;
 }
 
 void sb_kept_op_conditioned_principal(const void *ctx, const int *set, int na, double *out) {
@@ -166,6 +149,6 @@ void sb_kept_op_conditioned_principal(const void *ctx, const int *set, int na, d
       }
       o[a] = entry_at(op, ra, i - base, c, kj) * s->dr[i] * dcj;
     }
-    if (s->eps > 0 && (!s->mask || s->mask[j])) o[b] += s->eps; /* the diagonal (j, j) */
+    if (tikhonov_at(s, j) > 0) o[b] += s->eps; /* the diagonal (j, j) */
   }
 }

@@ -50,7 +50,7 @@ void sb_kept_op_abs_apply(const sb_kept_op *op, const double *z, double *y);
 double sb_kept_op_entry(const sb_kept_op *op, int i, int j);
 
 /* A's column j into out (sb_kept_op_size entries): sb_kept_op_entry's
- * doubles, in O(n). */
+ * doubles (the same expressions, entry_at), in O(n). */
 void sb_kept_op_column(const sb_kept_op *op, int j, double *out);
 
 /* The conditioned LCP's matrix, Dr A Dc + eps diag(mask): A under stage 2's
