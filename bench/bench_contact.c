@@ -1,6 +1,7 @@
 /* bench-contact: how the contact pipeline's cost scales (issue 15, item 3).
  *
  *   bench-contact [--rounds R] [--steps K] [--quick] [--case LABEL] [--src DIR]
+ *                 [--lcp-matrix stored|entries|operator]
  *
  * Cases, each a scene stepped to the start of its window, then timed over
  * the window (a phase of the motion):
@@ -18,6 +19,12 @@
  *        contact disk at each element's end, lying along a plane
  *        (bench/scenes/rod_plane.xml), and the same rod without the plane
  *        (rod_free.xml): t in [0.3, 0.6) s
+ *   rope_plane_tiled  cosseratbench's pile rope, 24 elements tiled by 73 disks
+ *        (r = 8: ten LCP unknowns a contact), lying on a plane
+ *        (bench/scenes/rope_plane_tiled.xml): t in [0.1, 0.2) s; run only when
+ *        named by --case
+ * --lcp-matrix sets every case's key lcp_matrix (what the solve reads from
+ * the kept contacts' operator; the scenes' default: stored).
  * The windows are cut into R rounds of equal steps (--steps K: K steps per
  * round from the window's start instead, e.g. a short window for callgrind); round r steps every
  * case's r-th block in turn, so a burst of load from other processes
@@ -78,6 +85,7 @@ typedef struct {
   int sections;           /* > 0: the cut arm of n sections */
   int named_only;         /* run only when --case names it */
   const char *contact;    /* NULL: the scene's */
+  const char *instance;   /* the plugin instance the keys go to (NULL: "arm") */
   double t0, t1;          /* timed window, s */
   /* run */
   mjModel *m;
@@ -90,15 +98,19 @@ typedef struct {
   char error[1800];
 } bench_case;
 
-static int load_case(bench_case *c, const char *src) {
-  cut_arm_key ov[CUT_ARM_NKEYS + 1];
+static int load_case(bench_case *c, const char *src, const char *lcp_matrix) {
+  cut_arm_key ov[CUT_ARM_NKEYS + 2];
   int nov = c->sections > 0 ? cut_arm_keys(c->sections, 1, ov) : 0;
   if (c->contact) {
     snprintf(ov[nov].key, 32, "contact");
     snprintf(ov[nov++].value, CUT_ARM_VALUE_LEN, "%s", c->contact);
   }
-  cusp_override co[CUT_ARM_NKEYS + 1];
-  for (int i = 0; i < nov; i++) co[i] = (cusp_override){"arm", ov[i].key, ov[i].value};
+  if (lcp_matrix) {
+    snprintf(ov[nov].key, 32, "lcp_matrix");
+    snprintf(ov[nov++].value, CUT_ARM_VALUE_LEN, "%s", lcp_matrix);
+  }
+  cusp_override co[CUT_ARM_NKEYS + 2];
+  for (int i = 0; i < nov; i++) co[i] = (cusp_override){c->instance ? c->instance : "arm", ov[i].key, ov[i].value};
   char path[1200];
   snprintf(path, sizeof path, "%s/%s", src, c->scene);
   c->m = cusp_load_with(path, co, nov, c->error, sizeof c->error);
@@ -173,7 +185,7 @@ static double dof_exponent(bench_case **c, int n) {
 
 int main(int argc, char **argv) {
   int R = 10, K = 0, quick = 0;
-  const char *only = NULL, *src = CUSP_SOURCE_DIR;
+  const char *only = NULL, *src = CUSP_SOURCE_DIR, *lcp_matrix = NULL;
   for (int i = 1; i < argc; i++) {
     double x;
     if (!strcmp(argv[i], "--quick")) {
@@ -190,9 +202,12 @@ int main(int argc, char **argv) {
       only = argv[++i];
     } else if (!strcmp(argv[i], "--src") && i + 1 < argc) {
       src = argv[++i];
+    } else if (!strcmp(argv[i], "--lcp-matrix") && i + 1 < argc) {
+      lcp_matrix = argv[++i]; /* the key's words are checked by the loader, which names them */
     } else {
       fprintf(stderr, "bench-contact: bad argument \"%s\"\n"
-                      "usage: bench-contact [--rounds R] [--steps K] [--quick] [--case LABEL] [--src DIR]\n", argv[i]);
+                      "usage: bench-contact [--rounds R] [--steps K] [--quick] [--case LABEL] [--src DIR] "
+                      "[--lcp-matrix stored|entries|operator]\n", argv[i]);
       return 2;
     }
   }
@@ -236,6 +251,15 @@ int main(int argc, char **argv) {
     c->t0 = 0.3;
     c->t1 = 0.6;
   }
+  {
+    bench_case *c = &all[n++];
+    snprintf(c->label, sizeof c->label, "rope_plane_tiled");
+    c->scene = "bench/scenes/rope_plane_tiled.xml";
+    c->instance = "rod0";
+    c->named_only = 1;
+    c->t0 = 0.1;
+    c->t1 = 0.2;
+  }
   if (quick) { /* the smoke test: short windows early in the run */
     R = 2;
     for (int i = 0; i < n; i++) {
@@ -255,7 +279,7 @@ int main(int argc, char **argv) {
   }
   for (int i = 0; i < nc; i++) {
     bench_case *c = cs[i];
-    if (load_case(c, src)) {
+    if (load_case(c, src, lcp_matrix)) {
       fprintf(stderr, "bench-contact: %s: %s\n", c->label, c->error);
       return 2;
     }

@@ -6,6 +6,8 @@
 # machine use these.
 # Usage: bench/contact_instructions.sh [BUILD_DIR] [STEPS] [CASE ...]
 #   STEPS: steps counted per case (default 100, from the window's start)
+#   BENCH_CONTACT_ARGS (environment): more arguments for bench-contact, e.g.
+#   "--lcp-matrix operator"
 # Prints one JSON object: {"steps": S, "cases": {"CASE": instructions per step, ...}}
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,7 +26,7 @@ printf '{"steps": %d, "cases": {' "$steps"
 sep=""
 for c in "${cases[@]}"; do
   OPENBLAS_NUM_THREADS=1 valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$tmp/$c.out" \
-    "$build/bench-contact" --case "$c" --rounds 1 --steps "$steps" >/dev/null 2>"$tmp/$c.err" ||
+    "$build/bench-contact" --case "$c" --rounds 1 --steps "$steps" ${BENCH_CONTACT_ARGS:-} >/dev/null 2>"$tmp/$c.err" ||
     { echo "contact_instructions: $c failed:" >&2; tail -5 "$tmp/$c.err" >&2; exit 1; }
   ir=$(grep -m1 '^totals:' "$tmp/$c.out" | awk '{print $2}')
   printf '%s"%s": %s' "$sep" "$c" "$(awk -v a="$ir" -v b="$steps" 'BEGIN{printf "%.0f", a / b}')"

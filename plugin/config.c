@@ -109,7 +109,7 @@ static const char *const w_contact[] = {"lcp", "penalty", "native", "sap", "ncp"
 static const char *const w_native_joints[] = {"section", "free"};
 static const char *const w_solver[] = {"fb", "lemke", "pgs"}; /* sb_lcp_solver's order */
 static const char *const w_lemke_form[] = {"tableau", "revised", "auto"}; /* SB_LCP_LEMKE_* */
-static const char *const w_lcp_matrix[] = {"stored", "operator"}; /* sb_contact_options.lcp_from_operator */
+static const char *const w_lcp_matrix[] = {"stored", "entries", "operator"}; /* SB_CONTACT_LCP_* */
 static const char *const w_conditioning[] = {"qr", "ruiz", "tikhonov"}; /* CUSP_COND_* bits */
 static const char *const w_end[] = {"free", "pin", "clamp"}; /* cusp_end_kind */
 
@@ -229,11 +229,14 @@ static const cusp_key key_table[] = {
             "smaller; docs/contact_scaling.md, sessions 26 and 27)"},
     {.name = "lcp_matrix", .kind = CUSP_KEY_ENUM, .unit = "", FIELD(lcp_matrix), WORDS(w_lcp_matrix),
      .def = {"stored", "stored"},
-     .doc = "lcp contact: where Lemke's revised form and the warm pivot read the conditioned LCP's "
-            "entries: operator (computed from the kept contacts' Delassus blocks, without the assembled "
-            "n x n matrix) or stored (from the assembled matrix); the same doubles either way, so the same "
-            "answers bit for bit; stored costs less while the solve still forms the matrix for its products "
-            "(issue 15's path to a solve that never stores the matrix; docs/contact_factor_design.md)"},
+     .doc = "lcp contact: what the solve reads from the kept contacts' Delassus blocks instead of the "
+            "assembled n x n matrix: stored (nothing), entries (the conditioned LCP's entries that Lemke's "
+            "revised form, the warm pivot and the acceptance test read: the same doubles, so the same answers "
+            "bit for bit) or operator (the entries and the products: another order of summation, so answers "
+            "that pass the same acceptance test, equal up to round-off, and on a degenerate LCP possibly "
+            "another of its solutions); stored costs the least while the solve still forms the matrix for its "
+            "scaling and fallbacks (issue 15's path to a solve that never stores the matrix; "
+            "docs/contact_factor_design.md)"},
     {.name = "conditioning", .kind = CUSP_KEY_MASK, .unit = "", FIELD(conditioning),
      WORDS(w_conditioning), .flags = CUSP_KEY_NONE,
      .def = {"qr ruiz tikhonov", "qr ruiz tikhonov"}, LIVE(CUSP_LIVE_CONDITIONING),

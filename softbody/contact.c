@@ -106,7 +106,8 @@ struct sb_contact_problem {
   int op_valid;            /* 0 after a solve of a given dense LCP (sb_contact_solve_lcp) */
   double *kept_mu;         /* max_k: the kept contacts' friction coefficients, for op */
   sb_kept_op_conditioned cond; /* op under the last conditioning (dr, dc, normal_mask, tikhonov) */
-  sb_lcp_entries cond_entries; /* cond as sb_lcp_entries: what Lemke reads (lcp_from_operator) */
+  sb_lcp_entries cond_entries; /* cond as sb_lcp_entries: what the solve reads (lcp_from_operator) */
+  double *cond_x, *cond_t;     /* max n each: cond's products' scratch */
 };
 
 sb_contact_options sb_contact_default_options(void) {
@@ -136,7 +137,7 @@ void sb_contact_free(sb_contact_problem *p) {
                  p->pv, p->normal_mask, p->blocks, p->prev_id, p->prev_z, p->prev_t1, p->prev_dr, p->prev_dc, p->prev_in, p->last_in, p->stabv, p->order, p->force, p->keep_prev,
                  p->admit, p->screen_int, p->screen_order, p->wn, p->wn_ok, p->head, p->colc,
                  p->order_head, p->count_head, p->basic, p->basic_int, p->prev_scale,
-                 p->kept_mu, p->op.lam, p->op.v};
+                 p->kept_mu, p->op.lam, p->op.v, p->cond_x, p->cond_t};
   for (size_t k = 0; k < sizeof ptr / sizeof ptr[0]; k++) free(ptr[k]);
   sb_lcp_work_free(p->lcp);
   sb_bilateral_work_free(p->bil);
@@ -150,7 +151,7 @@ size_t sb_contact_workspace_bytes_kept(int max_contacts, int max_kept, int max_d
   /* the arrays sb_contact_create_kept allocates, in its order (bodies apart) */
   size_t doubles = nd * nd + nd + 9 * mc + m3 + 2 * m3 + 2 * nd * m3 + m3 * m3 + 2 * m3 + 6 * nd + nd * m3 +
                    nd * mc + (size_t)sb_rank_select_work_size(max_dof, max_contacts) + 2 * nvark * nvark +
-                   9 * nvark + m3 + 2 * nd + nvar + m3 + 2 * mc + mc + nd * mc +
+                   11 * nvark + m3 + 2 * nd + nvar + m3 + 2 * mc + mc + nd * mc +
                    2 * nvar /* ..., screen_order, wn, prev_dr, prev_dc */
                    + 7 * mk; /* kept_mu, op.lam, op.v */
   size_t ints = 2 * mc + 3 * mc + nvark + mc + 8 * mc + mc + 3 * mc + 3 * mc + 3 * mc + nd + 1 + nvar + nvark;
@@ -221,6 +222,8 @@ sb_contact_problem *sb_contact_create_kept(int max_contacts, int max_kept, int m
   ALLOC(p->ruizw, 2 * nvark);
   ALLOC(p->dr, nvark);
   ALLOC(p->dc, nvark);
+  ALLOC(p->cond_x, nvark);
+  ALLOC(p->cond_t, nvark);
   ALLOC(p->normal_mask, nvark);
   ALLOC(p->blocks, mc);
   ALLOC(p->lambda, m3);
@@ -786,13 +789,17 @@ static void damped_fallback(sb_contact_problem *p, int n, int nk, int bs, const 
 }
 
 /* The kept operator under the conditioning now in p->dr, p->dc (stage 2)
- * and opt's Tikhonov on p->normal_mask (stage 3): As's entries. */
+ * and opt's Tikhonov on p->normal_mask (stage 3): As's entries, and with
+ * lcp_from_operator 2 its products. */
 static void condition_operator(sb_contact_problem *p, const sb_contact_options *opt) {
   p->cond = (sb_kept_op_conditioned){.op = &p->op, .dr = p->dr, .dc = p->dc, .mask = p->normal_mask,
-                                     .eps = opt->tikhonov};
+                                     .eps = opt->tikhonov, .xs = p->cond_x, .t = p->cond_t};
+  int products = opt->lcp_from_operator == SB_CONTACT_LCP_OPERATOR;
   p->cond_entries = (sb_lcp_entries){.ctx = &p->cond, .entry = sb_kept_op_conditioned_entry,
                                      .column = sb_kept_op_conditioned_column,
-                                     .principal = sb_kept_op_conditioned_principal};
+                                     .principal = sb_kept_op_conditioned_principal,
+                                     .apply = products ? sb_kept_op_conditioned_apply : NULL,
+                                     .apply_bound = products ? sb_kept_op_conditioned_apply_bound : NULL};
 }
 
 /* Stages 2 and 3, the solve, the proximal correction, the physical check

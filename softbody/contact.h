@@ -61,6 +61,10 @@ typedef struct {
   const double *coupled_jac;
 } sb_contact;
 
+/* sb_contact_options.lcp_from_operator: what the solve reads from the kept
+ * contacts' operator instead of the assembled matrix */
+enum { SB_CONTACT_LCP_STORED = 0, SB_CONTACT_LCP_ENTRIES = 1, SB_CONTACT_LCP_OPERATOR = 2 };
+
 typedef struct {
   int directions;          /* friction pyramid directions r, 3..16 (default 4) */
   int rank_selection;      /* stage 1 on/off (default 1) */
@@ -86,15 +90,21 @@ typedef struct {
                               step. A left-out contact that the impulses would close is let in and
                               the pass solved again, so no contact is lost that would penetrate
                               (contact.c, screen_*). Default 1; 0: stage 1 over every contact */
-  int lcp_from_operator;   /* 1: the solve reads the conditioned LCP's entries (Lemke's
-                              revised form its columns, the warm pivot and Lemke's finish their
-                              principal blocks and row terms) from the kept contacts' operator
-                              (kept_op.h, sb_kept_op_conditioned) instead of the assembled matrix:
-                              the same doubles, so the same answers bit for bit (issue 15, item 1;
-                              docs/contact_factor_design.md; plugin key lcp_matrix). 0 (default):
-                              from the matrix, which the solve still forms for its products, Ruiz
-                              and the fallbacks, so that computing entries is for now extra work
-                              (the rod of 80 elements lying: about 10 % more instructions a step) */
+  int lcp_from_operator;   /* SB_CONTACT_LCP_ENTRIES: the solve reads the conditioned LCP's entries
+                              (Lemke's revised form its columns, the warm pivot and Lemke's finish
+                              their principal blocks, the acceptance test its row terms) from the
+                              kept contacts' operator (kept_op.h, sb_kept_op_conditioned) instead
+                              of the assembled matrix: the same doubles, so the same answers bit for
+                              bit. SB_CONTACT_LCP_OPERATOR: its products too (the warm pivot's
+                              trials, Lemke's finish, the chain's checks), through W: another order
+                              of summation, so answers that pass the same acceptance test but may
+                              differ in the last bits, and where round-off decides a degenerate
+                              LCP's tie, another of its solutions (issue 15, item 1;
+                              docs/contact_factor_design.md; plugin key lcp_matrix).
+                              SB_CONTACT_LCP_STORED (0, default): from the matrix, which the solve
+                              still forms for Ruiz and the fallbacks, so that computing entries is
+                              for now extra work (the rod of 80 elements lying: about 10 % more
+                              instructions a step, docs/contact_scaling.md) */
   sb_lcp_options lcp;      /* solver chain, tolerances */
 } sb_contact_options;
 

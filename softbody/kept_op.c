@@ -2,6 +2,7 @@
 #include "kept_op.h"
 
 #include <cblas.h>
+#include <float.h>
 #include <math.h>
 
 void sb_kept_op_directions(sb_kept_op *op, int r) {
@@ -150,5 +151,37 @@ void sb_kept_op_conditioned_principal(const void *ctx, const int *set, int na, d
       o[a] = entry_at(op, ra, i - base, c, kj) * s->dr[i] * dcj;
     }
     if (tikhonov_at(s, j) > 0) o[b] += s->eps; /* the diagonal (j, j) */
+  }
+}
+
+void sb_kept_op_conditioned_apply(const void *ctx, const double *x, const double *b, double *y) {
+  const sb_kept_op_conditioned *s = ctx;
+  int n = sb_kept_op_size(s->op);
+  for (int j = 0; j < n; j++) s->xs[j] = s->dc[j] * x[j];
+  sb_kept_op_apply(s->op, s->xs, NULL, s->t);
+  for (int i = 0; i < n; i++) {
+    double v = (b ? b[i] : 0) + s->dr[i] * s->t[i];
+    y[i] = tikhonov_at(s, i) > 0 ? v + s->eps * x[i] : v;
+  }
+}
+
+/* The rounding of sb_kept_op_conditioned_apply's row i against the exact
+ * sum over the conditioned entries: E z's sums of r products, W's of 3nk,
+ * D_k . v and gamma's term (4), the entries' own expressions (4 roundings
+ * from exact E^T W E, the diagonal's eps 1), b's and eps's additions (3):
+ * each within gamma_K = K u / (1 - K u) of the sum of the terms' magnitudes,
+ * which (|E|^T |W| |E| + |C|) |Dc x| bounds. Dr and Dc are powers of two, so
+ * scaling rounds only where it underflows: x_j's term widened by the
+ * smallest subnormal before the product, K of them after. */
+void sb_kept_op_conditioned_apply_bound(const void *ctx, const double *x, const double *b, double *e) {
+  const sb_kept_op_conditioned *s = ctx;
+  const sb_kept_op *op = s->op;
+  int n = sb_kept_op_size(op);
+  const double u = DBL_EPSILON / 2, K = 3.0 * op->nk + op->r + 16, g = K * u / (1 - K * u);
+  for (int j = 0; j < n; j++) s->xs[j] = x[j] != 0 ? s->dc[j] * fabs(x[j]) + DBL_TRUE_MIN : 0;
+  sb_kept_op_abs_apply(op, s->xs, s->t);
+  for (int i = 0; i < n; i++) {
+    double terms = (b ? fabs(b[i]) : 0) + s->dr[i] * s->t[i] + (tikhonov_at(s, i) > 0 ? s->eps * fabs(x[i]) : 0);
+    e[i] = g * terms + K * (1 + s->dr[i]) * DBL_TRUE_MIN;
   }
 }

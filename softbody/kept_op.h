@@ -64,11 +64,19 @@ typedef struct {
   const double *dr, *dc;  /* the row and column scales (sb_kept_op_size each) */
   const int *mask;        /* the diagonal entries eps is added to (NULL: all) */
   double eps;
+  double *xs, *t;         /* sb_kept_op_size each: the products' scratch (Dc x, then A Dc x) */
 } sb_kept_op_conditioned;
 
 double sb_kept_op_conditioned_entry(const void *ctx, int i, int j);
 void sb_kept_op_conditioned_column(const void *ctx, int j, double *out);
 /* The principal block on a set of na indices (na x na, column-major). */
 void sb_kept_op_conditioned_principal(const void *ctx, const int *set, int na, double *out);
+/* y = b + (Dr A Dc + eps diag(mask)) x through W (b NULL: none; b may be y,
+ * y must not alias x), and e_i bounding |y_i - (b_i + sum_j M_ij x_j)| with
+ * the sum exact over the conditioned entries' doubles M_ij (from
+ * sb_kept_op_abs_apply: the product's rounding, and that of the entries
+ * themselves, which the product does not form). */
+void sb_kept_op_conditioned_apply(const void *ctx, const double *x, const double *b, double *y);
+void sb_kept_op_conditioned_apply_bound(const void *ctx, const double *x, const double *b, double *e);
 
 #endif

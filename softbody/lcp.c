@@ -41,7 +41,8 @@ sb_lcp_work *sb_lcp_work_create(int nmax) {
   size_t n = (size_t)nmax, nn = n * n;
   w->nmax = nmax;
   double **vec[] = {&w->w, &w->zbest, &w->ztry, &w->phi, &w->phitry, &w->g, &w->d, &w->da,
-                    &w->db, &w->colbuf, &w->zloc, &w->qloc, &w->qs, &w->zs, &w->dr, &w->dc, &w->rv_col};
+                    &w->db, &w->colbuf, &w->zloc, &w->qloc, &w->qs, &w->zs, &w->dr, &w->dc, &w->rv_col,
+                    &w->ebound};
   int ok = 1;
   for (size_t k = 0; k < sizeof vec / sizeof vec[0]; k++) ok &= (*vec[k] = calloc(n, sizeof(double))) != NULL;
   ok &= (w->rowbuf = calloc(n + 2, sizeof(double))) != NULL;
@@ -89,17 +90,17 @@ sb_lcp_work *sb_lcp_work_create(int nmax) {
 
 size_t sb_lcp_work_bytes(int nmax) {
   size_t n = nmax > 0 ? (size_t)nmax : 0;
-  /* H, HtH, LU, Ms, T; 18 vectors; 11 int vectors and the revised Lemke's 6 n + 4 ints; per cache
+  /* H, HtH, LU, Ms, T; 19 vectors; 11 int vectors and the revised Lemke's 6 n + 4 ints; per cache
    * slot the bordered factor's Y, Mdc, S and 2 int vectors, 3 short ones */
   size_t kb = SB_LCP_BORDER_MAX;
-  return sizeof(sb_lcp_work) + sizeof(double) * (4 * n * n + n * (n + 2) + 18 * n + 2 + 2 * (2 * n * kb + kb * kb)) +
+  return sizeof(sb_lcp_work) + sizeof(double) * (4 * n * n + n * (n + 2) + 19 * n + 2 + 2 * (2 * n * kb + kb * kb)) +
          sizeof(int) * (11 * n + 1 + 6 * n + 4 + 2 * (2 * n + 3 * kb));
 }
 
 void sb_lcp_work_free(sb_lcp_work *w) {
   if (!w) return;
   void *p[] = {w->w, w->zbest, w->ztry, w->phi, w->phitry, w->g, w->d, w->da, w->db, w->colbuf,
-               w->zloc, w->qloc, w->qs, w->zs, w->dr, w->dc, w->rv_col, w->rowbuf, w->H, w->HtH, w->LU,
+               w->zloc, w->qloc, w->qs, w->zs, w->dr, w->dc, w->rv_col, w->ebound, w->rowbuf, w->H, w->HtH, w->LU,
                w->Ms, w->T, w->basis, w->nonbasis, w->ties, w->ipiv, w->idx, w->rv_slot, w->rv_kcol, w->rv_r0pos, w->rv_colpos, w->rv_rowpos, w->fric_dropped, w->prev_set, w->fc[0].set, w->fc[0].piv,
                w->fc[1].set, w->fc[1].piv};
   for (size_t k = 0; k < sizeof p / sizeof p[0]; k++) free(p[k]);
@@ -142,10 +143,8 @@ int sb_lcp_solver_parse(const char *name, sb_lcp_solver *out) {
   return -1;
 }
 
-double sb_lcp_residual(int n, const double *M, const double *q, const double *z, double *w,
-                       double *complementarity) {
-  memcpy(w, q, n * sizeof(double));
-  cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, 1.0, M, n, z, 1, 1.0, w, 1);
+/* ||min(z, w)||inf (INFINITY where NaN) and |z^T w| for a w already formed. */
+static double residual_of(int n, const double *z, const double *w, double *complementarity) {
   double r = 0, c = 0;
   for (int i = 0; i < n; i++) {
     double m = fmin(z[i], w[i]);
@@ -154,6 +153,13 @@ double sb_lcp_residual(int n, const double *M, const double *q, const double *z,
   }
   if (complementarity) *complementarity = fabs(c);
   return r;
+}
+
+double sb_lcp_residual(int n, const double *M, const double *q, const double *z, double *w,
+                       double *complementarity) {
+  memcpy(w, q, n * sizeof(double));
+  cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, 1.0, M, n, z, 1, 1.0, w, 1);
+  return residual_of(n, z, w, complementarity);
 }
 
 /* x - x is 0 for every finite x and NaN for an infinity or a NaN, and a sum
@@ -186,7 +192,29 @@ static int matrix_finite(int n, const double *M) { return finite_entries((size_t
 /* M's entry (i, j), from the solve's entries when it was given them (the
  * same doubles: sb_lcp_options.entries), else from M. */
 static inline double m_entry(const sb_lcp_work *wk, int n, const double *M, int i, int j) {
-  return wk->entries ? wk->entries->entry(wk->entries->ctx, i, j) : M[(size_t)j * n + i];
+  return wk && wk->entries ? wk->entries->entry(wk->entries->ctx, i, j) : M[(size_t)j * n + i];
+}
+
+/* Whether the solve's products are its entries' (apply), not M's. */
+static inline int op_products(const sb_lcp_work *wk) { return wk && wk->entries && wk->entries->apply; }
+
+/* w = q + M z: by the solve's entries' product when they have one (its own
+ * order of summation, whose rounding check_given_w then bounds by their
+ * apply_bound), else by M. */
+static void m_product(const sb_lcp_work *wk, int n, const double *M, const double *q, const double *z, double *w) {
+  if (op_products(wk)) {
+    wk->entries->apply(wk->entries->ctx, z, q, w);
+    return;
+  }
+  memcpy(w, q, (size_t)n * sizeof(double));
+  cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, 1.0, M, n, z, 1, 1.0, w, 1);
+}
+
+/* sb_lcp_residual with the solve's product. */
+static double residual_on(const sb_lcp_work *wk, int n, const double *M, const double *q, const double *z, double *w,
+                          double *complementarity) {
+  m_product(wk, n, M, q, z, w);
+  return residual_of(n, z, w, complementarity);
 }
 
 /* ---------- the acceptance test of every "solved" ---------- */
@@ -222,14 +250,15 @@ static uint64_t exact_split(double x, int *e) {
   return (uint64_t)ldexp(f, 53);
 }
 
-static double row_exact(int n, const double *M, const double *q, const double *z, int i) {
+static double row_exact(const sb_lcp_work *wk, int n, const double *M, const double *q, const double *z, int i) {
   int64_t acc[EXACT_LIMBS] = {0};
   int e1, e2;
   uint64_t m1 = exact_split(q[i], &e1);
   exact_add(acc, m1, e1, q[i] < 0);
   for (int j = 0; j < n; j++) {
-    double m = M[(size_t)j * n + i];
-    if (z[j] == 0 || m == 0) continue;
+    if (z[j] == 0) continue;
+    double m = m_entry(wk, n, M, i, j);
+    if (m == 0) continue;
     m1 = exact_split(m, &e1);
     uint64_t m2 = exact_split(z[j], &e2);
     exact_add(acc, (unsigned __int128)m1 * m2, e1 + e2, (m < 0) != (z[j] < 0));
@@ -253,18 +282,21 @@ static double row_exact(int n, const double *M, const double *q, const double *z
   return negative ? -r : r;
 }
 
-static void row_terms(int n, const double *restrict M, const double *restrict q, const double *restrict z,
-                      double *restrict s);
+static void row_terms(const sb_lcp_work *wk, int n, const double *restrict M, const double *restrict q,
+                      const double *restrict z, double *restrict s);
 
 /* sb_lcp_check for a finite z whose w already holds Mz + q summed in floating
- * point (any order: the bound below holds for every order of the n + 1
- * terms), as a solver's last trial leaves it. */
-static int check_given_w(int n, const double *M, const double *q, const double *z, double *w, double abs_tol,
-                         double rel_tol, double *residual, int *bad_row, double *scratch) {
+ * point, as a solver's last trial leaves it: by M in any order (the bound
+ * below holds for every order of the n + 1 terms), or by the solve's
+ * entries' product (m_product), whose rounding their apply_bound bounds. wk:
+ * the solve's workspace, or NULL for M alone. */
+static int check_given_w(const sb_lcp_work *wk, int n, const double *M, const double *q, const double *z, double *w,
+                         double abs_tol, double rel_tol, double *residual, int *bad_row, double *scratch) {
   *residual = INFINITY;
   if (bad_row) *bad_row = -1;
-  double *s = scratch;
-  row_terms(n, M, q, z, s);
+  double *s = scratch, *eb = op_products(wk) ? wk->ebound : NULL;
+  row_terms(wk, n, M, q, z, s);
+  if (eb) wk->entries->apply_bound(wk->entries->ctx, z, q, eb);
   /* gamma_{n+2} = (n + 2) u / (1 - (n + 2) u) bounds the relative rounding of
    * a sum of n + 1 products (and of s itself); each product may also lose
    * up to the smallest subnormal to underflow. */
@@ -282,10 +314,10 @@ static int check_given_w(int n, const double *M, const double *q, const double *
       r = INFINITY;
       continue;
     }
-    double thr = fmax(abs_tol, rel_tol * si), e = g * si + under;
+    double thr = fmax(abs_tol, rel_tol * si), e = (eb ? eb[i] : g * si) + under;
     double ri = fabs(fmin(z[i], w[i]));
-    if (e > abs_tol || ri + e > thr) { /* the plain sum cannot tell: exactly */
-      w[i] = row_exact(n, M, q, z, i);
+    if (!(e <= abs_tol) || ri + e > thr) { /* the plain sum cannot tell: exactly */
+      w[i] = row_exact(wk, n, M, q, z, i);
       e = 3 * u * fabs(w[i]) + 3 * DBL_TRUE_MIN;
       ri = fabs(fmin(z[i], w[i]));
     }
@@ -310,19 +342,39 @@ int sb_lcp_check(int n, const double *M, const double *q, const double *z, doubl
     }
   memcpy(w, q, (size_t)n * sizeof(double));
   cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, 1.0, M, n, z, 1, 1.0, w, 1);
-  return check_given_w(n, M, q, z, w, abs_tol, rel_tol, residual, bad_row, scratch);
+  return check_given_w(NULL, n, M, q, z, w, abs_tol, rel_tol, residual, bad_row, scratch);
+}
+
+/* sb_lcp_check with the solve's product (m_product) and entries. */
+static int check_on(const sb_lcp_work *wk, int n, const double *M, const double *q, const double *z, double *w,
+                    double abs_tol, double rel_tol, double *residual, int *bad_row, double *scratch) {
+  if (bad_row) *bad_row = -1;
+  if (!all_finite(n, z)) {
+    *residual = INFINITY;
+    if (bad_row)
+      for (int i = 0; i < n; i++)
+        if (!isfinite(z[i])) {
+          *bad_row = i;
+          break;
+        }
+    memset(w, 0, (size_t)n * sizeof(double));
+    return 0;
+  }
+  m_product(wk, n, M, q, z, w);
+  return check_given_w(wk, n, M, q, z, w, abs_tol, rel_tol, residual, bad_row, scratch);
 }
 
 /* sb_lcp_check of a pivot's answer z, whose w = Mz + q the pivot formed (wp, copied to w, where
  * the check may refine rows): the same verdict and w without a second product by M. */
-static int check_pivot_answer(int n, const double *M, const double *q, const double *z, const double *wp,
-                              double *w, double abs_tol, double rel_tol, double *residual, double *scratch) {
+static int check_pivot_answer(const sb_lcp_work *wk, int n, const double *M, const double *q, const double *z,
+                              const double *wp, double *w, double abs_tol, double rel_tol, double *residual,
+                              double *scratch) {
   if (!all_finite(n, z)) {
     *residual = INFINITY;
     return 0;
   }
   memcpy(w, wp, (size_t)n * sizeof(double));
-  return check_given_w(n, M, q, z, w, abs_tol, rel_tol, residual, NULL, scratch);
+  return check_given_w(wk, n, M, q, z, w, abs_tol, rel_tol, residual, NULL, scratch);
 }
 
 static double complementarity(int n, const double *z, const double *w) {
@@ -349,13 +401,15 @@ static double fb_eval(int n, const double *M, const double *q, const double *z, 
 /* s_i = |q_i| + sum_j |M_ij z_j|: the size of the terms that make up w_i,
  * hence the floating-point yardstick for its residual. By columns, skipping
  * z_j = 0 (most of z at a solution). */
-static void row_terms(int n, const double *restrict M, const double *restrict q, const double *restrict z,
-                      double *restrict s) {
+static void row_terms(const sb_lcp_work *wk, int n, const double *restrict M, const double *restrict q,
+                      const double *restrict z, double *restrict s) {
+  const sb_lcp_entries *ent = wk ? wk->entries : NULL;
   for (int i = 0; i < n; i++) s[i] = fabs(q[i]);
   for (int j = 0; j < n; j++) {
     double a = fabs(z[j]);
     if (a == 0) continue;
-    const double *restrict c = M + (size_t)j * n;
+    if (ent) ent->column(ent->ctx, j, wk->rv_col);
+    const double *restrict c = ent ? wk->rv_col : M + (size_t)j * n;
     for (int i = 0; i < n; i++) s[i] += fabs(c[i]) * a;
   }
 }
@@ -396,11 +450,11 @@ static double q_scale(int n, const double *q) {
  * run off along a ray of solutions (the sliding-speed bound of an unloaded
  * contact reached 1e9), and its terms must not loosen the rows it does not
  * enter. s: n scratch. */
-static int within_tol(int n, const double *M, const double *q, const double *z, const double *w,
-                      double r, double tol, double qs, double *s) {
+static int within_tol(const sb_lcp_work *wk, int n, const double *M, const double *q, const double *z,
+                      const double *w, double r, double tol, double qs, double *s) {
   if (r <= tol * qs) return 1;
   if (!(r < INFINITY)) return 0;
-  row_terms(n, M, q, z, s);
+  row_terms(wk, n, M, q, z, s);
   for (int i = 0; i < n; i++) {
     double a = fabs(z[i] < w[i] ? z[i] : w[i]), t = s[i] > qs ? s[i] : qs;
     if (a > tol * t) return 0;
@@ -796,10 +850,9 @@ static int accept_clipped_trial(sb_lcp_work *wk, int n, const double *M, const d
       clipped = 1;
     }
   if (clipped) {
-    memcpy(wt, q, (size_t)n * sizeof(double));
-    cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, 1.0, M, n, zt, 1, 1.0, wt, 1);
+    m_product(wk, n, M, q, zt, wt);
   }
-  if (!within_tol(n, M, q, zt, wt, min_residual(n, zt, wt), tol, qs, wk->da)) return 0;
+  if (!within_tol(wk, n, M, q, zt, wt, min_residual(n, zt, wt), tol, qs, wk->da)) return 0;
   memcpy(z, zt, (size_t)n * sizeof(double));
   memcpy(w, wt, (size_t)n * sizeof(double));
   return 1;
@@ -897,8 +950,7 @@ static int fb_pivot_step(sb_lcp_work *wk, int n, const double *M, const double *
     if (!how) return 0;
     memset(zt, 0, (size_t)n * sizeof(double));
     for (int b = 0; b < na; b++) zt[set[b]] = x[b] + z[set[b]];
-    memcpy(wt, q, (size_t)n * sizeof(double));
-    cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, 1.0, M, n, zt, 1, 1.0, wt, 1);
+    m_product(wk, n, M, q, zt, wt);
     int ninf = 0, first = -1, *bad = wk->basis; /* LU pivots no longer needed */
     for (int i = 0; i < n; i++) {
       /* in the set: z < 0, or w_A != 0 (a least-norm solve of an inconsistent set);
@@ -974,8 +1026,7 @@ static int resolve_on_solved_set(sb_lcp_work *wk, int n, const double *M, const 
   if (!fb_solve(wk, f, na, how, x)) return 0;
   memset(zt, 0, (size_t)n * sizeof(double));
   for (int b = 0; b < na; b++) zt[set[b]] = x[b] + z[set[b]];
-  memcpy(wt, q, (size_t)n * sizeof(double));
-  cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, 1.0, M, n, zt, 1, 1.0, wt, 1);
+  m_product(wk, n, M, q, zt, wt);
   for (int b = 0, i = 0; i < n; i++) {
     int in = b < na && set[b] == i;
     if (in ? zt[i] < -e0 || (how == 2 && fabs(wt[i]) > e0) : wt[i] < -e0) return 0;
@@ -1024,7 +1075,7 @@ static sb_lcp_status solve_fb(sb_lcp_work *wk, int n, const double *M, const dou
   int it = 0, collapsed = 0, *last_set = wk->idx, last_count = -1, stagnant = 0, ref_it = 0;
   double psi_ref = psi;
   for (; it < max_iter && !collapsed && !stagnant; it++) {
-    if (within_tol(n, M, q, z, w, min_residual(n, z, w), tol, qs, zt)) break;
+    if (within_tol(wk, n, M, q, z, w, min_residual(n, z, w), tol, qs, zt)) break;
     /* Near a stationary point that is not a solution the merit function
      * creeps for the rest of the budget: give up when FB_STALL_ITERS
      * iterations have not halved it (linear convergence at a rate below
@@ -1117,12 +1168,12 @@ static sb_lcp_status solve_fb(sb_lcp_work *wk, int n, const double *M, const dou
   for (int i = 0; i < n; i++) zt[i] = fmax(z[i], 0);
   fb_eval(n, M, q, zt, wt, phit);
   double rclip = min_residual(n, zt, wt);
-  if (rclip <= res || within_tol(n, M, q, zt, wt, rclip, tol, qs, phit)) {
+  if (rclip <= res || within_tol(wk, n, M, q, zt, wt, rclip, tol, qs, phit)) {
     memcpy(z, zt, n * sizeof(double));
     memcpy(w, wt, n * sizeof(double));
     res = rclip;
   }
-  if (within_tol(n, M, q, z, w, res, tol, qs, phit)) return SB_LCP_SOLVED;
+  if (within_tol(wk, n, M, q, z, w, res, tol, qs, phit)) return SB_LCP_SOLVED;
   if (stagnant) {
     sb_errorf(msg, msg_size, "fb: no progress over the last %d of %d iterations, residual %.3g",
               FB_STALL_ITERS, it, res);
@@ -1367,8 +1418,8 @@ static void lemke_polish(sb_lcp_work *wk, int n, const double *M, const double *
   memset(zt, 0, n * sizeof(double));
   for (int b = 0; b < nb; b++) zt[set[b]] = fmax(x[b], 0);
   if (!all_finite(n, zt)) return;
-  double r0 = sb_lcp_residual(n, M, q, z, wt, NULL);
-  double r1 = sb_lcp_residual(n, M, q, zt, wt, NULL);
+  double r0 = residual_on(wk, n, M, q, z, wt, NULL);
+  double r1 = residual_on(wk, n, M, q, zt, wt, NULL);
   if (r1 <= r0) memcpy(z, zt, n * sizeof(double));
 }
 
@@ -1395,8 +1446,7 @@ static int lemke_refine(sb_lcp_work *wk, int n, const double *M, const double *q
   int lwork = n * (n + 2);
   if (nb == 0 || lwork < 2 * nb + 3 * nb + 1) return 0;
   double *A = wk->HtH, *dz = wk->zloc, *w = wk->colbuf, *zt = wk->ztry, rt;
-  memcpy(w, q, (size_t)n * sizeof(double));
-  cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, 1.0, M, n, z, 1, 1.0, w, 1);
+  m_product(wk, n, M, q, z, w);
   principal_submatrix(wk, n, M, set, nb, A);
   for (int b = 0; b < nb; b++) {
     dz[b] = -w[set[b]];
@@ -1408,7 +1458,7 @@ static int lemke_refine(sb_lcp_work *wk, int n, const double *M, const double *q
   memcpy(zt, z, (size_t)n * sizeof(double));
   for (int b = 0; b < nb; b++) zt[set[b]] = fmax(z[set[b]] + dz[b], 0);
   if (!all_finite(n, zt)) return 0;
-  if (!sb_lcp_check(n, M, q, zt, w, tol * qs, tol, &rt, NULL, wk->da)) return 0;
+  if (!check_on(wk, n, M, q, zt, w, tol * qs, tol, &rt, NULL, wk->da)) return 0;
   memcpy(z, zt, (size_t)n * sizeof(double));
   return 1;
 }
@@ -1424,13 +1474,12 @@ static int lemke_refine(sb_lcp_work *wk, int n, const double *M, const double *q
 static int lemke_finish(sb_lcp_work *wk, int n, const double *M, const double *q, double *z, double tol) {
   lemke_polish(wk, n, M, q, z);
   double r, qs = q_scale(n, q), *w = wk->w;
-  if (sb_lcp_check(n, M, q, z, w, tol * qs, tol, &r, NULL, wk->da)) return 1;
+  if (check_on(wk, n, M, q, z, w, tol * qs, tol, &r, NULL, wk->da)) return 1;
   if (lemke_refine(wk, n, M, q, z, tol, qs)) return 1;
   int last_count = -1;
-  memcpy(w, q, (size_t)n * sizeof(double));
-  cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, 1.0, M, n, z, 1, 1.0, w, 1);
+  m_product(wk, n, M, q, z, w);
   return fb_pivot_step(wk, n, M, q, z, w, wk->idx, &last_count, tol, qs, 2, 0, NULL, 0) &&
-         sb_lcp_check(n, M, q, z, w, tol * qs, tol, &r, NULL, wk->da);
+         check_on(wk, n, M, q, z, w, tol * qs, tol, &r, NULL, wk->da);
 }
 
 /* Lemke's path through a degenerate LCP. The contact LCPs are degenerate by
@@ -1602,7 +1651,7 @@ static sb_lcp_status solve_pgs(sb_lcp_work *wk, int n, const double *M, const do
     }
     double r = sb_lcp_residual(n, M, q, z, w, NULL);
     if (!isfinite(r)) break;
-    if (within_tol(n, M, q, z, w, r, tol, q_scale(n, q), wk->da)) {
+    if (within_tol(wk, n, M, q, z, w, r, tol, q_scale(n, q), wk->da)) {
       *sweeps = sweep + 1;
       return SB_LCP_SOLVED;
     }
@@ -1668,6 +1717,11 @@ static sb_lcp_status check_input(sb_lcp_work *wk, int n, const double *M, const 
   }
   if (opt->entries && (!opt->entries->entry || !opt->entries->column)) {
     sb_errorf(msg, size, "lcp: entries given without its %s function", opt->entries->entry ? "column" : "entry");
+    return SB_LCP_BAD_INPUT;
+  }
+  if (opt->entries && !opt->entries->apply != !opt->entries->apply_bound) {
+    sb_errorf(msg, size, "lcp: entries given with %s but without %s (both or neither)",
+              opt->entries->apply ? "apply" : "apply_bound", opt->entries->apply ? "apply_bound" : "apply");
     return SB_LCP_BAD_INPUT;
   }
   const struct { const char *name; int value, max; } budget[] = {
@@ -1783,11 +1837,10 @@ static sb_lcp_status solve_chain_on(sb_lcp_work *wk, int nchain, const sb_lcp_so
     double rg;
     int tried = reuse && resolve_on_solved_set(wk, n, M, q, zg, wg, tol, qs);
     if (tried) memcpy(wk->w, wg, n * sizeof(double)); /* its Mz + q, as check_given_w takes it */
-    int solved = tried && check_given_w(n, M, q, zg, wk->w, tol * qs, tol, &rg, NULL, wk->da);
+    int solved = tried && check_given_w(wk, n, M, q, zg, wk->w, tol * qs, tol, &rg, NULL, wk->da);
     if (!solved) { /* (back) to the guess, for the pivot from its set */
       memcpy(zg, z, n * sizeof(double));
-      memcpy(wg, q, n * sizeof(double));
-      cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, 1.0, M, n, zg, 1, 1.0, wg, 1);
+      m_product(wk, n, M, q, zg, wg);
     }
     /* a new matrix of the same size: the set that solved the last one, by position, joins the
      * prediction (its degenerate indices, z = 0 there, the guess does not predict) */
@@ -1798,7 +1851,7 @@ static sb_lcp_status solve_chain_on(sb_lcp_work *wk, int nchain, const sb_lcp_so
       int pivoted = fb_pivot_step(wk, n, M, q, zg, wg, wk->idx, &last_count, tol, qs, WARM_PIVOT_PASSES, 1,
                                   wk->prev_set, prev) ||
                     warm_pivot_from_support(wk, n, M, q, zg, tol, qs, &wp);
-      solved = pivoted && check_pivot_answer(n, M, q, zg, wp, wk->w, tol * qs, tol, &rg, wk->da);
+      solved = pivoted && check_pivot_answer(wk, n, M, q, zg, wp, wk->w, tol * qs, tol, &rg, wk->da);
     }
     if (solved) {
       memcpy(z, zg, n * sizeof(double));
@@ -1825,12 +1878,12 @@ static sb_lcp_status solve_chain_on(sb_lcp_work *wk, int nchain, const sb_lcp_so
     for (int i = 0; warm && !cold && !from_guess && i < n; i++) from_guess = z[i] != 0;
     sb_lcp_status st = run_one(wk, chain[k], n, M, q, z, from_guess, opt, tol, &iters, msg, sizeof msg);
     info->attempts++;
-    double r = all_finite(n, z) ? sb_lcp_residual(n, M, q, z, wk->w, &compl) : INFINITY;
+    double r = all_finite(n, z) ? residual_on(wk, n, M, q, z, wk->w, &compl) : INFINITY;
     if (st == SB_LCP_SOLVED) {
       /* whatever the solver's own test said, in the caller's problem and
        * in finite arithmetic */
       int bad;
-      if (!sb_lcp_check(n, M, q, z, wk->w, tol * qs, tol, &r, &bad, wk->da)) {
+      if (!check_on(wk, n, M, q, z, wk->w, tol * qs, tol, &r, &bad, wk->da)) {
         if (isfinite(r))
           sb_errorf(msg, sizeof msg, "%s: ended with residual %.3g in row %d, above tolerance %.3g of its "
                     "row's terms", sb_lcp_solver_name(chain[k]), r, bad, tol);
@@ -1881,10 +1934,10 @@ static sb_lcp_status solve_chain_on(sb_lcp_work *wk, int nchain, const sb_lcp_so
   } else {
     if (!isfinite(rbest)) memset(zbest, 0, n * sizeof(double));
     memcpy(z, zbest, n * sizeof(double));
-    info->residual = sb_lcp_residual(n, M, q, z, w, &info->complementarity);
+    info->residual = residual_on(wk, n, M, q, z, w, &info->complementarity);
     if (!all_finite(n, w)) { /* w overflows at the best iterate: z = 0 keeps w = q finite */
       memset(z, 0, n * sizeof(double));
-      info->residual = sb_lcp_residual(n, M, q, z, w, &info->complementarity);
+      info->residual = residual_on(wk, n, M, q, z, w, &info->complementarity);
     }
   }
   if (wout) memcpy(wout, w, n * sizeof(double));

@@ -46,15 +46,25 @@ typedef enum {
  * entry. They must be the stored matrix's doubles bit for bit: the solvers
  * that read the matrix's entries through them then take the same path as on
  * the stored matrix (Lemke's revised form its columns; the warm pivot and
- * Lemke's finish their principal blocks, bordered factors, friction sets and
- * row terms). Products with the matrix, the acceptance test's row terms and
- * the fallback solvers still read M, which must be given too. */
+ * Lemke's finish their principal blocks, bordered factors, friction sets;
+ * the acceptance test its row terms and exact rows). With apply, the
+ * products of the warm pivot, Lemke's finish and the chain's checks and
+ * residuals are the operator's too: they sum in its order, so answers may
+ * differ from the stored matrix's in the last bits, and the acceptance test
+ * bounds their rounding by apply_bound instead of by the row terms. The
+ * fallback solvers (FB, PGS, the tableau) still read M, which must be given
+ * too. */
 typedef struct {
   const void *ctx;
   double (*entry)(const void *ctx, int i, int j);
   void (*column)(const void *ctx, int j, double *out);
   /* optional (NULL: by entry): the principal block M_SS on na indices, na x na column-major */
   void (*principal)(const void *ctx, const int *set, int na, double *out);
+  /* optional, both or neither (NULL: M's product): y = b + M x (y must not alias x; b may be y),
+   * and e with e_i >= |y_i - (b_i + sum_j M_ij x_j)|, the sum exact over M's doubles: a bound
+   * on apply's own rounding for that x and b */
+  void (*apply)(const void *ctx, const double *x, const double *b, double *y);
+  void (*apply_bound)(const void *ctx, const double *x, const double *b, double *e);
 } sb_lcp_entries;
 
 typedef struct {

@@ -74,10 +74,11 @@ struct sb_lcp_work {
   double rv_worst_residual;
   long rv_refactors;
   int rv_kmax;
-  /* sb_lcp_options.entries of the solve under way (NULL: M is read), and a
-   * column of them for the revised Lemke (n) */
+  /* sb_lcp_options.entries of the solve under way (NULL: M is read), a
+   * column of them (n: the revised Lemke's, and row_terms'), and the bound
+   * on their product's rounding (n: check_given_w's) */
   const sb_lcp_entries *entries;
-  double *rv_col;
+  double *rv_col, *ebound;
   int *fric_dropped;        /* n flags: the betas the warm pivot's pass left out of its set
                                (sb_lcp_friction_set_basic) */
   /* conditioning (condition.c) */

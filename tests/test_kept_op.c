@@ -35,6 +35,8 @@ typedef struct {
   int steps, checked, entries, columns, solved, lemke_runs, lemke_pivots;
   double worst_product;  /* largest |op - dense| / bound over the products */
   double worst_residual; /* largest |residual - dense residual| / bound */
+  double worst_apply;    /* largest |conditioned op - long double| / its bound */
+  int product_solves;    /* chain solves with the operator's products */
 } tally;
 
 static unsigned long long rng = 0x2545F4914F6CDD1Dull;
@@ -77,6 +79,72 @@ static void lemke_both_ways(int n, const double *As, const double *bs, const sb_
          memcmp(z, z + n, sizeof(double) * n) ? "differ" : "equal");
   free(z);
   sb_lcp_work_free(wk);
+}
+
+/* The conditioned operator's products (sb_kept_op_conditioned_apply, the
+ * solve's with lcp_matrix operator) on the step's conditioned LCP (As, bs):
+ *   - y = bs + As z for a z of random signs over six decades (cancellation in
+ *     every row) and for the chain's answer, against the same sum in long
+ *     double (64-bit significands: its own error, n 2^-63 of the terms, is
+ *     far below the bound): within apply_bound plus that;
+ *   - the chain on (As, bs) with those products, cold and then warm from its
+ *     answer (the warm pivot's trials and checks through them): solved where
+ *     the chain on As alone solved, and its answers pass the dense acceptance
+ *     test on As (sb_lcp_check, which sums As's doubles by dgemv and exactly
+ *     where that cannot tell), within 1 % of the tolerance: both certify the
+ *     exact residual, up to the exact rows' 3 u. */
+static void check_products(int n, const double *As, const double *bs, const sb_lcp_entries *ce, const char *what,
+                           tally *t) {
+  sb_lcp_entries ca = *ce;
+  ca.apply = sb_kept_op_conditioned_apply;
+  ca.apply_bound = sb_kept_op_conditioned_apply_bound;
+  double *z = malloc(sizeof(double) * 6 * n), *y = z + n, *e = y + n, *zs = e + n, *zo = zs + n, *w = zo + n;
+  sb_lcp_work *wk = sb_lcp_work_create(n);
+  sb_lcp_options o = sb_lcp_default_options();
+  sb_lcp_info info;
+  sb_lcp_status st = SB_LCP_STALLED, sto = SB_LCP_STALLED;
+  memset(zs, 0, sizeof(double) * n);
+  st = sb_lcp_solve(wk, n, As, bs, zs, NULL, &o, &info);
+  for (int pass = 0; pass < 2; pass++) {
+    for (int i = 0; i < n; i++)
+      z[i] = pass ? zs[i] : (2 * tu_rand_r(&rng) - 1) * pow(10, -6 * tu_rand_r(&rng));
+    ca.apply(ca.ctx, z, bs, y);
+    ca.apply_bound(ca.ctx, z, bs, e);
+    for (int i = 0; i < n; i++) {
+      long double s = bs[i], mag = fabsl((long double)bs[i]);
+      for (int j = 0; j < n; j++) {
+        s += (long double)As[(size_t)j * n + i] * z[j];
+        mag += fabsl((long double)As[(size_t)j * n + i] * z[j]);
+      }
+      double slack = e[i] + (double)(mag * (n + 2) * 0x1p-63L), off = fabs((double)((long double)y[i] - s));
+      t->worst_apply = fmax(t->worst_apply, off / fmax(slack, DBL_MIN));
+      if (!(off <= slack)) {
+        EXPECT(0, "%s, step %d, %s z: row %d of bs + As z: operator %.17g, long double %.17Lg, bound %.3g", what,
+               t->steps, pass ? "the chain's" : "random", i, y[i], s, slack);
+        break;
+      }
+    }
+  }
+  o.entries = &ca;
+  for (int warm = 0; warm < 2; warm++) {
+    if (warm)
+      memcpy(zo, zs, sizeof(double) * n);
+    else
+      memset(zo, 0, sizeof(double) * n);
+    o.warm_start = warm;
+    sto = sb_lcp_solve(wk, n, As, bs, zo, NULL, &o, &info);
+    t->product_solves++;
+    double r, qs = 1;
+    for (int i = 0; i < n; i++) qs = fmax(qs, fabs(bs[i]));
+    EXPECT(sto == SB_LCP_SOLVED || st != SB_LCP_SOLVED, "%s, step %d: the chain on As solved, with the operator's "
+           "products (%s) %s: %s", what, t->steps, warm ? "warm" : "cold", sb_lcp_status_name(sto), info.message);
+    if (sto == SB_LCP_SOLVED)
+      EXPECT(sb_lcp_check(n, As, bs, zo, w, 1.01 * o.tol * qs, 1.01 * o.tol, &r, NULL, y),
+             "%s, step %d: solved with the operator's products (%s), yet the dense test on As finds residual %.3g",
+             what, t->steps, warm ? "warm" : "cold", r);
+  }
+  sb_lcp_work_free(wk);
+  free(z);
 }
 
 /* Every column of the operator, and of the conditioned operator that
@@ -129,6 +197,7 @@ static void check_columns(const sb_contact_problem *P, const sb_kept_op *op, int
   free(set);
   free(blk);
   lemke_both_ways(n, As, bs, ce, what, t);
+  check_products(n, As, bs, ce, what, t);
   EXPECT(differ == 0, "%s, step %d: %d of %d columns differ from A's", what, t->steps, differ, n);
   EXPECT(cdiffer == 0, "%s, step %d: %d conditioned entries differ from As's, first column's at (%d, %d): %.17g vs "
          "%.17g", what, t->steps, cdiffer, first_i, first_j,
@@ -227,9 +296,9 @@ static void check_solve(const sb_contact_problem *P, const sb_contact_info *info
 static void report(const char *what, const tally *t) {
   printf("%-34s %5d steps, %5d with kept contacts (%d solved), %9d entries and %6d columns (plain and "
          "conditioned) equal, %d Lemke runs (%d pivots) alike; |op - dense| <= %.3f of the bound, residuals within "
-         "%.3f of it\n",
+         "%.3f of it; conditioned products within %.3f of their bound, %d chain solves on them\n",
          what, t->steps, t->checked, t->solved, t->entries, t->columns, t->lemke_runs, t->lemke_pivots,
-         t->worst_product, t->worst_residual);
+         t->worst_product, t->worst_residual, t->worst_apply, t->product_solves);
   EXPECT(t->checked > 0, "%s: no step had kept contacts", what);
 }
 
@@ -402,7 +471,7 @@ static void test_scene(const char *what, const char *path, const cusp_override *
 }
 
 /* A scene through the plugin twice in lockstep, key lcp_matrix stored and
- * operator (the conditioned LCP's entries read from the assembled matrix or
+ * entries (the conditioned LCP's entries read from the assembled matrix or
  * computed from W): MuJoCo's state and the plugin's equal bit for bit on
  * every step to t1, and the chain (not only the warm start) ran. */
 static void test_scene_both_matrices(const char *what, const char *path, const char *instance, const cusp_override *ov,
@@ -412,7 +481,7 @@ static void test_scene_both_matrices(const char *what, const char *path, const c
   mjData *d[2];
   for (int k = 0; k < 2; k++) {
     if (nov) memcpy(o2, ov, sizeof(cusp_override) * nov); /* ov may be NULL when nov is 0 */
-    o2[nov] = (cusp_override){instance, "lcp_matrix", k ? "operator" : "stored"};
+    o2[nov] = (cusp_override){instance, "lcp_matrix", k ? "entries" : "stored"};
     m[k] = load(path, o2, nov + 1);
     d[k] = m[k] ? attach(m[k]) : NULL;
   }
@@ -431,11 +500,61 @@ static void test_scene_both_matrices(const char *what, const char *path, const c
     if (!same && differ++ == 0) first = steps;
     steps++;
   }
-  printf("%-34s lcp_matrix stored and operator: %d steps, %ld solves (%ld by the chain), %d differ\n", what, steps,
+  printf("%-34s lcp_matrix stored and entries: %d steps, %ld solves (%ld by the chain), %d differ\n", what, steps,
          solves, cold, differ);
-  EXPECT(steps > 0 && differ == 0, "%s: %d of %d steps differ between lcp_matrix stored and operator, the first at "
+  EXPECT(steps > 0 && differ == 0, "%s: %d of %d steps differ between lcp_matrix stored and entries, the first at "
          "step %d", what, differ, steps, first);
   EXPECT(cold > 0, "%s: the chain never ran (%ld solves)", what, solves);
+  for (int k = 0; k < 2; k++) finish(m[k], d[k]);
+}
+
+/* A scene stepped with lcp_matrix stored, and each step also taken from the
+ * same state (MuJoCo's and the plugin's) with lcp_matrix operator (the
+ * products through W too): both answers pass the same acceptance test, so
+ * the states after the step differ by round-off, or where a degenerate LCP
+ * has several solutions by another one's velocities, which stay within the
+ * tolerance's reach: at most 1e-6 of the state's largest entry (a wrong
+ * product accepts a wrong impulse, and its velocities are off by O(1)). */
+static void test_scene_operator_steps(const char *what, const char *path, const char *instance,
+                                      const cusp_override *ov, int nov, double t1) {
+  cusp_override o2[CUT_ARM_NKEYS + 1];
+  mjModel *m[2];
+  mjData *d[2];
+  for (int k = 0; k < 2; k++) {
+    if (nov) memcpy(o2, ov, sizeof(cusp_override) * nov);
+    o2[nov] = (cusp_override){instance, "lcp_matrix", k ? "operator" : "stored"};
+    m[k] = load(path, o2, nov + 1);
+    d[k] = m[k] ? attach(m[k]) : NULL;
+  }
+  if (!d[0] || !d[1]) {
+    for (int k = 0; k < 2; k++) finish(m[k], d[k]);
+    return;
+  }
+  int spec = mjSTATE_INTEGRATION, size = mj_stateSize(m[0], spec), steps = 0, differ = 0;
+  mjtNum *state = malloc(sizeof(mjtNum) * size);
+  double worst = 0;
+  while (d[0]->time < t1) {
+    mj_getState(m[0], d[0], state, spec);
+    mj_setState(m[1], d[1], state, spec);
+    for (int k = 0; k < 2; k++) mj_step(m[k], d[k]);
+    double dv = 0, vmax = 0;
+    for (int i = 0; i < m[0]->nv; i++) {
+      dv = fmax(dv, fabs(d[0]->qvel[i] - d[1]->qvel[i]));
+      vmax = fmax(vmax, fabs(d[0]->qvel[i]));
+    }
+    for (int i = 0; i < m[0]->npluginstate; i++) {
+      dv = fmax(dv, fabs(d[0]->plugin_state[i] - d[1]->plugin_state[i]));
+      vmax = fmax(vmax, fabs(d[0]->plugin_state[i]));
+    }
+    differ += dv > 0;
+    worst = fmax(worst, dv / fmax(vmax, 1e-3));
+    steps++;
+  }
+  printf("%-34s lcp_matrix operator from stored's states: %d steps, %d differ, at most by %.3g of the state's "
+         "largest entry\n", what, steps, differ, worst);
+  EXPECT(steps > 0 && worst <= 1e-6, "%s: a step with lcp_matrix operator from stored's state differs by %.3g of "
+         "the state's largest entry", what, worst);
+  free(state);
   for (int k = 0; k < 2; k++) finish(m[k], d[k]);
 }
 
@@ -464,5 +583,11 @@ int main(void) {
                            0.25);
   test_scene_both_matrices("tiled rope settling", CUSP_SOURCE_DIR "/bench/scenes/rope_plane_tiled.xml", "rod0", NULL,
                            0, 0.1);
+  test_scene_operator_steps("Scenario A", CUSP_SOURCE_DIR "/mjcf/scenario_a.xml", "arm", NULL, 0, 1.0);
+  test_scene_operator_steps("6-section arm sliding", CUSP_SOURCE_DIR "/mjcf/scenario_a.xml", "arm", ov, nk, 1.7);
+  test_scene_operator_steps("rod of 80 elements lying", CUSP_SOURCE_DIR "/bench/scenes/rod_plane.xml", "arm", NULL, 0,
+                            0.25);
+  test_scene_operator_steps("tiled rope settling", CUSP_SOURCE_DIR "/bench/scenes/rope_plane_tiled.xml", "rod0", NULL,
+                            0, 0.1);
   return test_report("kept_op");
 }

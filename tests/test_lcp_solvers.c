@@ -489,6 +489,20 @@ static void random_contacts(int m, int ndof, unsigned long long *seed, double *J
  * pivot count and answer where round-off decides no tie, and an answer that
  * passes the test always; and from a guess's basis (warm_lemke) the same
  * start and path. Then lemke_form outside its values is refused by name. */
+/* A 1 x 1 matrix's entries (ctx: its one double), for the refusals below. */
+static double one_entry(const void *ctx, int i, int j) {
+  (void)i;
+  (void)j;
+  return *(const double *)ctx;
+}
+static void one_column(const void *ctx, int j, double *out) {
+  (void)j;
+  out[0] = *(const double *)ctx;
+}
+static void one_apply(const void *ctx, const double *x, const double *b, double *y) {
+  y[0] = (b ? b[0] : 0) + *(const double *)ctx * x[0];
+}
+
 static void test_lemke_revised(void) {
   enum { NR = 240 };
   static double M[NR * NR], q[NR], z[2][NR], w[NR], J[NR * NR], W[NR * NR], da[NR];
@@ -598,6 +612,10 @@ static void test_lemke_revised(void) {
   EXPECT(sb_lcp_solve(wk, 1, m1, q1, z1, w1, &o, &info) == SB_LCP_BAD_INPUT && strstr(info.message, "entries") &&
              strstr(info.message, "entry function"),
          "entries without their functions refused by name (%s)", info.message);
+  sb_lcp_entries no_bound = {.ctx = m1, .entry = one_entry, .column = one_column, .apply = one_apply};
+  o.entries = &no_bound;
+  EXPECT(sb_lcp_solve(wk, 1, m1, q1, z1, w1, &o, &info) == SB_LCP_BAD_INPUT && strstr(info.message, "apply_bound"),
+         "entries with apply but without apply_bound refused by name (%s)", info.message);
   sb_lcp_work_free(wk);
 }
 
