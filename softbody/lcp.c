@@ -858,6 +858,13 @@ static int accept_clipped_trial(sb_lcp_work *wk, int n, const double *M, const d
   return 1;
 }
 
+/* fb_pivot_step takes all rows' terms at once (row_terms, by columns of the
+ * trial's support) instead of each doubtful row's (row_term) from this many
+ * doubtful rows, and when they are at least 1/RATIO of the support: a row
+ * reads n entries strided, the columns n each contiguous. */
+#define ROW_TERMS_AT_ONCE_MIN 8
+#define ROW_TERMS_AT_ONCE_RATIO 4
+
 /* Principal pivoting from the active set the iterate predicts, A = {i :
  * z_i - w_i > eps}: solve w_A = 0 with z elsewhere 0, then swap every
  * infeasible index (z_i < 0 in A, w_i < 0 outside; Judice-Pires block
@@ -952,14 +959,25 @@ static int fb_pivot_step(sb_lcp_work *wk, int n, const double *M, const double *
     for (int b = 0; b < na; b++) zt[set[b]] = x[b] + z[set[b]];
     m_product(wk, n, M, q, zt, wt);
     int ninf = 0, first = -1, *bad = wk->basis; /* LU pivots no longer needed */
+    /* in the set: z < 0, or w_A != 0 (a least-norm solve of an inconsistent set);
+     * beyond tol max(qs, the row's terms) >= tol qs, so only a row past
+     * tol qs needs its terms */
+    double e0 = tol * qs;
+    int doubtful = 0, support = 0;
     for (int i = 0; i < n; i++) {
-      /* in the set: z < 0, or w_A != 0 (a least-norm solve of an inconsistent set);
-       * beyond tol max(qs, the row's terms) >= tol qs, so only a row past
-       * tol qs needs its terms */
-      double e0 = tol * qs;
       bad[i] = in[i] ? zt[i] < -e0 || (how == 2 && fabs(wt[i]) > e0) : wt[i] < -e0;
+      doubtful += bad[i];
+      support += zt[i] != 0;
+    }
+    /* The doubtful rows' terms one by one (n reads each, strided) when they are
+     * few, else all rows' at once by the columns of zt's support (contiguous):
+     * the same doubles either way (row_term sums as row_terms does). */
+    const double *terms = doubtful >= ROW_TERMS_AT_ONCE_MIN && ROW_TERMS_AT_ONCE_RATIO * doubtful >= support
+                              ? (row_terms(wk, n, M, q, zt, wk->da), wk->da)
+                              : NULL;
+    for (int i = 0; i < n; i++) {
       if (bad[i]) {
-        double e = row_term(wk, n, M, q, zt, i), ei = tol * (e > qs ? e : qs);
+        double e = terms ? terms[i] : row_term(wk, n, M, q, zt, i), ei = tol * (e > qs ? e : qs);
         bad[i] = in[i] ? zt[i] < -ei || (how == 2 && fabs(wt[i]) > ei) : wt[i] < -ei;
       }
       if (bad[i]) {
