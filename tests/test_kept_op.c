@@ -470,21 +470,37 @@ static void test_scene(const char *what, const char *path, const cusp_override *
   finish(m, d);
 }
 
+/* A scene for the two runs below: its file, the plugin instance the key
+ * goes to, more keys (ov, nov), and the time the runs end. */
+typedef struct {
+  const char *what, *path, *instance;
+  const cusp_override *ov;
+  int nov;
+  double t1;
+} pair_scene;
+
+/* The scene loaded twice, m[k], d[k] with lcp_matrix = value[k]. */
+static void load_pair(const pair_scene *sc, const char *const value[2], mjModel *m[2], mjData *d[2]) {
+  cusp_override o2[CUT_ARM_NKEYS + 1];
+  for (int k = 0; k < 2; k++) {
+    if (sc->nov) memcpy(o2, sc->ov, sizeof(cusp_override) * sc->nov); /* ov may be NULL when nov is 0 */
+    o2[sc->nov] = (cusp_override){sc->instance, "lcp_matrix", value[k]};
+    m[k] = load(sc->path, o2, sc->nov + 1);
+    d[k] = m[k] ? attach(m[k]) : NULL;
+  }
+}
+
 /* A scene through the plugin twice in lockstep, key lcp_matrix stored and
  * entries (the conditioned LCP's entries read from the assembled matrix or
  * computed from W): MuJoCo's state and the plugin's equal bit for bit on
  * every step to t1, and the chain (not only the warm start) ran. */
-static void test_scene_both_matrices(const char *what, const char *path, const char *instance, const cusp_override *ov,
-                                     int nov, double t1) {
-  cusp_override o2[CUT_ARM_NKEYS + 1];
+static void test_scene_both_matrices(const pair_scene *sc) {
+  static const char *const value[2] = {"stored", "entries"};
+  const char *what = sc->what;
+  double t1 = sc->t1;
   mjModel *m[2];
   mjData *d[2];
-  for (int k = 0; k < 2; k++) {
-    if (nov) memcpy(o2, ov, sizeof(cusp_override) * nov); /* ov may be NULL when nov is 0 */
-    o2[nov] = (cusp_override){instance, "lcp_matrix", k ? "entries" : "stored"};
-    m[k] = load(path, o2, nov + 1);
-    d[k] = m[k] ? attach(m[k]) : NULL;
-  }
+  load_pair(sc, value, m, d);
   int steps = 0, differ = 0, first = -1;
   long cold = 0, solves = 0;
   while (d[0] && d[1] && d[0]->time < t1) {
@@ -515,17 +531,13 @@ static void test_scene_both_matrices(const char *what, const char *path, const c
  * has several solutions by another one's velocities, which stay within the
  * tolerance's reach: at most 1e-6 of the state's largest entry (a wrong
  * product accepts a wrong impulse, and its velocities are off by O(1)). */
-static void test_scene_operator_steps(const char *what, const char *path, const char *instance,
-                                      const cusp_override *ov, int nov, double t1) {
-  cusp_override o2[CUT_ARM_NKEYS + 1];
+static void test_scene_operator_steps(const pair_scene *sc) {
+  static const char *const value[2] = {"stored", "operator"};
+  const char *what = sc->what;
+  double t1 = sc->t1;
   mjModel *m[2];
   mjData *d[2];
-  for (int k = 0; k < 2; k++) {
-    if (nov) memcpy(o2, ov, sizeof(cusp_override) * nov);
-    o2[nov] = (cusp_override){instance, "lcp_matrix", k ? "operator" : "stored"};
-    m[k] = load(path, o2, nov + 1);
-    d[k] = m[k] ? attach(m[k]) : NULL;
-  }
+  load_pair(sc, value, m, d);
   if (!d[0] || !d[1]) {
     for (int k = 0; k < 2; k++) finish(m[k], d[k]);
     return;
@@ -577,17 +589,12 @@ int main(void) {
            "lcp_matrix=\"dense\" refused, naming the key, the value and the words (%s)", err);
     if (mb) mj_deleteModel(mb);
   }
-  test_scene_both_matrices("Scenario A", CUSP_SOURCE_DIR "/mjcf/scenario_a.xml", "arm", NULL, 0, 1.0);
-  test_scene_both_matrices("6-section arm sliding", CUSP_SOURCE_DIR "/mjcf/scenario_a.xml", "arm", ov, nk, 1.7);
-  test_scene_both_matrices("rod of 80 elements lying", CUSP_SOURCE_DIR "/bench/scenes/rod_plane.xml", "arm", NULL, 0,
-                           0.25);
-  test_scene_both_matrices("tiled rope settling", CUSP_SOURCE_DIR "/bench/scenes/rope_plane_tiled.xml", "rod0", NULL,
-                           0, 0.1);
-  test_scene_operator_steps("Scenario A", CUSP_SOURCE_DIR "/mjcf/scenario_a.xml", "arm", NULL, 0, 1.0);
-  test_scene_operator_steps("6-section arm sliding", CUSP_SOURCE_DIR "/mjcf/scenario_a.xml", "arm", ov, nk, 1.7);
-  test_scene_operator_steps("rod of 80 elements lying", CUSP_SOURCE_DIR "/bench/scenes/rod_plane.xml", "arm", NULL, 0,
-                            0.25);
-  test_scene_operator_steps("tiled rope settling", CUSP_SOURCE_DIR "/bench/scenes/rope_plane_tiled.xml", "rod0", NULL,
-                            0, 0.1);
+  const pair_scene scenes[] = {
+      {"Scenario A", CUSP_SOURCE_DIR "/mjcf/scenario_a.xml", "arm", NULL, 0, 1.0},
+      {"6-section arm sliding", CUSP_SOURCE_DIR "/mjcf/scenario_a.xml", "arm", ov, nk, 1.7},
+      {"rod of 80 elements lying", CUSP_SOURCE_DIR "/bench/scenes/rod_plane.xml", "arm", NULL, 0, 0.25},
+      {"tiled rope settling", CUSP_SOURCE_DIR "/bench/scenes/rope_plane_tiled.xml", "rod0", NULL, 0, 0.1}};
+  for (unsigned k = 0; k < sizeof scenes / sizeof scenes[0]; k++) test_scene_both_matrices(&scenes[k]);
+  for (unsigned k = 0; k < sizeof scenes / sizeof scenes[0]; k++) test_scene_operator_steps(&scenes[k]);
   return test_report("kept_op");
 }
