@@ -971,8 +971,10 @@ static int fb_pivot_step(sb_lcp_work *wk, int n, const double *M, const double *
     }
     /* The doubtful rows' terms one by one (n reads each, strided) when they are
      * few, else all rows' at once by the columns of zt's support (contiguous):
-     * the same doubles either way (row_term sums as row_terms does). */
-    const double *terms = doubtful >= ROW_TERMS_AT_ONCE_MIN && ROW_TERMS_AT_ONCE_RATIO * doubtful >= support
+     * the same doubles either way (row_term sums as row_terms does). Not from
+     * entries: a row there costs the support's entries, a column n of them. */
+    const double *terms = !wk->entries && doubtful >= ROW_TERMS_AT_ONCE_MIN &&
+                                  ROW_TERMS_AT_ONCE_RATIO * doubtful >= support
                               ? (row_terms(wk, n, M, q, zt, wk->da), wk->da)
                               : NULL;
     for (int i = 0; i < n; i++) {
