@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import pathlib
+import re
 import sys
 import time
 
@@ -44,6 +45,9 @@ def main() -> int:
                            "bench/cosseratbench_pile_score.py")
   parser.add_argument("--lemke-form", choices=("tableau", "revised"),
                       help="the key lemke_form (how Lemke keeps its basis; the library's default when not given)")
+  parser.add_argument("--lcp-matrix", choices=("stored", "entries", "operator"),
+                      help="the key lcp_matrix (what the contact solve reads from the kept contacts' Delassus "
+                           "blocks instead of the formed matrix; the library's default when not given)")
   parser.add_argument("--dump-lcp", metavar="DIR",
                       help="write each step's contact LCP (after rank selection, before scaling) as "
                            "DIR/step_NNNNNNN.dat, as cusp-sim --dump-lcp does, for cusp-lcp and the LCP benchmarks")
@@ -57,11 +61,12 @@ def main() -> int:
   xml, drive = solver.scene(scenario, n_elements=experiment.n_elements, n_frames=experiment.n_frames)
   if not args.warm_lemke:   # the adapter turns it on for a rope touching itself
     xml = xml.replace('<config key="warm_lemke" value="1"/>', '<config key="warm_lemke" value="0"/>')
-  if args.lemke_form:   # next to warm_lemke, in the rope's instance
-    xml = xml.replace('<config key="warm_lemke" value="1"/>',
-                      f'<config key="warm_lemke" value="1"/><config key="lemke_form" value="{args.lemke_form}"/>', 1)
-    if "lemke_form" not in xml:
-      parser.error("--lemke-form: the adapter's scene has no warm_lemke key to put it beside")
+  for key, value in (("lemke_form", args.lemke_form), ("lcp_matrix", args.lcp_matrix)):
+    if value:   # next to warm_lemke, in the rope's instance
+      xml, found = re.subn(r'(<config key="warm_lemke" value="[01]"/>)', rf'\1<config key="{key}" value="{value}"/>',
+                           xml, count=1)
+      if not found:
+        parser.error(f"--{key.replace('_', '-')}: the adapter's scene has no warm_lemke key to put it beside")
   dt, per_frame = solver._steps(scenario, experiment.n_frames)
   start = time.perf_counter()
   model = _load_text(xml)

@@ -310,6 +310,12 @@ SB_CLONE_INLINE void col_copy_start_add_squares(int n, const double *restrict sr
   }
 }
 
+/* a[i] = src[i] * (dr[i] * cj): a column scaled into scratch */
+SB_CLONE_INLINE void col_copy_start(int n, const double *restrict src, double *restrict a, const double *restrict dr,
+                                    double cj) {
+  for (int i = 0; i < n; i++) a[i] = src[i] * (dr[i] * cj); /* powers of two: exact in either order */
+}
+
 /* a[i] *= dr[i] * cj, then f[i] += a[i]^2 (a warm start's scaling) */
 SB_CLONE_INLINE void col_start_add_squares(int n, double *restrict a, const double *restrict dr, double cj,
                                   double *restrict f) {
@@ -460,6 +466,63 @@ void sb_ruiz_copy_from(int n, const double *A, double *As, double *b, double *dr
   }
   int all_one = ruiz_start(n, dr, dc);
   ruiz_sweeps(n, A, As, b, dr, dc, iterations, work, all_one);
+}
+
+/* ruiz_sweeps without the scaled matrix: each sweep takes every column
+ * from column() and scales it into a, the one column in hand, by the
+ * scalings so far (powers of two: the doubles ruiz_sweeps holds in that
+ * column, where nothing under- or overflows), then makes the same passes
+ * over it in the same order. dr and dc take this sweep's factors after
+ * its column pass, which reads the scalings the stored matrix holds then.
+ * A sweep whose next one has no row norms in hand (a column factor
+ * changed after the row factors did not) takes every column twice. */
+SB_WIDE_CLONES
+static void ruiz_sweeps_columns(int n, sb_ruiz_column_fn column, void *ctx, double *b, double *dr, double *dc,
+                                int iterations, double *work, int all_one) {
+  double *f = work, *fnext = work + n, *a = work + 2 * n, *scratch = work + 3 * n;
+  int have_next = 0;
+  for (int it = 0; it < iterations; it++) {
+    int changed = 0;
+    if (have_next) {
+      memcpy(f, fnext, (size_t)n * sizeof(double));
+    } else {
+      for (int i = 0; i < n; i++) f[i] = 0;
+      if (it == 0 && !all_one && b)
+        for (int i = 0; i < n; i++) b[i] *= dr[i];
+      for (int j = 0; j < n; j++) col_copy_start_add_squares(n, column(ctx, j, scratch), a, dr, dc[j], f);
+    }
+    for (int i = 0; i < n; i++) {
+      f[i] = pow2_inv_fourth_root(f[i]);
+      changed |= f[i] != 1;
+      if (b) b[i] *= f[i];
+    }
+    have_next = changed && it + 1 < iterations;
+    if (have_next)
+      for (int i = 0; i < n; i++) fnext[i] = 0;
+    for (int j = 0; j < n; j++) {
+      col_copy_start(n, column(ctx, j, scratch), a, dr, dc[j]);
+      double g = pow2_inv_fourth_root(col_scale_rows(n, a, f));
+      if (g != 1) {
+        changed = 1;
+        dc[j] *= g;
+        if (have_next) col_scale_add_squares(n, a, g, fnext);
+      } else if (have_next) {
+        col_add_squares(n, a, fnext);
+      }
+    }
+    for (int i = 0; i < n; i++) dr[i] *= f[i];
+    if (!changed) break;
+  }
+}
+
+void sb_ruiz_scales(int n, sb_ruiz_column_fn column, void *ctx, double *b, double *dr, double *dc,
+                    int iterations, int from_start, double *work) {
+  int all_one = 1;
+  if (from_start && iterations > 0)
+    all_one = ruiz_start(n, dr, dc);
+  else
+    for (int i = 0; i < n; i++) dr[i] = dc[i] = 1;
+  if (iterations > 0) ruiz_sweeps_columns(n, column, ctx, b, dr, dc, iterations, work, all_one);
 }
 
 void sb_tikhonov(int n, double *A, const int *mask, double eps) {

@@ -68,6 +68,19 @@ void sb_ruiz_from(int n, double *A, double *b, double *dr, double *dc, int itera
 void sb_ruiz_copy_from(int n, const double *A, double *As, double *b, double *dr, double *dc, int iterations,
                        double *work);
 
+/* A matrix's column j (n doubles): where it is held, or written into
+ * scratch (n doubles) and scratch returned; ctx may keep a cache. */
+typedef const double *(*sb_ruiz_column_fn)(void *ctx, int j, double *scratch);
+
+/* Stage 2's scalings of a matrix given by its columns, which is never
+ * stored: dr, dc and b the same doubles as sb_ruiz_copy_from's
+ * (from_start: from the scalings dr, dc hold) or sb_ruiz_copy's (else),
+ * wherever no scaled entry under- or overflows. Each sweep takes every
+ * column once (twice in a sweep whose column factors changed after its row
+ * factors did not). work: 4n doubles. */
+void sb_ruiz_scales(int n, sb_ruiz_column_fn column, void *ctx, double *b, double *dr, double *dc,
+                    int iterations, int from_start, double *work);
+
 /* 1 when s is a power of two within 2^-64..2^64 (a valid warm Ruiz start). */
 int sb_ruiz_scale_ok(double s);
 

@@ -59,7 +59,8 @@ struct sb_contact_problem {
   int lqrwork, *iwork, *prio, *keep, *kept;
   int nvar_cap;
   double *A, *b, *As, *bs, *z, *zs, *wv, *dr, *dc, *lambda, *p, *pv;
-  double *ruizw; /* stage 2's scratch, 2 nvar */
+  double *ruizw; /* stage 2's scratch, 4 nvar */
+  double *ruiz_block; /* nvar (max_r + 2): stage 2's columns of A where A is not formed (kept_columns) */
   int *normal_mask, *blocks;
   sb_lcp_work *lcp;
   long *prev_id;
@@ -108,6 +109,8 @@ struct sb_contact_problem {
   sb_kept_op_conditioned cond; /* op under the last conditioning (dr, dc, normal_mask, tikhonov) */
   sb_lcp_entries cond_entries; /* cond as sb_lcp_entries: what the solve reads (lcp_from_operator) */
   double *cond_x, *cond_t;     /* max n each: cond's products' scratch */
+  int A_formed, As_formed;     /* 0: the last solve read its LCP from op alone (lcp_from_operator
+                                  SB_CONTACT_LCP_OPERATOR) and left A or As unwritten (form_matrices) */
 };
 
 sb_contact_options sb_contact_default_options(void) {
@@ -133,7 +136,8 @@ void sb_contact_free(sb_contact_problem *p) {
   if (!p) return;
   void *ptr[] = {p->bodies, p->pool, p->vfree, p->c, p->frame, p->vstatic, p->point, p->Jt, p->Y, p->W,
                  p->u, p->uf, p->scratch, p->St, p->qrwork, p->iwork, p->prio, p->keep, p->kept,
-                 p->A, p->b, p->As, p->bs, p->z, p->zs, p->wv, p->ruizw, p->dr, p->dc, p->lambda, p->p,
+                 p->A, p->b, p->As, p->bs, p->z, p->zs, p->wv, p->ruizw, p->ruiz_block, p->dr, p->dc, p->lambda,
+                 p->p,
                  p->pv, p->normal_mask, p->blocks, p->prev_id, p->prev_z, p->prev_t1, p->prev_dr, p->prev_dc, p->prev_in, p->last_in, p->stabv, p->order, p->force, p->keep_prev,
                  p->admit, p->screen_int, p->screen_order, p->wn, p->wn_ok, p->head, p->colc,
                  p->order_head, p->count_head, p->basic, p->basic_int, p->prev_scale,
@@ -151,7 +155,7 @@ size_t sb_contact_workspace_bytes_kept(int max_contacts, int max_kept, int max_d
   /* the arrays sb_contact_create_kept allocates, in its order (bodies apart) */
   size_t doubles = nd * nd + nd + 9 * mc + m3 + 2 * m3 + 2 * nd * m3 + m3 * m3 + 2 * m3 + 6 * nd + nd * m3 +
                    nd * mc + (size_t)sb_rank_select_work_size(max_dof, max_contacts) + 2 * nvark * nvark +
-                   11 * nvark + m3 + 2 * nd + nvar + m3 + 2 * mc + mc + nd * mc +
+                   13 * nvark + nvark * (size_t)(max_directions + 2) + m3 + 2 * nd + nvar + m3 + 2 * mc + mc + nd * mc +
                    2 * nvar /* ..., screen_order, wn, prev_dr, prev_dc */
                    + 7 * mk; /* kept_mu, op.lam, op.v */
   size_t ints = 2 * mc + 3 * mc + nvark + mc + 8 * mc + mc + 3 * mc + 3 * mc + 3 * mc + nd + 1 + nvar + nvark;
@@ -219,7 +223,8 @@ sb_contact_problem *sb_contact_create_kept(int max_contacts, int max_kept, int m
   ALLOC(p->z, nvark);
   ALLOC(p->zs, nvark);
   ALLOC(p->wv, nvark);
-  ALLOC(p->ruizw, 2 * nvark);
+  ALLOC(p->ruizw, 4 * nvark);
+  ALLOC(p->ruiz_block, nvark * (max_directions + 2));
   ALLOC(p->dr, nvark);
   ALLOC(p->dc, nvark);
   ALLOC(p->cond_x, nvark);
@@ -736,6 +741,8 @@ static void count_solve(sb_contact_info *info, const sb_lcp_info *solve) {
   info->warm_lemke_solved += solve->warm_lemke == 3;
 }
 
+static void assemble_kept_A(sb_contact_problem *p);
+
 /* Impulses of a step whose LCP did not solve. The best iterate of the chain
  * is kept when it nearly solves the physical problem (residual within
  * SB_CONTACT_NEAR_TOL max(1, |b|)). Far from it the iterate can be anything:
@@ -755,6 +762,7 @@ static void count_solve(sb_contact_info *info, const sb_lcp_info *solve) {
 static void damped_fallback(sb_contact_problem *p, int n, int nk, int bs, const sb_contact_options *opt,
                             sb_contact_info *info) {
   const double rho = SB_CONTACT_DAMPING;
+  if (!p->A_formed) assemble_kept_A(p);
   const double *A = p->A, *b = p->b;
   memcpy(p->As, A, (size_t)n * n * sizeof(double));
   memcpy(p->bs, b, n * sizeof(double));
@@ -786,6 +794,7 @@ static void damped_fallback(sb_contact_problem *p, int n, int nk, int bs, const 
   memcpy(p->bs, b, n * sizeof(double));
   sb_ruiz_copy(n, A, p->As, p->bs, p->dr, p->dc, opt->ruiz_iterations, p->ruizw);
   sb_tikhonov(n, p->As, p->normal_mask, opt->tikhonov);
+  p->As_formed = 1;
 }
 
 /* The kept operator under the conditioning now in p->dr, p->dc (stage 2)
@@ -799,7 +808,32 @@ static void condition_operator(sb_contact_problem *p, const sb_contact_options *
                                      .column = sb_kept_op_conditioned_column,
                                      .principal = sb_kept_op_conditioned_principal,
                                      .apply = products ? sb_kept_op_conditioned_apply : NULL,
-                                     .apply_bound = products ? sb_kept_op_conditioned_apply_bound : NULL};
+                                     .apply_bound = products ? sb_kept_op_conditioned_apply_bound : NULL,
+                                     .storage = p->As};
+}
+
+/* Stage 2's view of A where A is not formed: its columns from op, a
+ * contact's r + 2 at once (the sweeps take them in order, and its beta
+ * columns share their pyramid products), held in block. */
+typedef struct {
+  const sb_kept_op *op;
+  double *block; /* n x (r + 2): contact c's columns */
+  int c;
+} kept_columns;
+
+static const double *kept_op_column(void *ctx, int j, double *scratch) {
+  (void)scratch;
+  kept_columns *k = ctx;
+  const sb_kept_op *op = k->op;
+  int bs = op->r + 2, n = sb_kept_op_size(op), c = j / bs;
+  if (c != k->c) {
+    if (op->r == 4)
+      sb_kept_op_block_column(op, 4, c, k->block, n);
+    else
+      sb_kept_op_block_column(op, op->r, c, k->block, n);
+    k->c = c;
+  }
+  return k->block + (size_t)(j - c * bs) * n;
 }
 
 /* Stages 2 and 3, the solve, the proximal correction, the physical check
@@ -812,12 +846,20 @@ static void condition_operator(sb_contact_problem *p, const sb_contact_options *
 static void solve_assembled(sb_contact_problem *p, int n, int nk, int bs, const double *zwarm, int warm_scales,
                             const sb_contact_options *opt, sb_contact_info *info) {
   const double *A = p->A, *b = p->b;
+  /* A unformed: the solve reads the conditioned LCP from op alone, As is
+   * formed only if a solver that reads a stored matrix runs */
+  int unformed = !p->A_formed;
   memcpy(p->bs, b, n * sizeof(double));
-  if (warm_scales)
+  kept_columns columns = {&p->op, p->ruiz_block, -1};
+  if (unformed)
+    sb_ruiz_scales(n, kept_op_column, &columns, p->bs, p->dr, p->dc, opt->ruiz_iterations, warm_scales, p->ruizw);
+  else if (warm_scales)
     sb_ruiz_copy_from(n, A, p->As, p->bs, p->dr, p->dc, opt->ruiz_iterations, p->ruizw);
   else
     sb_ruiz_copy(n, A, p->As, p->bs, p->dr, p->dc, opt->ruiz_iterations, p->ruizw);
-  sb_tikhonov(n, p->As, p->normal_mask, opt->tikhonov);
+  if (!unformed) sb_tikhonov(n, p->As, p->normal_mask, opt->tikhonov);
+  p->As_formed = !unformed;
+  const double *Ms = unformed ? NULL : p->As;
   for (int i = 0; i < n; i++) p->zs[i] = zwarm && isfinite(zwarm[i]) ? zwarm[i] / p->dc[i] : 0;
   sb_lcp_options lo = opt->lcp;
   condition_operator(p, opt);
@@ -828,8 +870,9 @@ static void solve_assembled(sb_contact_problem *p, int n, int nk, int bs, const 
   lo.friction_blocks = 1; /* eq. (11)-(13)'s pyramids: the warm pivot knows their singular sets */
   lo.border_factors = 1;  /* a pass adding the answer's degenerate indices borders the last set's LU */
   lo.warm_last_set = 1;   /* the last step's solved set, degenerate indices included, joins the guess's */
-  sb_lcp_solve(p->lcp, n, p->As, p->bs, p->zs, NULL, &lo, &info->lcp);
+  sb_lcp_solve(p->lcp, n, Ms, p->bs, p->zs, NULL, &lo, &info->lcp);
   count_solve(info, &info->lcp);
+  p->As_formed |= info->lcp.matrix_formed;
   /* Proximal correction: solving (A + eps I_N) z = ... - eps I_N z_prev
    * again removes the O(eps) bias Tikhonov leaves in the normal velocities. */
   for (int k = 0; k < opt->proximal_steps && opt->tikhonov > 0 && info->lcp.status == SB_LCP_SOLVED; k++) {
@@ -839,8 +882,9 @@ static void solve_assembled(sb_contact_problem *p, int n, int nk, int bs, const 
     lo.warm_start = 1;
     lo.same_matrix = 1; /* As as the solve above: its active set's factorization is reused */
     lo.reuse_solved_set = 1; /* and tried first: q moved by O(eps) only */
-    sb_lcp_solve(p->lcp, n, p->As, p->wv, p->zs, NULL, &lo, &pinfo);
+    sb_lcp_solve(p->lcp, n, Ms, p->wv, p->zs, NULL, &lo, &pinfo);
     count_solve(info, &pinfo);
+    p->As_formed |= pinfo.matrix_formed;
     info->lcp.iterations += pinfo.iterations;
     info->lcp.time_us += pinfo.time_us;
     if (pinfo.status != SB_LCP_SOLVED) {
@@ -866,6 +910,8 @@ static void solve_assembled(sb_contact_problem *p, int n, int nk, int bs, const 
   }
   if (info->lcp.status != SB_LCP_SOLVED && !(info->residual <= SB_CONTACT_NEAR_TOL * qmax))
     damped_fallback(p, n, nk, bs, opt, info);
+  info->matrices_formed += p->op_valid && opt->lcp_from_operator == SB_CONTACT_LCP_OPERATOR &&
+                           (p->A_formed || p->As_formed);
 }
 
 /* Normal velocity plus gap term of contact i before any impulse: < 0 closes
@@ -1251,59 +1297,44 @@ static void final_velocities(sb_contact_problem *p) {
   cblas_dgemv(CblasColMajor, CblasTrans, N, m3, 1.0, p->Jt, ld, p->pv, 1, 1.0, p->uf, 1);
 }
 
-/* Eq. (11)-(13)'s matrix over the nk kept contacts from their Delassus
- * blocks (p->W, kept_delassus) into p->A (n = nk (r + 2), column-major),
- * block column by block column. Every entry is written (the gamma rows and
- * columns of each block as zeros, then the diagonal blocks' couplings): no
- * clearing pass. Each entry is the sum it always was, term by term. r is a
- * constant where assemble_kept_lcp calls it with 4, the default: its loops
- * then unroll. */
-static inline void assemble_kept_matrix(sb_contact_problem *p, int nk, int r, const double *Dx, const double *Dy) {
-  int bs = r + 2, n = nk * bs, m3k = 3 * nk;
-  const double *W = p->W;
-  double *A = p->A;
-  for (int c = 0; c < nk; c++) {
-    int oc = c * bs;
-    /* W's columns of contact c: tangent 1, tangent 2, normal */
-    const double *W1 = W + (size_t)(3 * c) * m3k, *W2 = W1 + m3k, *Wn = W2 + m3k;
-    double *An = A + (size_t)oc * n, *Ag = A + (size_t)(oc + bs - 1) * n;
-    for (int a = 0; a < nk; a++) {
-      int oa = a * bs, na = 3 * a + 2, ta = 3 * a;
-      An[oa] = Wn[na];
-      for (int l = 0; l < r; l++) {
-        double *Al = A + (size_t)(oc + 1 + l) * n + oa;
-        Al[0] = W1[na] * Dx[l] + W2[na] * Dy[l];
-        An[oa + 1 + l] = Dx[l] * Wn[ta] + Dy[l] * Wn[ta + 1];
-      }
-      for (int k = 0; k < r; k++) {
-        double wx = Dx[k] * W1[ta] + Dy[k] * W1[ta + 1];
-        double wy = Dx[k] * W2[ta] + Dy[k] * W2[ta + 1];
-        for (int l = 0; l < r; l++) A[(size_t)(oc + 1 + l) * n + oa + 1 + k] = wx * Dx[l] + wy * Dy[l];
-      }
-      An[oa + bs - 1] = 0;
-      for (int l = 0; l < r; l++) A[(size_t)(oc + 1 + l) * n + oa + bs - 1] = 0;
-      for (int k = 0; k < bs; k++) Ag[oa + k] = 0;
-    }
-  }
-  for (int a = 0; a < nk; a++) {
-    int oa = a * bs;
-    double *Ag = A + (size_t)(oa + bs - 1) * n;
-    for (int k = 0; k < r; k++) {
-      Ag[oa + 1 + k] = 1;
-      A[(size_t)(oa + 1 + k) * n + oa + bs - 1] = -1;
-    }
-    A[(size_t)oa * n + oa + bs - 1] = p->c[p->kept[a]].friction;
-  }
+/* Eq. (11)-(13)'s matrix over the kept contacts from their Delassus
+ * blocks (p->op: W, the directions, mu) into p->A (n = nk (r + 2),
+ * column-major), block column by block column. Every entry is written: no
+ * clearing pass. r is a constant where assemble_kept_A calls it with 4, the
+ * default: the loops of sb_kept_op_block_column then unroll. */
+static inline void assemble_kept_matrix(sb_contact_problem *p, int nk, int r) {
+  size_t n = (size_t)nk * (r + 2);
+  for (int c = 0; c < nk; c++) sb_kept_op_block_column(&p->op, r, c, p->A + (size_t)c * (r + 2) * n, n);
 }
 
-/* Eq. (11)-(13) over the kept contacts: A (assemble_kept_matrix), b, the
- * normal mask of stage 3 and the blocks. */
-static void assemble_kept_lcp(sb_contact_problem *p, int nk, int r, const double *Dx, const double *Dy) {
-  int bs = r + 2;
-  if (r == 4)
-    assemble_kept_matrix(p, nk, 4, Dx, Dy);
+/* W and mu finite, so A's entries are (short of an overflow no physical
+ * Delassus block reaches): the solve's scan of A, where A is not formed. */
+static int kept_op_finite(const sb_contact_problem *p) {
+  size_t m3k = 3 * (size_t)p->op.nk;
+  for (size_t k = 0; k < m3k * m3k; k++)
+    if (!isfinite(p->op.W[k])) return 0;
+  for (int a = 0; a < p->op.nk; a++)
+    if (!isfinite(p->op.mu[a])) return 0;
+  return 1;
+}
+
+/* A over the kept contacts, from op's blocks. */
+static void assemble_kept_A(sb_contact_problem *p) {
+  if (p->op.r == 4)
+    assemble_kept_matrix(p, p->op.nk, 4);
   else
-    assemble_kept_matrix(p, nk, r, Dx, Dy);
+    assemble_kept_matrix(p, p->op.nk, p->op.r);
+  p->A_formed = 1;
+}
+
+/* Eq. (11)-(13) over the kept contacts: b, the normal mask of stage 3, the
+ * blocks, and A (assemble_kept_matrix) unless the solve will read it from
+ * op alone (unformed). */
+static void assemble_kept_lcp(sb_contact_problem *p, int nk, int r, const double *Dx, const double *Dy,
+                              int unformed) {
+  int bs = r + 2;
+  p->A_formed = 0;
+  if (!unformed) assemble_kept_A(p);
   for (int a = 0; a < nk; a++) {
     int ia = p->kept[a], oa = a * bs;
     double *b = p->b;
@@ -1510,7 +1541,7 @@ static int select_and_solve(sb_contact_problem *p, const sb_contact_options *opt
     p->op.mu = p->kept_mu;
     p->op_valid = 1;
     /* Assemble eq. (11)-(13) over the kept contacts */
-    assemble_kept_lcp(p, nk, r, Dx, Dy);
+    assemble_kept_lcp(p, nk, r, Dx, Dy, opt->lcp_from_operator == SB_CONTACT_LCP_OPERATOR && kept_op_finite(p));
     /* warm start by contact identity (physical units, in z until the solve) */
     for (int a = 0; a < nk; a++) {
       int ia = p->kept[a], found = opt->warm_start && p->prev_r == r ? previous_index(p, p->c[ia].id) : -1;
@@ -1895,6 +1926,7 @@ int sb_contact_solve_lcp(sb_contact_problem *p, int n, int directions, const dou
   p->nvar = n;
   p->directions = directions;
   p->op_valid = 0; /* only A's doubles are known */
+  p->A_formed = 1;
   info->ncontact = info->nkept = nk;
   info->nvar = n;
   info->rank_passes = 0;
@@ -1957,8 +1989,22 @@ int sb_contact_body_wrench(const sb_contact_problem *p, int body, const double p
   return 0;
 }
 
+/* A and As as the stored path writes them, where the last solve read its
+ * LCP from the operator alone: the same doubles (assemble_kept_matrix's,
+ * and the conditioned operator's columns, test_kept_op). */
+static void form_matrices(sb_contact_problem *p) {
+  int n = p->nvar;
+  if (n == 0 || !p->op_valid) return;
+  if (!p->A_formed) assemble_kept_A(p);
+  if (!p->As_formed)
+    for (int j = 0; j < n; j++) p->cond_entries.column(p->cond_entries.ctx, j, p->As + (size_t)j * n);
+  p->As_formed = 1;
+}
+
 void sb_contact_lcp(const sb_contact_problem *p, int *n, const double **A, const double **b,
                     const double **A_conditioned, const double **b_conditioned) {
+  /* forming what the solve left unformed changes no value a caller sees: a cache */
+  form_matrices((sb_contact_problem *)p);
   if (n) *n = p->nvar;
   if (A) *A = p->A;
   if (b) *b = p->b;

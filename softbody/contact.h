@@ -99,12 +99,15 @@ typedef struct {
                               trials, Lemke's finish, the chain's checks), through W: another order
                               of summation, so answers that pass the same acceptance test but may
                               differ in the last bits, and where round-off decides a degenerate
-                              LCP's tie, another of its solutions (issue 15, item 1;
+                              LCP's tie, another of its solutions; and neither A nor its
+                              conditioned copy is formed: stage 2 takes its scales from the
+                              operator's columns (sb_ruiz_scales: the same doubles), and a pass
+                              forms the matrices only where a solver that reads a stored matrix
+                              runs (FB, PGS, Lemke's tableau below SB_LCP_LEMKE_AUTO_MIN_N
+                              unknowns, the damped fallback; counted in
+                              sb_contact_info.matrices_formed) (issue 15, item 1;
                               docs/contact_factor_design.md; plugin key lcp_matrix).
-                              SB_CONTACT_LCP_STORED (0, default): from the matrix, which the solve
-                              still forms for Ruiz and the fallbacks, so that computing entries is
-                              for now extra work (the rod of 80 elements lying: about 10 % more
-                              instructions a step, docs/contact_scaling.md) */
+                              SB_CONTACT_LCP_STORED (0, default): from the formed matrices */
   sb_lcp_options lcp;      /* solver chain, tolerances */
 } sb_contact_options;
 
@@ -128,6 +131,11 @@ typedef struct {
   int warm_lemke_starts;   /* solves whose Lemke started from the warm start's basis
                               (sb_lcp_options.warm_lemke; sb_lcp_info.warm_lemke 2 or 3) */
   int warm_lemke_solved;   /* of those, the ones it solved (3) */
+  int matrices_formed;     /* stage-1 passes whose conditioned LCP, which lcp_from_operator
+                              SB_CONTACT_LCP_OPERATOR reads from the operator alone, was formed as
+                              n x n matrices all the same: a solver that reads a stored matrix ran
+                              (FB, PGS, Lemke's tableau below SB_LCP_LEMKE_AUTO_MIN_N unknowns, the
+                              damped fallback), or W was not finite */
 } sb_contact_info;
 
 typedef struct sb_contact_problem sb_contact_problem;
@@ -245,7 +253,10 @@ int sb_contact_body_wrench(const sb_contact_problem *p, int body, const double p
 void sb_contact_relative_velocity(sb_contact_problem *p, int contact, double v[3]);
 
 /* The assembled LCP before conditioning (kept contacts only), column-major,
- * and the stage-2 scalings: for tests and ablations. */
+ * and the stage-2 scalings: for tests and ablations. Where the last solve
+ * read its LCP from the operator alone (lcp_from_operator
+ * SB_CONTACT_LCP_OPERATOR), the matrices are formed here, the doubles the
+ * stored path holds: a call costs O(n^2). */
 void sb_contact_lcp(const sb_contact_problem *p, int *n, const double **A, const double **b,
                     const double **A_conditioned, const double **b_conditioned);
 

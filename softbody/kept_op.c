@@ -104,10 +104,40 @@ double sb_kept_op_entry(const sb_kept_op *op, int i, int j) {
   return entry_at(op, i / bs, i % bs, j / bs, j % bs);
 }
 
+/* Contact by contact, each row contact's W entries read once for its r + 2
+ * rows (entry_at reads them per entry): the same expressions as entry_at's,
+ * operand for operand, so the same doubles. */
 void sb_kept_op_column(const sb_kept_op *op, int j, double *out) {
-  int bs = op->r + 2, c = j / bs, kj = j % bs;
-  for (int a = 0; a < op->nk; a++)
-    for (int ki = 0; ki < bs; ki++) out[a * bs + ki] = entry_at(op, a, ki, c, kj);
+  int r = op->r, bs = r + 2, c = j / bs, kj = j % bs, nk = op->nk, m3k = 3 * nk;
+  const double *Dx = op->Dx, *Dy = op->Dy;
+  if (kj == bs - 1) { /* gamma's column: 1 into its own contact's betas */
+    for (int i = 0; i < nk * bs; i++) out[i] = 0;
+    for (int k = 0; k < r; k++) out[c * bs + 1 + k] = 1;
+    return;
+  }
+  const double *W1 = op->W + (size_t)(3 * c) * m3k, *W2 = W1 + m3k, *Wn = W2 + m3k;
+  if (kj == 0) {
+    for (int a = 0; a < nk; a++) {
+      double *o = out + a * bs, wt1 = Wn[3 * a], wt2 = Wn[3 * a + 1];
+      o[0] = Wn[3 * a + 2];
+      for (int k = 0; k < r; k++) o[1 + k] = Dx[k] * wt1 + Dy[k] * wt2;
+      o[bs - 1] = 0;
+    }
+    out[c * bs + bs - 1] = op->mu[c];
+    return;
+  }
+  double dxl = Dx[kj - 1], dyl = Dy[kj - 1];
+  for (int a = 0; a < nk; a++) {
+    double *o = out + a * bs, w11 = W1[3 * a], w12 = W1[3 * a + 1], w21 = W2[3 * a], w22 = W2[3 * a + 1];
+    o[0] = W1[3 * a + 2] * dxl + W2[3 * a + 2] * dyl;
+    for (int k = 0; k < r; k++) {
+      double wx = Dx[k] * w11 + Dy[k] * w12;
+      double wy = Dx[k] * w21 + Dy[k] * w22;
+      o[1 + k] = wx * dxl + wy * dyl;
+    }
+    o[bs - 1] = 0;
+  }
+  out[c * bs + bs - 1] = -1;
 }
 
 /* Stage 3's eps at the diagonal entry (j, j), or 0 there. */
@@ -130,25 +160,62 @@ void sb_kept_op_conditioned_column(const void *ctx, int j, double *out) {
   if (tikhonov_at(s, j) > 0) out[j] += s->eps;
 }
 
+/* Row i's contact and component along a set: ra and base = ra (r + 2)
+ * follow an ascending set without a division each. Returns the component. */
+static inline int row_component(int i, int bs, int *ra, int *base) {
+  if (i < *base) { /* not ascending here */
+    *ra = i / bs;
+    *base = *ra * bs;
+  }
+  while (i >= *base + bs) {
+    ++*ra;
+    *base += bs;
+  }
+  return i - *base;
+}
+
+/* Column by column, the column's contact and component decided once:
+ * entry_at's expressions for each kind of column, operand for operand, so
+ * the same doubles. */
 void sb_kept_op_conditioned_principal(const void *ctx, const int *set, int na, double *out) {
   const sb_kept_op_conditioned *s = ctx;
   const sb_kept_op *op = s->op;
+  const double *Dx = op->Dx, *Dy = op->Dy, *dr = s->dr;
   int bs = op->r + 2;
+  size_t m3k = 3 * (size_t)op->nk;
   for (int b = 0; b < na; b++) {
-    int j = set[b], c = j / bs, kj = j % bs;
+    int j = set[b], c = j / bs, kj = j % bs, ra = 0, base = 0;
+    const double *W1 = op->W + 3 * (size_t)c * m3k, *W2 = W1 + m3k, *Wn = W2 + m3k;
     double *o = out + (size_t)b * na, dcj = s->dc[j];
-    /* the rows' contacts followed along an ascending set, without a division each */
-    for (int a = 0, ra = 0, base = 0; a < na; a++) {
-      int i = set[a];
-      if (i < base) { /* not ascending here */
-        ra = i / bs;
-        base = ra * bs;
+    if (kj == bs - 1) { /* gamma's column: 1 into its own contact's betas */
+      for (int a = 0; a < na; a++) {
+        int ki = row_component(set[a], bs, &ra, &base);
+        o[a] = (ra == c && ki > 0 && ki < bs - 1 ? 1 : 0) * dr[set[a]] * dcj;
       }
-      while (i >= base + bs) {
-        ra++;
-        base += bs;
+    } else if (kj == 0) { /* fn's column */
+      for (int a = 0; a < na; a++) {
+        int i = set[a], ki = row_component(i, bs, &ra, &base), ta = 3 * ra;
+        double v = ki == bs - 1 ? (ra == c ? op->mu[ra] : 0)
+                   : ki == 0    ? Wn[ta + 2]
+                                : Dx[ki - 1] * Wn[ta] + Dy[ki - 1] * Wn[ta + 1];
+        o[a] = v * dr[i] * dcj;
       }
-      o[a] = entry_at(op, ra, i - base, c, kj) * s->dr[i] * dcj;
+    } else { /* beta_l's column */
+      double dxl = Dx[kj - 1], dyl = Dy[kj - 1];
+      for (int a = 0; a < na; a++) {
+        int i = set[a], ki = row_component(i, bs, &ra, &base), ta = 3 * ra;
+        double v;
+        if (ki == bs - 1) {
+          v = ra == c ? -1 : 0;
+        } else if (ki == 0) {
+          v = W1[ta + 2] * dxl + W2[ta + 2] * dyl;
+        } else {
+          double wx = Dx[ki - 1] * W1[ta] + Dy[ki - 1] * W1[ta + 1];
+          double wy = Dx[ki - 1] * W2[ta] + Dy[ki - 1] * W2[ta + 1];
+          v = wx * dxl + wy * dyl;
+        }
+        o[a] = v * dr[i] * dcj;
+      }
     }
     if (tikhonov_at(s, j) > 0) o[b] += s->eps; /* the diagonal (j, j) */
   }

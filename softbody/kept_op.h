@@ -22,6 +22,8 @@
 #ifndef SB_KEPT_OP_H
 #define SB_KEPT_OP_H
 
+#include <stddef.h>
+
 #define SB_KEPT_OP_MAX_DIRECTIONS 16
 
 typedef struct {
@@ -52,6 +54,46 @@ double sb_kept_op_entry(const sb_kept_op *op, int i, int j);
 /* A's column j into out (sb_kept_op_size entries): sb_kept_op_entry's
  * doubles (the same expressions, entry_at), in O(n). */
 void sb_kept_op_column(const sb_kept_op *op, int j, double *out);
+
+/* A's r + 2 columns of contact c into out (column-major, leading dimension
+ * ld >= sb_kept_op_size): the assembly's expressions, operand for operand,
+ * so sb_kept_op_entry's doubles, each row contact's pyramid products shared
+ * by the contact's beta columns. r must be op->r; inline so that a caller
+ * passing a constant (the default 4) has its loops unrolled. */
+static inline void sb_kept_op_block_column(const sb_kept_op *op, int r, int c, double *out, size_t ld) {
+  int bs = r + 2, nk = op->nk;
+  size_t m3k = 3 * (size_t)nk;
+  const double *Dx = op->Dx, *Dy = op->Dy;
+  /* W's columns of contact c: tangent 1, tangent 2, normal */
+  const double *W1 = op->W + 3 * (size_t)c * m3k, *W2 = W1 + m3k, *Wn = W2 + m3k;
+  double *An = out, *Ag = out + (size_t)(bs - 1) * ld;
+  double wx[SB_KEPT_OP_MAX_DIRECTIONS], wy[SB_KEPT_OP_MAX_DIRECTIONS];
+  for (int a = 0; a < nk; a++) {
+    int oa = a * bs, na = 3 * a + 2, ta = 3 * a;
+    An[oa] = Wn[na];
+    for (int k = 0; k < r; k++) {
+      An[oa + 1 + k] = Dx[k] * Wn[ta] + Dy[k] * Wn[ta + 1];
+      wx[k] = Dx[k] * W1[ta] + Dy[k] * W1[ta + 1];
+      wy[k] = Dx[k] * W2[ta] + Dy[k] * W2[ta + 1];
+    }
+    An[oa + bs - 1] = 0;
+    /* each beta column's rows of contact a, contiguous */
+    for (int l = 0; l < r; l++) {
+      double *col = out + (size_t)(1 + l) * ld + oa;
+      col[0] = W1[na] * Dx[l] + W2[na] * Dy[l];
+      for (int k = 0; k < r; k++) col[1 + k] = wx[k] * Dx[l] + wy[k] * Dy[l];
+      col[bs - 1] = 0;
+    }
+    for (int k = 0; k < bs; k++) Ag[oa + k] = 0;
+  }
+  /* the contact's own couplings: gamma into its betas, its betas and mu fn into gamma's row */
+  int oc = c * bs;
+  for (int k = 0; k < r; k++) {
+    Ag[oc + 1 + k] = 1;
+    out[(size_t)(1 + k) * ld + oc + bs - 1] = -1;
+  }
+  An[oc + bs - 1] = op->mu[c];
+}
 
 /* The conditioned LCP's matrix, Dr A Dc + eps diag(mask): A under stage 2's
  * scales (powers of two, so each entry is A's times dr_i dc_j exactly, as

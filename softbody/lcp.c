@@ -210,6 +210,18 @@ static void m_product(const sb_lcp_work *wk, int n, const double *M, const doubl
   cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, 1.0, M, n, z, 1, 1.0, w, 1);
 }
 
+/* M for a solver that reads it stored (FB, PGS, Lemke's tableau): M itself,
+ * or an unformed M (NULL) formed once in its entries' storage. */
+static const double *stored_matrix(sb_lcp_work *wk, int n, const double *M) {
+  if (M) return M;
+  const sb_lcp_entries *e = wk->entries;
+  if (!wk->formed) {
+    for (int j = 0; j < n; j++) e->column(e->ctx, j, e->storage + (size_t)j * n);
+    wk->formed = 1;
+  }
+  return e->storage;
+}
+
 /* sb_lcp_residual with the solve's product. */
 static double residual_on(const sb_lcp_work *wk, int n, const double *M, const double *q, const double *z, double *w,
                           double *complementarity) {
@@ -1418,7 +1430,9 @@ static sb_lcp_status lemke_core(sb_lcp_work *wk, int n, const double *M, int ldm
   wk->lemke_ran = form;
   if (form == SB_LCP_LEMKE_REVISED)
     return sb_lemke_revised(wk, n, M, ldm, wk->entries, q, start, z, max_pivots, pivots, warm, msg, msg_size);
-  return lemke_tableau_core(wk, n, M, ldm, q, start, z, max_pivots, pivots, warm, msg, msg_size);
+  if (!M) ldm = n;
+  return lemke_tableau_core(wk, n, stored_matrix(wk, n, M), ldm, q, start, z, max_pivots, pivots, warm, msg,
+                            msg_size);
 }
 
 /* Re-solves the complementary basis Lemke found, M_BB z_B = -q_B, from the
@@ -1698,8 +1712,12 @@ static sb_lcp_status solve_pgs(sb_lcp_work *wk, int n, const double *M, const do
 
 static sb_lcp_status check_input(sb_lcp_work *wk, int n, const double *M, const double *q,
                                  const double *z, const sb_lcp_options *opt, char *msg, int size) {
-  if (!wk || !M || !q || !z || !opt) {
-    sb_errorf(msg, size, "lcp: missing workspace, matrix, vector or options");
+  if (!wk || !q || !z || !opt) {
+    sb_errorf(msg, size, "lcp: missing workspace, vector or options");
+    return SB_LCP_BAD_INPUT;
+  }
+  if (!M && !(opt->entries && opt->entries->apply && opt->entries->storage)) {
+    sb_errorf(msg, size, "lcp: no matrix M (NULL), and no entries with apply and storage to form it from");
     return SB_LCP_BAD_INPUT;
   }
   if (n < 1 || n > wk->nmax) {
@@ -1708,7 +1726,8 @@ static sb_lcp_status check_input(sb_lcp_work *wk, int n, const double *M, const 
   }
   /* same_matrix promises the matrix of the last solve: scanned then, if this workspace found it
    * finite at this size since a non-finite one (an O(n^2) pass a re-solve need not repeat) */
-  if (!(opt->same_matrix && wk->finite_n == n)) {
+  if (!M) wk->finite_n = 0; /* an unformed M is the caller's to vouch for, and vouches for no stored one */
+  if (M && !(opt->same_matrix && wk->finite_n == n)) {
     wk->finite_n = 0;
     if (!matrix_finite(n, M))
       for (size_t k = 0; k < (size_t)n * n; k++)
@@ -1791,7 +1810,8 @@ static sb_lcp_status run_one(sb_lcp_work *wk, sb_lcp_solver solver, int n, const
   *iters = 0;
   switch (solver) {
     case SB_LCP_FB:
-      return solve_fb(wk, n, M, q, z, tol, opt->max_iter > 0 ? opt->max_iter : 100, iters, msg, msg_size);
+      return solve_fb(wk, n, stored_matrix(wk, n, M), q, z, tol, opt->max_iter > 0 ? opt->max_iter : 100, iters, msg,
+                      msg_size);
     case SB_LCP_LEMKE: {
       int maxp = opt->max_pivots > 0 ? opt->max_pivots : 50 * n + 100;
       const int *start = warm && opt->warm_lemke ? lemke_guess_set(wk, n, z) : NULL;
@@ -1804,7 +1824,7 @@ static sb_lcp_status run_one(sb_lcp_work *wk, sb_lcp_solver solver, int n, const
       return lemke_perturbed(wk, n, M, q, z, st, maxp, tol, iters, msg, msg_size);
     }
     case SB_LCP_PGS:
-      return solve_pgs(wk, n, M, q, z, opt, tol, iters, msg, msg_size);
+      return solve_pgs(wk, n, stored_matrix(wk, n, M), q, z, opt, tol, iters, msg, msg_size);
     default:
       sb_errorf(msg, msg_size, "lcp: unknown solver %d", (int)solver);
       return SB_LCP_BAD_INPUT;
@@ -1821,7 +1841,10 @@ static sb_lcp_status solve_chain_on(sb_lcp_work *wk, int nchain, const sb_lcp_so
   info->lemke_form = -1;
   info->status = check_input(wk, n, M, q, z, opt, info->message, sizeof info->message);
   if (info->status != SB_LCP_SOLVED) {
-    if (wk) factor_cache_clear(wk);
+    if (wk) {
+      factor_cache_clear(wk);
+      wk->formed = 0;
+    }
     if (z && n > 0) memset(z, 0, n * sizeof(double));
     if (wout && n > 0) memset(wout, 0, n * sizeof(double));
     info->residual = INFINITY;
@@ -1835,6 +1858,7 @@ static sb_lcp_status solve_chain_on(sb_lcp_work *wk, int nchain, const sb_lcp_so
   sb_lcp_solver best_solver = nchain > 0 ? chain[0] : SB_LCP_FB;
   char best_msg[sizeof info->message] = "", first_msg[sizeof info->message] = "";
   if (!opt->same_matrix) factor_cache_clear(wk);
+  if (!opt->same_matrix || M) wk->formed = 0;
   wk->fric_block = opt->friction_blocks ? opt->block : NULL;
   wk->fric_nblock = opt->friction_blocks ? opt->nblock : 0;
   wk->border = opt->border_factors;
@@ -1966,6 +1990,7 @@ static sb_lcp_status solve_chain_on(sb_lcp_work *wk, int nchain, const sb_lcp_so
   info->iterations = best_iters;
   info->warm_lemke = wk->warm_lemke;
   info->lemke_form = wk->lemke_ran;
+  info->matrix_formed = wk->formed;
   memcpy(info->message, best_msg, sizeof info->message);
   info->time_us = sb_lcp_now_us() - t0;
   return info->status;

@@ -52,8 +52,11 @@ typedef enum {
  * residuals are the operator's too: they sum in its order, so answers may
  * differ from the stored matrix's in the last bits, and the acceptance test
  * bounds their rounding by apply_bound instead of by the row terms. The
- * fallback solvers (FB, PGS, the tableau) still read M, which must be given
- * too. */
+ * fallback solvers (FB, PGS, the tableau) still read M: it is given too,
+ * or, with apply and storage, M may be NULL (an unformed matrix): a solve
+ * then fills storage from column() before the first of those solvers runs,
+ * and never otherwise; it does not scan the entries for non-finite ones,
+ * which the caller vouches for. */
 typedef struct {
   const void *ctx;
   double (*entry)(const void *ctx, int i, int j);
@@ -65,6 +68,7 @@ typedef struct {
    * on apply's own rounding for that x and b */
   void (*apply)(const void *ctx, const double *x, const double *b, double *y);
   void (*apply_bound)(const void *ctx, const double *x, const double *b, double *e);
+  double *storage; /* optional: n x n doubles where an unformed M (NULL) is formed when a solver needs it */
 } sb_lcp_entries;
 
 typedef struct {
@@ -156,6 +160,8 @@ typedef struct {
                             resolved by the problem's size; the last run of the call, or for a
                             problem split into parts the revised form if any part's ran it); -1
                             when Lemke did not run */
+  int matrix_formed;     /* 1: M was given unformed (NULL, sb_lcp_entries.storage) and this solve,
+                            or the one whose matrix a same_matrix solve reuses, formed it */
 } sb_lcp_info;
 
 typedef struct sb_lcp_work sb_lcp_work;

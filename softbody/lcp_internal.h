@@ -59,6 +59,9 @@ struct sb_lcp_work {
   /* The size of the matrix last scanned finite (check_input in lcp.c), 0 after a non-finite one:
    * a same_matrix solve of that size does not scan it again */
   int finite_n;
+  /* An unformed M (sb_lcp_entries.storage) formed there, by the solve under way or, for a
+   * same_matrix solve, the last one */
+  int formed;
   int warm_lemke;           /* the solve under way's sb_lcp_info.warm_lemke (run_one's Lemke) */
   int lemke_form;           /* sb_lcp_options.lemke_form of the solve under way */
   int lemke_ran;            /* the form lemke_core last ran in this solve, -1 none (sb_lcp_info.lemke_form) */

@@ -487,16 +487,33 @@ static void ref_ruiz(int n, double *A, double *b, double *dr, double *dc, int it
   }
 }
 
+/* A column-major matrix's columns, as sb_ruiz_scales reads them. */
+typedef struct {
+  const double *A;
+  int n, calls;
+} stored_columns;
+
+static const double *stored_column(void *ctx, int j, double *scratch) {
+  stored_columns *c = ctx;
+  c->calls++;
+  if (j % 2) return c->A + (size_t)j * c->n; /* held */
+  memcpy(scratch, c->A + (size_t)j * c->n, sizeof(double) * c->n); /* written */
+  return scratch;
+}
+
 /* sb_ruiz and sb_ruiz_copy (vectorized, cloned for the CPU's vector unit)
  * against the plain sweeps above, bit for bit: sizes around the four-lane
  * blocks, entries over 12 decades, zero rows and columns, 0 to 10 sweeps;
  * sb_ruiz_copy leaves A as it was. (The scales see a sum only through its
  * exponent, so a sum in another order rarely shows here; a wrong scale, entry
- * or copy does.) */
+ * or copy does.) sb_ruiz_scales, from A's columns, gives sb_ruiz_copy's and
+ * sb_ruiz_copy_from's scales and b bit for bit, taking each column at most
+ * twice a sweep. */
 static void test_ruiz_copy(void) {
   enum { nmax = 45 };
   static double A[nmax * nmax], Ar[nmax * nmax], Aa[nmax * nmax], Ac[nmax * nmax], Ak[nmax * nmax];
-  double b[nmax], br[nmax], ba[nmax], bc[nmax], dr[3][nmax], dc[3][nmax], wk[2 * nmax];
+  double b[nmax], br[nmax], ba[nmax], bc[nmax], bo[nmax], dr[4][nmax], dc[4][nmax], wk[4 * nmax];
+  int obad = 0, ocases = 0, ocalls = 1;
   unsigned long long seed = 20261125;
   const int sizes[] = {1, 2, 3, 4, 5, 7, 8, 9, 30, 45};
   int bad = 0, cases = 0, untouched = 1;
@@ -521,6 +538,13 @@ static void test_ruiz_copy(void) {
         for (int i = 0; i < n * n; i++) Ac[i] = NAN; /* nothing read from the output */
         sb_ruiz_copy(n, Ak, Ac, bc, dr[2], dc[2], iters, wk);
         size_t sa = sizeof(double) * n * n, sv = sizeof(double) * n;
+        memcpy(bo, b, sv);
+        for (int i = 0; i < n; i++) dr[3][i] = dc[3][i] = 0x1p5; /* a cold start ignores them */
+        stored_columns cols = {A, n, 0};
+        sb_ruiz_scales(n, stored_column, &cols, bo, dr[3], dc[3], iters, 0, wk);
+        obad += memcmp(bo, bc, sv) || memcmp(dr[3], dr[2], sv) || memcmp(dc[3], dc[2], sv);
+        ocalls &= cols.calls <= 2 * n * (iters > 0 ? iters : 1);
+        ocases++;
         bad += memcmp(Ar, Aa, sa) || memcmp(br, ba, sv) || memcmp(dr[0], dr[1], sv) || memcmp(dc[0], dc[1], sv);
         bad += memcmp(Ar, Ac, sa) || memcmp(br, bc, sv) || memcmp(dr[0], dr[2], sv) || memcmp(dc[0], dc[2], sv);
         untouched &= !memcmp(Ak, A, sa);
@@ -558,12 +582,23 @@ static void test_ruiz_copy(void) {
         for (int i = 0; i < n * n; i++) Ac[i] = NAN;
         sb_ruiz_copy_from(n, Ak, Ac, bc, dr[2], dc[2], iters, wk);
         size_t sa = sizeof(double) * n * n, sv = sizeof(double) * n;
+        memcpy(bo, b, sv);
+        memcpy(dr[3], dr[0], sv);
+        memcpy(dc[3], dc[0], sv);
+        stored_columns cols = {A, n, 0};
+        sb_ruiz_scales(n, stored_column, &cols, bo, dr[3], dc[3], iters, 1, wk);
+        obad += memcmp(bo, bc, sv) || memcmp(dr[3], dr[2], sv) || memcmp(dc[3], dc[2], sv);
+        ocalls &= cols.calls <= 2 * n * (iters > 0 ? iters : 1);
+        ocases++;
         bad += memcmp(Aa, Ac, sa) || memcmp(ba, bc, sv) || memcmp(dr[1], dr[2], sv) || memcmp(dc[1], dc[2], sv);
         untouched &= !memcmp(Ak, A, sa);
         cases++;
       }
   EXPECT(bad == 0, "sb_ruiz_copy_from equals a copy and sb_ruiz_from bit for bit (%d of %d cases differ)", bad, cases);
   EXPECT(untouched, "sb_ruiz_copy_from leaves its input matrix as it was");
+  EXPECT(obad == 0, "sb_ruiz_scales from the columns equals sb_ruiz_copy and sb_ruiz_copy_from bit for bit (%d of "
+         "%d cases differ)", obad, ocases);
+  EXPECT(ocalls, "sb_ruiz_scales takes each column at most twice a sweep");
 }
 
 static void test_ruiz_warm(void) {

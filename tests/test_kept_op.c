@@ -526,7 +526,7 @@ static void test_scene_both_matrices(const pair_scene *sc) {
 
 /* A scene stepped with lcp_matrix stored, and each step also taken from the
  * same state (MuJoCo's and the plugin's) with lcp_matrix operator (the
- * products through W too): both answers pass the same acceptance test, so
+ * products through W too, A and As unformed): both answers pass the same acceptance test, so
  * the states after the step differ by round-off, or where a degenerate LCP
  * has several solutions by another one's velocities, which stay within the
  * tolerance's reach: at most 1e-6 of the state's largest entry (a wrong
@@ -543,12 +543,18 @@ static void test_scene_operator_steps(const pair_scene *sc) {
     return;
   }
   int spec = mjSTATE_INTEGRATION, size = mj_stateSize(m[0], spec), steps = 0, differ = 0;
+  long formed = 0, passes = 0;
   mjtNum *state = malloc(sizeof(mjtNum) * size);
   double worst = 0;
   while (d[0]->time < t1) {
     mj_getState(m[0], d[0], state, spec);
     mj_setState(m[1], d[1], state, spec);
     for (int k = 0; k < 2; k++) mj_step(m[k], d[k]);
+    const cusp_step_report *rep = cusp_report(m[1], d[1]);
+    if (rep) {
+      formed += rep->info.matrices_formed;
+      passes += rep->info.rank_passes;
+    }
     double dv = 0, vmax = 0;
     for (int i = 0; i < m[0]->nv; i++) {
       dv = fmax(dv, fabs(d[0]->qvel[i] - d[1]->qvel[i]));
@@ -563,9 +569,14 @@ static void test_scene_operator_steps(const pair_scene *sc) {
     steps++;
   }
   printf("%-34s lcp_matrix operator from stored's states: %d steps, %d differ, at most by %.3g of the state's "
-         "largest entry\n", what, steps, differ, worst);
+         "largest entry; the matrices formed on %ld of %ld passes\n", what, steps, differ, worst, formed, passes);
   EXPECT(steps > 0 && worst <= 1e-6, "%s: a step with lcp_matrix operator from stored's state differs by %.3g of "
          "the state's largest entry", what, worst);
+  /* only a solver that reads a stored matrix forms them (the tableau below
+   * SB_LCP_LEMKE_AUTO_MIN_N unknowns: Scenario A's cold solves; FB, PGS, the
+   * damped fallback): a hot path that formed them would on every pass */
+  EXPECT(passes > 0 && formed * 10 <= passes, "%s: lcp_matrix operator formed the n x n matrices on %ld of %ld "
+         "passes", what, formed, passes);
   free(state);
   for (int k = 0; k < 2; k++) finish(m[k], d[k]);
 }

@@ -2,6 +2,7 @@
  * they must agree with each other and, for small sizes, with a brute-force
  * enumeration of complementary bases; plus degenerate problems, warm starts,
  * the fallback chain and the no-NaN contract. */
+#include <float.h>
 #include <lapacke.h>
 #include <string.h>
 
@@ -616,6 +617,106 @@ static void test_lemke_revised(void) {
   o.entries = &no_bound;
   EXPECT(sb_lcp_solve(wk, 1, m1, q1, z1, w1, &o, &info) == SB_LCP_BAD_INPUT && strstr(info.message, "apply_bound"),
          "entries with apply but without apply_bound refused by name (%s)", info.message);
+  sb_lcp_work_free(wk);
+}
+
+/* A stored column-major matrix given as entries, with its products: a
+ * plain sum in column order and the textbook bound gamma_{n+1} of the
+ * terms' magnitudes on its rounding. */
+typedef struct {
+  const double *M;
+  int n;
+} dense_entries;
+
+static double dense_entry(const void *ctx, int i, int j) {
+  const dense_entries *d = ctx;
+  return d->M[(size_t)j * d->n + i];
+}
+static void dense_column(const void *ctx, int j, double *out) {
+  const dense_entries *d = ctx;
+  memcpy(out, d->M + (size_t)j * d->n, sizeof(double) * d->n);
+}
+static void dense_apply(const void *ctx, const double *x, const double *b, double *y) {
+  const dense_entries *d = ctx;
+  for (int i = 0; i < d->n; i++) {
+    double s = b ? b[i] : 0;
+    for (int j = 0; j < d->n; j++) s += d->M[(size_t)j * d->n + i] * x[j];
+    y[i] = s;
+  }
+}
+static void dense_apply_bound(const void *ctx, const double *x, const double *b, double *e) {
+  const dense_entries *d = ctx;
+  const double u = DBL_EPSILON / 2, g = (d->n + 1) * u / (1 - (d->n + 1) * u);
+  for (int i = 0; i < d->n; i++) {
+    double s = b ? fabs(b[i]) : 0;
+    for (int j = 0; j < d->n; j++) s += fabs(d->M[(size_t)j * d->n + i] * x[j]);
+    e[i] = g * s + (d->n + 1) * DBL_TRUE_MIN;
+  }
+}
+
+/* An unformed matrix (M NULL, entries with apply and storage): the solvers
+ * that read the matrix stored (FB, PGS, Lemke's tableau) find it formed in
+ * storage, the others never touch storage, and each answer is the one the
+ * same entries give with M stored, bit for bit. */
+static void test_unformed_matrix(void) {
+  static double M[NMAX * NMAX], S[NMAX * NMAX], q[NMAX], z[2][NMAX], w[NMAX];
+  sb_lcp_work *wk = sb_lcp_work_create(NMAX);
+  struct {
+    int n, chain; /* chain: -1 the default chain, else the one solver */
+    int forms;    /* 1: a solver that reads M stored runs */
+  } cases[] = {{80, SB_LCP_LEMKE, 0}, {7, SB_LCP_LEMKE, 1}, {40, SB_LCP_FB, 1}, {40, SB_LCP_PGS, 1}, {80, -1, 0}};
+  for (unsigned c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    int n = cases[c].n;
+    make(SPD, n, M, q);
+    dense_entries de = {M, n};
+    sb_lcp_entries ent = {.ctx = &de, .entry = dense_entry, .column = dense_column, .apply = dense_apply,
+                          .apply_bound = dense_apply_bound, .storage = S};
+    sb_lcp_options o = sb_lcp_default_options();
+    o.entries = &ent;
+    sb_lcp_info info[2];
+    sb_lcp_status st[2];
+    for (int k = 0; k < 2; k++) {
+      for (int i = 0; i < n * n; i++) S[i] = NAN;
+      memset(z[k], 0, sizeof(double) * n);
+      const double *Mk = k ? NULL : M;
+      st[k] = cases[c].chain < 0 ? sb_lcp_solve(wk, n, Mk, q, z[k], w, &o, &info[k])
+                                 : sb_lcp_solve_with(wk, (sb_lcp_solver)cases[c].chain, n, Mk, q, z[k], w, &o, &info[k]);
+    }
+    int stored = 1, untouched = 1;
+    for (int i = 0; i < n * n; i++) {
+      stored &= memcmp(&S[i], &M[i], sizeof(double)) == 0;
+      untouched &= isnan(S[i]);
+    }
+    const char *what = cases[c].chain < 0 ? "the chain" : sb_lcp_solver_name((sb_lcp_solver)cases[c].chain);
+    EXPECT(st[0] == SB_LCP_SOLVED && st[1] == SB_LCP_SOLVED && !memcmp(z[0], z[1], sizeof(double) * n),
+           "unformed M, n = %d, %s: %s and %s, the answers %s", n, what, sb_lcp_status_name(st[0]),
+           sb_lcp_status_name(st[1]), memcmp(z[0], z[1], sizeof(double) * n) ? "differ" : "equal");
+    EXPECT(info[1].matrix_formed == cases[c].forms && info[0].matrix_formed == 0,
+           "unformed M, n = %d, %s: matrix_formed %d (stored M: %d), expected %d", n, what, info[1].matrix_formed,
+           info[0].matrix_formed, cases[c].forms);
+    EXPECT(cases[c].forms ? stored : untouched, "unformed M, n = %d, %s: storage %s", n, what,
+           cases[c].forms ? "does not hold M's doubles" : "was written although no solver reads M stored");
+    if (cases[c].chain == SB_LCP_FB) { /* a re-solve on the same matrix reuses the formed one */
+      o.same_matrix = 1;
+      for (int i = 0; i < n; i++) q[i] *= 0.5;
+      for (int k = 0; k < 2; k++) {
+        memset(z[k], 0, sizeof(double) * n);
+        st[k] = sb_lcp_solve_with(wk, SB_LCP_FB, n, k ? NULL : M, q, z[k], w, &o, &info[k]);
+      }
+      EXPECT(st[1] == SB_LCP_SOLVED && info[1].matrix_formed && !memcmp(z[0], z[1], sizeof(double) * n),
+             "unformed M, same_matrix re-solve by FB: %s, matrix_formed %d, answers %s", sb_lcp_status_name(st[1]),
+             info[1].matrix_formed, memcmp(z[0], z[1], sizeof(double) * n) ? "differ" : "equal");
+    }
+  }
+  sb_lcp_options o = sb_lcp_default_options();
+  dense_entries de = {M, 1};
+  sb_lcp_entries no_storage = {.ctx = &de, .entry = dense_entry, .column = dense_column, .apply = dense_apply,
+                               .apply_bound = dense_apply_bound};
+  o.entries = &no_storage;
+  sb_lcp_info info;
+  EXPECT(sb_lcp_solve(wk, 1, NULL, q, z[0], w, &o, &info) == SB_LCP_BAD_INPUT && strstr(info.message, "no matrix") &&
+             strstr(info.message, "storage"),
+         "an unformed M without storage refused by name (%s)", info.message);
   sb_lcp_work_free(wk);
 }
 
@@ -1349,5 +1450,6 @@ int main(void) {
   test_lemke_revised();
   test_lemke_form_reported();
   test_lemke_revised_drift();
+  test_unformed_matrix();
   return test_report("lcp_solvers");
 }

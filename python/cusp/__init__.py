@@ -65,6 +65,7 @@ class LcpInfo(ctypes.Structure):
       ("warm_pivot", ctypes.c_int),
       ("warm_lemke", ctypes.c_int),
       ("lemke_form", ctypes.c_int),      # the form Lemke ran in: 0 tableau, 1 revised, -1 none
+      ("matrix_formed", ctypes.c_int),
   ]
 
 
@@ -88,6 +89,7 @@ class ContactInfo(ctypes.Structure):
       ("screen_passes", ctypes.c_int),
       ("warm_lemke_starts", ctypes.c_int),
       ("warm_lemke_solved", ctypes.c_int),
+      ("matrices_formed", ctypes.c_int),
   ]
 
 
