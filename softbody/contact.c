@@ -821,6 +821,7 @@ typedef struct {
   int c;
 } kept_columns;
 
+SB_WIDE_CLONES
 static const double *kept_op_column(void *ctx, int j, double *scratch) {
   (void)scratch;
   kept_columns *k = ctx;
@@ -1319,6 +1320,7 @@ static int kept_op_finite(const sb_contact_problem *p) {
 }
 
 /* A over the kept contacts, from op's blocks. */
+SB_WIDE_CLONES
 static void assemble_kept_A(sb_contact_problem *p) {
   if (p->op.r == 4)
     assemble_kept_matrix(p, p->op.nk, 4);

@@ -76,68 +76,62 @@ void sb_kept_op_abs_apply(const sb_kept_op *op, const double *z, double *y) {
   }
 }
 
-/* The entry of row (contact a, component ki) and column (contact c,
- * component kj), components 0 fn, 1..r the betas, r + 1 gamma: the
- * expressions of contact.c's assemble_kept_matrix, operand for operand, so
- * the same doubles. */
-static inline double entry_at(const sb_kept_op *op, int a, int ki, int c, int kj) {
-  int r = op->r, bs = r + 2, m3k = 3 * op->nk;
-  if (ki == bs - 1) { /* the gamma row: mu fn - sum beta, own contact only */
-    if (a != c || kj == bs - 1) return 0;
-    return kj == 0 ? op->mu[a] : -1;
-  }
-  if (kj == bs - 1) return a == c && ki > 0 ? 1 : 0; /* gamma's column: into the own betas */
-  const double *W1 = op->W + (size_t)(3 * c) * m3k, *W2 = W1 + m3k, *Wn = W2 + m3k;
-  int na = 3 * a + 2, ta = 3 * a;
-  if (ki == 0 && kj == 0) return Wn[na];
-  if (ki == 0) return W1[na] * op->Dx[kj - 1] + W2[na] * op->Dy[kj - 1];
-  int k = ki - 1;
-  if (kj == 0) return op->Dx[k] * Wn[ta] + op->Dy[k] * Wn[ta + 1];
-  int l = kj - 1;
-  double wx = op->Dx[k] * W1[ta] + op->Dy[k] * W1[ta + 1];
-  double wy = op->Dx[k] * W2[ta] + op->Dy[k] * W2[ta + 1];
-  return wx * op->Dx[l] + wy * op->Dy[l];
+/* A's entries by the kind of their column (contact c, component kj: 0 fn,
+ * 1..r the betas, r + 1 gamma) at row (contact a, component ki), with the
+ * column's W columns (W1, W2: tangents, Wn: normal) given: the expressions
+ * of the assembly (sb_kept_op_block_column), operand for operand, so the
+ * same doubles. */
+static inline double gamma_column_entry(int r, int a, int ki, int c) {
+  return a == c && ki > 0 && ki <= r ? 1 : 0; /* into the own betas */
+}
+
+static inline double fn_column_entry(const sb_kept_op *op, int a, int ki, int c, const double *Wn) {
+  int ta = 3 * a;
+  if (ki == op->r + 1) return a == c ? op->mu[a] : 0; /* gamma's row: mu fn */
+  if (ki == 0) return Wn[ta + 2];
+  return op->Dx[ki - 1] * Wn[ta] + op->Dy[ki - 1] * Wn[ta + 1];
+}
+
+static inline double beta_column_entry(const sb_kept_op *op, int a, int ki, int c, const double *W1,
+                                       const double *W2, double dxl, double dyl) {
+  int ta = 3 * a;
+  if (ki == op->r + 1) return a == c ? -1 : 0; /* gamma's row: minus the betas */
+  if (ki == 0) return W1[ta + 2] * dxl + W2[ta + 2] * dyl;
+  double wx = op->Dx[ki - 1] * W1[ta] + op->Dy[ki - 1] * W1[ta + 1];
+  double wy = op->Dx[ki - 1] * W2[ta] + op->Dy[ki - 1] * W2[ta + 1];
+  return wx * dxl + wy * dyl;
+}
+
+/* W's three columns of contact c (tangent 1; tangent 2 and the normal follow). */
+static inline const double *w_columns(const sb_kept_op *op, int c) {
+  size_t m3k = 3 * (size_t)op->nk;
+  return op->W + 3 * (size_t)c * m3k;
 }
 
 double sb_kept_op_entry(const sb_kept_op *op, int i, int j) {
-  int bs = op->r + 2;
-  return entry_at(op, i / bs, i % bs, j / bs, j % bs);
+  int r = op->r, bs = r + 2, a = i / bs, ki = i % bs, c = j / bs, kj = j % bs;
+  size_t m3k = 3 * (size_t)op->nk;
+  const double *W1 = w_columns(op, c);
+  if (kj == bs - 1) return gamma_column_entry(r, a, ki, c);
+  if (kj == 0) return fn_column_entry(op, a, ki, c, W1 + 2 * m3k);
+  return beta_column_entry(op, a, ki, c, W1, W1 + m3k, op->Dx[kj - 1], op->Dy[kj - 1]);
 }
 
-/* Contact by contact, each row contact's W entries read once for its r + 2
- * rows (entry_at reads them per entry): the same expressions as entry_at's,
- * operand for operand, so the same doubles. */
 void sb_kept_op_column(const sb_kept_op *op, int j, double *out) {
-  int r = op->r, bs = r + 2, c = j / bs, kj = j % bs, nk = op->nk, m3k = 3 * nk;
-  const double *Dx = op->Dx, *Dy = op->Dy;
-  if (kj == bs - 1) { /* gamma's column: 1 into its own contact's betas */
-    for (int i = 0; i < nk * bs; i++) out[i] = 0;
-    for (int k = 0; k < r; k++) out[c * bs + 1 + k] = 1;
-    return;
+  int r = op->r, bs = r + 2, nk = op->nk, c = j / bs, kj = j % bs;
+  size_t m3k = 3 * (size_t)nk;
+  const double *W1 = w_columns(op, c), *W2 = W1 + m3k, *Wn = W2 + m3k;
+  if (kj == bs - 1) {
+    for (int a = 0; a < nk; a++)
+      for (int ki = 0; ki < bs; ki++) out[a * bs + ki] = gamma_column_entry(r, a, ki, c);
+  } else if (kj == 0) {
+    for (int a = 0; a < nk; a++)
+      for (int ki = 0; ki < bs; ki++) out[a * bs + ki] = fn_column_entry(op, a, ki, c, Wn);
+  } else {
+    double dxl = op->Dx[kj - 1], dyl = op->Dy[kj - 1];
+    for (int a = 0; a < nk; a++)
+      for (int ki = 0; ki < bs; ki++) out[a * bs + ki] = beta_column_entry(op, a, ki, c, W1, W2, dxl, dyl);
   }
-  const double *W1 = op->W + (size_t)(3 * c) * m3k, *W2 = W1 + m3k, *Wn = W2 + m3k;
-  if (kj == 0) {
-    for (int a = 0; a < nk; a++) {
-      double *o = out + a * bs, wt1 = Wn[3 * a], wt2 = Wn[3 * a + 1];
-      o[0] = Wn[3 * a + 2];
-      for (int k = 0; k < r; k++) o[1 + k] = Dx[k] * wt1 + Dy[k] * wt2;
-      o[bs - 1] = 0;
-    }
-    out[c * bs + bs - 1] = op->mu[c];
-    return;
-  }
-  double dxl = Dx[kj - 1], dyl = Dy[kj - 1];
-  for (int a = 0; a < nk; a++) {
-    double *o = out + a * bs, w11 = W1[3 * a], w12 = W1[3 * a + 1], w21 = W2[3 * a], w22 = W2[3 * a + 1];
-    o[0] = W1[3 * a + 2] * dxl + W2[3 * a + 2] * dyl;
-    for (int k = 0; k < r; k++) {
-      double wx = Dx[k] * w11 + Dy[k] * w12;
-      double wy = Dx[k] * w21 + Dy[k] * w22;
-      o[1 + k] = wx * dxl + wy * dyl;
-    }
-    o[bs - 1] = 0;
-  }
-  out[c * bs + bs - 1] = -1;
 }
 
 /* Stage 3's eps at the diagonal entry (j, j), or 0 there. */
@@ -174,47 +168,32 @@ static inline int row_component(int i, int bs, int *ra, int *base) {
   return i - *base;
 }
 
-/* Column by column, the column's contact and component decided once:
- * entry_at's expressions for each kind of column, operand for operand, so
- * the same doubles. */
+/* Column by column, the column's contact and kind decided once. */
 void sb_kept_op_conditioned_principal(const void *ctx, const int *set, int na, double *out) {
   const sb_kept_op_conditioned *s = ctx;
   const sb_kept_op *op = s->op;
-  const double *Dx = op->Dx, *Dy = op->Dy, *dr = s->dr;
-  int bs = op->r + 2;
+  const double *dr = s->dr;
+  int r = op->r, bs = r + 2;
   size_t m3k = 3 * (size_t)op->nk;
   for (int b = 0; b < na; b++) {
     int j = set[b], c = j / bs, kj = j % bs, ra = 0, base = 0;
-    const double *W1 = op->W + 3 * (size_t)c * m3k, *W2 = W1 + m3k, *Wn = W2 + m3k;
+    const double *W1 = w_columns(op, c), *W2 = W1 + m3k, *Wn = W2 + m3k;
     double *o = out + (size_t)b * na, dcj = s->dc[j];
-    if (kj == bs - 1) { /* gamma's column: 1 into its own contact's betas */
+    if (kj == bs - 1) {
       for (int a = 0; a < na; a++) {
-        int ki = row_component(set[a], bs, &ra, &base);
-        o[a] = (ra == c && ki > 0 && ki < bs - 1 ? 1 : 0) * dr[set[a]] * dcj;
+        int i = set[a], ki = row_component(i, bs, &ra, &base);
+        o[a] = gamma_column_entry(r, ra, ki, c) * dr[i] * dcj;
       }
-    } else if (kj == 0) { /* fn's column */
+    } else if (kj == 0) {
       for (int a = 0; a < na; a++) {
-        int i = set[a], ki = row_component(i, bs, &ra, &base), ta = 3 * ra;
-        double v = ki == bs - 1 ? (ra == c ? op->mu[ra] : 0)
-                   : ki == 0    ? Wn[ta + 2]
-                                : Dx[ki - 1] * Wn[ta] + Dy[ki - 1] * Wn[ta + 1];
-        o[a] = v * dr[i] * dcj;
+        int i = set[a], ki = row_component(i, bs, &ra, &base);
+        o[a] = fn_column_entry(op, ra, ki, c, Wn) * dr[i] * dcj;
       }
-    } else { /* beta_l's column */
-      double dxl = Dx[kj - 1], dyl = Dy[kj - 1];
+    } else {
+      double dxl = op->Dx[kj - 1], dyl = op->Dy[kj - 1];
       for (int a = 0; a < na; a++) {
-        int i = set[a], ki = row_component(i, bs, &ra, &base), ta = 3 * ra;
-        double v;
-        if (ki == bs - 1) {
-          v = ra == c ? -1 : 0;
-        } else if (ki == 0) {
-          v = W1[ta + 2] * dxl + W2[ta + 2] * dyl;
-        } else {
-          double wx = Dx[ki - 1] * W1[ta] + Dy[ki - 1] * W1[ta + 1];
-          double wy = Dx[ki - 1] * W2[ta] + Dy[ki - 1] * W2[ta + 1];
-          v = wx * dxl + wy * dyl;
-        }
-        o[a] = v * dr[i] * dcj;
+        int i = set[a], ki = row_component(i, bs, &ra, &base);
+        o[a] = beta_column_entry(op, ra, ki, c, W1, W2, dxl, dyl) * dr[i] * dcj;
       }
     }
     if (tikhonov_at(s, j) > 0) o[b] += s->eps; /* the diagonal (j, j) */

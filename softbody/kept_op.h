@@ -52,7 +52,7 @@ void sb_kept_op_abs_apply(const sb_kept_op *op, const double *z, double *y);
 double sb_kept_op_entry(const sb_kept_op *op, int i, int j);
 
 /* A's column j into out (sb_kept_op_size entries): sb_kept_op_entry's
- * doubles (the same expressions, entry_at), in O(n). */
+ * doubles (the same expressions), in O(n). */
 void sb_kept_op_column(const sb_kept_op *op, int j, double *out);
 
 /* A's r + 2 columns of contact c into out (column-major, leading dimension
