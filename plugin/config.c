@@ -234,9 +234,10 @@ static const cusp_key key_table[] = {
             "revised form, the warm pivot and the acceptance test read: the same doubles, so the same answers "
             "bit for bit) or operator (the entries and the products: another order of summation, so answers "
             "that pass the same acceptance test, equal up to round-off, and on a degenerate LCP possibly "
-            "another of its solutions); stored costs the least while the solve still forms the matrix for its "
-            "scaling and fallbacks (issue 15's path to a solve that never stores the matrix; "
-            "docs/contact_factor_design.md)"},
+            "another of its solutions; the step then forms neither the matrix nor its conditioned copy, but "
+            "where a fallback solver runs). stored is the default: it costs the least up to a few hundred "
+            "unknowns, operator less time and memory on the largest LCPs (issue 15, item 1; "
+            "docs/contact_factor_design.md, docs/contact_scaling.md)"},
     {.name = "conditioning", .kind = CUSP_KEY_MASK, .unit = "", FIELD(conditioning),
      WORDS(w_conditioning), .flags = CUSP_KEY_NONE,
      .def = {"qr ruiz tikhonov", "qr ruiz tikhonov"}, LIVE(CUSP_LIVE_CONDITIONING),

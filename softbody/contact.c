@@ -807,6 +807,7 @@ static void condition_operator(sb_contact_problem *p, const sb_contact_options *
   p->cond_entries = (sb_lcp_entries){.ctx = &p->cond, .entry = sb_kept_op_conditioned_entry,
                                      .column = sb_kept_op_conditioned_column,
                                      .principal = sb_kept_op_conditioned_principal,
+                                     .column_rows = sb_kept_op_conditioned_column_rows,
                                      .apply = products ? sb_kept_op_conditioned_apply : NULL,
                                      .apply_bound = products ? sb_kept_op_conditioned_apply_bound : NULL,
                                      .storage = p->As};

@@ -168,36 +168,40 @@ static inline int row_component(int i, int bs, int *ra, int *base) {
   return i - *base;
 }
 
-/* Column by column, the column's contact and kind decided once. */
-void sb_kept_op_conditioned_principal(const void *ctx, const int *set, int na, double *out) {
+/* The column's contact and kind decided once, the rows' contacts followed
+ * along them (row_component). */
+void sb_kept_op_conditioned_column_rows(const void *ctx, int j, const int *rows, int nr, double *out) {
   const sb_kept_op_conditioned *s = ctx;
   const sb_kept_op *op = s->op;
   const double *dr = s->dr;
-  int r = op->r, bs = r + 2;
+  int r = op->r, bs = r + 2, c = j / bs, kj = j % bs, ra = 0, base = 0;
   size_t m3k = 3 * (size_t)op->nk;
-  for (int b = 0; b < na; b++) {
-    int j = set[b], c = j / bs, kj = j % bs, ra = 0, base = 0;
-    const double *W1 = w_columns(op, c), *W2 = W1 + m3k, *Wn = W2 + m3k;
-    double *o = out + (size_t)b * na, dcj = s->dc[j];
-    if (kj == bs - 1) {
-      for (int a = 0; a < na; a++) {
-        int i = set[a], ki = row_component(i, bs, &ra, &base);
-        o[a] = gamma_column_entry(r, ra, ki, c) * dr[i] * dcj;
-      }
-    } else if (kj == 0) {
-      for (int a = 0; a < na; a++) {
-        int i = set[a], ki = row_component(i, bs, &ra, &base);
-        o[a] = fn_column_entry(op, ra, ki, c, Wn) * dr[i] * dcj;
-      }
-    } else {
-      double dxl = op->Dx[kj - 1], dyl = op->Dy[kj - 1];
-      for (int a = 0; a < na; a++) {
-        int i = set[a], ki = row_component(i, bs, &ra, &base);
-        o[a] = beta_column_entry(op, ra, ki, c, W1, W2, dxl, dyl) * dr[i] * dcj;
-      }
+  const double *W1 = w_columns(op, c), *W2 = W1 + m3k, *Wn = W2 + m3k;
+  double dcj = s->dc[j];
+  if (kj == bs - 1) {
+    for (int a = 0; a < nr; a++) {
+      int i = rows[a], ki = row_component(i, bs, &ra, &base);
+      out[a] = gamma_column_entry(r, ra, ki, c) * dr[i] * dcj;
     }
-    if (tikhonov_at(s, j) > 0) o[b] += s->eps; /* the diagonal (j, j) */
+  } else if (kj == 0) {
+    for (int a = 0; a < nr; a++) {
+      int i = rows[a], ki = row_component(i, bs, &ra, &base);
+      out[a] = fn_column_entry(op, ra, ki, c, Wn) * dr[i] * dcj;
+    }
+  } else {
+    double dxl = op->Dx[kj - 1], dyl = op->Dy[kj - 1];
+    for (int a = 0; a < nr; a++) {
+      int i = rows[a], ki = row_component(i, bs, &ra, &base);
+      out[a] = beta_column_entry(op, ra, ki, c, W1, W2, dxl, dyl) * dr[i] * dcj;
+    }
   }
+  if (tikhonov_at(s, j) > 0) /* the diagonal (j, j), where rows holds j */
+    for (int a = 0; a < nr; a++)
+      if (rows[a] == j) out[a] += s->eps;
+}
+
+void sb_kept_op_conditioned_principal(const void *ctx, const int *set, int na, double *out) {
+  for (int b = 0; b < na; b++) sb_kept_op_conditioned_column_rows(ctx, set[b], set, na, out + (size_t)b * na);
 }
 
 void sb_kept_op_conditioned_apply(const void *ctx, const double *x, const double *b, double *y) {

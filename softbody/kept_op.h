@@ -113,6 +113,9 @@ double sb_kept_op_conditioned_entry(const void *ctx, int i, int j);
 void sb_kept_op_conditioned_column(const void *ctx, int j, double *out);
 /* The principal block on a set of na indices (na x na, column-major). */
 void sb_kept_op_conditioned_principal(const void *ctx, const int *set, int na, double *out);
+/* Column j's entries at the nr rows rows[0..nr) (any order, fastest
+ * ascending), into out. */
+void sb_kept_op_conditioned_column_rows(const void *ctx, int j, const int *rows, int nr, double *out);
 /* y = b + (Dr A Dc + eps diag(mask)) x through W (b NULL: none; b may be y,
  * y must not alias x), and e_i bounding |y_i - (b_i + sum_j M_ij x_j)| with
  * the sum exact over the conditioned entries' doubles M_ij (from

@@ -62,6 +62,7 @@ sb_lcp_work *sb_lcp_work_create(int nmax) {
   ok &= (w->rv_colpos = calloc(n + 1, sizeof(int))) != NULL;
   ok &= (w->rv_rowpos = calloc(n, sizeof(int))) != NULL;
   ok &= (w->fric_dropped = calloc(n, sizeof(int))) != NULL;
+  ok &= (w->term_rows = calloc(n, sizeof(int))) != NULL;
   ok &= (w->prev_set = calloc(n, sizeof(int))) != NULL;
   for (int k = 0; k < 2; k++) {
     sb_lcp_factor *f = &w->fc[k];
@@ -90,18 +91,18 @@ sb_lcp_work *sb_lcp_work_create(int nmax) {
 
 size_t sb_lcp_work_bytes(int nmax) {
   size_t n = nmax > 0 ? (size_t)nmax : 0;
-  /* H, HtH, LU, Ms, T; 19 vectors; 11 int vectors and the revised Lemke's 6 n + 4 ints; per cache
+  /* H, HtH, LU, Ms, T; 19 vectors; 12 int vectors and the revised Lemke's 6 n + 4 ints; per cache
    * slot the bordered factor's Y, Mdc, S and 2 int vectors, 3 short ones */
   size_t kb = SB_LCP_BORDER_MAX;
   return sizeof(sb_lcp_work) + sizeof(double) * (4 * n * n + n * (n + 2) + 19 * n + 2 + 2 * (2 * n * kb + kb * kb)) +
-         sizeof(int) * (11 * n + 1 + 6 * n + 4 + 2 * (2 * n + 3 * kb));
+         sizeof(int) * (12 * n + 1 + 6 * n + 4 + 2 * (2 * n + 3 * kb));
 }
 
 void sb_lcp_work_free(sb_lcp_work *w) {
   if (!w) return;
   void *p[] = {w->w, w->zbest, w->ztry, w->phi, w->phitry, w->g, w->d, w->da, w->db, w->colbuf,
                w->zloc, w->qloc, w->qs, w->zs, w->dr, w->dc, w->rv_col, w->ebound, w->rowbuf, w->H, w->HtH, w->LU,
-               w->Ms, w->T, w->basis, w->nonbasis, w->ties, w->ipiv, w->idx, w->rv_slot, w->rv_kcol, w->rv_r0pos, w->rv_colpos, w->rv_rowpos, w->fric_dropped, w->prev_set, w->fc[0].set, w->fc[0].piv,
+               w->Ms, w->T, w->basis, w->nonbasis, w->ties, w->ipiv, w->idx, w->rv_slot, w->rv_kcol, w->rv_r0pos, w->rv_colpos, w->rv_rowpos, w->fric_dropped, w->term_rows, w->prev_set, w->fc[0].set, w->fc[0].piv,
                w->fc[1].set, w->fc[1].piv};
   for (size_t k = 0; k < sizeof p / sizeof p[0]; k++) free(p[k]);
   for (int k = 0; k < 2; k++) {
@@ -423,6 +424,27 @@ static void row_terms(const sb_lcp_work *wk, int n, const double *restrict M, co
     if (ent) ent->column(ent->ctx, j, wk->rv_col);
     const double *restrict c = ent ? wk->rv_col : M + (size_t)j * n;
     for (int i = 0; i < n; i++) s[i] += fabs(c[i]) * a;
+  }
+}
+
+/* row_terms' s_i for the rows flagged in rows_in only (the others left as
+ * they were), from the entries' columns restricted to those rows: the sums
+ * of row_term, in the same order (the same numbers), where row_term pays a
+ * call of entry() per term. */
+static void flagged_row_terms(sb_lcp_work *wk, int n, const double *q, const double *z, const int *rows_in,
+                              double *s) {
+  const sb_lcp_entries *ent = wk->entries;
+  int nr = 0, *rows = wk->term_rows;
+  for (int i = 0; i < n; i++)
+    if (rows_in[i]) {
+      rows[nr++] = i;
+      s[i] = fabs(q[i]);
+    }
+  for (int j = 0; j < n && nr > 0; j++) {
+    double a = fabs(z[j]);
+    if (a == 0) continue;
+    ent->column_rows(ent->ctx, j, rows, nr, wk->rv_col);
+    for (int r = 0; r < nr; r++) s[rows[r]] += fabs(wk->rv_col[r]) * a;
   }
 }
 
@@ -983,12 +1005,18 @@ static int fb_pivot_step(sb_lcp_work *wk, int n, const double *M, const double *
     }
     /* The doubtful rows' terms one by one (n reads each, strided) when they are
      * few, else all rows' at once by the columns of zt's support (contiguous):
-     * the same doubles either way (row_term sums as row_terms does). Not from
-     * entries: a row there costs the support's entries, a column n of them. */
-    const double *terms = !wk->entries && doubtful >= ROW_TERMS_AT_ONCE_MIN &&
-                                  ROW_TERMS_AT_ONCE_RATIO * doubtful >= support
-                              ? (row_terms(wk, n, M, q, zt, wk->da), wk->da)
-                              : NULL;
+     * the same doubles either way (row_term sums as row_terms does). From
+     * entries, whose whole column costs n of them where a row costs the
+     * support's: the columns restricted to the doubtful rows where the
+     * entries give them, else row by row. */
+    const double *terms = NULL;
+    if (wk->entries && wk->entries->column_rows && doubtful > 0) {
+      flagged_row_terms(wk, n, q, zt, bad, wk->da);
+      terms = wk->da;
+    } else if (!wk->entries && doubtful >= ROW_TERMS_AT_ONCE_MIN && ROW_TERMS_AT_ONCE_RATIO * doubtful >= support) {
+      row_terms(wk, n, M, q, zt, wk->da);
+      terms = wk->da;
+    }
     for (int i = 0; i < n; i++) {
       if (bad[i]) {
         double e = terms ? terms[i] : row_term(wk, n, M, q, zt, i), ei = tol * (e > qs ? e : qs);

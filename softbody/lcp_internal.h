@@ -82,6 +82,7 @@ struct sb_lcp_work {
    * on their product's rounding (n: check_given_w's) */
   const sb_lcp_entries *entries;
   double *rv_col, *ebound;
+  int *term_rows;           /* n: the rows whose terms flagged_row_terms takes */
   int *fric_dropped;        /* n flags: the betas the warm pivot's pass left out of its set
                                (sb_lcp_friction_set_basic) */
   /* conditioning (condition.c) */
