@@ -357,6 +357,19 @@ SB_CLONE_INLINE void col_scale(int n, double *restrict a, double g) {
   for (int i = 0; i < n; i++) a[i] *= g;
 }
 
+/* A sweep's row factors from the rows' sums of squares in f (in place),
+ * b scaled by them; 1 when one is not 1. dr takes them after the sweep's
+ * column pass, which reads the scalings before them. */
+static int row_factors(int n, double *f, double *b) {
+  int changed = 0;
+  for (int i = 0; i < n; i++) {
+    f[i] = pow2_inv_fourth_root(f[i]);
+    changed |= f[i] != 1;
+    if (b) b[i] *= f[i];
+  }
+  return changed;
+}
+
 /* The sweeps, from the scalings in dr, dc (A and b not yet scaled by them;
  * all_one: they are all 1, nothing to apply). src (may be NULL): the
  * matrix, copied (and scaled from the start) into A in the first pass,
@@ -372,7 +385,6 @@ static void ruiz_sweeps(int n, const double *src, double *A, double *b, double *
   double *f = work, *fnext = work + n;
   int have_next = 0;
   for (int it = 0; it < iterations; it++) {
-    int changed = 0;
     /* row norms, column by column (contiguous); on the first sweep from a
      * start the start's scaling is applied in the same pass */
     if (have_next) {
@@ -393,12 +405,7 @@ static void ruiz_sweeps(int n, const double *src, double *A, double *b, double *
         for (int j = 0; j < n; j++) col_add_squares(n, A + (size_t)j * n, f);
       }
     }
-    for (int i = 0; i < n; i++) {
-      f[i] = pow2_inv_fourth_root(f[i]);
-      changed |= f[i] != 1;
-      dr[i] *= f[i];
-      if (b) b[i] *= f[i];
-    }
+    int changed = row_factors(n, f, b);
     have_next = changed && it + 1 < iterations;
     if (have_next)
       for (int i = 0; i < n; i++) fnext[i] = 0;
@@ -417,6 +424,7 @@ static void ruiz_sweeps(int n, const double *src, double *A, double *b, double *
         col_add_squares(n, a, fnext);
       }
     }
+    for (int i = 0; i < n; i++) dr[i] *= f[i];
     if (!changed) break; /* a fixed point: every norm within [1/2, 2] */
   }
 }
@@ -482,7 +490,6 @@ static void ruiz_sweeps_columns(int n, sb_ruiz_column_fn column, void *ctx, doub
   double *f = work, *fnext = work + n, *a = work + 2 * n, *scratch = work + 3 * n;
   int have_next = 0;
   for (int it = 0; it < iterations; it++) {
-    int changed = 0;
     if (have_next) {
       memcpy(f, fnext, (size_t)n * sizeof(double));
     } else {
@@ -491,11 +498,7 @@ static void ruiz_sweeps_columns(int n, sb_ruiz_column_fn column, void *ctx, doub
         for (int i = 0; i < n; i++) b[i] *= dr[i];
       for (int j = 0; j < n; j++) col_copy_start_add_squares(n, column(ctx, j, scratch), a, dr, dc[j], f);
     }
-    for (int i = 0; i < n; i++) {
-      f[i] = pow2_inv_fourth_root(f[i]);
-      changed |= f[i] != 1;
-      if (b) b[i] *= f[i];
-    }
+    int changed = row_factors(n, f, b);
     have_next = changed && it + 1 < iterations;
     if (have_next)
       for (int i = 0; i < n; i++) fnext[i] = 0;
