@@ -26,6 +26,7 @@ typedef enum { BODY_SOFT, BODY_DENSE, BODY_CUSTOM } body_kind;
  * contact speeds of 1 m/s); beyond it the damped problem answers (rho). */
 #define SB_CONTACT_NEAR_TOL 1e-6
 #define SB_CONTACT_DAMPING 1.0
+#define SB_CONTACT_DAMPING_FLOOR 1e-12
 
 typedef struct {
   body_kind kind;
@@ -93,6 +94,8 @@ struct sb_contact_problem {
                               F^-1 J_n^T as stage 1 computed it this step (before the bilateral
                               projection), for kept_delassus */
   int *wn_ok;              /* per contact: wn holds it for this step */
+  int *immobile;           /* per contact: no impulse moves its normal this step (drop_immobile_kept) */
+  double mobility_max;     /* the largest normal mobility |(I - P_e) F^-1 J_n^T|^2 seen this step */
   int *head;               /* 3 per contact: how many leading rows of each participant's body block
                               its Jacobian fills (side 0, side 1, the third participant; a soft
                               side: the coordinates proximal to its point, which its whitened
@@ -139,7 +142,7 @@ void sb_contact_free(sb_contact_problem *p) {
                  p->A, p->b, p->As, p->bs, p->z, p->zs, p->wv, p->ruizw, p->ruiz_block, p->dr, p->dc, p->lambda,
                  p->p,
                  p->pv, p->normal_mask, p->blocks, p->prev_id, p->prev_z, p->prev_t1, p->prev_dr, p->prev_dc, p->prev_in, p->last_in, p->stabv, p->order, p->force, p->keep_prev,
-                 p->admit, p->screen_int, p->screen_order, p->wn, p->wn_ok, p->head, p->colc,
+                 p->admit, p->screen_int, p->screen_order, p->wn, p->wn_ok, p->immobile, p->head, p->colc,
                  p->order_head, p->count_head, p->basic, p->basic_int, p->prev_scale,
                  p->kept_mu, p->op.lam, p->op.v, p->cond_x, p->cond_t};
   for (size_t k = 0; k < sizeof ptr / sizeof ptr[0]; k++) free(ptr[k]);
@@ -158,8 +161,8 @@ size_t sb_contact_workspace_bytes_kept(int max_contacts, int max_kept, int max_d
                    13 * nvark + nvark * (size_t)(max_directions + 2) + m3 + 2 * nd + nvar + m3 + 2 * mc + mc + nd * mc +
                    2 * nvar /* ..., screen_order, wn, prev_dr, prev_dc */
                    + 7 * mk; /* kept_mu, op.lam, op.v */
-  size_t ints = 2 * mc + 3 * mc + nvark + mc + 8 * mc + mc + 3 * mc + 3 * mc + 3 * mc + nd + 1 + nvar + nvark;
-  /* ... wn_ok, head, colc, order_head, count_head, prev_in, last_in */
+  size_t ints = 2 * mc + 3 * mc + nvark + mc + 8 * mc + mc + mc + 3 * mc + 3 * mc + 3 * mc + nd + 1 + nvar + nvark;
+  /* ... wn_ok, immobile, head, colc, order_head, count_head, prev_in, last_in */
   return sizeof(sb_contact_problem) + sizeof(sb_contact) * mc + sizeof(long) * mc + sizeof(double) * doubles +
          sizeof(int) * ints + sb_lcp_work_bytes((int)nvark);
 }
@@ -246,6 +249,7 @@ sb_contact_problem *sb_contact_create_kept(int max_contacts, int max_kept, int m
   ALLOC(p->screen_order, mc);
   ALLOC(p->wn, nd * mc);
   ALLOC(p->wn_ok, mc);
+  ALLOC(p->immobile, mc);
   ALLOC(p->head, 3 * mc);
   ALLOC(p->colc, m3);
   ALLOC(p->order_head, m3);
@@ -758,18 +762,27 @@ static void assemble_kept_A(sb_contact_problem *p);
  * |Delta^(-1/2) b| over the impulses x: about half the velocity change the
  * step asked for, with fn >= 0 and friction beyond the cone by at most the
  * gamma term. If even that fails the contacts apply nothing this step.
+ * Delta is floored at SB_CONTACT_DAMPING_FLOOR of its largest entry: a row
+ * without mobility (a friction direction that no impulse moves; an
+ * immobile normal never gets here, drop_immobile_kept) would otherwise
+ * leave the matrix semidefinite, and its gamma weight infinite.
  * Stages 2 and 3 are redone afterwards so that As shows the real problem. */
 static void damped_fallback(sb_contact_problem *p, int n, int nk, int bs, const sb_contact_options *opt,
                             sb_contact_info *info) {
   const double rho = SB_CONTACT_DAMPING;
+  info->damped_passes++;
   if (!p->A_formed) assemble_kept_A(p);
   const double *A = p->A, *b = p->b;
   memcpy(p->As, A, (size_t)n * n * sizeof(double));
   memcpy(p->bs, b, n * sizeof(double));
+  double dmax = 0;
+  for (int a = 0; a < nk; a++)
+    for (int k = a * bs; k < a * bs + bs - 1; k++) dmax = fmax(dmax, A[(size_t)k * n + k]);
+  double floor = SB_CONTACT_DAMPING_FLOOR * dmax;
   for (int a = 0; a < nk; a++) {
     int o = a * bs, g = o + bs - 1;
-    double mu = A[(size_t)o * n + g], dn = A[(size_t)o * n + o];
-    for (int k = o; k < g; k++) p->As[(size_t)k * n + k] += rho * A[(size_t)k * n + k];
+    double mu = A[(size_t)o * n + g], dn = fmax(A[(size_t)o * n + o], floor);
+    for (int k = o; k < g; k++) p->As[(size_t)k * n + k] += rho * fmax(A[(size_t)k * n + k], floor);
     p->As[(size_t)g * n + g] += (mu * mu + 1e-6) / (rho * dn);
   }
   sb_ruiz(n, p->As, p->bs, p->dr, p->dc, opt->ruiz_iterations, p->ruizw);
@@ -779,12 +792,15 @@ static void damped_fallback(sb_contact_problem *p, int n, int nk, int bs, const 
   lo.entries = NULL; /* As is A damped, not the conditioned operator */
   lo.nblock = nk;
   lo.block = p->blocks;
-  sb_lcp_info dinfo;
-  sb_lcp_status st = sb_lcp_solve(p->lcp, n, p->As, p->bs, p->zs, NULL, &lo, &dinfo);
-  count_solve(info, &dinfo);
-  info->lcp.iterations += dinfo.iterations;
-  info->lcp.attempts += dinfo.attempts;
-  info->lcp.time_us += dinfo.time_us;
+  sb_lcp_status st = SB_LCP_BAD_INPUT; /* no mobility at all, or none finite: nothing to damp */
+  if (dmax > 0 && isfinite(dmax)) {
+    sb_lcp_info dinfo;
+    st = sb_lcp_solve(p->lcp, n, p->As, p->bs, p->zs, NULL, &lo, &dinfo);
+    count_solve(info, &dinfo);
+    info->lcp.iterations += dinfo.iterations;
+    info->lcp.attempts += dinfo.attempts;
+    info->lcp.time_us += dinfo.time_us;
+  }
   for (int k = 0; k < n; k++) p->z[k] = st == SB_LCP_SOLVED ? p->zs[k] * p->dc[k] : 0;
   canonical_gamma(p, n, nk, bs, p->z, p->wv);
   info->residual = residual_at(n, p->z, p->wv, &info->complementarity);
@@ -1393,6 +1409,66 @@ static void keep_whitened_normals(sb_contact_problem *p, int ncol, const double 
   }
 }
 
+/* ---------- Contacts that no impulse moves ----------
+ * A disk fixed at a static mount, or at a point a held end clamps, has a
+ * normal without mobility: its whitened, projected column
+ * (I - P_e) F^-1 J_n^T is zero, so are its W_nn and its normal row of A, and
+ * the LCP reads w_n = b_n whatever the impulses. Kept, it makes the LCP
+ * unsolvable wherever it closes (b_n < 0: the first disk of a rope clamped
+ * at the floor's height, nanometres into it), and the damped problem then
+ * divided by its W_nn; dropped but counted as a dropped contact that
+ * closes, it failed every pass's check and sent each step through every
+ * pass. Such a contact is left out of the LCP and of those checks, and
+ * counted (sb_contact_info.immobile): no impulse there could change any
+ * velocity, so the LCP loses nothing it could have answered. Stage 1's
+ * zero decides it: a squared norm within rank_tol^2 of the largest seen
+ * this step, which a column alone never passes in stage 1's QR. */
+static int immobile_mobility(const sb_contact_problem *p, double mobility, double rank_tol) {
+  return mobility <= rank_tol * rank_tol * p->mobility_max; /* NaN: not immobile, the solve names it */
+}
+
+/* Stage 1's columns (St: N x ncol, whitened and projected; column j is
+ * contact ids[stride j], or j without ids): their squared norms are the
+ * contacts' normal mobilities. */
+static void note_column_mobility(sb_contact_problem *p, int ncol, const double *St, const int *ids, int stride,
+                                 double rank_tol) {
+  int N = p->ndof;
+  for (int j = 0; j < ncol; j++) {
+    const double *c = St + (size_t)j * N;
+    p->mobility_max = fmax(p->mobility_max, cblas_ddot(N, c, 1, c, 1));
+  }
+  for (int j = 0; j < ncol; j++) {
+    const double *c = St + (size_t)j * N;
+    if (immobile_mobility(p, cblas_ddot(N, c, 1, c, 1), rank_tol)) p->immobile[ids ? ids[(size_t)stride * j] : j] = 1;
+  }
+}
+
+/* The kept contacts' mobilities from their Delassus blocks (W_nn, the
+ * bilateral Schur complement's), for the sets stage 1 did not choose (a
+ * union pass, the forced ones, rank selection off): the immobile ones are
+ * marked and taken out of keep. Returns how many. */
+static int drop_immobile_kept(sb_contact_problem *p, int nk, double rank_tol) {
+  size_t m3k = 3 * (size_t)nk;
+  int dropped = 0;
+  for (int a = 0; a < nk; a++) p->mobility_max = fmax(p->mobility_max, p->W[(3 * a + 2) * (m3k + 1)]);
+  for (int a = 0; a < nk; a++) {
+    int ia = p->kept[a];
+    if (!immobile_mobility(p, p->W[(3 * a + 2) * (m3k + 1)], rank_tol)) continue;
+    p->immobile[ia] = 1;
+    p->keep[ia] = 0;
+    dropped++;
+  }
+  return dropped;
+}
+
+/* p->kept from p->keep; returns their number. */
+static int list_kept(sb_contact_problem *p) {
+  int nk = 0;
+  for (int i = 0; i < p->nc; i++)
+    if (p->keep[i]) p->kept[nk++] = i;
+  return nk;
+}
+
 /* Stage 1 over the admitted contacts only: their whitened normals as the
  * columns of St (N x admitted), their priorities, order keys and forced
  * flags gathered alongside, and the selection scattered back to keep (the
@@ -1415,6 +1491,7 @@ static int screen_rank_select(sb_contact_problem *p, const sb_contact_options *o
   apply_all(p, 1, p->St, na, N, p->colc);
   keep_whitened_normals(p, na, p->St, p->screen_int, 4);
   sb_bilateral_project(p->bil, N, ld, na, p->St);
+  note_column_mobility(p, na, p->St, p->screen_int, 4, opt->rank_tol);
   /* the flags as the selection reads them: contiguous per kind */
   int *prio = p->screen_int + 4 * (size_t)m, *force = prio + m, *keep = force + m;
   for (int j = 0; j < na; j++) {
@@ -1432,7 +1509,7 @@ static int screen_rank_select(sb_contact_problem *p, const sb_contact_options *o
 static double final_normal_speed(const sb_contact_problem *p, int i) { return p->uf[3 * i + 2] + p->stabv[i]; }
 
 static int closes_after_pass(const sb_contact_problem *p, int i, double vtol) {
-  return final_normal_speed(p, i) < -vtol;
+  return !p->immobile[i] && final_normal_speed(p, i) < -vtol;
 }
 
 /* After a pass: lets in the left-out contacts that its impulses close
@@ -1485,6 +1562,7 @@ static int select_and_solve(sb_contact_problem *p, const sb_contact_options *opt
       apply_all(p, 1, p->St, m, N, p->colc);
       keep_whitened_normals(p, m, p->St, NULL, 0);
       sb_bilateral_project(p->bil, N, ld, m, p->St);
+      note_column_mobility(p, m, p->St, NULL, 0, opt->rank_tol);
       if (sb_rank_select_forced(N, m, p->St, p->prio, p->order_active ? p->order : NULL, p->force, opt->rank_tol,
                                 p->keep, p->qrwork, p->lqrwork, p->iwork) < 0) {
         sb_errorf(error, error_size, "contact solve: rank-revealing QR failed");
@@ -1497,7 +1575,7 @@ static int select_and_solve(sb_contact_problem *p, const sb_contact_options *opt
     p->kept_dependent = p->keep_given || !opt->rank_selection;
     for (int i = 0; i < m; i++) {
       p->kept_dependent |= p->keep[i] == 2; /* forced, dependent (sb_rank_select_forced) */
-      p->keep[i] = p->keep[i] != 0;
+      p->keep[i] = p->keep[i] != 0 && !p->immobile[i];
       nk += p->keep[i];
     }
     if (nk <= p->max_k) break;
@@ -1525,9 +1603,11 @@ static int select_and_solve(sb_contact_problem *p, const sb_contact_options *opt
               p->max_k, opt->rank_selection ? "" : " (rank selection is off: every contact is kept)");
     return -1;
   }
-  nk = 0;
-  for (int i = 0; i < m; i++)
-    if (p->keep[i]) p->kept[nk++] = i;
+  nk = list_kept(p);
+  if (nk > 0) {
+    kept_delassus(p, nk);
+    if (drop_immobile_kept(p, nk, opt->rank_tol) > 0 && (nk = list_kept(p)) > 0) kept_delassus(p, nk);
+  }
   info->nkept = nk;
   int bs = r + 2, n = nk * bs;
   p->nvar = n;
@@ -1537,7 +1617,6 @@ static int select_and_solve(sb_contact_problem *p, const sb_contact_options *opt
   const double *Dx = p->op.Dx, *Dy = p->op.Dy;
   p->op_valid = 0;
   if (n > 0) {
-    kept_delassus(p, nk);
     for (int a = 0; a < nk; a++) p->kept_mu[a] = p->c[p->kept[a]].friction;
     p->op.nk = nk;
     p->op.W = p->W;
@@ -1680,7 +1759,8 @@ int sb_contact_solve(sb_contact_problem *p, double h, const sb_contact_options *
   info->ncontact = m;
   memset(p->p, 0, N * sizeof(double));
   memset(p->lambda, 0, 3 * m * sizeof(double));
-  for (int k = 0; k < m; k++) p->keep[k] = p->wn_ok[k] = 0;
+  for (int k = 0; k < m; k++) p->keep[k] = p->wn_ok[k] = p->immobile[k] = 0;
+  p->mobility_max = 0;
   p->nvar = 0;
   /* the last step's solved set from the warm start (the saved entries in the order of the last
    * pass's kept contacts, so by position), not from what the LCP work kept since: a copied or
@@ -1843,7 +1923,7 @@ int sb_contact_solve(sb_contact_problem *p, double h, const sb_contact_options *
      * the loaded ones, heaviest first, taken in that order */
     for (int i = 0; i < m; i++) {
       double vn = final_normal_speed(p, i);
-      int violating = !p->keep[i] && vn < -vtol;
+      int violating = !p->keep[i] && closes_after_pass(p, i, vtol);
       p->prio[i] = violating || (p->keep[i] && p->lambda[3 * i + 2] > 0);
       p->order[i] = violating ? 1e100 * (1 - vn / vtol) : p->lambda[3 * i + 2];
     }
@@ -1881,8 +1961,10 @@ int sb_contact_solve(sb_contact_problem *p, double h, const sb_contact_options *
   info->screened = screen_count(p);
   p->screening = 0;
   info->dropped_min_vn = 0;
-  for (int i = 0; i < m; i++)
-    if (!p->keep[i]) info->dropped_min_vn = fmin(info->dropped_min_vn, final_normal_speed(p, i));
+  for (int i = 0; i < m; i++) {
+    info->immobile += p->immobile[i];
+    if (!p->keep[i] && !p->immobile[i]) info->dropped_min_vn = fmin(info->dropped_min_vn, final_normal_speed(p, i));
+  }
   info->time_us = sb_lcp_now_us() - t0;
   info->conditioning_us = fmax(0, info->time_us - info->assembly_us - info->lcp.time_us);
   if (info->lcp.status != SB_LCP_SOLVED) {

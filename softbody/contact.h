@@ -136,6 +136,12 @@ typedef struct {
                               n x n matrices all the same: a solver that reads a stored matrix ran
                               (FB, PGS, Lemke's tableau below SB_LCP_LEMKE_AUTO_MIN_N unknowns, the
                               damped fallback), or W was not finite */
+  int immobile;            /* contacts left out because no impulse moves their normal (a disk fixed
+                              at a static mount or where a held end clamps: its whitened, projected
+                              normal within rank_tol of the largest; contact.c, drop_immobile_kept);
+                              not in dropped_min_vn */
+  int damped_passes;       /* passes whose LCP was not solved and that the damped problem answered
+                              (or, where it failed too, no impulse); a later pass may still solve */
 } sb_contact_info;
 
 typedef struct sb_contact_problem sb_contact_problem;

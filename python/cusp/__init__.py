@@ -90,6 +90,8 @@ class ContactInfo(ctypes.Structure):
       ("warm_lemke_starts", ctypes.c_int),
       ("warm_lemke_solved", ctypes.c_int),
       ("matrices_formed", ctypes.c_int),
+      ("immobile", ctypes.c_int),
+      ("damped_passes", ctypes.c_int),
   ]
 
 
