@@ -9,6 +9,20 @@
 #include "runtime.h"
 #include "sb_util.h"
 
+size_t cusp_struct_size(const char *name) {
+  static const struct {
+    const char *name;
+    size_t size;
+  } sizes[] = {{"cusp_step_report", sizeof(cusp_step_report)},
+               {"cusp_contact_report", sizeof(cusp_contact_report)},
+               {"cusp_pair_contact", sizeof(cusp_pair_contact)},
+               {"sb_contact_info", sizeof(sb_contact_info)},
+               {"sb_lcp_info", sizeof(sb_lcp_info)}};
+  for (size_t k = 0; name && k < sizeof sizes / sizeof sizes[0]; k++)
+    if (!strcmp(name, sizes[k].name)) return sizes[k].size;
+  return 0;
+}
+
 const cusp_step_report *cusp_report(const mjModel *m, const mjData *d) {
   cusp_runtime *r = m && d ? cusp_runtime_of(m, d) : NULL;
   return r ? cusp_runtime_report(r) : NULL;

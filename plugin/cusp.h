@@ -65,6 +65,14 @@ int cusp_instance_find(const mjModel *m, const char *name);
  * MuJoCo's generic "plugin->init failed"; this says why), "" if none. */
 const char *cusp_last_error(void);
 
+/* sizeof of a struct this header or contact.h declares, by its name
+ * ("cusp_step_report", "cusp_contact_report", "cusp_pair_contact",
+ * "sb_contact_info", "sb_lcp_info"); 0 for any other name. A binding that
+ * mirrors them (the Python package's ctypes structures) checks its layout
+ * against the library it loaded, so that an older or newer library is
+ * refused by name instead of read field by field at the wrong offsets. */
+size_t cusp_struct_size(const char *name);
+
 /* ---------- reading ---------- */
 
 typedef struct {

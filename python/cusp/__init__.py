@@ -171,6 +171,7 @@ _SIGNATURES = {
     "cusp_instance_name": (_S, [_P, _I]),
     "cusp_instance_find": (_I, [_P, _S]),
     "cusp_last_error": (_S, []),
+    "cusp_struct_size": (ctypes.c_size_t, [_S]),
     "cusp_report": (ctypes.POINTER(StepReport), [_P, _P]),
     "cusp_contacts": (_I, [_P, _P, ctypes.POINTER(ctypes.POINTER(ContactReport))]),
     "cusp_pair_contacts": (_I, [_P, _P, ctypes.POINTER(ctypes.POINTER(PairContact))]),
@@ -205,7 +206,24 @@ def _open():
       raise ImportError(f"cusp: {path} has no {name}: rebuild it") from e
     fn.restype = restype
     fn.argtypes = argtypes
+  _check_layouts(path, lib)
   return path, lib
+
+
+# the ctypes mirrors by the C name whose layout they copy
+_MIRRORS = {"cusp_step_report": StepReport, "cusp_contact_report": ContactReport,
+            "cusp_pair_contact": PairContact, "sb_contact_info": ContactInfo, "sb_lcp_info": LcpInfo}
+
+
+def _check_layouts(path, lib):
+  """Refuses a library whose structs differ in size from this package's
+  mirrors: read at the wrong offsets, every report field after the first
+  difference would be garbage, silently."""
+  for cname, mirror in _MIRRORS.items():
+    size = lib.cusp_struct_size(cname.encode())
+    if size != ctypes.sizeof(mirror):
+      raise ImportError(f"cusp: {path} has a {cname} of {size} bytes, this package's {mirror.__name__} "
+                        f"{ctypes.sizeof(mirror)}: the package and the library are from different builds")
 
 
 LIBRARY, _lib = _open()

@@ -359,6 +359,23 @@ def test_struct_layout_matches_c(tmp_path):
       assert int(out[f"{cname}.{f}"]) == getattr(py, f).offset, f"{cname}.{f}"
 
 
+
+def test_library_of_another_build_is_refused():
+  # the loaded library agrees with the mirrors: cusp_struct_size is its own sizeof
+  cusp._check_layouts(cusp.LIBRARY, cusp._lib)
+  assert cusp._lib.cusp_struct_size(b"cusp_step_report") == __import__("ctypes").sizeof(cusp.StepReport)
+  assert cusp._lib.cusp_struct_size(b"no_such_struct") == 0
+
+  class Grown:  # a library whose sb_contact_info gained a field this package does not know
+    @staticmethod
+    def cusp_struct_size(name):
+      size = cusp._lib.cusp_struct_size(name)
+      return size + 8 if name == b"sb_contact_info" else size
+
+  with pytest.raises(ImportError, match="sb_contact_info of .* bytes.*different builds"):
+    cusp._check_layouts("libcusp-other.so", Grown)
+
+
 # ---------- the viewer's headless path ----------
 
 def test_headless_video(tmp_path):
