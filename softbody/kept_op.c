@@ -80,26 +80,41 @@ void sb_kept_op_abs_apply(const sb_kept_op *op, const double *z, double *y) {
  * 1..r the betas, r + 1 gamma) at row (contact a, component ki), with the
  * column's W columns (W1, W2: tangents, Wn: normal) given: the expressions
  * of the assembly (sb_kept_op_block_column), operand for operand, so the
- * same doubles. */
+ * same doubles. Each kind's rows of one contact (ta = 3 a) have their own
+ * expression: the entries dispatch on ki, a whole column's loops call them
+ * directly, without a branch per entry. */
+static inline double fn_normal_row(const double *Wn, int ta) { return Wn[ta + 2]; }
+
+static inline double fn_beta_row(const sb_kept_op *op, int k, const double *Wn, int ta) {
+  return op->Dx[k] * Wn[ta] + op->Dy[k] * Wn[ta + 1];
+}
+
+static inline double beta_normal_row(const double *W1, const double *W2, int ta, double dxl, double dyl) {
+  return W1[ta + 2] * dxl + W2[ta + 2] * dyl;
+}
+
+static inline double beta_beta_row(const sb_kept_op *op, int k, const double *W1, const double *W2, int ta,
+                                   double dxl, double dyl) {
+  double wx = op->Dx[k] * W1[ta] + op->Dy[k] * W1[ta + 1];
+  double wy = op->Dx[k] * W2[ta] + op->Dy[k] * W2[ta + 1];
+  return wx * dxl + wy * dyl;
+}
+
 static inline double gamma_column_entry(int r, int a, int ki, int c) {
   return a == c && ki > 0 && ki <= r ? 1 : 0; /* into the own betas */
 }
 
 static inline double fn_column_entry(const sb_kept_op *op, int a, int ki, int c, const double *Wn) {
-  int ta = 3 * a;
   if (ki == op->r + 1) return a == c ? op->mu[a] : 0; /* gamma's row: mu fn */
-  if (ki == 0) return Wn[ta + 2];
-  return op->Dx[ki - 1] * Wn[ta] + op->Dy[ki - 1] * Wn[ta + 1];
+  if (ki == 0) return fn_normal_row(Wn, 3 * a);
+  return fn_beta_row(op, ki - 1, Wn, 3 * a);
 }
 
 static inline double beta_column_entry(const sb_kept_op *op, int a, int ki, int c, const double *W1,
                                        const double *W2, double dxl, double dyl) {
-  int ta = 3 * a;
   if (ki == op->r + 1) return a == c ? -1 : 0; /* gamma's row: minus the betas */
-  if (ki == 0) return W1[ta + 2] * dxl + W2[ta + 2] * dyl;
-  double wx = op->Dx[ki - 1] * W1[ta] + op->Dy[ki - 1] * W1[ta + 1];
-  double wy = op->Dx[ki - 1] * W2[ta] + op->Dy[ki - 1] * W2[ta + 1];
-  return wx * dxl + wy * dyl;
+  if (ki == 0) return beta_normal_row(W1, W2, 3 * a, dxl, dyl);
+  return beta_beta_row(op, ki - 1, W1, W2, 3 * a, dxl, dyl);
 }
 
 /* W's three columns of contact c (tangent 1; tangent 2 and the normal follow). */
@@ -117,21 +132,35 @@ double sb_kept_op_entry(const sb_kept_op *op, int i, int j) {
   return beta_column_entry(op, a, ki, c, W1, W1 + m3k, op->Dx[kj - 1], op->Dy[kj - 1]);
 }
 
+/* Contact by contact, each kind's rows by their own expression; gamma's
+ * row is zero but at the column's own contact. */
 void sb_kept_op_column(const sb_kept_op *op, int j, double *out) {
-  int r = op->r, bs = r + 2, nk = op->nk, c = j / bs, kj = j % bs;
+  int r = op->r, bs = r + 2, nk = op->nk, c = j / bs, kj = j % bs, oc = c * bs;
   size_t m3k = 3 * (size_t)nk;
   const double *W1 = w_columns(op, c), *W2 = W1 + m3k, *Wn = W2 + m3k;
   if (kj == bs - 1) {
-    for (int a = 0; a < nk; a++)
-      for (int ki = 0; ki < bs; ki++) out[a * bs + ki] = gamma_column_entry(r, a, ki, c);
-  } else if (kj == 0) {
-    for (int a = 0; a < nk; a++)
-      for (int ki = 0; ki < bs; ki++) out[a * bs + ki] = fn_column_entry(op, a, ki, c, Wn);
-  } else {
-    double dxl = op->Dx[kj - 1], dyl = op->Dy[kj - 1];
-    for (int a = 0; a < nk; a++)
-      for (int ki = 0; ki < bs; ki++) out[a * bs + ki] = beta_column_entry(op, a, ki, c, W1, W2, dxl, dyl);
+    for (int i = 0; i < nk * bs; i++) out[i] = 0;
+    for (int k = 1; k <= r; k++) out[oc + k] = gamma_column_entry(r, c, k, c);
+    return;
   }
+  if (kj == 0) {
+    for (int a = 0; a < nk; a++) {
+      double *o = out + a * bs;
+      o[0] = fn_normal_row(Wn, 3 * a);
+      for (int k = 0; k < r; k++) o[1 + k] = fn_beta_row(op, k, Wn, 3 * a);
+      o[bs - 1] = 0;
+    }
+    out[oc + bs - 1] = fn_column_entry(op, c, bs - 1, c, Wn);
+    return;
+  }
+  double dxl = op->Dx[kj - 1], dyl = op->Dy[kj - 1];
+  for (int a = 0; a < nk; a++) {
+    double *o = out + a * bs;
+    o[0] = beta_normal_row(W1, W2, 3 * a, dxl, dyl);
+    for (int k = 0; k < r; k++) o[1 + k] = beta_beta_row(op, k, W1, W2, 3 * a, dxl, dyl);
+    o[bs - 1] = 0;
+  }
+  out[oc + bs - 1] = beta_column_entry(op, c, bs - 1, c, W1, W2, dxl, dyl);
 }
 
 /* Stage 3's eps at the diagonal entry (j, j), or 0 there. */
