@@ -1,7 +1,7 @@
 /* bench-contact: how the contact pipeline's cost scales (issue 15, item 3).
  *
  *   bench-contact [--rounds R] [--steps K] [--quick] [--case LABEL] [--src DIR]
- *                 [--lcp-matrix stored|entries|operator]
+ *                 [--lcp-matrix stored|entries|operator|auto]
  *
  * Cases, each a scene stepped to the start of its window, then timed over
  * the window (a phase of the motion):
@@ -24,7 +24,7 @@
  *        (bench/scenes/rope_plane_tiled.xml): t in [0.1, 0.2) s; run only when
  *        named by --case
  * --lcp-matrix sets every case's key lcp_matrix (what the solve reads from
- * the kept contacts' operator; the scenes' default: stored).
+ * the kept contacts' operator; the scenes' default: auto).
  * The windows are cut into R rounds of equal steps (--steps K: K steps per
  * round from the window's start instead, e.g. a short window for callgrind); round r steps every
  * case's r-th block in turn, so a burst of load from other processes
@@ -207,7 +207,7 @@ int main(int argc, char **argv) {
     } else {
       fprintf(stderr, "bench-contact: bad argument \"%s\"\n"
                       "usage: bench-contact [--rounds R] [--steps K] [--quick] [--case LABEL] [--src DIR] "
-                      "[--lcp-matrix stored|entries|operator]\n", argv[i]);
+                      "[--lcp-matrix stored|entries|operator|auto]\n", argv[i]);
       return 2;
     }
   }

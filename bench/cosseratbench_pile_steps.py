@@ -45,7 +45,7 @@ def main() -> int:
                            "bench/cosseratbench_pile_score.py")
   parser.add_argument("--lemke-form", choices=("tableau", "revised"),
                       help="the key lemke_form (how Lemke keeps its basis; the library's default when not given)")
-  parser.add_argument("--lcp-matrix", choices=("stored", "entries", "operator"),
+  parser.add_argument("--lcp-matrix", choices=("stored", "entries", "operator", "auto"),
                       help="the key lcp_matrix (what the contact solve reads from the kept contacts' Delassus "
                            "blocks instead of the formed matrix; the library's default when not given)")
   parser.add_argument("--dump-lcp", metavar="DIR",

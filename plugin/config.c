@@ -109,7 +109,7 @@ static const char *const w_contact[] = {"lcp", "penalty", "native", "sap", "ncp"
 static const char *const w_native_joints[] = {"section", "free"};
 static const char *const w_solver[] = {"fb", "lemke", "pgs"}; /* sb_lcp_solver's order */
 static const char *const w_lemke_form[] = {"tableau", "revised", "auto"}; /* SB_LCP_LEMKE_* */
-static const char *const w_lcp_matrix[] = {"stored", "entries", "operator"}; /* SB_CONTACT_LCP_* */
+static const char *const w_lcp_matrix[] = {"stored", "entries", "operator", "auto"}; /* SB_CONTACT_LCP_* */
 static const char *const w_conditioning[] = {"qr", "ruiz", "tikhonov"}; /* CUSP_COND_* bits */
 static const char *const w_end[] = {"free", "pin", "clamp"}; /* cusp_end_kind */
 
@@ -228,16 +228,17 @@ static const cusp_key key_table[] = {
             KEY_STR(SB_LCP_LEMKE_AUTO_MIN_N) " unknowns, the tableau below, where its fixed costs are the "
             "smaller; docs/contact_scaling.md, sessions 26 and 27)"},
     {.name = "lcp_matrix", .kind = CUSP_KEY_ENUM, .unit = "", FIELD(lcp_matrix), WORDS(w_lcp_matrix),
-     .def = {"stored", "stored"},
+     .def = {"auto", "auto"},
      .doc = "lcp contact: what the solve reads from the kept contacts' Delassus blocks instead of the "
             "assembled n x n matrix: stored (nothing), entries (the conditioned LCP's entries that Lemke's "
             "revised form, the warm pivot and the acceptance test read: the same doubles, so the same answers "
-            "bit for bit) or operator (the entries and the products: another order of summation, so answers "
+            "bit for bit), operator (the entries and the products: another order of summation, so answers "
             "that pass the same acceptance test, equal up to round-off, and on a degenerate LCP possibly "
             "another of its solutions; the step then forms neither the matrix nor its conditioned copy, but "
-            "where a fallback solver runs). stored is the default: it costs the least up to a few hundred "
-            "unknowns, operator less time and memory on the largest LCPs (issue 15, item 1; "
-            "docs/contact_factor_design.md, docs/contact_scaling.md)"},
+            "where a fallback solver runs) or auto (each stage-1 pass operator from "
+            KEY_STR(SB_CONTACT_LCP_AUTO_MIN_N) " unknowns on, where its time a step fell below stored's and "
+            "the n x n matrices outgrow a cache, stored below, where it costs the least; issue 15, item 1; "
+            "docs/contact_factor_design.md, docs/contact_scaling.md, session 34)"},
     {.name = "conditioning", .kind = CUSP_KEY_MASK, .unit = "", FIELD(conditioning),
      WORDS(w_conditioning), .flags = CUSP_KEY_NONE,
      .def = {"qr ruiz tikhonov", "qr ruiz tikhonov"}, LIVE(CUSP_LIVE_CONDITIONING),

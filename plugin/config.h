@@ -139,7 +139,7 @@ typedef struct {
                                   (sb_lcp_options.warm_lemke) */
   int lemke_form;              /* lemke_form: tableau | revised | auto (auto); lcp: how Lemke keeps
                                   its basis (sb_lcp_options.lemke_form) */
-  int lcp_matrix;              /* lcp_matrix: stored | entries | operator (stored); lcp: what the solve
+  int lcp_matrix;              /* lcp_matrix: stored | entries | operator | auto (auto); lcp: what the solve
                                   reads from the kept operator (sb_contact_options.lcp_from_operator) */
   int conditioning;            /* conditioning: any of qr ruiz tikhonov, or none (qr ruiz tikhonov) */
   double eps_rank;             /* eps_rank: relative (1e-6) */

@@ -112,6 +112,7 @@ struct sb_contact_problem {
   sb_kept_op_conditioned cond; /* op under the last conditioning (dr, dc, normal_mask, tikhonov) */
   sb_lcp_entries cond_entries; /* cond as sb_lcp_entries: what the solve reads (lcp_from_operator) */
   double *cond_x, *cond_t;     /* max n each: cond's products' scratch */
+  int lcp_matrix;              /* the pass's lcp_from_operator, SB_CONTACT_LCP_AUTO resolved by its size */
   int A_formed, As_formed;     /* 0: the last solve read its LCP from op alone (lcp_from_operator
                                   SB_CONTACT_LCP_OPERATOR) and left A or As unwritten (form_matrices) */
 };
@@ -130,7 +131,7 @@ sb_contact_options sb_contact_default_options(void) {
   o.rank_refine = 2;
   o.proximal_steps = 1;
   o.screen = 1;
-  o.lcp_from_operator = 0;
+  o.lcp_from_operator = SB_CONTACT_LCP_AUTO;
   o.lcp = sb_lcp_default_options();
   return o;
 }
@@ -819,7 +820,7 @@ static void damped_fallback(sb_contact_problem *p, int n, int nk, int bs, const 
 static void condition_operator(sb_contact_problem *p, const sb_contact_options *opt) {
   p->cond = (sb_kept_op_conditioned){.op = &p->op, .dr = p->dr, .dc = p->dc, .mask = p->normal_mask,
                                      .eps = opt->tikhonov, .xs = p->cond_x, .t = p->cond_t};
-  int products = opt->lcp_from_operator == SB_CONTACT_LCP_OPERATOR;
+  int products = p->lcp_matrix == SB_CONTACT_LCP_OPERATOR;
   p->cond_entries = (sb_lcp_entries){.ctx = &p->cond, .entry = sb_kept_op_conditioned_entry,
                                      .column = sb_kept_op_conditioned_column,
                                      .principal = sb_kept_op_conditioned_principal,
@@ -881,7 +882,7 @@ static void solve_assembled(sb_contact_problem *p, int n, int nk, int bs, const 
   for (int i = 0; i < n; i++) p->zs[i] = zwarm && isfinite(zwarm[i]) ? zwarm[i] / p->dc[i] : 0;
   sb_lcp_options lo = opt->lcp;
   condition_operator(p, opt);
-  lo.entries = p->op_valid && opt->lcp_from_operator ? &p->cond_entries : NULL;
+  lo.entries = p->op_valid && p->lcp_matrix != SB_CONTACT_LCP_STORED ? &p->cond_entries : NULL;
   lo.warm_start = zwarm != NULL;
   lo.nblock = nk;
   lo.block = p->blocks;
@@ -928,7 +929,7 @@ static void solve_assembled(sb_contact_problem *p, int n, int nk, int bs, const 
   }
   if (info->lcp.status != SB_LCP_SOLVED && !(info->residual <= SB_CONTACT_NEAR_TOL * qmax))
     damped_fallback(p, n, nk, bs, opt, info);
-  info->matrices_formed += p->op_valid && opt->lcp_from_operator == SB_CONTACT_LCP_OPERATOR &&
+  info->matrices_formed += p->op_valid && p->lcp_matrix == SB_CONTACT_LCP_OPERATOR &&
                            (p->A_formed || p->As_formed);
 }
 
@@ -1540,6 +1541,13 @@ static int screen_count(const sb_contact_problem *p) {
   return out;
 }
 
+/* What a pass of n unknowns reads its LCP from: lcp_from_operator, with
+ * SB_CONTACT_LCP_AUTO decided by the size (SB_CONTACT_LCP_AUTO_MIN_N). */
+static int lcp_matrix_for(int lcp_from_operator, int n) {
+  if (lcp_from_operator != SB_CONTACT_LCP_AUTO) return lcp_from_operator;
+  return n >= SB_CONTACT_LCP_AUTO_MIN_N ? SB_CONTACT_LCP_OPERATOR : SB_CONTACT_LCP_STORED;
+}
+
 /* Stage 1 with the current priorities, then assembly of eq. (11)-(13) over
  * the kept contacts, stages 2 and 3, and the solve; fills lambda and p. */
 static int select_and_solve(sb_contact_problem *p, const sb_contact_options *opt,
@@ -1623,7 +1631,9 @@ static int select_and_solve(sb_contact_problem *p, const sb_contact_options *opt
     p->op.mu = p->kept_mu;
     p->op_valid = 1;
     /* Assemble eq. (11)-(13) over the kept contacts */
-    assemble_kept_lcp(p, nk, r, Dx, Dy, opt->lcp_from_operator == SB_CONTACT_LCP_OPERATOR && kept_op_finite(p));
+    p->lcp_matrix = lcp_matrix_for(opt->lcp_from_operator, n);
+    info->operator_passes += p->lcp_matrix == SB_CONTACT_LCP_OPERATOR;
+    assemble_kept_lcp(p, nk, r, Dx, Dy, p->lcp_matrix == SB_CONTACT_LCP_OPERATOR && kept_op_finite(p));
     /* warm start by contact identity (physical units, in z until the solve) */
     for (int a = 0; a < nk; a++) {
       int ia = p->kept[a], found = opt->warm_start && p->prev_r == r ? previous_index(p, p->c[ia].id) : -1;
@@ -1775,11 +1785,12 @@ int sb_contact_solve(sb_contact_problem *p, double h, const sb_contact_options *
     return -1;
   }
   if (!(opt->rank_tol >= 0 && opt->rank_tol < 1) || !(opt->tikhonov >= 0) || !isfinite(opt->tikhonov) ||
-      !(opt->stabilization >= 0 && opt->stabilization <= 1) || opt->ruiz_iterations < 0) {
+      !(opt->stabilization >= 0 && opt->stabilization <= 1) || opt->ruiz_iterations < 0 ||
+      opt->lcp_from_operator < SB_CONTACT_LCP_STORED || opt->lcp_from_operator > SB_CONTACT_LCP_AUTO) {
     sb_errorf(error, error_size,
               "contact solve: options out of range (rank_tol %g in [0, 1), tikhonov %g >= 0, "
-              "stabilization %g in [0, 1], ruiz_iterations %d >= 0)",
-              opt->rank_tol, opt->tikhonov, opt->stabilization, opt->ruiz_iterations);
+              "stabilization %g in [0, 1], ruiz_iterations %d >= 0, lcp_from_operator %d in 0..3)",
+              opt->rank_tol, opt->tikhonov, opt->stabilization, opt->ruiz_iterations, opt->lcp_from_operator);
     return -1;
   }
   for (int k = 0; k < p->nb; k++) {

@@ -63,7 +63,15 @@ typedef struct {
 
 /* sb_contact_options.lcp_from_operator: what the solve reads from the kept
  * contacts' operator instead of the assembled matrix */
-enum { SB_CONTACT_LCP_STORED = 0, SB_CONTACT_LCP_ENTRIES = 1, SB_CONTACT_LCP_OPERATOR = 2 };
+enum { SB_CONTACT_LCP_STORED = 0, SB_CONTACT_LCP_ENTRIES = 1, SB_CONTACT_LCP_OPERATOR = 2, SB_CONTACT_LCP_AUTO = 3 };
+
+/* SB_CONTACT_LCP_AUTO: a pass of at least this many LCP unknowns reads its LCP
+ * from the operator (SB_CONTACT_LCP_OPERATOR), a smaller one from the formed
+ * matrices (SB_CONTACT_LCP_STORED). Where the two paths' CPU time a step
+ * crossed on the tiled rope, between 510 unknowns (operator 1.6 % slower)
+ * and 1052 (1.7 % faster; bench/lcp_matrix_crossover.py, docs/contact_scaling.md,
+ * session 34); from there on the matrices would also no longer fit a cache. */
+#define SB_CONTACT_LCP_AUTO_MIN_N 768
 
 typedef struct {
   int directions;          /* friction pyramid directions r, 3..16 (default 4) */
@@ -107,7 +115,9 @@ typedef struct {
                               unknowns, the damped fallback; counted in
                               sb_contact_info.matrices_formed) (issue 15, item 1;
                               docs/contact_factor_design.md; plugin key lcp_matrix).
-                              SB_CONTACT_LCP_STORED (0, default): from the formed matrices */
+                              SB_CONTACT_LCP_STORED (0): from the formed matrices.
+                              SB_CONTACT_LCP_AUTO (default): each pass OPERATOR from
+                              SB_CONTACT_LCP_AUTO_MIN_N unknowns on, STORED below */
   sb_lcp_options lcp;      /* solver chain, tolerances */
 } sb_contact_options;
 
@@ -142,6 +152,8 @@ typedef struct {
                               not in dropped_min_vn */
   int damped_passes;       /* passes whose LCP was not solved and that the damped problem answered
                               (or, where it failed too, no impulse); a later pass may still solve */
+  int operator_passes;     /* passes that read their LCP from the operator alone
+                              (SB_CONTACT_LCP_OPERATOR, or SB_CONTACT_LCP_AUTO at their size) */
 } sb_contact_info;
 
 typedef struct sb_contact_problem sb_contact_problem;

@@ -499,25 +499,31 @@ static void load_pair(const pair_scene *sc, const char *const value[2], mjModel 
   }
 }
 
-/* A scene through the plugin twice in lockstep, key lcp_matrix stored and
- * entries (the conditioned LCP's entries read from the assembled matrix or
- * computed from W): MuJoCo's state and the plugin's equal bit for bit on
- * every step to t1, and the chain (not only the warm start) ran. */
-static void test_scene_both_matrices(const pair_scene *sc) {
-  static const char *const value[2] = {"stored", "entries"};
+/* A scene through the plugin twice in lockstep, with key lcp_matrix
+ * value[0] and value[1] that must compute the same doubles (stored and
+ * entries: the conditioned LCP's entries read from the assembled matrix or
+ * computed from W; auto and the path it takes at the scene's size):
+ * MuJoCo's state and the plugin's equal bit for bit on every step to t1,
+ * and the chain (not only the warm start) ran. The second run's passes that
+ * read the LCP from the operator alone are counted into *operator_passes
+ * (may be NULL), its stage-1 passes into *passes. */
+static void test_scene_same_doubles(const pair_scene *sc, const char *const value[2], long *operator_passes,
+                                    long *passes) {
   const char *what = sc->what;
   double t1 = sc->t1;
   mjModel *m[2];
   mjData *d[2];
   load_pair(sc, value, m, d);
   int steps = 0, differ = 0, first = -1;
-  long cold = 0, solves = 0;
+  long cold = 0, solves = 0, op = 0, np = 0;
   while (d[0] && d[1] && d[0]->time < t1) {
     for (int k = 0; k < 2; k++) mj_step(m[k], d[k]);
     const cusp_step_report *rep = cusp_report(m[1], d[1]);
     if (rep) {
       cold += rep->info.cold_solves;
       solves += rep->info.solves;
+      op += rep->info.operator_passes;
+      np += rep->info.rank_passes;
     }
     int same = memcmp(d[0]->qpos, d[1]->qpos, sizeof(mjtNum) * m[0]->nq) == 0 &&
                memcmp(d[0]->qvel, d[1]->qvel, sizeof(mjtNum) * m[0]->nv) == 0 &&
@@ -525,12 +531,34 @@ static void test_scene_both_matrices(const pair_scene *sc) {
     if (!same && differ++ == 0) first = steps;
     steps++;
   }
-  printf("%-34s lcp_matrix stored and entries: %d steps, %ld solves (%ld by the chain), %d differ\n", what, steps,
-         solves, cold, differ);
-  EXPECT(steps > 0 && differ == 0, "%s: %d of %d steps differ between lcp_matrix stored and entries, the first at "
-         "step %d", what, differ, steps, first);
+  printf("%-34s lcp_matrix %s and %s: %d steps, %ld solves (%ld by the chain), %d differ; %ld of %ld passes on the "
+         "operator alone\n", what, value[0], value[1], steps, solves, cold, differ, op, np);
+  EXPECT(steps > 0 && differ == 0, "%s: %d of %d steps differ between lcp_matrix %s and %s, the first at step %d",
+         what, differ, steps, value[0], value[1], first);
   EXPECT(cold > 0, "%s: the chain never ran (%ld solves)", what, solves);
+  if (operator_passes) *operator_passes = op;
+  if (passes) *passes = np;
   for (int k = 0; k < 2; k++) finish(m[k], d[k]);
+}
+
+/* lcp_matrix auto (the default): stored's doubles where every pass is below
+ * SB_CONTACT_LCP_AUTO_MIN_N unknowns (Scenario A, n <= 36), operator's where
+ * the passes are above it (the tiled rope at 40 elements, n 800-880), and
+ * the passes said so. */
+static void test_auto_matrix(void) {
+  static const char *const small[2] = {"stored", "auto"}, *const large[2] = {"operator", "auto"};
+  static const cusp_override rope40 = {"rod0", "sections", "40"};
+  const pair_scene a = {"Scenario A (auto)", CUSP_SOURCE_DIR "/mjcf/scenario_a.xml", "arm", NULL, 0, 0.6};
+  const pair_scene rope = {"tiled rope of 40 elements (auto)", CUSP_SOURCE_DIR "/bench/scenes/rope_plane_tiled.xml",
+                           "rod0", &rope40, 1, 0.0025};
+  long op = -1, passes = 0;
+  test_scene_same_doubles(&a, small, &op, &passes);
+  EXPECT(op == 0 && passes > 0, "Scenario A under auto: %ld of %ld passes on the operator (none expected below %d "
+         "unknowns)", op, passes, SB_CONTACT_LCP_AUTO_MIN_N);
+  op = -1;
+  test_scene_same_doubles(&rope, large, &op, &passes);
+  EXPECT(passes > 0 && op == passes, "the 40-element rope under auto: %ld of %ld passes on the operator (all "
+         "expected from %d unknowns)", op, passes, SB_CONTACT_LCP_AUTO_MIN_N);
 }
 
 /* A scene stepped with lcp_matrix stored, and each step also taken from the
@@ -614,7 +642,9 @@ int main(void) {
       {"6-section arm sliding", CUSP_SOURCE_DIR "/mjcf/scenario_a.xml", "arm", ov, nk, 1.7},
       {"rod of 80 elements lying", CUSP_SOURCE_DIR "/bench/scenes/rod_plane.xml", "arm", NULL, 0, 0.25},
       {"tiled rope settling", CUSP_SOURCE_DIR "/bench/scenes/rope_plane_tiled.xml", "rod0", NULL, 0, 0.1}};
-  for (unsigned k = 0; k < sizeof scenes / sizeof scenes[0]; k++) test_scene_both_matrices(&scenes[k]);
+  static const char *const entries[2] = {"stored", "entries"};
+  for (unsigned k = 0; k < sizeof scenes / sizeof scenes[0]; k++) test_scene_same_doubles(&scenes[k], entries, NULL, NULL);
+  test_auto_matrix();
   for (unsigned k = 0; k < sizeof scenes / sizeof scenes[0]; k++) test_scene_operator_steps(&scenes[k]);
   return test_report("kept_op");
 }

@@ -92,6 +92,7 @@ class ContactInfo(ctypes.Structure):
       ("matrices_formed", ctypes.c_int),
       ("immobile", ctypes.c_int),
       ("damped_passes", ctypes.c_int),
+      ("operator_passes", ctypes.c_int),
   ]
 
 
