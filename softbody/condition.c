@@ -345,6 +345,22 @@ SB_CLONE_INLINE double col_scale_rows(int n, double *restrict a, const double *r
   return (s4[0] + s4[1]) + (s4[2] + s4[3]);
 }
 
+/* col_scale_rows' sum of squares with every row factor 1, the same
+ * doubles (a[i] * 1 is a[i]), taken while the column is in hand in a
+ * sweep's row norm pass: where the row factors then all come out 1, the
+ * column pass needs nothing else from the column. */
+SB_CLONE_INLINE double col_squares(int n, const double *restrict a) {
+  sb_v4d s4 = {0, 0, 0, 0};
+  int i = 0;
+  for (; i + 4 <= n; i += 4) {
+    sb_v4d x;
+    memcpy(&x, a + i, sizeof x);
+    s4 += x * x;
+  }
+  for (; i < n; i++) s4[0] += a[i] * a[i];
+  return (s4[0] + s4[1]) + (s4[2] + s4[3]);
+}
+
 /* a[i] *= g, then fnext[i] += a[i]^2 */
 SB_CLONE_INLINE void col_scale_add_squares(int n, double *restrict a, double g, double *restrict fnext) {
   for (int i = 0; i < n; i++) {
@@ -387,6 +403,9 @@ static void ruiz_sweeps(int n, const double *src, double *A, double *b, double *
   for (int it = 0; it < iterations; it++) {
     /* row norms, column by column (contiguous); on the first sweep from a
      * start the start's scaling is applied in the same pass */
+    /* a row norm pass of its own also takes each column's sum of squares
+     * (into fnext, free until the column pass) */
+    int have_sums = !have_next;
     if (have_next) {
       memcpy(f, fnext, (size_t)n * sizeof(double));
     } else {
@@ -404,8 +423,23 @@ static void ruiz_sweeps(int n, const double *src, double *A, double *b, double *
       } else {
         for (int j = 0; j < n; j++) col_add_squares(n, A + (size_t)j * n, f);
       }
+      for (int j = 0; j < n; j++) fnext[j] = col_squares(n, A + (size_t)j * n);
     }
     int changed = row_factors(n, f, b);
+    if (!changed && have_sums) {
+      /* every row factor 1: the columns' norms are in hand, and with no row
+       * factor changed this sweep is the last or a fixed point */
+      for (int j = 0; j < n; j++) {
+        double g = pow2_inv_fourth_root(fnext[j]);
+        if (g != 1) {
+          changed = 1;
+          dc[j] *= g;
+          col_scale(n, A + (size_t)j * n, g);
+        }
+      }
+      if (!changed) break;
+      continue;
+    }
     have_next = changed && it + 1 < iterations;
     if (have_next)
       for (int i = 0; i < n; i++) fnext[i] = 0;
@@ -482,23 +516,39 @@ void sb_ruiz_copy_from(int n, const double *A, double *As, double *b, double *dr
  * column, where nothing under- or overflows), then makes the same passes
  * over it in the same order. dr and dc take this sweep's factors after
  * its column pass, which reads the scalings the stored matrix holds then.
- * A sweep whose next one has no row norms in hand (a column factor
- * changed after the row factors did not) takes every column twice. */
+ * A sweep takes every column twice only where its row factors are not
+ * all 1 and its row norms were not in hand (the last sweep's column pass
+ * takes them where its row factors changed). */
 SB_WIDE_CLONES
 static void ruiz_sweeps_columns(int n, sb_ruiz_column_fn column, void *ctx, double *b, double *dr, double *dc,
                                 int iterations, double *work, int all_one) {
   double *f = work, *fnext = work + n, *a = work + 2 * n, *scratch = work + 3 * n;
   int have_next = 0;
   for (int it = 0; it < iterations; it++) {
+    int have_sums = !have_next; /* as in ruiz_sweeps */
     if (have_next) {
       memcpy(f, fnext, (size_t)n * sizeof(double));
     } else {
       for (int i = 0; i < n; i++) f[i] = 0;
       if (it == 0 && !all_one && b)
         for (int i = 0; i < n; i++) b[i] *= dr[i];
-      for (int j = 0; j < n; j++) col_copy_start_add_squares(n, column(ctx, j, scratch), a, dr, dc[j], f);
+      for (int j = 0; j < n; j++) {
+        col_copy_start_add_squares(n, column(ctx, j, scratch), a, dr, dc[j], f);
+        fnext[j] = col_squares(n, a);
+      }
     }
     int changed = row_factors(n, f, b);
+    if (!changed && have_sums) { /* no column taken again */
+      for (int j = 0; j < n; j++) {
+        double g = pow2_inv_fourth_root(fnext[j]);
+        if (g != 1) {
+          changed = 1;
+          dc[j] *= g;
+        }
+      }
+      if (!changed) break;
+      continue;
+    }
     have_next = changed && it + 1 < iterations;
     if (have_next)
       for (int i = 0; i < n; i++) fnext[i] = 0;

@@ -461,8 +461,11 @@ static double ref_pow2_inv_fourth_root(double s) {
   return ldexp(1.0, -k);
 }
 
-static void ref_ruiz(int n, double *A, double *b, double *dr, double *dc, int iterations) {
-  for (int i = 0; i < n; i++) dr[i] = dc[i] = 1;
+/* The sweeps from the scalings in dr, dc (powers of two), applied first. */
+static void ref_ruiz_sweeps(int n, double *A, double *b, double *dr, double *dc, int iterations) {
+  for (int j = 0; j < n; j++)
+    for (int i = 0; i < n; i++) A[j * n + i] *= dr[i] * dc[j];
+  for (int i = 0; b && i < n; i++) b[i] *= dr[i];
   for (int it = 0; it < iterations; it++) {
     int changed = 0;
     for (int i = 0; i < n; i++) {
@@ -485,6 +488,11 @@ static void ref_ruiz(int n, double *A, double *b, double *dr, double *dc, int it
     }
     if (!changed) break;
   }
+}
+
+static void ref_ruiz(int n, double *A, double *b, double *dr, double *dc, int iterations) {
+  for (int i = 0; i < n; i++) dr[i] = dc[i] = 1;
+  ref_ruiz_sweeps(n, A, b, dr, dc, iterations);
 }
 
 /* A column-major matrix's columns, as sb_ruiz_scales reads them. */
@@ -599,6 +607,59 @@ static void test_ruiz_copy(void) {
   EXPECT(obad == 0, "sb_ruiz_scales from the columns equals sb_ruiz_copy and sb_ruiz_copy_from bit for bit (%d of "
          "%d cases differ)", obad, ocases);
   EXPECT(ocalls, "sb_ruiz_scales takes each column at most twice a sweep");
+}
+
+/* Warm starts at and near the fixed point (each step's case: the last
+ * step's scales, by contact identity), against the plain sweeps above from
+ * the same start, bit for bit. A sweep whose row factors all come out 1
+ * takes its column norms from its row norm pass: at the fixed point every
+ * column is read once (sb_ruiz_scales' column() calls), not twice. */
+static void test_ruiz_fixed_point(void) {
+  enum { nmax = 45 };
+  static double A[nmax * nmax], Ar[nmax * nmax], Ac[nmax * nmax];
+  double b[nmax], br[nmax], bc[nmax], bo[nmax], d0r[nmax], d0c[nmax], dr[3][nmax], dc[3][nmax], wk[4 * nmax];
+  unsigned long long seed = 20261205;
+  const int sizes[] = {1, 2, 3, 4, 5, 7, 8, 9, 30, 45};
+  int bad = 0, cases = 0, once = 0, at_fixed = 0;
+  for (unsigned t = 0; t < sizeof sizes / sizeof sizes[0]; t++)
+    for (int nudge = 0; nudge < 3; nudge++) {
+      int n = sizes[t];
+      size_t sa = sizeof(double) * n * n, sv = sizeof(double) * n;
+      for (int i = 0; i < n * n; i++) A[i] = (2 * tu_rand_r(&seed) - 1) * pow(10, 8 * tu_rand_r(&seed) - 4);
+      for (int i = 0; i < n; i++) b[i] = 2 * tu_rand_r(&seed) - 1;
+      /* the fixed point, then (nudge > 0) a few of its scales off by 2^+-1 */
+      memcpy(Ar, A, sa);
+      ref_ruiz(n, Ar, NULL, d0r, d0c, 1000);
+      for (int i = 0; nudge && i < n; i += 3) {
+        d0r[i] *= nudge == 1 ? 2 : 0.5;
+        d0c[(i + 1) % n] *= nudge == 1 ? 0.5 : 2;
+      }
+      memcpy(Ar, A, sa);
+      memcpy(br, b, sv);
+      memcpy(dr[0], d0r, sv);
+      memcpy(dc[0], d0c, sv);
+      ref_ruiz_sweeps(n, Ar, br, dr[0], dc[0], 10);
+      memcpy(bc, b, sv);
+      memcpy(dr[1], d0r, sv);
+      memcpy(dc[1], d0c, sv);
+      sb_ruiz_copy_from(n, A, Ac, bc, dr[1], dc[1], 10, wk);
+      memcpy(bo, b, sv);
+      memcpy(dr[2], d0r, sv);
+      memcpy(dc[2], d0c, sv);
+      stored_columns cols = {A, n, 0};
+      sb_ruiz_scales(n, stored_column, &cols, bo, dr[2], dc[2], 10, 1, wk);
+      bad += memcmp(Ar, Ac, sa) || memcmp(br, bc, sv) || memcmp(dr[0], dr[1], sv) || memcmp(dc[0], dc[1], sv);
+      bad += memcmp(br, bo, sv) || memcmp(dr[0], dr[2], sv) || memcmp(dc[0], dc[2], sv);
+      if (nudge == 0) {
+        at_fixed++;
+        once += cols.calls == n && !memcmp(dr[2], d0r, sv) && !memcmp(dc[2], d0c, sv);
+      }
+      cases++;
+    }
+  EXPECT(bad == 0, "warm Ruiz at and near the fixed point equals the plain sweeps bit for bit (%d of %d cases "
+         "differ)", bad, 2 * cases);
+  EXPECT(once == at_fixed, "sb_ruiz_scales at the fixed point keeps the scales and reads each column once (%d of %d "
+         "cases)", once, at_fixed);
 }
 
 static void test_ruiz_warm(void) {
@@ -1627,6 +1688,7 @@ int main(void) {
   test_ruiz_exact();
   test_ruiz_warm();
   test_ruiz_copy();
+  test_ruiz_fixed_point();
   test_warm_scales_state();
   test_bad_input();
   test_whitened_rows();
