@@ -112,6 +112,7 @@ struct sb_contact_problem {
   sb_kept_op_conditioned cond; /* op under the last conditioning (dr, dc, normal_mask, tikhonov) */
   sb_lcp_entries cond_entries; /* cond as sb_lcp_entries: what the solve reads (lcp_from_operator) */
   double *cond_x, *cond_t;     /* max n each: cond's products' scratch */
+  double *damp_diag;           /* max n: the damped problem's compliance (damped_fallback) */
   int lcp_matrix;              /* the pass's lcp_from_operator, SB_CONTACT_LCP_AUTO resolved by its size */
   int A_formed, As_formed;     /* 0: the last solve read its LCP from op alone (lcp_from_operator
                                   SB_CONTACT_LCP_OPERATOR) and left A or As unwritten (form_matrices) */
@@ -145,7 +146,7 @@ void sb_contact_free(sb_contact_problem *p) {
                  p->pv, p->normal_mask, p->blocks, p->prev_id, p->prev_z, p->prev_t1, p->prev_dr, p->prev_dc, p->prev_in, p->last_in, p->stabv, p->order, p->force, p->keep_prev,
                  p->admit, p->screen_int, p->screen_order, p->wn, p->wn_ok, p->immobile, p->head, p->colc,
                  p->order_head, p->count_head, p->basic, p->basic_int, p->prev_scale,
-                 p->kept_mu, p->op.lam, p->op.v, p->cond_x, p->cond_t};
+                 p->kept_mu, p->op.lam, p->op.v, p->cond_x, p->cond_t, p->damp_diag};
   for (size_t k = 0; k < sizeof ptr / sizeof ptr[0]; k++) free(ptr[k]);
   sb_lcp_work_free(p->lcp);
   sb_bilateral_work_free(p->bil);
@@ -159,7 +160,7 @@ size_t sb_contact_workspace_bytes_kept(int max_contacts, int max_kept, int max_d
   /* the arrays sb_contact_create_kept allocates, in its order (bodies apart) */
   size_t doubles = nd * nd + nd + 9 * mc + m3 + 2 * m3 + 2 * nd * m3 + m3 * m3 + 2 * m3 + 6 * nd + nd * m3 +
                    nd * mc + (size_t)sb_rank_select_work_size(max_dof, max_contacts) + 2 * nvark * nvark +
-                   13 * nvark + nvark * (size_t)(max_directions + 2) + m3 + 2 * nd + nvar + m3 + 2 * mc + mc + nd * mc +
+                   14 * nvark + nvark * (size_t)(max_directions + 2) + m3 + 2 * nd + nvar + m3 + 2 * mc + mc + nd * mc +
                    2 * nvar /* ..., screen_order, wn, prev_dr, prev_dc */
                    + 7 * mk; /* kept_mu, op.lam, op.v */
   size_t ints = 2 * mc + 3 * mc + nvark + mc + 8 * mc + mc + mc + 3 * mc + 3 * mc + 3 * mc + nd + 1 + nvar + nvark;
@@ -233,6 +234,7 @@ sb_contact_problem *sb_contact_create_kept(int max_contacts, int max_kept, int m
   ALLOC(p->dc, nvark);
   ALLOC(p->cond_x, nvark);
   ALLOC(p->cond_t, nvark);
+  ALLOC(p->damp_diag, nvark);
   ALLOC(p->normal_mask, nvark);
   ALLOC(p->blocks, mc);
   ALLOC(p->lambda, m3);
@@ -746,8 +748,6 @@ static void count_solve(sb_contact_info *info, const sb_lcp_info *solve) {
   info->warm_lemke_solved += solve->warm_lemke == 3;
 }
 
-static void assemble_kept_A(sb_contact_problem *p);
-
 /* Impulses of a step whose LCP did not solve. The best iterate of the chain
  * is kept when it nearly solves the physical problem (residual within
  * SB_CONTACT_NEAR_TOL max(1, |b|)). Far from it the iterate can be anything:
@@ -767,69 +767,11 @@ static void assemble_kept_A(sb_contact_problem *p);
  * without mobility (a friction direction that no impulse moves; an
  * immobile normal never gets here, drop_immobile_kept) would otherwise
  * leave the matrix semidefinite, and its gamma weight infinite.
- * Stages 2 and 3 are redone afterwards so that As shows the real problem. */
-static void damped_fallback(sb_contact_problem *p, int n, int nk, int bs, const sb_contact_options *opt,
-                            sb_contact_info *info) {
-  const double rho = SB_CONTACT_DAMPING;
-  info->damped_passes++;
-  if (!p->A_formed) assemble_kept_A(p);
-  const double *A = p->A, *b = p->b;
-  memcpy(p->As, A, (size_t)n * n * sizeof(double));
-  memcpy(p->bs, b, n * sizeof(double));
-  double dmax = 0;
-  for (int a = 0; a < nk; a++)
-    for (int k = a * bs; k < a * bs + bs - 1; k++) dmax = fmax(dmax, A[(size_t)k * n + k]);
-  double floor = SB_CONTACT_DAMPING_FLOOR * dmax;
-  for (int a = 0; a < nk; a++) {
-    int o = a * bs, g = o + bs - 1;
-    double mu = A[(size_t)o * n + g], dn = fmax(A[(size_t)o * n + o], floor);
-    for (int k = o; k < g; k++) p->As[(size_t)k * n + k] += rho * fmax(A[(size_t)k * n + k], floor);
-    p->As[(size_t)g * n + g] += (mu * mu + 1e-6) / (rho * dn);
-  }
-  sb_ruiz(n, p->As, p->bs, p->dr, p->dc, opt->ruiz_iterations, p->ruizw);
-  memset(p->zs, 0, n * sizeof(double));
-  sb_lcp_options lo = opt->lcp;
-  lo.warm_start = 0;
-  lo.entries = NULL; /* As is A damped, not the conditioned operator */
-  lo.nblock = nk;
-  lo.block = p->blocks;
-  sb_lcp_status st = SB_LCP_BAD_INPUT; /* no mobility at all, or none finite: nothing to damp */
-  if (dmax > 0 && isfinite(dmax)) {
-    sb_lcp_info dinfo;
-    st = sb_lcp_solve(p->lcp, n, p->As, p->bs, p->zs, NULL, &lo, &dinfo);
-    count_solve(info, &dinfo);
-    info->lcp.iterations += dinfo.iterations;
-    info->lcp.attempts += dinfo.attempts;
-    info->lcp.time_us += dinfo.time_us;
-  }
-  for (int k = 0; k < n; k++) p->z[k] = st == SB_LCP_SOLVED ? p->zs[k] * p->dc[k] : 0;
-  canonical_gamma(p, n, nk, bs, p->z, p->wv);
-  info->residual = residual_at(n, p->z, p->wv, &info->complementarity);
-  size_t len = strlen(info->lcp.message);
-  snprintf(info->lcp.message + len, sizeof info->lcp.message - len, "%s%s (its physical residual %.3g)",
-           len ? "; applied " : "applied ", st == SB_LCP_SOLVED ? "the damped answer" : "no impulse", info->residual);
-  memcpy(p->bs, b, n * sizeof(double));
-  sb_ruiz_copy(n, A, p->As, p->bs, p->dr, p->dc, opt->ruiz_iterations, p->ruizw);
-  sb_tikhonov(n, p->As, p->normal_mask, opt->tikhonov);
-  p->As_formed = 1;
-}
-
-/* The kept operator under the conditioning now in p->dr, p->dc (stage 2)
- * and opt's Tikhonov on p->normal_mask (stage 3): As's entries, and with
- * lcp_from_operator 2 its products. */
-static void condition_operator(sb_contact_problem *p, const sb_contact_options *opt) {
-  p->cond = (sb_kept_op_conditioned){.op = &p->op, .dr = p->dr, .dc = p->dc, .mask = p->normal_mask,
-                                     .eps = opt->tikhonov, .xs = p->cond_x, .t = p->cond_t};
-  int products = p->lcp_matrix == SB_CONTACT_LCP_OPERATOR;
-  p->cond_entries = (sb_lcp_entries){.ctx = &p->cond, .entry = sb_kept_op_conditioned_entry,
-                                     .column = sb_kept_op_conditioned_column,
-                                     .principal = sb_kept_op_conditioned_principal,
-                                     .column_rows = sb_kept_op_conditioned_column_rows,
-                                     .apply = products ? sb_kept_op_conditioned_apply : NULL,
-                                     .apply_bound = products ? sb_kept_op_conditioned_apply_bound : NULL,
-                                     .storage = p->As};
-}
-
+ * Stages 2 and 3 are redone afterwards so that As (where A is formed) and
+ * the scales show the real problem. On the operator (A unformed) the damped
+ * matrix is op's with the compliance added to its diagonal: no matrix is
+ * formed unless a solver that reads a stored one runs. Returns 1 when that
+ * formed it. */
 /* Stage 2's view of A where A is not formed: its columns from op, a
  * contact's r + 2 at once (the sweeps take them in order, and its beta
  * columns share their pyramid products), held in block. */
@@ -853,6 +795,121 @@ static const double *kept_op_column(void *ctx, int j, double *scratch) {
     k->c = c;
   }
   return k->block + (size_t)(j - c * bs) * n;
+}
+
+/* A's diagonal entry (k, k) and its entry (i, j), from A where it was
+ * formed, else from op (the same doubles). */
+static double kept_entry(const sb_contact_problem *p, int n, int i, int j) {
+  return p->A_formed ? p->A[(size_t)j * n + i] : sb_kept_op_entry(&p->op, i, j);
+}
+
+/* Stage 2's view of the damped matrix on the operator: A's column with the
+ * compliance on its diagonal, in scratch (the columns' block is kept for
+ * the next column and must stay A's). */
+typedef struct {
+  kept_columns columns;
+  const double *diag;
+} damped_columns;
+
+static const double *damped_column(void *ctx, int j, double *scratch) {
+  damped_columns *d = ctx;
+  int n = sb_kept_op_size(d->columns.op);
+  memcpy(scratch, kept_op_column(&d->columns, j, NULL), (size_t)n * sizeof(double));
+  scratch[j] += d->diag[j];
+  return scratch;
+}
+
+static int damped_fallback(sb_contact_problem *p, int n, int nk, int bs, const sb_contact_options *opt,
+                           sb_contact_info *info) {
+  const double rho = SB_CONTACT_DAMPING;
+  info->damped_passes++;
+  /* A unformed (the pass reads its LCP from op): so is the damped matrix,
+   * op's with the compliance as its diagonal */
+  int on_op = !p->A_formed;
+  const double *b = p->b;
+  double *d = p->damp_diag;
+  double dmax = 0;
+  for (int a = 0; a < nk; a++)
+    for (int k = a * bs; k < a * bs + bs - 1; k++) dmax = fmax(dmax, kept_entry(p, n, k, k));
+  double floor = SB_CONTACT_DAMPING_FLOOR * dmax;
+  for (int a = 0; a < nk; a++) {
+    int o = a * bs, g = o + bs - 1;
+    double mu = kept_entry(p, n, g, o), dn = fmax(kept_entry(p, n, o, o), floor);
+    for (int k = o; k < g; k++) d[k] = rho * fmax(kept_entry(p, n, k, k), floor);
+    d[g] = (mu * mu + 1e-6) / (rho * dn);
+  }
+  memcpy(p->bs, b, n * sizeof(double));
+  sb_lcp_options lo = opt->lcp;
+  lo.warm_start = 0;
+  lo.nblock = nk;
+  lo.block = p->blocks;
+  const double *Ms = p->As;
+  sb_kept_op_conditioned damped = {.op = &p->op, .dr = p->dr, .dc = p->dc, .eps = 0, .diag = d,
+                                   .xs = p->cond_x, .t = p->cond_t};
+  sb_lcp_entries entries = {.ctx = &damped, .entry = sb_kept_op_conditioned_entry,
+                            .column = sb_kept_op_conditioned_column,
+                            .principal = sb_kept_op_conditioned_principal,
+                            .column_rows = sb_kept_op_conditioned_column_rows,
+                            .apply = sb_kept_op_conditioned_apply,
+                            .apply_bound = sb_kept_op_conditioned_apply_bound, .storage = p->As};
+  if (on_op) {
+    damped_columns columns = {{&p->op, p->ruiz_block, -1}, d};
+    sb_ruiz_scales(n, damped_column, &columns, p->bs, p->dr, p->dc, opt->ruiz_iterations, 0, p->ruizw);
+    Ms = NULL;
+    lo.entries = &entries;
+  } else {
+    memcpy(p->As, p->A, (size_t)n * n * sizeof(double));
+    for (int k = 0; k < n; k++) p->As[(size_t)k * n + k] += d[k];
+    sb_ruiz(n, p->As, p->bs, p->dr, p->dc, opt->ruiz_iterations, p->ruizw);
+    lo.entries = NULL; /* As is A damped, not the conditioned operator */
+  }
+  memset(p->zs, 0, n * sizeof(double));
+  sb_lcp_status st = SB_LCP_BAD_INPUT; /* no mobility at all, or none finite: nothing to damp */
+  int formed = 0;
+  if (dmax > 0 && isfinite(dmax)) {
+    sb_lcp_info dinfo;
+    st = sb_lcp_solve(p->lcp, n, Ms, p->bs, p->zs, NULL, &lo, &dinfo);
+    formed = on_op && dinfo.matrix_formed;
+    count_solve(info, &dinfo);
+    info->lcp.iterations += dinfo.iterations;
+    info->lcp.attempts += dinfo.attempts;
+    info->lcp.time_us += dinfo.time_us;
+  }
+  for (int k = 0; k < n; k++) p->z[k] = st == SB_LCP_SOLVED ? p->zs[k] * p->dc[k] : 0;
+  canonical_gamma(p, n, nk, bs, p->z, p->wv);
+  info->residual = residual_at(n, p->z, p->wv, &info->complementarity);
+  size_t len = strlen(info->lcp.message);
+  snprintf(info->lcp.message + len, sizeof info->lcp.message - len, "%s%s (its physical residual %.3g)",
+           len ? "; applied " : "applied ", st == SB_LCP_SOLVED ? "the damped answer" : "no impulse", info->residual);
+  /* stages 2 and 3 of the real problem again, cold, as the stored path
+   * redoes them (the same scales) */
+  memcpy(p->bs, b, n * sizeof(double));
+  if (on_op) {
+    kept_columns columns = {&p->op, p->ruiz_block, -1};
+    sb_ruiz_scales(n, kept_op_column, &columns, p->bs, p->dr, p->dc, opt->ruiz_iterations, 0, p->ruizw);
+    p->As_formed = 0; /* As holds the damped matrix, if anything */
+  } else {
+    sb_ruiz_copy(n, p->A, p->As, p->bs, p->dr, p->dc, opt->ruiz_iterations, p->ruizw);
+    sb_tikhonov(n, p->As, p->normal_mask, opt->tikhonov);
+    p->As_formed = 1;
+  }
+  return formed;
+}
+
+/* The kept operator under the conditioning now in p->dr, p->dc (stage 2)
+ * and opt's Tikhonov on p->normal_mask (stage 3): As's entries, and with
+ * lcp_from_operator 2 its products. */
+static void condition_operator(sb_contact_problem *p, const sb_contact_options *opt) {
+  p->cond = (sb_kept_op_conditioned){.op = &p->op, .dr = p->dr, .dc = p->dc, .mask = p->normal_mask,
+                                     .eps = opt->tikhonov, .xs = p->cond_x, .t = p->cond_t};
+  int products = p->lcp_matrix == SB_CONTACT_LCP_OPERATOR;
+  p->cond_entries = (sb_lcp_entries){.ctx = &p->cond, .entry = sb_kept_op_conditioned_entry,
+                                     .column = sb_kept_op_conditioned_column,
+                                     .principal = sb_kept_op_conditioned_principal,
+                                     .column_rows = sb_kept_op_conditioned_column_rows,
+                                     .apply = products ? sb_kept_op_conditioned_apply : NULL,
+                                     .apply_bound = products ? sb_kept_op_conditioned_apply_bound : NULL,
+                                     .storage = p->As};
 }
 
 /* Stages 2 and 3, the solve, the proximal correction, the physical check
@@ -927,10 +984,11 @@ static void solve_assembled(sb_contact_problem *p, int n, int nk, int bs, const 
     snprintf(info->lcp.message, sizeof info->lcp.message,
              "the conditioned LCP was solved, but the physical residual is %.3g (> %.3g)", info->residual, tol);
   }
+  int damped_formed = 0;
   if (info->lcp.status != SB_LCP_SOLVED && !(info->residual <= SB_CONTACT_NEAR_TOL * qmax))
-    damped_fallback(p, n, nk, bs, opt, info);
+    damped_formed = damped_fallback(p, n, nk, bs, opt, info);
   info->matrices_formed += p->op_valid && p->lcp_matrix == SB_CONTACT_LCP_OPERATOR &&
-                           (p->A_formed || p->As_formed);
+                           (p->A_formed || p->As_formed || damped_formed);
 }
 
 /* Normal velocity plus gap term of contact i before any impulse: < 0 closes

@@ -144,8 +144,8 @@ typedef struct {
   int matrices_formed;     /* stage-1 passes whose conditioned LCP, which lcp_from_operator
                               SB_CONTACT_LCP_OPERATOR reads from the operator alone, was formed as
                               n x n matrices all the same: a solver that reads a stored matrix ran
-                              (FB, PGS, Lemke's tableau below SB_LCP_LEMKE_AUTO_MIN_N unknowns, the
-                              damped fallback), or W was not finite */
+                              (FB, PGS, Lemke's tableau below SB_LCP_LEMKE_AUTO_MIN_N unknowns, in
+                              the solve or in the damped fallback's), or W was not finite */
   int immobile;            /* contacts left out because no impulse moves their normal (a disk fixed
                               at a static mount or where a held end clamps: its whitened, projected
                               normal within rank_tol of the largest; contact.c, drop_immobile_kept);

@@ -170,7 +170,9 @@ static double tikhonov_at(const sb_kept_op_conditioned *s, int j) {
 
 double sb_kept_op_conditioned_entry(const void *ctx, int i, int j) {
   const sb_kept_op_conditioned *s = ctx;
-  double v = sb_kept_op_entry(s->op, i, j) * s->dr[i] * s->dc[j];
+  double a = sb_kept_op_entry(s->op, i, j);
+  if (s->diag && i == j) a += s->diag[j];
+  double v = a * s->dr[i] * s->dc[j];
   if (i == j && tikhonov_at(s, j) > 0) v += s->eps;
   return v;
 }
@@ -179,6 +181,7 @@ void sb_kept_op_conditioned_column(const void *ctx, int j, double *out) {
   const sb_kept_op_conditioned *s = ctx;
   int n = sb_kept_op_size(s->op);
   sb_kept_op_column(s->op, j, out);
+  if (s->diag) out[j] += s->diag[j];
   for (int i = 0; i < n; i++) out[i] = out[i] * s->dr[i] * s->dc[j];
   if (tikhonov_at(s, j) > 0) out[j] += s->eps;
 }
@@ -224,7 +227,10 @@ void sb_kept_op_conditioned_column_rows(const void *ctx, int j, const int *rows,
       out[a] = beta_column_entry(op, ra, ki, c, W1, W2, dxl, dyl) * dr[i] * dcj;
     }
   }
-  if (tikhonov_at(s, j) > 0) /* the diagonal (j, j), where rows holds j */
+  if (s->diag) /* the diagonal (j, j), where rows holds j: its entry again, the compliance added first */
+    for (int a = 0; a < nr; a++)
+      if (rows[a] == j) out[a] = (sb_kept_op_entry(op, j, j) + s->diag[j]) * dr[j] * dcj;
+  if (tikhonov_at(s, j) > 0)
     for (int a = 0; a < nr; a++)
       if (rows[a] == j) out[a] += s->eps;
 }
@@ -238,6 +244,8 @@ void sb_kept_op_conditioned_apply(const void *ctx, const double *x, const double
   int n = sb_kept_op_size(s->op);
   for (int j = 0; j < n; j++) s->xs[j] = s->dc[j] * x[j];
   sb_kept_op_apply(s->op, s->xs, NULL, s->t);
+  if (s->diag)
+    for (int i = 0; i < n; i++) s->t[i] += s->diag[i] * s->xs[i];
   for (int i = 0; i < n; i++) {
     double v = (b ? b[i] : 0) + s->dr[i] * s->t[i];
     y[i] = tikhonov_at(s, i) > 0 ? v + s->eps * x[i] : v;
@@ -256,9 +264,12 @@ void sb_kept_op_conditioned_apply_bound(const void *ctx, const double *x, const 
   const sb_kept_op_conditioned *s = ctx;
   const sb_kept_op *op = s->op;
   int n = sb_kept_op_size(op);
-  const double u = DBL_EPSILON / 2, K = 3.0 * op->nk + op->r + 16, g = K * u / (1 - K * u);
+  /* the compliance: its product, its sum and its entry's own addition (3) */
+  const double u = DBL_EPSILON / 2, K = 3.0 * op->nk + op->r + 16 + (s->diag ? 3 : 0), g = K * u / (1 - K * u);
   for (int j = 0; j < n; j++) s->xs[j] = x[j] != 0 ? s->dc[j] * fabs(x[j]) + DBL_TRUE_MIN : 0;
   sb_kept_op_abs_apply(op, s->xs, s->t);
+  if (s->diag)
+    for (int i = 0; i < n; i++) s->t[i] += fabs(s->diag[i]) * s->xs[i];
   for (int i = 0; i < n; i++) {
     double terms = (b ? fabs(b[i]) : 0) + s->dr[i] * s->t[i] + (tikhonov_at(s, i) > 0 ? s->eps * fabs(x[i]) : 0);
     e[i] = g * terms + K * (1 + s->dr[i]) * DBL_TRUE_MIN;

@@ -95,7 +95,7 @@ static inline void sb_kept_op_block_column(const sb_kept_op *op, int r, int c, d
   An[oc + bs - 1] = op->mu[c];
 }
 
-/* The conditioned LCP's matrix, Dr A Dc + eps diag(mask): A under stage 2's
+/* The conditioned LCP's matrix, Dr (A + diag) Dc + eps diag(mask): A under stage 2's
  * scales (powers of two, so each entry is A's times dr_i dc_j exactly, as
  * Ruiz's sweeps leave it) and stage 3's eps on the masked diagonal (none
  * when eps <= 0). Its entries equal the conditioned copy's bit for bit
@@ -106,6 +106,8 @@ typedef struct {
   const double *dr, *dc;  /* the row and column scales (sb_kept_op_size each) */
   const int *mask;        /* the diagonal entries eps is added to (NULL: all) */
   double eps;
+  const double *diag;     /* optional (NULL: none): added to A's diagonal before the scales, as a
+                             compliance added to A is (the contact's damped problem) */
   double *xs, *t;         /* sb_kept_op_size each: the products' scratch (Dc x, then A Dc x) */
 } sb_kept_op_conditioned;
 

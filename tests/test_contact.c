@@ -857,6 +857,51 @@ static void test_infeasible(void) {
   sb_contact_free(P);
 }
 
+/* The damped problem on the operator (lcp_matrix operator: A is not
+ * formed) answers as on the formed matrices: one point pressed into three
+ * pairs of opposite faces, rank selection off, so all six are kept (36
+ * unknowns: revised Lemke, which reads no stored matrix). The damped
+ * problem has one solution, so the two answers differ by round-off only;
+ * on the operator no n x n matrix is formed. */
+static void test_infeasible_on_operator(void) {
+  const double normals[6][3] = {{0, 0, 1}, {0, 0, -1}, {1, 0, 0}, {-1, 0, 0}, {0, 1, 0}, {0, -1, 0}};
+  double fn[2][6], imp[2][6][3];
+  for (int form = 0; form < 2; form++) {
+    char err[256] = "";
+    sb_contact_problem *P = sb_contact_create(6, 1, 6, 4, err, sizeof err);
+    double M[36], vf[6] = {0.3, -0.2, 0.1, 0, 0, 0}, jac[18];
+    unit_mass(M);
+    sb_contact_add_dense(P, 6, M, vf, err, sizeof err);
+    for (int i = 0; i < 6; i++) {
+      sb_contact c = unit_point_contact(jac, 3, 0.5);
+      memcpy(c.normal, normals[i], sizeof c.normal);
+      c.gap = -0.01 * (1 + 0.1 * i);
+      sb_contact_add(P, &c, err, sizeof err);
+    }
+    sb_contact_options o = sb_contact_default_options();
+    o.rank_selection = 0;
+    o.lcp_from_operator = form ? SB_CONTACT_LCP_OPERATOR : SB_CONTACT_LCP_STORED;
+    sb_contact_info info;
+    sb_contact_solve(P, H, &o, &info, err, sizeof err);
+    EXPECT(info.nkept == 6 && info.damped_passes >= 1 && strstr(info.lcp.message, "applied the damped answer"),
+           "infeasible, lcp_matrix %s: %d kept, %d damped passes (%s)", form ? "operator" : "stored", info.nkept,
+           info.damped_passes, info.lcp.message);
+    EXPECT(form ? info.operator_passes >= 1 && info.matrices_formed == 0 : info.operator_passes == 0,
+           "infeasible, lcp_matrix %s: %d passes on the operator, %d formed the matrices", form ? "operator" : "stored",
+           info.operator_passes, info.matrices_formed);
+    for (int i = 0; i < 6; i++) sb_contact_result(P, i, imp[form][i], &fn[form][i], NULL, NULL);
+    sb_contact_free(P);
+  }
+  double worst = 0, largest = 0;
+  for (int i = 0; i < 6; i++) {
+    largest = fmax(largest, fn[0][i]);
+    worst = fmax(worst, fabs(fn[1][i] - fn[0][i]));
+    for (int k = 0; k < 3; k++) worst = fmax(worst, fabs(imp[1][i][k] - imp[0][i][k]));
+  }
+  EXPECT(largest > 0.1 && worst <= 1e-9 * largest, "infeasible: the damped answers on the operator and on the "
+         "formed matrices differ by %.3g N s (largest normal impulse %.3g N s)", worst, largest);
+}
+
 /* w = A z + b, computed here, and the worst |min(z_i, w_i)| relative to
  * max(1, |b|inf); *neg gets the most negative entry of z and w. */
 static double lcp_check(int n, const double *A, const double *b, const double *z, double *w, double *neg) {
@@ -1680,6 +1725,7 @@ int main(void) {
   test_rank_select_dense_panels();
   test_push_box_lcps();
   test_infeasible();
+  test_infeasible_on_operator();
   test_block_resting();
   test_rod_resting();
   test_incline();

@@ -152,6 +152,60 @@ static void check_products(int n, const double *As, const double *bs, const sb_l
  * conditioned copy As's, bit for bit; the conditioned entry() on the
  * diagonal (where Tikhonov's eps is) and on the first row and column; its
  * principal blocks and its columns at a third of the rows. */
+/* The conditioned operator with a compliance on A's diagonal (the contact
+ * solve's damped problem on the operator, sb_kept_op_conditioned.diag):
+ * its entries, columns, rows and principal blocks are Md's bit for bit, Md
+ * being As with each diagonal entry made here from A's, (A_jj + d_j) dr_j
+ * dc_j plus Tikhonov's eps where it applies; its product is within its
+ * bound of the long double sum over Md, for z of random signs. */
+static void check_compliance(int n, const double *A, const double *As, const double *bs, const sb_lcp_entries *ce,
+                             const char *what, tally *t) {
+  sb_kept_op_conditioned cd = *(const sb_kept_op_conditioned *)ce->ctx;
+  double *d = malloc(sizeof(double) * 6 * n), *col = d + n, *z = col + n, *y = z + n, *e = y + n, *md = e + n;
+  int *set = malloc(sizeof(int) * n), na = 0, differ = 0, far = 0;
+  double *Md = malloc(sizeof(double) * n * n), *blk = malloc(sizeof(double) * n * n);
+  memcpy(Md, As, sizeof(double) * n * n);
+  for (int j = 0; j < n; j++) {
+    d[j] = fabs(A[(size_t)j * n + j]) * pow(10, 2 * tu_rand_r(&rng) - 1) + 1e-3 * tu_rand_r(&rng);
+    md[j] = (A[(size_t)j * n + j] + d[j]) * cd.dr[j] * cd.dc[j];
+    if (cd.eps > 0 && (!cd.mask || cd.mask[j])) md[j] += cd.eps;
+    Md[(size_t)j * n + j] = md[j];
+  }
+  cd.diag = d;
+  for (int j = 0; j < n; j++) {
+    sb_kept_op_conditioned_column(&cd, j, col);
+    differ += memcmp(col, Md + (size_t)j * n, sizeof(double) * n) != 0;
+    double ejj = sb_kept_op_conditioned_entry(&cd, j, j), e0j = sb_kept_op_conditioned_entry(&cd, 0, j);
+    differ += memcmp(&ejj, &md[j], sizeof ejj) != 0 || memcmp(&e0j, &Md[(size_t)j * n], sizeof e0j) != 0;
+  }
+  for (int i = 0; i < n; i += 2) set[na++] = i;
+  sb_kept_op_conditioned_principal(&cd, set, na, blk);
+  for (int b = 0; b < na; b++)
+    for (int a = 0; a < na; a++)
+      differ += memcmp(&blk[(size_t)b * na + a], &Md[(size_t)set[b] * n + set[a]], sizeof(double)) != 0;
+  for (int i = 0; i < n; i++) z[i] = (2 * tu_rand_r(&rng) - 1) * pow(10, -6 * tu_rand_r(&rng));
+  sb_kept_op_conditioned_apply(&cd, z, bs, y);
+  sb_kept_op_conditioned_apply_bound(&cd, z, bs, e);
+  for (int i = 0; i < n; i++) {
+    long double s = bs[i], mag = fabsl((long double)bs[i]);
+    for (int j = 0; j < n; j++) {
+      s += (long double)Md[(size_t)j * n + i] * z[j];
+      mag += fabsl((long double)Md[(size_t)j * n + i] * z[j]);
+    }
+    double slack = e[i] + (double)(mag * (n + 2) * 0x1p-63L), off = fabs((double)((long double)y[i] - s));
+    t->worst_apply = fmax(t->worst_apply, off / fmax(slack, DBL_MIN));
+    far += !(off <= slack);
+  }
+  EXPECT(differ == 0, "%s, step %d: %d entries, columns or blocks with the compliance differ from Md's", what,
+         t->steps, differ);
+  EXPECT(far == 0, "%s, step %d: %d rows of bs + Md z through the operator with the compliance beyond the bound",
+         what, t->steps, far);
+  free(d);
+  free(set);
+  free(Md);
+  free(blk);
+}
+
 static void check_columns(const sb_contact_problem *P, const sb_kept_op *op, int n, const double *A, const char *what,
                           tally *t) {
   const double *As, *bs, *An, *bn;
@@ -207,6 +261,7 @@ static void check_columns(const sb_contact_problem *P, const sb_kept_op *op, int
   free(blk);
   lemke_both_ways(n, As, bs, ce, what, t);
   check_products(n, As, bs, ce, what, t);
+  check_compliance(n, A, As, bs, ce, what, t);
   EXPECT(differ == 0, "%s, step %d: %d of %d columns differ from A's", what, t->steps, differ, n);
   EXPECT(cdiffer == 0, "%s, step %d: %d conditioned entries differ from As's, first column's at (%d, %d): %.17g vs "
          "%.17g", what, t->steps, cdiffer, first_i, first_j,
