@@ -81,6 +81,21 @@ static void lemke_both_ways(int n, const double *As, const double *bs, const sb_
   sb_lcp_work_free(wk);
 }
 
+/* Row i of b + M z in long double (*s; 64-bit significands, its own error
+ * n 2^-63 of the terms' magnitudes), y_i's distance from it (*off), and
+ * the slack allowed: the operator's bound e_i plus that error. */
+static double row_slack(int n, const double *M, const double *b, const double *z, const double *y, const double *e,
+                        int i, long double *s, double *off) {
+  long double sum = b[i], mag = fabsl((long double)b[i]);
+  for (int j = 0; j < n; j++) {
+    sum += (long double)M[(size_t)j * n + i] * z[j];
+    mag += fabsl((long double)M[(size_t)j * n + i] * z[j]);
+  }
+  *s = sum;
+  *off = fabs((double)((long double)y[i] - sum));
+  return e[i] + (double)(mag * (n + 2) * 0x1p-63L);
+}
+
 /* The conditioned operator's products (sb_kept_op_conditioned_apply, the
  * solve's with lcp_matrix operator) on the step's conditioned LCP (As, bs):
  *   - y = bs + As z for a z of random signs over six decades (cancellation in
@@ -111,12 +126,8 @@ static void check_products(int n, const double *As, const double *bs, const sb_l
     ca.apply(ca.ctx, z, bs, y);
     ca.apply_bound(ca.ctx, z, bs, e);
     for (int i = 0; i < n; i++) {
-      long double s = bs[i], mag = fabsl((long double)bs[i]);
-      for (int j = 0; j < n; j++) {
-        s += (long double)As[(size_t)j * n + i] * z[j];
-        mag += fabsl((long double)As[(size_t)j * n + i] * z[j]);
-      }
-      double slack = e[i] + (double)(mag * (n + 2) * 0x1p-63L), off = fabs((double)((long double)y[i] - s));
+      long double s;
+      double off, slack = row_slack(n, As, bs, z, y, e, i, &s, &off);
       t->worst_apply = fmax(t->worst_apply, off / fmax(slack, DBL_MIN));
       if (!(off <= slack)) {
         EXPECT(0, "%s, step %d, %s z: row %d of bs + As z: operator %.17g, long double %.17Lg, bound %.3g", what,
@@ -187,12 +198,8 @@ static void check_compliance(int n, const double *A, const double *As, const dou
   sb_kept_op_conditioned_apply(&cd, z, bs, y);
   sb_kept_op_conditioned_apply_bound(&cd, z, bs, e);
   for (int i = 0; i < n; i++) {
-    long double s = bs[i], mag = fabsl((long double)bs[i]);
-    for (int j = 0; j < n; j++) {
-      s += (long double)Md[(size_t)j * n + i] * z[j];
-      mag += fabsl((long double)Md[(size_t)j * n + i] * z[j]);
-    }
-    double slack = e[i] + (double)(mag * (n + 2) * 0x1p-63L), off = fabs((double)((long double)y[i] - s));
+    long double s;
+    double off, slack = row_slack(n, Md, bs, z, y, e, i, &s, &off);
     t->worst_apply = fmax(t->worst_apply, off / fmax(slack, DBL_MIN));
     far += !(off <= slack);
   }
