@@ -226,7 +226,8 @@ static const cusp_key key_table[] = {
             "the same pivoting rules, so the same path where round-off decides no tie; 1.4-4x fewer "
             "instructions on ropes' LCPs of hundreds of variables) or auto (revised on LCPs of at least "
             KEY_STR(SB_LCP_LEMKE_AUTO_MIN_N) " unknowns, the tableau below, where its fixed costs are the "
-            "smaller; docs/contact_scaling.md, sessions 26 and 27)"},
+            "smaller, but on a pass that reads the operator alone (lcp_matrix), whose matrix the tableau "
+            "would form; docs/contact_scaling.md, sessions 26 and 27)"},
     {.name = "lcp_matrix", .kind = CUSP_KEY_ENUM, .unit = "", FIELD(lcp_matrix), WORDS(w_lcp_matrix),
      .def = {"auto", "auto"},
      .doc = "lcp contact: what the solve reads from the kept contacts' Delassus blocks instead of the "
@@ -235,7 +236,7 @@ static const cusp_key key_table[] = {
             "bit for bit), operator (the entries and the products: another order of summation, so answers "
             "that pass the same acceptance test, equal up to round-off, and on a degenerate LCP possibly "
             "another of its solutions; the step then forms neither the matrix nor its conditioned copy, but "
-            "where a fallback solver runs) or auto (each stage-1 pass operator from "
+            "where the fallback solvers FB or PGS run) or auto (each stage-1 pass operator from "
             KEY_STR(SB_CONTACT_LCP_AUTO_MIN_N) " unknowns on, where its time a step fell below stored's and "
             "the n x n matrices outgrow a cache, stored below, where it costs the least; issue 15, item 1; "
             "docs/contact_factor_design.md, docs/contact_scaling.md, session 34)"},

@@ -111,8 +111,9 @@ typedef struct {
                               conditioned copy is formed: stage 2 takes its scales from the
                               operator's columns (sb_ruiz_scales: the same doubles), and a pass
                               forms the matrices only where a solver that reads a stored matrix
-                              runs (FB, PGS, Lemke's tableau below SB_LCP_LEMKE_AUTO_MIN_N
-                              unknowns, the damped fallback; counted in
+                              runs (FB or PGS, the chain's fallbacks; Lemke's auto form is the
+                              revised one at every size, and the damped fallback reads the
+                              operator with its compliance; counted in
                               sb_contact_info.matrices_formed) (issue 15, item 1;
                               docs/contact_factor_design.md; plugin key lcp_matrix).
                               SB_CONTACT_LCP_STORED (0): from the formed matrices.
@@ -144,8 +145,8 @@ typedef struct {
   int matrices_formed;     /* stage-1 passes whose conditioned LCP, which lcp_from_operator
                               SB_CONTACT_LCP_OPERATOR reads from the operator alone, was formed as
                               n x n matrices all the same: a solver that reads a stored matrix ran
-                              (FB, PGS, Lemke's tableau below SB_LCP_LEMKE_AUTO_MIN_N unknowns, in
-                              the solve or in the damped fallback's), or W was not finite */
+                              (FB or PGS, in the solve or in the damped fallback's), or W was not
+                              finite */
   int immobile;            /* contacts left out because no impulse moves their normal (a disk fixed
                               at a static mount or where a held end clamps: its whitened, projected
                               normal within rank_tol of the largest; contact.c, drop_immobile_kept);

@@ -1454,7 +1454,10 @@ static sb_lcp_status lemke_core(sb_lcp_work *wk, int n, const double *M, int ldm
                                 const int *start, double *z, int max_pivots, int *pivots, int *warm,
                                 char *msg, int msg_size) {
   int form = wk->lemke_form;
-  if (form == SB_LCP_LEMKE_AUTO) form = n >= SB_LCP_LEMKE_AUTO_MIN_N ? SB_LCP_LEMKE_REVISED : SB_LCP_LEMKE_TABLEAU;
+  /* an unformed M (its entries only) stays unformed at any size: the
+   * tableau would form it */
+  if (form == SB_LCP_LEMKE_AUTO)
+    form = n >= SB_LCP_LEMKE_AUTO_MIN_N || !M ? SB_LCP_LEMKE_REVISED : SB_LCP_LEMKE_TABLEAU;
   wk->lemke_ran = form;
   if (form == SB_LCP_LEMKE_REVISED)
     return sb_lemke_revised(wk, n, M, ldm, wk->entries, q, start, z, max_pivots, pivots, warm, msg, msg_size);

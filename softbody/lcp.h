@@ -52,11 +52,12 @@ typedef enum {
  * residuals are the operator's too: they sum in its order, so answers may
  * differ from the stored matrix's in the last bits, and the acceptance test
  * bounds their rounding by apply_bound instead of by the row terms. The
- * fallback solvers (FB, PGS, the tableau) still read M: it is given too,
- * or, with apply and storage, M may be NULL (an unformed matrix): a solve
- * then fills storage from column() before the first of those solvers runs,
- * and never otherwise; it does not scan the entries for non-finite ones,
- * which the caller vouches for. */
+ * fallback solvers (FB, PGS) and Lemke's tableau still read M: it is given
+ * too, or, with apply and storage, M may be NULL (an unformed matrix): a
+ * solve then fills storage from column() before the first of those solvers
+ * runs, and never otherwise (Lemke's auto form is then the revised one at
+ * every size); it does not scan the entries for non-finite ones, which the
+ * caller vouches for. */
 typedef struct {
   const void *ctx;
   double (*entry)(const void *ctx, int i, int j);
@@ -124,7 +125,8 @@ typedef struct {
                             factored (block LU with refactorizations), O(k^2 + n k) a pivot, k the
                             basic z's: the same path in exact arithmetic; SB_LCP_LEMKE_AUTO
                             (default) the revised form on problems of at least
-                            SB_LCP_LEMKE_AUTO_MIN_N unknowns, the tableau below
+                            SB_LCP_LEMKE_AUTO_MIN_N unknowns and on an unformed M
+                            (sb_lcp_entries.storage) of any size, the tableau below
                             (docs/contact_scaling.md, sessions 25 to 27) */
   const sb_lcp_entries *entries; /* M's entries as functions, equal to M's doubles (NULL: none):
                             read instead of M where sb_lcp_entries says (issue 15, item 1: a step

@@ -655,16 +655,22 @@ static void dense_apply_bound(const void *ctx, const double *x, const double *b,
 }
 
 /* An unformed matrix (M NULL, entries with apply and storage): the solvers
- * that read the matrix stored (FB, PGS, Lemke's tableau) find it formed in
- * storage, the others never touch storage, and each answer is the one the
- * same entries give with M stored, bit for bit. */
+ * that read the matrix stored (FB, PGS, Lemke's tableau when asked for) find
+ * it formed in storage, the others never touch storage, and each answer is
+ * the one the same entries give with M stored, bit for bit where the same
+ * solver runs. Lemke's auto form takes the revised form on an unformed M of
+ * any size (n = 7: the tableau on M stored), whose answer agrees to the
+ * tolerance. */
 static void test_unformed_matrix(void) {
   static double M[NMAX * NMAX], S[NMAX * NMAX], q[NMAX], z[2][NMAX], w[NMAX];
   sb_lcp_work *wk = sb_lcp_work_create(NMAX);
   struct {
     int n, chain; /* chain: -1 the default chain, else the one solver */
     int forms;    /* 1: a solver that reads M stored runs */
-  } cases[] = {{80, SB_LCP_LEMKE, 0}, {7, SB_LCP_LEMKE, 1}, {40, SB_LCP_FB, 1}, {40, SB_LCP_PGS, 1}, {80, -1, 0}};
+    int form;     /* lemke_form */
+  } cases[] = {{80, SB_LCP_LEMKE, 0, SB_LCP_LEMKE_AUTO}, {7, SB_LCP_LEMKE, 0, SB_LCP_LEMKE_AUTO},
+               {7, SB_LCP_LEMKE, 1, SB_LCP_LEMKE_TABLEAU}, {40, SB_LCP_FB, 1, SB_LCP_LEMKE_AUTO},
+               {40, SB_LCP_PGS, 1, SB_LCP_LEMKE_AUTO}, {80, -1, 0, SB_LCP_LEMKE_AUTO}};
   for (unsigned c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     int n = cases[c].n;
     make(SPD, n, M, q);
@@ -673,6 +679,7 @@ static void test_unformed_matrix(void) {
                           .apply_bound = dense_apply_bound, .storage = S};
     sb_lcp_options o = sb_lcp_default_options();
     o.entries = &ent;
+    o.lemke_form = cases[c].form;
     sb_lcp_info info[2];
     sb_lcp_status st[2];
     for (int k = 0; k < 2; k++) {
@@ -688,9 +695,20 @@ static void test_unformed_matrix(void) {
       untouched &= isnan(S[i]);
     }
     const char *what = cases[c].chain < 0 ? "the chain" : sb_lcp_solver_name((sb_lcp_solver)cases[c].chain);
-    EXPECT(st[0] == SB_LCP_SOLVED && st[1] == SB_LCP_SOLVED && !memcmp(z[0], z[1], sizeof(double) * n),
-           "unformed M, n = %d, %s: %s and %s, the answers %s", n, what, sb_lcp_status_name(st[0]),
-           sb_lcp_status_name(st[1]), memcmp(z[0], z[1], sizeof(double) * n) ? "differ" : "equal");
+    /* the same solver and form on both: bit for bit; auto's two forms at n = 7: to the tolerance */
+    int both_forms = cases[c].chain == SB_LCP_LEMKE && n < SB_LCP_LEMKE_AUTO_MIN_N && cases[c].form == SB_LCP_LEMKE_AUTO;
+    double dz = 0, zmax = 0;
+    for (int i = 0; i < n; i++) {
+      dz = fmax(dz, fabs(z[0][i] - z[1][i]));
+      zmax = fmax(zmax, fabs(z[0][i]));
+    }
+    EXPECT(st[0] == SB_LCP_SOLVED && st[1] == SB_LCP_SOLVED &&
+               (both_forms ? dz <= 1e-10 * zmax : !memcmp(z[0], z[1], sizeof(double) * n)),
+           "unformed M, n = %d, %s: %s and %s, the answers differ by %.3g", n, what, sb_lcp_status_name(st[0]),
+           sb_lcp_status_name(st[1]), dz);
+    EXPECT(!both_forms || (info[0].lemke_form == SB_LCP_LEMKE_TABLEAU && info[1].lemke_form == SB_LCP_LEMKE_REVISED),
+           "unformed M, n = %d: Lemke's auto form ran %d on M stored, %d unformed (expected the tableau, then the "
+           "revised form)", n, info[0].lemke_form, info[1].lemke_form);
     EXPECT(info[1].matrix_formed == cases[c].forms && info[0].matrix_formed == 0,
            "unformed M, n = %d, %s: matrix_formed %d (stored M: %d), expected %d", n, what, info[1].matrix_formed,
            info[0].matrix_formed, cases[c].forms);
