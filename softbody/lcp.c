@@ -1250,9 +1250,13 @@ static sb_lcp_status solve_fb(sb_lcp_work *wk, int n, const double *M, const dou
 
 /* ---------- Lemke ---------- */
 
+/* fmax(x, y) for a y that is not NaN, inline: a NaN x gives y, as fmax's
+ * does (the library call costs more than the loops it sits in here). */
+static inline double max_of(double x, double y) { return x > y ? x : y; }
+
 int sb_lemke_ratio_test(int n, const double *col, double sign, const double *bbar, int *ties) {
   double cmax = 0;
-  for (int i = 0; i < n; i++) cmax = fmax(cmax, fabs(col[i]));
+  for (int i = 0; i < n; i++) cmax = max_of(fabs(col[i]), cmax);
   double ptol = 1e-12 * fmax(cmax, 1e-300);
   /* minimum ratio over rows that block (x_i decreases as the entering one grows) */
   double best = INFINITY;
@@ -1260,7 +1264,7 @@ int sb_lemke_ratio_test(int n, const double *col, double sign, const double *bba
   for (int i = 0; i < n; i++) {
     double a = sign * col[i];
     if (a <= ptol) continue;
-    double ratio = fmax(bbar[i], 0) / a;
+    double ratio = max_of(bbar[i], 0) / a;
     if (ratio < best * (1 - 1e-12) - 1e-300) {
       best = ratio;
       nt = 0;
