@@ -427,25 +427,28 @@ static void row_terms(const sb_lcp_work *wk, int n, const double *restrict M, co
   }
 }
 
-/* row_terms' s_i for the rows flagged in rows_in only (the others left as
- * they were), from the entries' columns restricted to those rows: the sums
- * of row_term, in the same order (the same numbers), where row_term pays a
- * call of entry() per term. */
-static void flagged_row_terms(sb_lcp_work *wk, int n, const double *q, const double *z, const int *rows_in,
-                              double *s) {
+/* row_terms' s_i for the rows listed in rows (nr of them, ascending) or
+ * flagged in rows_in only (the others left as they were), from the entries'
+ * columns restricted to those rows: the sums of row_term, in the same order
+ * (the same numbers), where row_term pays a call of entry() per term. */
+static void listed_row_terms(const sb_lcp_work *wk, int n, const double *q, const double *z, const int *rows, int nr,
+                             double *s) {
   const sb_lcp_entries *ent = wk->entries;
-  int nr = 0, *rows = wk->term_rows;
-  for (int i = 0; i < n; i++)
-    if (rows_in[i]) {
-      rows[nr++] = i;
-      s[i] = fabs(q[i]);
-    }
+  for (int r = 0; r < nr; r++) s[rows[r]] = fabs(q[rows[r]]);
   for (int j = 0; j < n && nr > 0; j++) {
     double a = fabs(z[j]);
     if (a == 0) continue;
     ent->column_rows(ent->ctx, j, rows, nr, wk->rv_col);
     for (int r = 0; r < nr; r++) s[rows[r]] += fabs(wk->rv_col[r]) * a;
   }
+}
+
+static void flagged_row_terms(sb_lcp_work *wk, int n, const double *q, const double *z, const int *rows_in,
+                              double *s) {
+  int nr = 0, *rows = wk->term_rows;
+  for (int i = 0; i < n; i++)
+    if (rows_in[i]) rows[nr++] = i;
+  listed_row_terms(wk, n, q, z, rows, nr, s);
 }
 
 /* Row i of row_terms, summed in the same order (the same number). */
@@ -488,7 +491,19 @@ static int within_tol(const sb_lcp_work *wk, int n, const double *M, const doubl
                       const double *w, double r, double tol, double qs, double *s) {
   if (r <= tol * qs) return 1;
   if (!(r < INFINITY)) return 0;
-  row_terms(wk, n, M, q, z, s);
+  if (wk && wk->entries && wk->entries->column_rows) {
+    /* only a row beyond tol qs needs its terms: from the entries, whose
+     * whole columns cost n entries each, the columns at those rows */
+    int nr = 0, *rows = wk->term_rows;
+    for (int i = 0; i < n; i++) {
+      double a = fabs(z[i] < w[i] ? z[i] : w[i]);
+      if (a > tol * qs) rows[nr++] = i;
+      else s[i] = 0;
+    }
+    listed_row_terms(wk, n, q, z, rows, nr, s);
+  } else {
+    row_terms(wk, n, M, q, z, s);
+  }
   for (int i = 0; i < n; i++) {
     double a = fabs(z[i] < w[i] ? z[i] : w[i]), t = s[i] > qs ? s[i] : qs;
     if (a > tol * t) return 0;
