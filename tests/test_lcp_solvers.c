@@ -636,6 +636,10 @@ static void dense_column(const void *ctx, int j, double *out) {
   const dense_entries *d = ctx;
   memcpy(out, d->M + (size_t)j * d->n, sizeof(double) * d->n);
 }
+static void dense_column_rows(const void *ctx, int j, const int *rows, int nr, double *out) {
+  const dense_entries *d = ctx;
+  for (int a = 0; a < nr; a++) out[a] = d->M[(size_t)j * d->n + rows[a]];
+}
 static void dense_apply(const void *ctx, const double *x, const double *b, double *y) {
   const dense_entries *d = ctx;
   for (int i = 0; i < d->n; i++) {
@@ -652,6 +656,33 @@ static void dense_apply_bound(const void *ctx, const double *x, const double *b,
     for (int j = 0; j < d->n; j++) s += fabs(d->M[(size_t)j * d->n + i] * x[j]);
     e[i] = g * s + (d->n + 1) * DBL_TRUE_MIN;
   }
+}
+
+/* The acceptance test's row terms excuse the rounding of large cancelling
+ * terms, from the entries (their columns at the rows beyond tol qs) as from
+ * M: w0 = 0.7 (z0 - z2 - 1), w1 = z1 - 1, w2 = -w0 has the ray of solutions
+ * z0 = z2 + 1, z1 = 1. On the guess z2 = 1e9 / 3 + 0.02 on it, w0 and w2
+ * are 0 exactly but their double sums 3e-8, far above tol max(1, |q|) =
+ * 1e-12 and within tol of their terms (4.7e8): the warm pivot answers on
+ * the guess's set, with M alone and with the entries alike. (Taking the
+ * entries' terms at no row, Lemke answers instead, at z = (1, 1, 0).) */
+static void test_row_terms_from_entries(void) {
+  double M[9] = {0.7, 0, -0.7, 0, 1, 0, -0.7, 0, 0.7}, q[3] = {-0.7, -1, 0.7};
+  dense_entries de = {M, 3};
+  sb_lcp_entries ent = {.ctx = &de, .entry = dense_entry, .column = dense_column, .column_rows = dense_column_rows};
+  sb_lcp_work *wk = sb_lcp_work_create(3);
+  for (int e = 0; e < 2; e++) {
+    double z2 = 1e9 / 3 + 0.02, z[3] = {z2 + 1, 1, z2}, w[3];
+    sb_lcp_options o = sb_lcp_default_options();
+    o.warm_start = 1;
+    o.entries = e ? &ent : NULL;
+    sb_lcp_info info;
+    sb_lcp_status st = sb_lcp_solve(wk, 3, M, q, z, w, &o, &info);
+    EXPECT(st == SB_LCP_SOLVED && info.warm_pivot && fabs(z[0] - z[2] - 1) <= 1e-6 && z[2] > 1e8,
+           "row terms %s: %s, warm pivot %d, z = (%.17g, %.17g, %.17g) (the guess's ray, answered warm)",
+           e ? "from the entries" : "from M", sb_lcp_status_name(st), info.warm_pivot, z[0], z[1], z[2]);
+  }
+  sb_lcp_work_free(wk);
 }
 
 /* An unformed matrix (M NULL, entries with apply and storage): the solvers
@@ -1469,5 +1500,6 @@ int main(void) {
   test_lemke_form_reported();
   test_lemke_revised_drift();
   test_unformed_matrix();
+  test_row_terms_from_entries();
   return test_report("lcp_solvers");
 }
