@@ -748,30 +748,6 @@ static void count_solve(sb_contact_info *info, const sb_lcp_info *solve) {
   info->warm_lemke_solved += solve->warm_lemke == 3;
 }
 
-/* Impulses of a step whose LCP did not solve. The best iterate of the chain
- * is kept when it nearly solves the physical problem (residual within
- * SB_CONTACT_NEAR_TOL max(1, |b|)). Far from it the iterate can be anything:
- * an infeasible problem (a disk pressed into two opposite faces) solved after
- * Tikhonov gives impulses of order demand / eps_W, 1e10 N s, that throw
- * bodies. The damped problem answers instead: a compliant contact, A + rho
- * Delta on the impulses (Delta = diag of the Delassus block, rho =
- * SB_CONTACT_DAMPING) and mu^2 / (rho Delta_n) on each gamma (+ 1e-6 / (rho
- * Delta_n) so that mu = 0 still fixes it). Its matrix is positive definite:
- * the beta-gamma couplings cancel in x^T A x and the gamma weight dominates
- * mu fn gamma. So it has one solution, the chain finds it, and z^T w = 0
- * bounds it by the demand, |Delta^(1/2) x| <= (2 / rho)
- * |Delta^(-1/2) b| over the impulses x: about half the velocity change the
- * step asked for, with fn >= 0 and friction beyond the cone by at most the
- * gamma term. If even that fails the contacts apply nothing this step.
- * Delta is floored at SB_CONTACT_DAMPING_FLOOR of its largest entry: a row
- * without mobility (a friction direction that no impulse moves; an
- * immobile normal never gets here, drop_immobile_kept) would otherwise
- * leave the matrix semidefinite, and its gamma weight infinite.
- * Stages 2 and 3 are redone afterwards so that As (where A is formed) and
- * the scales show the real problem. On the operator (A unformed) the damped
- * matrix is op's with the compliance added to its diagonal: no matrix is
- * formed unless a solver that reads a stored one runs. Returns 1 when that
- * formed it. */
 /* Stage 2's view of A where A is not formed: its columns from op, a
  * contact's r + 2 at once (the sweeps take them in order, and its beta
  * columns share their pyramid products), held in block. */
@@ -819,6 +795,30 @@ static const double *damped_column(void *ctx, int j, double *scratch) {
   return scratch;
 }
 
+/* Impulses of a step whose LCP did not solve. The best iterate of the chain
+ * is kept when it nearly solves the physical problem (residual within
+ * SB_CONTACT_NEAR_TOL max(1, |b|)). Far from it the iterate can be anything:
+ * an infeasible problem (a disk pressed into two opposite faces) solved after
+ * Tikhonov gives impulses of order demand / eps_W, 1e10 N s, that throw
+ * bodies. The damped problem answers instead: a compliant contact, A + rho
+ * Delta on the impulses (Delta = diag of the Delassus block, rho =
+ * SB_CONTACT_DAMPING) and mu^2 / (rho Delta_n) on each gamma (+ 1e-6 / (rho
+ * Delta_n) so that mu = 0 still fixes it). Its matrix is positive definite:
+ * the beta-gamma couplings cancel in x^T A x and the gamma weight dominates
+ * mu fn gamma. So it has one solution, the chain finds it, and z^T w = 0
+ * bounds it by the demand, |Delta^(1/2) x| <= (2 / rho)
+ * |Delta^(-1/2) b| over the impulses x: about half the velocity change the
+ * step asked for, with fn >= 0 and friction beyond the cone by at most the
+ * gamma term. If even that fails the contacts apply nothing this step.
+ * Delta is floored at SB_CONTACT_DAMPING_FLOOR of its largest entry: a row
+ * without mobility (a friction direction that no impulse moves; an
+ * immobile normal never gets here, drop_immobile_kept) would otherwise
+ * leave the matrix semidefinite, and its gamma weight infinite.
+ * Stages 2 and 3 are redone afterwards so that As (where A is formed) and
+ * the scales show the real problem. On the operator (A unformed) the damped
+ * matrix is op's with the compliance added to its diagonal: no matrix is
+ * formed unless a solver that reads a stored one runs. Returns 1 when that
+ * formed it. */
 static int damped_fallback(sb_contact_problem *p, int n, int nk, int bs, const sb_contact_options *opt,
                            sb_contact_info *info) {
   const double rho = SB_CONTACT_DAMPING;
