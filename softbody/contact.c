@@ -991,6 +991,25 @@ static void solve_assembled(sb_contact_problem *p, int n, int nk, int bs, const 
                            (p->A_formed || p->As_formed || damped_formed);
 }
 
+/* The normal row's gap term for a gap g (m) at step h. A gap closes within
+ * the step (g / h, speculative); a penetration deeper than the surface
+ * layer is pushed out at alpha of its excess a step; one within the layer
+ * is left where it is. The layer is what lets a resting contact rest: with
+ * the term's kink at g = 0 itself (layer 0, the paper's), a contact that
+ * the last step's linearization left a nanometre in is pushed out and one
+ * left a nanometre above is unloaded, so a rope lying on a plane jitters
+ * and its loads move from disk to disk every step, each move a cold solve
+ * (docs/contact_scaling.md, session 36). */
+static double gap_term(double g, double h, const sb_contact_options *opt) {
+  if (g >= 0) return opt->speculative ? g / h : 0;
+  double excess = g + opt->surface_layer;
+  return excess < 0 ? opt->stabilization * excess / h : 0;
+}
+
+static int valid_layer(const sb_contact_options *opt) {
+  return isfinite(opt->surface_layer) && opt->surface_layer >= 0;
+}
+
 /* Normal velocity plus gap term of contact i before any impulse: < 0 closes
  * within the step. */
 static double closing_speed(const sb_contact_problem *p, int i) { return p->u[3 * i + 2] + p->stabv[i]; }
@@ -1843,12 +1862,14 @@ int sb_contact_solve(sb_contact_problem *p, double h, const sb_contact_options *
     return -1;
   }
   if (!(opt->rank_tol >= 0 && opt->rank_tol < 1) || !(opt->tikhonov >= 0) || !isfinite(opt->tikhonov) ||
-      !(opt->stabilization >= 0 && opt->stabilization <= 1) || opt->ruiz_iterations < 0 ||
+      !(opt->stabilization >= 0 && opt->stabilization <= 1) || !valid_layer(opt) || opt->ruiz_iterations < 0 ||
       opt->lcp_from_operator < SB_CONTACT_LCP_STORED || opt->lcp_from_operator > SB_CONTACT_LCP_AUTO) {
     sb_errorf(error, error_size,
               "contact solve: options out of range (rank_tol %g in [0, 1), tikhonov %g >= 0, "
-              "stabilization %g in [0, 1], ruiz_iterations %d >= 0, lcp_from_operator %d in 0..3)",
-              opt->rank_tol, opt->tikhonov, opt->stabilization, opt->ruiz_iterations, opt->lcp_from_operator);
+              "stabilization %g in [0, 1], surface_layer %g m finite and >= 0, ruiz_iterations %d >= 0, "
+              "lcp_from_operator %d in 0..3)",
+              opt->rank_tol, opt->tikhonov, opt->stabilization, opt->surface_layer, opt->ruiz_iterations,
+              opt->lcp_from_operator);
     return -1;
   }
   for (int k = 0; k < p->nb; k++) {
@@ -1873,10 +1894,7 @@ int sb_contact_solve(sb_contact_problem *p, double h, const sb_contact_options *
   for (int c = 0; c < m3; c++)
     p->u[c] = cblas_ddot(N, p->Jt + (size_t)c * ld, 1, p->vfree, 1) + p->vstatic[c];
   if (opt->align_friction) align_friction_frames(p);
-  for (int i = 0; i < m; i++) {
-    double g = p->c[i].gap;
-    p->stabv[i] = g >= 0 ? (opt->speculative ? g / h : 0) : opt->stabilization * g / h;
-  }
+  for (int i = 0; i < m; i++) p->stabv[i] = gap_term(p->c[i].gap, h, opt);
   /* bilateral constraints: the contacts' free velocities become their
    * Schur complement's (the Delassus blocks follow over the kept contacts,
    * kept_delassus) */
@@ -2193,9 +2211,11 @@ int sb_contact_assemble(sb_contact_problem *p, double h, const sb_contact_option
               "sb_contact_solve solves (the other models do not take them)");
     return -1;
   }
-  if (!(isfinite(h) && h > 0) || !(opt->stabilization >= 0 && opt->stabilization <= 1)) {
-    sb_errorf(error, error_size, "contact assembly: time step %g must be positive and stabilization %g in [0, 1]",
-              h, opt->stabilization);
+  if (!(isfinite(h) && h > 0) || !(opt->stabilization >= 0 && opt->stabilization <= 1) || !valid_layer(opt)) {
+    sb_errorf(error, error_size,
+              "contact assembly: time step %g must be positive, stabilization %g in [0, 1] and surface_layer %g m "
+              "finite and >= 0",
+              h, opt->stabilization, opt->surface_layer);
     return -1;
   }
   for (int k = 0; k < p->nb; k++) {
@@ -2209,10 +2229,7 @@ int sb_contact_assemble(sb_contact_problem *p, double h, const sb_contact_option
   }
   for (int c = 0; c < m3; c++)
     p->u[c] = cblas_ddot(N, p->Jt + (size_t)c * ld, 1, p->vfree, 1) + p->vstatic[c];
-  for (int i = 0; i < m; i++) {
-    double g = p->c[i].gap;
-    p->stabv[i] = g >= 0 ? (opt->speculative ? g / h : 0) : opt->stabilization * g / h;
-  }
+  for (int i = 0; i < m; i++) p->stabv[i] = gap_term(p->c[i].gap, h, opt);
   if (m > 0) {
     for (int c = 0; c < m3; c++) memcpy(p->Y + (size_t)c * ld, p->Jt + (size_t)c * ld, N * sizeof(double));
     apply_all(p, 0, p->Y, m3, ld, NULL);

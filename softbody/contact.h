@@ -82,6 +82,12 @@ typedef struct {
                               sliding-speed bounds gamma (default 1e-10; 0 off) */
   int proximal_steps;      /* re-solves that remove Tikhonov's O(eps_W) bias (default 1) */
   double stabilization;    /* alpha in (0, 1] for penetrations (default 0.2) */
+  double surface_layer;    /* m >= 0: the depth a penetration may reach before the stabilization
+                              pushes it out, at alpha (depth - surface_layer) / h beyond it (default
+                              0: the paper's alpha depth / h). With the gap term's kink at g = 0
+                              (g / h above, alpha g / h below) resting contacts at g ~ 0 chatter:
+                              pushed out, then unloaded as speculative ones, their loads and the
+                              LCP's active set changing every step (contact.c, gap_term) */
   int speculative;         /* gaps g > 0 enter as g/h (default 1); 0: as 0 */
   int warm_start;          /* start from the last solution of contacts with the same id */
   int align_friction;      /* turn each contact's first pyramid direction onto the friction it is

@@ -251,7 +251,8 @@ static void test_soft_soft(scene *s) {
     for (int j = 0; j < n0; j++) vn += J[(size_t)c * N + j] * v0[j];
     for (int j = 0; j < n1; j++) vn += J[(size_t)c * N + n0 + j] * v1[j];
     for (int j = 0; j < ND; j++) vn += J[(size_t)c * N + n0 + n1 + j] * vD[j];
-    double g = cs[c].gap, term = g >= 0 ? g / H : opt.stabilization * g / H;
+    double g = cs[c].gap, excess = g + opt.surface_layer;
+    double term = g >= 0 ? g / H : excess < 0 ? opt.stabilization * excess / H : 0;
     sb_contact_result(P, c, NULL, &fn, NULL, NULL);
     load = fmax(load, fn);
     pen = fmax(pen, -(vn + term));
