@@ -268,12 +268,13 @@ static const cusp_key key_table[] = {
      .phi = 1e-4, .zero = "the paper's push-out from zero depth", .def = {"0", "0"},
      .why = "the layer only has to hold what a step's linearization leaves (nanometres on a rope at "
             "rest); above 0.1 mm a contact visibly sinks",
-     .doc = "lcp and ncp contact: depth a penetration may reach before the stabilization pushes it out "
+     .doc = "lcp contact: depth a penetration may reach before the stabilization pushes it out "
             "(at alpha of the excess a step), so that resting contacts rest: without it a contact left a "
             "nanometre in is pushed out and one left above unloaded, and a rope lying on a plane jitters "
             "and re-solves its LCP cold every other step; 1e-8 makes it rest, warm, 20x faster "
-            "(docs/contact_scaling.md, session 36). Off by default: it changed three mixed or violent "
-            "scenes' outcomes there"},
+            "(docs/contact_scaling.md, session 36). Off by default: with it two mixed or violent scenes "
+            "took another course there. The ncp model keeps the paper's term (its Newton stalled on "
+            "contacts resting within the layer)"},
     {.name = "penalty_stiffness", .kind = CUSP_KEY_REAL, .unit = "N/m",
      FIELD(penalty_stiffness), GT0, .plo = 1, .phi = 1e8, .def = {"1e4", "1e4"},
      LIVE(CUSP_LIVE_PENALTY_STIFFNESS),
