@@ -264,6 +264,13 @@ static const cusp_key key_table[] = {
     {.name = "stabilization", .kind = CUSP_KEY_REAL, .unit = "", FIELD(stabilization), .lo = 0,
      .hi = 1, .lo_open = 1, .plo = 1e-3, .phi = 1, .def = {"0.2", "0.2"},
      LIVE(CUSP_LIVE_STABILIZATION), .doc = "fraction alpha of a penetration removed per step"},
+    {.name = "push_speed", .kind = CUSP_KEY_REAL, .unit = "m/s", FIELD(push_speed), GT0, .plo = 1e-3,
+     .phi = 1e4, .def = {"1", "1"},
+     .why = "below 1 mm/s a penetration would linger for seconds; above 1e4 m/s nothing is held",
+     .doc = "lcp and ncp contact: the fastest the stabilization pushes a penetration out (alpha depth / h "
+            "otherwise, which grows with the depth found: a rod clamped with its disks 23 mm inside a "
+            "floor was pushed out at 11.5 m/s, whipped and diverged; docs/contact_scaling.md, session "
+            "36). Penetrations below push_speed h / alpha (5 mm at the defaults) are not affected"},
     {.name = "surface_layer", .kind = CUSP_KEY_REAL, .unit = "m", FIELD(surface_layer), GE0, .plo = 1e-10,
      .phi = 1e-4, .zero = "the paper's push-out from zero depth", .def = {"0", "0"},
      .why = "the layer only has to hold what a step's linearization leaves (nanometres on a rope at "

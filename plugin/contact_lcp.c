@@ -17,6 +17,7 @@ static sb_contact_options options_of(const cusp_instance_config *c) {
   o.tikhonov = (c->conditioning & CUSP_COND_TIKHONOV) ? c->tikhonov : 0;
   o.stabilization = c->stabilization;
   o.surface_layer = c->surface_layer;
+  o.push_speed = c->push_speed;
   o.lcp.warm_lemke = c->warm_lemke;
   o.lcp.lemke_form = c->lemke_form;
   o.lcp_from_operator = c->lcp_matrix;

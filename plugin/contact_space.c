@@ -23,6 +23,7 @@ int cusp_contact_space_begin(cusp_runtime *r, cusp_contact_kind model, const cha
   memset(cs->lambda, 0, sizeof(double) * 3 * cs->m);
   sb_contact_options co = sb_contact_default_options();
   co.stabilization = cs->cfg->stabilization;
+  co.push_speed = cs->cfg->push_speed;
   const double *W;
   char err[256];
   if (sb_contact_assemble(r->P, h, gap_terms ? &co : NULL, &W, &cs->u, gap_terms ? &cs->gv : NULL, err, sizeof err) < 0 ||

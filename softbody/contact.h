@@ -88,6 +88,10 @@ typedef struct {
                               (g / h above, alpha g / h below) resting contacts at g ~ 0 chatter:
                               pushed out, then unloaded as speculative ones, their loads and the
                               LCP's active set changing every step (contact.c, gap_term) */
+  double push_speed;       /* m/s > 0 (default 1; INFINITY: none): the fastest the stabilization
+                              pushes a penetration out. alpha depth / h grows with the depth found:
+                              disks found centimetres deep were pushed out at metres a second, which
+                              a clamped rod can only follow by whipping, and it diverged */
   int speculative;         /* gaps g > 0 enter as g/h (default 1); 0: as 0 */
   int warm_start;          /* start from the last solution of contacts with the same id */
   int align_friction;      /* turn each contact's first pyramid direction onto the friction it is

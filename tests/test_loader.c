@@ -141,6 +141,7 @@ static void test_defaults(void) {
   EXPECT(c->eps_rank == 1e-6 && c->ruiz_iterations == 10 && c->tikhonov == 1e-10, "cond params");
   EXPECT(c->stabilization == 0.2, "stabilization");
   EXPECT(c->surface_layer == 0, "surface_layer");
+  EXPECT(c->push_speed == 1, "push_speed");
   EXPECT(c->penalty_stiffness == 1e4 && c->penalty_damping == 50, "penalty");
   EXPECT(c->gear == 1 && c->ctrlrange[0] == -100 && c->ctrlrange[1] == 100, "gear/ctrlrange");
   EXPECT(c->self_contact == 0 && c->nschedule == 0, "self_contact/schedules");
@@ -211,6 +212,7 @@ static void test_set_errors(void) {
   SET_ERROR("tikhonov", "-1e-9", ">= 0", NULL);
   SET_ERROR("surface_layer", "-1e-9", ">= 0", NULL);
   SET_ERROR("surface_layer", "nan", "surface_layer", NULL);
+  SET_ERROR("push_speed", "0", "> 0", NULL);
   SET_ERROR("penalty_stiffness", "0", "> 0", NULL);
   SET_ERROR("penalty_damping", "-1", ">= 0", NULL);
   SET_ERROR("young", "0", "> 0", NULL);
@@ -563,7 +565,7 @@ static void test_key_table(void) {
   int n = 0, nn = 0;
   const cusp_key *k = cusp_keys(&n);
   const char *const *names = cusp_config_keys(&nn);
-  EXPECT(n == 61 && nn == n, "%d keys, %d declared", n, nn);
+  EXPECT(n == 62 && nn == n, "%d keys, %d declared", n, nn);
   int same = 1, found = 1;
   for (int i = 0; i < n && i < nn; i++) {
     same &= !strcmp(names[i], k[i].name);
@@ -782,7 +784,7 @@ static void test_plausible(void) {
            "%s: %s .. %s: %s", k[i].name, lo, hi, err);
     free(c);
   }
-  EXPECT(nreal == 29, "%d number keys checked", nreal);
+  EXPECT(nreal == 30, "%d number keys checked", nreal);
 
   /* the messages say the range */
   SET_ERROR("length", "1e308", "\"1e308\" is out of range: outside the plausible range 0.001 .. 10 m", NULL);
