@@ -48,6 +48,9 @@ def main() -> int:
   parser.add_argument("--lcp-matrix", choices=("stored", "entries", "operator", "auto"),
                       help="the key lcp_matrix (what the contact solve reads from the kept contacts' Delassus "
                            "blocks instead of the formed matrix; the library's default when not given)")
+  parser.add_argument("--surface-layer", metavar="M",
+                      help="the key surface_layer (m; the depth a resting contact may sink without being pushed "
+                           "out; the library's default, 0, when not given)")
   parser.add_argument("--dump-lcp", metavar="DIR",
                       help="write each step's contact LCP (after rank selection, before scaling) as "
                            "DIR/step_NNNNNNN.dat, as cusp-sim --dump-lcp does, for cusp-lcp and the LCP benchmarks")
@@ -61,7 +64,8 @@ def main() -> int:
   xml, drive = solver.scene(scenario, n_elements=experiment.n_elements, n_frames=experiment.n_frames)
   if not args.warm_lemke:   # the adapter turns it on for a rope touching itself
     xml = xml.replace('<config key="warm_lemke" value="1"/>', '<config key="warm_lemke" value="0"/>')
-  for key, value in (("lemke_form", args.lemke_form), ("lcp_matrix", args.lcp_matrix)):
+  for key, value in (("lemke_form", args.lemke_form), ("lcp_matrix", args.lcp_matrix),
+                     ("surface_layer", args.surface_layer)):
     if value:   # next to warm_lemke, in the rope's instance
       xml, found = re.subn(r'(<config key="warm_lemke" value="[01]"/>)', rf'\1<config key="{key}" value="{value}"/>',
                            xml, count=1)

@@ -428,5 +428,5 @@ int cusp_mount_finish(cusp_runtime *r, soft_t *s, double h) {
     s->state->v[i] -= dv;
     s->state->q[i] -= h * dv;
   }
-  return all_finite(s->state->q, n) && all_finite(s->state->v, n) ? 0 : -1;
+  return none_bad(s->state->q, n) && none_bad(s->state->v, n) ? 0 : -1;
 }

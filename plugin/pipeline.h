@@ -202,6 +202,16 @@ static inline int all_finite(const double *x, int n) {
   return 1;
 }
 
+/* No entry bad by MuJoCo's own test (mj_isBad): each finite and within
+ * mjMAXVAL, the largest value MuJoCo allows in qpos, qvel and qacc. A soft
+ * state or a force beyond it is a divergence, not a motion: a run that blew
+ * up reached 1e20 with every entry finite. */
+static inline int none_bad(const double *x, int n) {
+  for (int i = 0; i < n; i++)
+    if (!(fabs(x[i]) <= mjMAXVAL)) return 0;
+  return 1;
+}
+
 /* A body MuJoCo moves: it has degrees of freedom, or is welded to one that
  * has (mocap bodies, the disks among them, are their own weld bodies but
  * have none). */

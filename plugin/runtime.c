@@ -35,7 +35,7 @@ static void stage_commit(cusp_runtime *r, int failed, double h) {
     soft_t *s = &r->soft[i];
     if (s->cfg.contact == CUSP_CONTACT_NATIVE) continue;
     const double *p = s->has_impulse ? s->impulse : NULL;
-    if (p && !all_finite(p, s->model->n)) {
+    if (p && !none_bad(p, s->model->n)) {
       p = NULL;
       r->pending_count[CUSP_COUNT_NAN_EVENTS]++;
     }
@@ -48,13 +48,13 @@ static void stage_commit(cusp_runtime *r, int failed, double h) {
   }
   if (r->has_rigid_impulse) {
     const double *p = r->rigid_impulse;
-    if (all_finite(p, nv))
+    if (none_bad(p, nv))
       for (int j = 0; j < nv; j++) r->qfrc_cusp[j] += p[j] / h;
     else
       r->pending_count[CUSP_COUNT_NAN_EVENTS]++;
   }
-  int rigid_applied = r->has_rigid_impulse && all_finite(r->rigid_impulse, nv);
-  if (!all_finite(r->qfrc_cusp, nv)) {
+  int rigid_applied = r->has_rigid_impulse && none_bad(r->rigid_impulse, nv);
+  if (!none_bad(r->qfrc_cusp, nv)) {
     memset(r->qfrc_cusp, 0, sizeof(double) * nv);
     r->pending_count[CUSP_COUNT_NAN_EVENTS]++;
     rigid_applied = 0;
@@ -210,7 +210,7 @@ static void report_counters(cusp_runtime *r, const double *count) {
  * pose is not finite. */
 static int stage_next_disks(cusp_runtime *r, soft_t *s) {
   int n = s->model->n;
-  if (!all_finite(s->state->q, n) || !all_finite(s->state->v, n)) return 0;
+  if (!none_bad(s->state->q, n) || !none_bad(s->state->v, n)) return 0;
   cusp_arm_place_disks(r, s, s->next_disk_pose, s->next_disk_twist);
   for (int k = 0; k < s->cfg.ndisk; k++)
     if (!all_finite(s->next_disk_pose[k].p, 3) || !all_finite(s->next_disk_pose[k].R, 9) ||
@@ -314,11 +314,13 @@ void cusp_runtime_compute(cusp_runtime *r, const mjModel *m, mjData *d) {
     soft_t *s = &r->soft[i];
     if (s->cfg.contact == CUSP_CONTACT_NATIVE) continue;
     if (!failed && (s->mount_coupled || stage_next_disks(r, s))) continue;
-    /* the state stays, and so do the disks: nothing non-finite reaches
+    /* the state stays, and so do the disks: nothing non-finite or diverged reaches
      * d->plugin_state or the mocap bodies */
     if (!failed) {
       r->pending_count[CUSP_COUNT_NAN_EVENTS]++;
-      sb_errorf(r->message, sizeof r->message, "instance \"%s\": the step left a non-finite state; kept the last one",
+      sb_errorf(r->message, sizeof r->message,
+                "instance \"%s\": the step left a non-finite or diverged state (an entry beyond MuJoCo's "
+                "mjMAXVAL, 1e10); kept the last one",
                 s->cfg.name);
     }
     cusp_arm_state st = cusp_state_arm(block, i);

@@ -12,9 +12,16 @@
  * 1 m/s by default) each alpha's run stays a rod: its tip within 1.5 of its
  * lengths of the clamp at every step (it whips, and stretches up to 11 %),
  * the state finite, no disk deeper than it started and the mobile disks
- * out of the floor by the end. */
+ * out of the floor by the end.
+ *
+ * Without the cap (push_speed 1e4 m/s), where the run diverges: the plugin
+ * says so (a message, counted as a NaN event), and no soft state it keeps
+ * holds an entry MuJoCo would call bad (beyond mjMAXVAL, mj_isBad): the
+ * diverged step is not committed. Before that check the run reached 1e20
+ * with every entry finite and no message. */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "plugin_testutil.h"
 
@@ -22,9 +29,9 @@
 #define START_DEPTH 0.023 /* the disks' radius 0.03 less the clamp's height 0.007 above the floor */
 #define STEPS 600
 
-static void run_alpha(double alpha, const char *push_speed) {
-  char xml[2048];
-  snprintf(xml, sizeof xml,
+/* The scene at alpha with the push-out cap push_speed (a key value). */
+static void rod_xml(char *xml, size_t size, double alpha, const char *push_speed) {
+  snprintf(xml, size,
            "<mujoco model=\"deep_start\">\n"
            "  <option timestep=\"0.001\" gravity=\"0 0 0\"/>\n"
            "  <extension><plugin plugin=\"cusp.softbody\"><instance name=\"rod\">\n"
@@ -48,6 +55,11 @@ static void run_alpha(double alpha, const char *push_speed) {
            "  </worldbody>\n"
            "</mujoco>\n",
            alpha, push_speed);
+}
+
+static void run_alpha(double alpha, const char *push_speed) {
+  char xml[2048];
+  rod_xml(xml, sizeof xml, alpha, push_speed);
   mjData *d;
   mjModel *m = load_text_attached("deep_start", xml, &d);
   if (!m) return;
@@ -85,8 +97,41 @@ static void run_alpha(double alpha, const char *push_speed) {
   mj_deleteModel(m);
 }
 
+/* The largest entry of instance 0's soft state (q and v). */
+static double largest_state(const mjModel *m, const mjData *d) {
+  const double *q, *v;
+  int n = cusp_soft_state(m, d, 0, &q, &v);
+  double big = n > 0 ? 0 : INFINITY;
+  for (int i = 0; i < n; i++) big = fmax(big, fmax(fabs(q[i]), fabs(v[i])));
+  return big;
+}
+
+/* alpha 0.51 uncapped diverged within 20 steps: said, and not kept. */
+static void divergence_is_refused(void) {
+  char xml[2048];
+  rod_xml(xml, sizeof xml, 0.51, "1e4");
+  mjData *d;
+  mjModel *m = load_text_attached("deep_start_uncapped", xml, &d);
+  if (!m) return;
+  double largest = 0;
+  int said = 0;
+  for (int step = 0; step < STEPS; step++) {
+    mj_step(m, d);
+    largest = fmax(largest, largest_state(m, d));
+    said |= strstr(cusp_report(m, d)->message, "diverged") != NULL;
+  }
+  long events = (long)cusp_report(m, d)->nan_events;
+  printf("uncapped, alpha 0.51: the largest soft state entry kept %.3g, divergence said: %s, %ld events\n", largest,
+         said ? "yes" : "no", events);
+  EXPECT(largest <= mjMAXVAL, "uncapped: a soft state entry of %.3g was kept (MuJoCo's bound %g)", largest, mjMAXVAL);
+  EXPECT(said && events > 0, "uncapped: the divergence was not reported (message seen: %d, events %ld)", said, events);
+  mj_deleteData(d);
+  mj_deleteModel(m);
+}
+
 int main(void) {
   const double alphas[] = {0.2, 0.45, 0.49, 0.5, 0.51, 0.8};
   for (size_t k = 0; k < sizeof alphas / sizeof alphas[0]; k++) run_alpha(alphas[k], "1");
+  divergence_is_refused();
   return test_report("deep_start");
 }
