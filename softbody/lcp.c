@@ -1687,6 +1687,56 @@ static const int *lemke_guess_set(sb_lcp_work *wk, int n, const double *z) {
 
 /* ---------- projected Gauss-Seidel ---------- */
 
+/* One sweep of PGS on an unformed M (NULL: the solve's entries), by columns:
+ * w = q + M z is kept up to date, each block's move adding its columns
+ * times the move (O(n) a column, as M's stored rows cost), so M is never
+ * formed. The block's local problem reads its principal block. w is taken
+ * afresh from the entries' product before the sweep, so the columns'
+ * updates round over one sweep only. Returns 0, or -1 with msg set. */
+static int pgs_sweep_by_columns(sb_lcp_work *wk, int n, const double *q, double *z, int nblock, const int *bsize,
+                                char *msg, int msg_size) {
+  double *w = wk->w, *col = wk->colbuf, *Mbb = wk->H;
+  m_product(wk, n, NULL, q, z, w);
+  for (int b = 0, o = 0; b < nblock; o += bsize ? bsize[b] : 1, b++) {
+    int s = bsize ? bsize[b] : 1, set[64];
+    double zl[64], *ql = wk->qloc;
+    if (s > 64) {
+      sb_errorf(msg, msg_size, "pgs: block %d has %d unknowns, above the 64 a local problem holds", b, s);
+      return -1;
+    }
+    if (s == 1) {
+      double d = m_entry(wk, n, NULL, o, o);
+      if (!(d > 0)) {
+        sb_errorf(msg, msg_size, "pgs: diagonal %d is %g, not positive (give blocks)", o, d);
+        return -1;
+      }
+      zl[0] = fmax(0, z[o] - w[o] / d);
+    } else {
+      for (int i = 0; i < s; i++) set[i] = o + i;
+      principal_submatrix(wk, n, NULL, set, s, Mbb);
+      /* q_loc = (q + M z)_b - M_bb z_b */
+      for (int i = 0; i < s; i++) {
+        ql[i] = w[o + i];
+        for (int j = 0; j < s; j++) ql[i] -= Mbb[(size_t)j * s + i] * z[o + j];
+      }
+      int piv;
+      char lm[8];
+      if (lemke_tableau_core(wk, s, Mbb, s, ql, NULL, zl, 50 * s + 100, &piv, NULL, lm, sizeof lm) != SB_LCP_SOLVED) {
+        sb_errorf(msg, msg_size, "pgs: local problem of block %d (size %d) has no solution", b, s);
+        return -1;
+      }
+    }
+    for (int j = 0; j < s; j++) {
+      double dz = zl[j] - z[o + j];
+      if (dz == 0) continue;
+      wk->entries->column(wk->entries->ctx, o + j, col);
+      cblas_daxpy(n, dz, col, 1, w, 1);
+      z[o + j] = zl[j];
+    }
+  }
+  return 0;
+}
+
 static sb_lcp_status solve_pgs(sb_lcp_work *wk, int n, const double *M, const double *q, double *z,
                                const sb_lcp_options *opt, double tol, int *sweeps, char *msg,
                                int msg_size) {
@@ -1705,7 +1755,11 @@ static sb_lcp_status solve_pgs(sb_lcp_work *wk, int n, const double *M, const do
   double r_ref = INFINITY;
   for (; sweep < max_sweeps; sweep++) {
     int o = 0;
-    for (int b = 0; b < nblock; b++) {
+    if (!M && pgs_sweep_by_columns(wk, n, q, z, nblock, bsize, msg, msg_size)) {
+      *sweeps = sweep;
+      return SB_LCP_STALLED;
+    }
+    for (int b = 0; b < nblock && M; b++) {
       int s = bsize ? bsize[b] : one;
       if (s == 1 && M[(size_t)o * n + o] > 0) {
         double wi = q[o] + cblas_ddot(n, M + o, n, z, 1);
@@ -1733,7 +1787,7 @@ static sb_lcp_status solve_pgs(sb_lcp_work *wk, int n, const double *M, const do
       }
       o += s;
     }
-    double r = sb_lcp_residual(n, M, q, z, w, NULL);
+    double r = residual_on(wk, n, M, q, z, w, NULL);
     if (!isfinite(r)) break;
     if (within_tol(wk, n, M, q, z, w, r, tol, q_scale(n, q), wk->da)) {
       *sweeps = sweep + 1;
@@ -1753,7 +1807,7 @@ static sb_lcp_status solve_pgs(sb_lcp_work *wk, int n, const double *M, const do
     }
   }
   *sweeps = sweep;
-  double r = sb_lcp_residual(n, M, q, z, w, NULL);
+  double r = residual_on(wk, n, M, q, z, w, NULL);
   sb_errorf(msg, msg_size, "pgs: %d sweeps, residual %.3g", sweep, r);
   return SB_LCP_MAX_ITER;
 }
@@ -1873,8 +1927,8 @@ static sb_lcp_status run_one(sb_lcp_work *wk, sb_lcp_solver solver, int n, const
       if (st != SB_LCP_RAY && st != SB_LCP_MAX_ITER) return st;
       return lemke_perturbed(wk, n, M, q, z, st, maxp, tol, iters, msg, msg_size);
     }
-    case SB_LCP_PGS:
-      return solve_pgs(wk, n, stored_matrix(wk, n, M), q, z, opt, tol, iters, msg, msg_size);
+    case SB_LCP_PGS: /* an unformed M by its columns (pgs_sweep_by_columns) */
+      return solve_pgs(wk, n, M || !wk->entries ? M : NULL, q, z, opt, tol, iters, msg, msg_size);
     default:
       sb_errorf(msg, msg_size, "lcp: unknown solver %d", (int)solver);
       return SB_LCP_BAD_INPUT;

@@ -674,9 +674,10 @@ static void test_scene_operator_steps(const pair_scene *sc) {
          "largest entry; the matrices formed on %ld of %ld passes\n", what, steps, differ, worst, formed, passes);
   EXPECT(steps > 0 && worst <= 1e-6, "%s: a step with lcp_matrix operator from stored's state differs by %.3g of "
          "the state's largest entry", what, worst);
-  /* only a fallback solver that reads a stored matrix forms them (FB, PGS;
-   * Lemke runs in its revised form on an unformed matrix at any size, and
-   * the damped problem reads the operator too) */
+  /* only a fallback solver that reads a stored matrix forms them (FB; PGS
+   * sweeps by the operator's columns, Lemke runs in its revised form on an
+   * unformed matrix at any size, and the damped problem reads the operator
+   * too) */
   EXPECT(passes > 0 && formed_unasked == 0, "%s: lcp_matrix operator formed the n x n matrices on %ld passes of "
          "steps that Lemke or the warm pivot answered (%ld of %ld passes in all)", what, formed_unasked, formed,
          passes);
