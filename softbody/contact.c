@@ -995,15 +995,17 @@ static void solve_assembled(sb_contact_problem *p, int n, int nk, int bs, const 
 /* The normal row's gap term for a gap g (m) at step h. A gap closes within
  * the step (g / h, speculative); a penetration deeper than the surface
  * layer is pushed out at alpha of its excess a step, at most at push_speed;
- * one within the layer is left where it is. The cap keeps a contact found
- * deep (a body placed inside another) from being thrown out at alpha of a
- * centimetre a millisecond: a rod clamped with its disks 23 mm inside a
- * floor was pushed out at 11.5 m/s, whipped, and diverged (session 36). The layer is what lets a resting contact rest: with
- * the term's kink at g = 0 itself (layer 0, the paper's), a contact that
- * the last step's linearization left a nanometre in is pushed out and one
- * left a nanometre above is unloaded, so a rope lying on a plane jitters
- * and its loads move from disk to disk every step, each move a cold solve
- * (docs/contact_scaling.md, session 36). */
+ * one within the layer is left where it is (docs/contact_scaling.md,
+ * session 36).
+ * - The layer is what lets a resting contact rest: with the term's kink at
+ *   g = 0 itself (layer 0, the paper's), a contact that the last step's
+ *   linearization left a nanometre in is pushed out and one left a
+ *   nanometre above is unloaded, so a rope lying on a plane jitters and its
+ *   loads move from disk to disk every step, each move a cold solve.
+ * - The cap keeps a contact found deep (a body placed inside another) from
+ *   being thrown out at alpha of a centimetre a millisecond: a rod clamped
+ *   with its disks 23 mm inside a floor was pushed out at 11.5 m/s, whipped,
+ *   and diverged. */
 static double gap_term(double g, double h, const sb_contact_options *opt) {
   if (g >= 0) return opt->speculative ? g / h : 0;
   double excess = g + opt->surface_layer;

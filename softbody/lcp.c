@@ -1927,8 +1927,9 @@ static sb_lcp_status run_one(sb_lcp_work *wk, sb_lcp_solver solver, int n, const
       if (st != SB_LCP_RAY && st != SB_LCP_MAX_ITER) return st;
       return lemke_perturbed(wk, n, M, q, z, st, maxp, tol, iters, msg, msg_size);
     }
-    case SB_LCP_PGS: /* an unformed M by its columns (pgs_sweep_by_columns) */
-      return solve_pgs(wk, n, M || !wk->entries ? M : NULL, q, z, opt, tol, iters, msg, msg_size);
+    case SB_LCP_PGS: /* an unformed M by its columns (pgs_sweep_by_columns), unless FB formed it */
+      return solve_pgs(wk, n, M ? M : wk->formed ? wk->entries->storage : NULL, q, z, opt, tol, iters, msg,
+                       msg_size);
     default:
       sb_errorf(msg, msg_size, "lcp: unknown solver %d", (int)solver);
       return SB_LCP_BAD_INPUT;
