@@ -418,6 +418,8 @@ class CuspSolver:
             "friction": "Coulomb (exact at the pyramid's directions)",
             "pyramid": [self._pyramid(scenario, model_of[i]) for i in range(len(scenario.rods))],
             "stabilization": 0.2,
+            "push_speed": 1.0,      # m/s, the stabilization's fastest push-out (the plugin's default)
+            "surface_layer": 0.0,   # m, the paper's gap term (the plugin's default)
             "friction_coefficient": [max([r.friction, *(o.friction for o in scenario.obstacles)])
                                      for r in scenario.rods],
         } if contact else None,
