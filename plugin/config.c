@@ -272,16 +272,15 @@ static const cusp_key key_table[] = {
             "floor was pushed out at 11.5 m/s, whipped and diverged; docs/contact_scaling.md, session "
             "36). Penetrations below push_speed h / alpha (5 mm at the defaults) are not affected"},
     {.name = "surface_layer", .kind = CUSP_KEY_REAL, .unit = "m", FIELD(surface_layer), GE0, .plo = 1e-10,
-     .phi = 1e-4, .zero = "the paper's push-out from zero depth", .def = {"0", "0"},
+     .phi = 1e-4, .zero = "the paper's push-out from zero depth", .def = {"1e-8", "1e-8"},
      .why = "the layer only has to hold what a step's linearization leaves (nanometres on a rope at "
             "rest); above 0.1 mm a contact visibly sinks",
      .doc = "lcp contact: depth a penetration may reach before the stabilization pushes it out "
-            "(at alpha of the excess a step), so that resting contacts rest: without it a contact left a "
-            "nanometre in is pushed out and one left above unloaded, and a rope lying on a plane jitters "
-            "and re-solves its LCP cold every other step; 1e-8 makes it rest, warm, 20x faster "
-            "(docs/contact_scaling.md, session 36). Off by default: with it two mixed or violent scenes "
-            "took another course there. The ncp model keeps the paper's term (its Newton stalled on "
-            "contacts resting within the layer)"},
+            "(at alpha of the excess a step), so that resting contacts rest: with 0 (the paper's term) a "
+            "contact left a nanometre in is pushed out and one left above unloaded, and a rope lying on a "
+            "plane jitters and re-solves its LCP cold every other step; with 1e-8 it rests, warm, 20x "
+            "faster (docs/contact_scaling.md, session 36). The ncp model keeps the paper's term (its "
+            "Newton stalled on contacts resting within the layer)"},
     {.name = "penalty_stiffness", .kind = CUSP_KEY_REAL, .unit = "N/m",
      FIELD(penalty_stiffness), GT0, .plo = 1, .phi = 1e8, .def = {"1e4", "1e4"},
      LIVE(CUSP_LIVE_PENALTY_STIFFNESS),

@@ -147,7 +147,7 @@ typedef struct {
   double tikhonov;             /* tikhonov: eps_W (1e-10) */
   double stabilization;        /* stabilization: alpha in (0, 1] (0.2) */
   double push_speed;           /* push_speed: m/s > 0 (1), the stabilization's fastest push-out (sb_contact_options) */
-  double surface_layer;        /* surface_layer: m >= 0 (0), a penetration left unpushed (sb_contact_options) */
+  double surface_layer;        /* surface_layer: m >= 0 (1e-8), a penetration left unpushed (sb_contact_options) */
   double teleport_speed;       /* teleport_speed: m/s (10); a mocap mount's or hold's velocity change beyond is a jump */
   double pull_speed;           /* pull_speed: m/s (10); the fastest a held point's rows pull it to its anchor */
   double penalty_stiffness;    /* penalty_stiffness: N/m (1e4) */

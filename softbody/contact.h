@@ -84,7 +84,8 @@ typedef struct {
   double stabilization;    /* alpha in (0, 1] for penetrations (default 0.2) */
   double surface_layer;    /* m >= 0: the depth a penetration may reach before the stabilization
                               pushes it out, at alpha (depth - surface_layer) / h beyond it (default
-                              0: the paper's alpha depth / h). With the gap term's kink at g = 0
+                              0: the paper's alpha depth / h; the plugin's key defaults to 1e-8).
+                              With the gap term's kink at g = 0
                               (g / h above, alpha g / h below) resting contacts at g ~ 0 chatter:
                               pushed out, then unloaded as speculative ones, their loads and the
                               LCP's active set changing every step (contact.c, gap_term) */

@@ -140,7 +140,7 @@ static void test_defaults(void) {
   EXPECT(c->conditioning == (CUSP_COND_QR | CUSP_COND_RUIZ | CUSP_COND_TIKHONOV), "conditioning");
   EXPECT(c->eps_rank == 1e-6 && c->ruiz_iterations == 10 && c->tikhonov == 1e-10, "cond params");
   EXPECT(c->stabilization == 0.2, "stabilization");
-  EXPECT(c->surface_layer == 0, "surface_layer");
+  EXPECT(c->surface_layer == 1e-8, "surface_layer");
   EXPECT(c->push_speed == 1, "push_speed");
   EXPECT(c->penalty_stiffness == 1e4 && c->penalty_damping == 50, "penalty");
   EXPECT(c->gear == 1 && c->ctrlrange[0] == -100 && c->ctrlrange[1] == 100, "gear/ctrlrange");

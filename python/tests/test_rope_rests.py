@@ -1,14 +1,14 @@
-"""A rope lying on a plane comes to rest within a surface layer, and its contact LCP is then solved warm.
+"""A rope lying on a plane comes to rest within the surface layer, and its contact LCP is then solved warm.
 
 bench/scenes/rope_plane_tiled.xml: cosseratbench's pile rope (24 elements, 144 dofs, three
 disks an element, pyramid of 8, friction 0.3) clamped at one end and lying along a plane, so
 a sticking set has more friction rows than the rope has dofs. With the paper's gap term
-(a gap closes at g / h, a penetration is pushed out at alpha g / h: a kink at zero depth) it
-does not rest: the linearization leaves each disk a nanometre in or out, the ones in are
-pushed out and the ones out unloaded, the rope jitters at up to 1e-4 m/s and its loads, and
-the LCP's active set, move from disk to disk, so about half the solves run cold on every
-step (docs/contact_scaling.md, session 36). The key surface_layer (default 0, the paper's)
-leaves a penetration within the layer where it is. With 1e-8 m, after the rope settles: its
+(a gap closes at g / h, a penetration is pushed out at alpha g / h: a kink at zero depth;
+the key surface_layer at 0) it does not rest: the linearization leaves each disk a nanometre
+in or out, the ones in are pushed out and the ones out unloaded, the rope jitters at up to
+1e-4 m/s and its loads, and the LCP's active set, move from disk to disk, so about half the
+solves run cold on every step (docs/contact_scaling.md, session 36). With the key's default,
+1e-8 m (a penetration within the layer is left where it is), after the rope settles: its
 centreline stands still (backbone points move less than 1e-9 m/s, measured from positions a
 step apart, independently of the solver's report), every step is one stage-1 pass whose
 solve and proximal re-solve both start from the last step's active set (no cold solve:
@@ -24,7 +24,7 @@ import cusp
 SCENE = pathlib.Path(__file__).resolve().parents[2] / "bench" / "scenes" / "rope_plane_tiled.xml"
 SETTLE = 200  # steps; the default layer's run stood still from about step 110
 WATCH = 50
-LAYER = 1e-8  # m
+LAYER = 1e-8  # m, the key's default
 
 
 def _backbone(m, d, points):
@@ -32,7 +32,7 @@ def _backbone(m, d, points):
 
 
 def test_lying_rope_rests_and_solves_warm():
-  m = cusp.load(str(SCENE), {"rod0.surface_layer": LAYER})
+  m = cusp.load(str(SCENE))  # the default layer
   d = cusp.make_data(m)
   points = np.linspace(0, cusp.total_length(m, "rod0"), 49)
   for step in range(1, SETTLE + 1):
