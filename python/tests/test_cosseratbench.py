@@ -8,6 +8,7 @@ cosseratbench and its dependencies are pinned in python/requirements.txt; withou
 them (an environment not rebuilt by scripts/setup.sh) these tests fail on import."""
 import importlib.metadata
 import math
+import pathlib
 
 import numpy as np
 import pytest
@@ -17,6 +18,7 @@ from cosseratbench import registry
 from cosseratbench.experiments import cantilever
 from cosseratbench.scenario import Cylinder, EndCondition, Material, Motion, PointLoad, Rod, Scenario
 
+import cusp
 from cusp.cosseratbench_adapter import CuspSolver
 
 
@@ -166,7 +168,7 @@ def test_what_cusp_cannot_model_is_unsupported():
     assert not registry.load_experiment(name).requires - CuspSolver.capabilities, name
 
 
-def test_scene_follows_the_scenario():
+def test_scene_follows_the_scenario(tmp_path):
   """The generated scene: every strain, the material, one disk per node, gravity,
   a cylinder geom; a pinned start on a ball joint. A rod that can touch itself has
   three disks per element as thick as their spacing (a tube without gaps) and the keys
@@ -183,6 +185,16 @@ def test_scene_follows_the_scenario():
   assert drive == []
   settings = CuspSolver().settings(scenario, n_elements=6, n_frames=11)
   assert settings["disks"] == [7] and settings["contact"]["model"] == "lcp"
+  # the contact parameters the settings report are the ones the scene runs with: a live
+  # key read back from the running scene, the others the key table's cosserat default
+  # (docs/keys.md, which the loader_keys test holds to the table), as the scene leaves them
+  path = tmp_path / "scene.xml"
+  path.write_text(xml)
+  m = cusp.load(str(path))
+  assert float(cusp.get(m, cusp.make_data(m), 0, "stabilization")) == settings["contact"]["stabilization"]
+  for key in ("push_speed", "surface_layer"):
+    assert f'key="{key}"' not in xml, key
+    assert float(_cosserat_default(key)) == settings["contact"][key], key
 
   touching = Scenario(rods=(_rod(),), duration=1.0, self_contact=True)
   xml, _ = CuspSolver().scene(touching, n_elements=6, n_frames=11)
@@ -196,6 +208,16 @@ def test_scene_follows_the_scenario():
   near = _rod(centerline=((0.25, -0.25, 0.05), (0.25, 0.25, 0.05)))   # 3 cm over the first
   far = _rod(centerline=((0.25, -0.25, 0.2), (0.25, 0.25, 0.2)))      # 18 cm over it
   assert CuspSolver.groups(Scenario(rods=(_rod(), near, far), duration=1.0)) == [[0, 1], [2]]
+
+
+def _cosserat_default(key):
+  """A key's cosserat default as docs/keys.md's table gives it."""
+  keys_md = pathlib.Path(__file__).resolve().parents[2] / "docs" / "keys.md"
+  for line in keys_md.read_text().splitlines():
+    cells = [c.strip() for c in line.split("|")]
+    if len(cells) > 6 and cells[1] == f"`{key}`":
+      return cells[5].strip("`")
+  raise KeyError(key)
 
 
 def _propped_cantilever():
