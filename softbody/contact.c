@@ -745,6 +745,7 @@ static double residual_at(int n, const double *z, const double *w, double *compl
 static void count_solve(sb_contact_info *info, const sb_lcp_info *solve) {
   info->solves++;
   info->cold_solves += !solve->warm_pivot;
+  info->fallback_solves += solve->attempts > 1;
   info->warm_lemke_starts += solve->warm_lemke >= 2;
   info->warm_lemke_solved += solve->warm_lemke == 3;
 }

@@ -1200,14 +1200,25 @@ static sb_lcp_status solve_fb(sb_lcp_work *wk, int n, const double *M, const dou
         continue;
       }
     }
-    /* Levenberg-Marquardt */
+    /* Levenberg-Marquardt. H^T H is formed once an iteration (n^3): a retry
+     * with a larger lambda takes its lower triangle back from the mirror in
+     * the strict upper one, which Cholesky's lower factor leaves untouched,
+     * and its diagonal from hth_diag (O(n^2), the same doubles). */
     cblas_dgemv(CblasColMajor, CblasTrans, n, n, 1.0, H, n, phi, 1, 0.0, g, 1);
-    for (;;) {
-      cblas_dsyrk(CblasColMajor, CblasLower, CblasTrans, n, n, 1.0, H, n, 0.0, A, n);
-      double dmax = 0;
-      for (int i = 0; i < n; i++) dmax = fmax(dmax, A[(size_t)i * n + i]);
+    cblas_dsyrk(CblasColMajor, CblasLower, CblasTrans, n, n, 1.0, H, n, 0.0, A, n);
+    double *hth_diag = wk->db, dmax = 0;
+    for (int i = 0; i < n; i++) {
+      hth_diag[i] = A[(size_t)i * n + i];
+      dmax = fmax(dmax, hth_diag[i]);
+    }
+    for (int j = 0; j < n; j++)
+      for (int i = j + 1; i < n; i++) A[(size_t)i * n + j] = A[(size_t)j * n + i];
+    for (int retry = 0;; retry++) {
+      if (retry)
+        for (int j = 0; j < n; j++)
+          for (int i = j + 1; i < n; i++) A[(size_t)j * n + i] = A[(size_t)i * n + j];
       double mu = lambda * fmax(dmax, 1e-300);
-      for (int i = 0; i < n; i++) A[(size_t)i * n + i] += mu;
+      for (int i = 0; i < n; i++) A[(size_t)i * n + i] = hth_diag[i] + mu;
       int ok = !LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'L', n, A, n);
       double rho = -1, psit = INFINITY;
       if (ok) {
@@ -1566,6 +1577,21 @@ static int lemke_finish(sb_lcp_work *wk, int n, const double *M, const double *q
          check_on(wk, n, M, q, z, w, tol * qs, tol, &r, NULL, wk->da);
 }
 
+/* An answer Lemke ended on that misses even a test LEMKE_BROKEN_TOL loose
+ * (of its rows' terms, where the acceptance test allows 1e-12): not round-off
+ * but a breakdown, the pivots having followed ratios that ill-conditioned
+ * bases computed wrongly. It is no near-solution for FB or PGS to start from,
+ * so the perturbed retry treats it as a ray; on large LCPs that is also far
+ * cheaper than the fallbacks, which form and factor n x n matrices
+ * (docs/contact_scaling.md, session 37: a lying rope's step in both of
+ * Lemke's forms). An answer that fails by round-off still goes to the next
+ * solver (lemke_perturbed says why). */
+#define LEMKE_BROKEN_TOL 1e-6
+static int lemke_broken(sb_lcp_work *wk, int n, const double *M, const double *q, const double *z) {
+  double r;
+  return !check_on(wk, n, M, q, z, wk->w, LEMKE_BROKEN_TOL * q_scale(n, q), LEMKE_BROKEN_TOL, &r, NULL, wk->da);
+}
+
 /* Lemke's path through a degenerate LCP. The contact LCPs are degenerate by
  * construction: the pyramid's opposite directions make w_beta_k + w_beta_k'
  * = 2 gamma exactly, so an unloaded contact has several basic variables at
@@ -1584,7 +1610,8 @@ static int lemke_finish(sb_lcp_work *wk, int n, const double *M, const double *q
  * (lemke_finish: the support's re-solve, refinement, pivoting from its
  * active set) and accepted only by the same test as any other answer.
  * Tried after a ray or the pivot budget (cycling), the symptoms of
- * degeneracy, and not after an answer that failed the test by round-off:
+ * degeneracy, and after an answer that is off by far more than round-off
+ * (lemke_broken), but not after an answer that failed the test by round-off:
  * that one keeps its fallback, because another solution of the same
  * non-unique LCP changed the motion a test checks (test_contact_force's
  * box on a ledge tipped after 15 steps instead of 31, with the perturbed
@@ -1610,6 +1637,13 @@ static int lemke_on_perturbed(sb_lcp_work *wk, int n, const double *M, const dou
   return st == SB_LCP_SOLVED && lemke_finish(wk, n, M, q, z, tol);
 }
 
+/* What made Lemke's first attempt fail, in words (lemke_perturbed's messages). */
+static const char *lemke_failure(sb_lcp_status first) {
+  if (first == SB_LCP_RAY) return "secondary ray";
+  if (first == SB_LCP_MAX_ITER) return "pivot budget exhausted";
+  return "an answer off by more than round-off";
+}
+
 static sb_lcp_status lemke_perturbed(sb_lcp_work *wk, int n, const double *M, const double *q, double *z,
                                      sb_lcp_status first, int max_pivots, double tol, int *pivots, char *msg,
                                      int msg_size) {
@@ -1618,13 +1652,13 @@ static sb_lcp_status lemke_perturbed(sb_lcp_work *wk, int n, const double *M, co
   for (size_t k = 0; k < sizeof lemke_deltas / sizeof lemke_deltas[0]; k++) {
     if (lemke_on_perturbed(wk, n, M, q, NULL, z, lemke_deltas[k], max_pivots, tol, pivots, NULL, msg, msg_size)) {
       sb_errorf(msg, msg_size, "lemke: solved with q perturbed by %g |q| after %s", lemke_deltas[k],
-                sb_lcp_status_name(first));
+                lemke_failure(first));
       return SB_LCP_SOLVED;
     }
   }
   memcpy(z, zfirst, (size_t)n * sizeof(double));
   sb_errorf(msg, msg_size, "lemke: %s, and again with q perturbed by up to %g |q| (no solution found)",
-            first == SB_LCP_RAY ? "secondary ray" : "pivot budget exhausted",
+            lemke_failure(first),
             lemke_deltas[sizeof lemke_deltas / sizeof lemke_deltas[0] - 1]);
   return first;
 }
@@ -1923,9 +1957,9 @@ static sb_lcp_status run_one(sb_lcp_work *wk, sb_lcp_solver solver, int n, const
       int tie_pivots = *iters;
       sb_lcp_status st = lemke_core(wk, n, M, n, q, NULL, z, maxp, iters, NULL, msg, msg_size);
       *iters += tie_pivots;
-      if (st == SB_LCP_SOLVED) lemke_finish(wk, n, M, q, z, tol);
-      if (st != SB_LCP_RAY && st != SB_LCP_MAX_ITER) return st;
-      return lemke_perturbed(wk, n, M, q, z, st, maxp, tol, iters, msg, msg_size);
+      int broken = st == SB_LCP_SOLVED && !lemke_finish(wk, n, M, q, z, tol) && lemke_broken(wk, n, M, q, z);
+      if (!broken && st != SB_LCP_RAY && st != SB_LCP_MAX_ITER) return st;
+      return lemke_perturbed(wk, n, M, q, z, broken ? SB_LCP_STALLED : st, maxp, tol, iters, msg, msg_size);
     }
     case SB_LCP_PGS: /* an unformed M by its columns (pgs_sweep_by_columns), unless FB formed it */
       return solve_pgs(wk, n, M ? M : wk->formed ? wk->entries->storage : NULL, q, z, opt, tol, iters, msg,

@@ -93,6 +93,7 @@ class ContactInfo(ctypes.Structure):
       ("immobile", ctypes.c_int),
       ("damped_passes", ctypes.c_int),
       ("operator_passes", ctypes.c_int),
+      ("fallback_solves", ctypes.c_int),
   ]
 
 
