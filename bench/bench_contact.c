@@ -1,7 +1,7 @@
 /* bench-contact: how the contact pipeline's cost scales (issue 15, item 3).
  *
  *   bench-contact [--rounds R] [--steps K] [--quick] [--case LABEL] [--src DIR]
- *                 [--lcp-matrix stored|entries|operator|auto]
+ *                 [--lcp-matrix stored|entries|operator|auto] [--set KEY=VALUE]...
  *
  * Cases, each a scene stepped to the start of its window, then timed over
  * the window (a phase of the motion):
@@ -24,7 +24,8 @@
  *        (bench/scenes/rope_plane_tiled.xml): t in [0.1, 0.2) s; run only when
  *        named by --case
  * --lcp-matrix sets every case's key lcp_matrix (what the solve reads from
- * the kept contacts' operator; the scenes' default: auto).
+ * the kept contacts' operator; the scenes' default: auto); --set KEY=VALUE
+ * (up to 8) any key of every case's soft instance, e.g. surface_layer=0.
  * The windows are cut into R rounds of equal steps (--steps K: K steps per
  * round from the window's start instead, e.g. a short window for callgrind); round r steps every
  * case's r-th block in turn, so a burst of load from other processes
@@ -98,8 +99,15 @@ typedef struct {
   char error[1800];
 } bench_case;
 
-static int load_case(bench_case *c, const char *src, const char *lcp_matrix) {
-  cut_arm_key ov[CUT_ARM_NKEYS + 2];
+/* --set KEY=VALUE: keys set on every case's instance */
+#define MAX_SETS 8
+typedef struct {
+  int n;
+  char key[MAX_SETS][32], value[MAX_SETS][CUT_ARM_VALUE_LEN];
+} key_sets;
+
+static int load_case(bench_case *c, const char *src, const char *lcp_matrix, const key_sets *sets) {
+  cut_arm_key ov[CUT_ARM_NKEYS + 2 + MAX_SETS];
   int nov = c->sections > 0 ? cut_arm_keys(c->sections, 1, ov) : 0;
   if (c->contact) {
     snprintf(ov[nov].key, 32, "contact");
@@ -109,7 +117,11 @@ static int load_case(bench_case *c, const char *src, const char *lcp_matrix) {
     snprintf(ov[nov].key, 32, "lcp_matrix");
     snprintf(ov[nov++].value, CUT_ARM_VALUE_LEN, "%s", lcp_matrix);
   }
-  cusp_override co[CUT_ARM_NKEYS + 2];
+  for (int i = 0; i < sets->n; i++) {
+    snprintf(ov[nov].key, 32, "%s", sets->key[i]);
+    snprintf(ov[nov++].value, CUT_ARM_VALUE_LEN, "%s", sets->value[i]);
+  }
+  cusp_override co[CUT_ARM_NKEYS + 2 + MAX_SETS];
   for (int i = 0; i < nov; i++) co[i] = (cusp_override){c->instance ? c->instance : "arm", ov[i].key, ov[i].value};
   char path[1200];
   snprintf(path, sizeof path, "%s/%s", src, c->scene);
@@ -186,6 +198,7 @@ static double dof_exponent(bench_case **c, int n) {
 int main(int argc, char **argv) {
   int R = 10, K = 0, quick = 0;
   const char *only = NULL, *src = CUSP_SOURCE_DIR, *lcp_matrix = NULL;
+  key_sets sets = {0};
   for (int i = 1; i < argc; i++) {
     double x;
     if (!strcmp(argv[i], "--quick")) {
@@ -204,10 +217,15 @@ int main(int argc, char **argv) {
       src = argv[++i];
     } else if (!strcmp(argv[i], "--lcp-matrix") && i + 1 < argc) {
       lcp_matrix = argv[++i]; /* the key's words are checked by the loader, which names them */
+    } else if (!strcmp(argv[i], "--set") && i + 1 < argc && sets.n < MAX_SETS && strchr(argv[i + 1], '=') &&
+               strchr(argv[i + 1], '=') - argv[i + 1] < 32 && strlen(strchr(argv[i + 1], '=')) <= CUT_ARM_VALUE_LEN) {
+      const char *arg = argv[++i], *eq = strchr(arg, '='); /* the loader checks the key and its value */
+      snprintf(sets.key[sets.n], 32, "%.*s", (int)(eq - arg), arg);
+      snprintf(sets.value[sets.n++], CUT_ARM_VALUE_LEN, "%s", eq + 1);
     } else {
       fprintf(stderr, "bench-contact: bad argument \"%s\"\n"
                       "usage: bench-contact [--rounds R] [--steps K] [--quick] [--case LABEL] [--src DIR] "
-                      "[--lcp-matrix stored|entries|operator|auto]\n", argv[i]);
+                      "[--lcp-matrix stored|entries|operator|auto] [--set KEY=VALUE]...\n", argv[i]);
       return 2;
     }
   }
@@ -279,7 +297,7 @@ int main(int argc, char **argv) {
   }
   for (int i = 0; i < nc; i++) {
     bench_case *c = cs[i];
-    if (load_case(c, src, lcp_matrix)) {
+    if (load_case(c, src, lcp_matrix, &sets)) {
       fprintf(stderr, "bench-contact: %s: %s\n", c->label, c->error);
       return 2;
     }

@@ -50,7 +50,7 @@ def main() -> int:
                            "blocks instead of the formed matrix; the library's default when not given)")
   parser.add_argument("--surface-layer", metavar="M",
                       help="the key surface_layer (m; the depth a resting contact may sink without being pushed "
-                           "out; the library's default, 0, when not given)")
+                           "out; the plugin's default, as the adapter's scene leaves it, when not given; 0: the paper's gap term)")
   parser.add_argument("--dump-lcp", metavar="DIR",
                       help="write each step's contact LCP (after rank selection, before scaling) as "
                            "DIR/step_NNNNNNN.dat, as cusp-sim --dump-lcp does, for cusp-lcp and the LCP benchmarks")
