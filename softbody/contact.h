@@ -167,7 +167,7 @@ typedef struct {
   int operator_passes;     /* passes that read their LCP from the operator alone
                               (SB_CONTACT_LCP_OPERATOR, or SB_CONTACT_LCP_AUTO at their size) */
   int fallback_solves;     /* solves whose chain ran more than one attempt (sb_lcp_info.attempts
-                              > 1: its first solver did not answer, whether or not a later one
+                              > 1: its first attempt did not answer, whether or not a later one
                               did), which lcp, of the last pass only, does not show */
 } sb_contact_info;
 

@@ -1577,19 +1577,20 @@ static int lemke_finish(sb_lcp_work *wk, int n, const double *M, const double *q
          check_on(wk, n, M, q, z, w, tol * qs, tol, &r, NULL, wk->da);
 }
 
-/* An answer Lemke ended on that misses even a test LEMKE_BROKEN_TOL loose
- * (of its rows' terms, where the acceptance test allows 1e-12): not round-off
- * but a breakdown, the pivots having followed ratios that ill-conditioned
- * bases computed wrongly. It is no near-solution for FB or PGS to start from,
- * so the perturbed retry treats it as a ray; on large LCPs that is also far
- * cheaper than the fallbacks, which form and factor n x n matrices
- * (docs/contact_scaling.md, session 37: a lying rope's step in both of
- * Lemke's forms). An answer that fails by round-off still goes to the next
- * solver (lemke_perturbed says why). */
-#define LEMKE_BROKEN_TOL 1e-6
-static int lemke_broken(sb_lcp_work *wk, int n, const double *M, const double *q, const double *z) {
-  double r;
-  return !check_on(wk, n, M, q, z, wk->w, LEMKE_BROKEN_TOL * q_scale(n, q), LEMKE_BROKEN_TOL, &r, NULL, wk->da);
+/* An answer Lemke ended on that misses even a test LEMKE_BROKEN_FACTOR
+ * times looser than the acceptance test (tol, 1e-12 by default, of its
+ * rows' terms): not round-off but a breakdown, the pivots having followed
+ * ratios that ill-conditioned bases computed wrongly. It is no
+ * near-solution for FB or PGS to start from, so the perturbed retry treats
+ * it as a ray; on large LCPs that is also far cheaper than the fallbacks,
+ * which form and factor n x n matrices (docs/contact_scaling.md, session 37:
+ * a lying rope's step, whose Lemke broke down so with some BLAS kernels).
+ * An answer within the looser test
+ * still goes to the next solver (the comment on lemke_deltas says why). */
+#define LEMKE_BROKEN_FACTOR 1e3
+static int lemke_broken(sb_lcp_work *wk, int n, const double *M, const double *q, const double *z, double tol) {
+  double r, loose = LEMKE_BROKEN_FACTOR * tol;
+  return !check_on(wk, n, M, q, z, wk->w, loose * q_scale(n, q), loose, &r, NULL, wk->da);
 }
 
 /* Lemke's path through a degenerate LCP. The contact LCPs are degenerate by
@@ -1637,7 +1638,9 @@ static int lemke_on_perturbed(sb_lcp_work *wk, int n, const double *M, const dou
   return st == SB_LCP_SOLVED && lemke_finish(wk, n, M, q, z, tol);
 }
 
-/* What made Lemke's first attempt fail, in words (lemke_perturbed's messages). */
+/* What made Lemke's first attempt fail, in words (lemke_perturbed's
+ * messages): a ray, the pivot budget, or (run_one passes SB_LCP_STALLED for
+ * it) an answer lemke_broken found broken. */
 static const char *lemke_failure(sb_lcp_status first) {
   if (first == SB_LCP_RAY) return "secondary ray";
   if (first == SB_LCP_MAX_ITER) return "pivot budget exhausted";
@@ -1957,7 +1960,7 @@ static sb_lcp_status run_one(sb_lcp_work *wk, sb_lcp_solver solver, int n, const
       int tie_pivots = *iters;
       sb_lcp_status st = lemke_core(wk, n, M, n, q, NULL, z, maxp, iters, NULL, msg, msg_size);
       *iters += tie_pivots;
-      int broken = st == SB_LCP_SOLVED && !lemke_finish(wk, n, M, q, z, tol) && lemke_broken(wk, n, M, q, z);
+      int broken = st == SB_LCP_SOLVED && !lemke_finish(wk, n, M, q, z, tol) && lemke_broken(wk, n, M, q, z, tol);
       if (!broken && st != SB_LCP_RAY && st != SB_LCP_MAX_ITER) return st;
       return lemke_perturbed(wk, n, M, q, z, broken ? SB_LCP_STALLED : st, maxp, tol, iters, msg, msg_size);
     }

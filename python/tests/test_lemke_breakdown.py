@@ -1,19 +1,22 @@
 """Lemke's answer that is off by far more than round-off is retried, not handed to FB.
 
 The fourth step of the 72-element lying tiled rope (bench/scenes/rope_plane_tiled.xml with
-72 sections: 145-168 contacts kept, about 1500 LCP unknowns, read from the kept operator)
-ends one of its cold Lemke runs on a complementary basis whose answer misses its LCP by
-6.5e3 in a row, in both of Lemke's forms: the bases before it were too ill-conditioned for
-their solves. The chain used to take that for an answer that failed the acceptance test by
-round-off and run FB (twice: from the guess and from zero, 50 Newton iterations each on
-the 1490 x 1490 matrix) and PGS, which all failed, about 30 s of a step that otherwise
-takes 3 s. lemke_broken (softbody/lcp.c) now sends such an answer to the perturbed retry
-that a secondary ray gets, which solves it. The step's solves are counted by
-sb_contact_info.fallback_solves: 1 before, 0 now; the answer the step commits is the same.
+72 sections: about 150 contacts kept, about 1500 LCP unknowns, read from the kept operator)
+ends one of its cold Lemke runs on a complementary basis whose answer misses its LCP far
+beyond round-off: by 6.5e3 in a row with OpenBLAS's Haswell/Zen kernels (in both of Lemke's
+forms), by 1e-7 of its row's terms with the Nehalem ones; with others Lemke ends on a ray
+there, or solves. The chain used to take such an answer for one that failed the acceptance
+test by round-off and run FB (twice: from the guess and from zero, 50 Newton iterations each
+on the 1490 x 1490 matrix) and PGS, which all failed: tens of seconds for a step that
+otherwise takes a few. lemke_broken (softbody/lcp.c) now sends an answer that misses even a
+test 1e3 times looser than the acceptance test to the perturbed retry that a secondary ray
+gets, which solves it. The step's solves are counted by sb_contact_info.fallback_solves: 1
+before, 0 now; the answer the step commits is the same.
 
 The rope's state after three steps is saved (tests/data/states/rope72_step3.npz, MuJoCo's
 integration state with the plugin's), so the test steps once; when the plugin's state
-layout changes, regenerate it from the start with
+layout changes, regenerate it from the start, and check that the breakdown is still there
+(OPENBLAS_CORETYPE=Haswell: without lemke_broken the test must fail), with
 
   PYTHONPATH=python CUSP_LIBRARY=build/libcusp.so OPENBLAS_NUM_THREADS=1 \\
       .venv/bin/python python/tests/test_lemke_breakdown.py --write-state
