@@ -217,9 +217,17 @@ int main(int argc, char **argv) {
       src = argv[++i];
     } else if (!strcmp(argv[i], "--lcp-matrix") && i + 1 < argc) {
       lcp_matrix = argv[++i]; /* the key's words are checked by the loader, which names them */
-    } else if (!strcmp(argv[i], "--set") && i + 1 < argc && sets.n < MAX_SETS && strchr(argv[i + 1], '=') &&
-               strchr(argv[i + 1], '=') - argv[i + 1] < 32 && strlen(strchr(argv[i + 1], '=')) <= CUT_ARM_VALUE_LEN) {
+    } else if (!strcmp(argv[i], "--set") && i + 1 < argc) {
       const char *arg = argv[++i], *eq = strchr(arg, '='); /* the loader checks the key and its value */
+      const char *why = sets.n == MAX_SETS ? "more than 8 of them"
+                        : !eq || eq == arg ? "not KEY=VALUE"
+                        : eq - arg >= 32 ? "the key is longer than 31 characters"
+                        : strlen(eq + 1) >= CUT_ARM_VALUE_LEN ? "the value is longer than 1023 characters"
+                        : NULL;
+      if (why) {
+        fprintf(stderr, "bench-contact: --set \"%s\": %s\n", arg, why);
+        return 2;
+      }
       snprintf(sets.key[sets.n], 32, "%.*s", (int)(eq - arg), arg);
       snprintf(sets.value[sets.n++], CUT_ARM_VALUE_LEN, "%s", eq + 1);
     } else {

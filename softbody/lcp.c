@@ -1585,8 +1585,8 @@ static int lemke_finish(sb_lcp_work *wk, int n, const double *M, const double *q
  * it as a ray; on large LCPs that is also far cheaper than the fallbacks,
  * which form and factor n x n matrices (docs/contact_scaling.md, session 37:
  * a lying rope's step, whose Lemke broke down so with some BLAS kernels).
- * An answer within the looser test
- * still goes to the next solver (the comment on lemke_deltas says why). */
+ * An answer within the looser test still goes to the next solver (the
+ * comment on lemke_deltas says why). */
 #define LEMKE_BROKEN_FACTOR 1e3
 static int lemke_broken(sb_lcp_work *wk, int n, const double *M, const double *q, const double *z, double tol) {
   double r, loose = LEMKE_BROKEN_FACTOR * tol;
