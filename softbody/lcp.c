@@ -1620,8 +1620,13 @@ static int lemke_broken(sb_lcp_work *wk, int n, const double *M, const double *q
  * perturbed attempt solves. wk->qloc holds the perturbed q (free until
  * lemke_finish, which does not read it before writing it), wk->phi the
  * first attempt's z (FB's, unused by Lemke). Returns the status, *pivots
- * accumulated. */
-static const double lemke_deltas[] = {1e-9, 1e-7};
+ * accumulated.
+ *
+ * The perturbations tried here: lemke_tie_broken already ran the cold Lemke
+ * on q perturbed by LEMKE_TIE_DELTA before the plain attempt that failed,
+ * and the same input takes the same path, so that delta is not tried again. */
+#define LEMKE_TIE_DELTA 1e-7
+static const double lemke_deltas[] = {1e-9};
 
 /* Lemke on q + delta |q|inf rho (rho_i = 1 + frac(0.618... (i + 1)), distinct
  * for i < 2^26) into z, finished in the given problem; wk->qloc holds the
@@ -1660,14 +1665,10 @@ static sb_lcp_status lemke_perturbed(sb_lcp_work *wk, int n, const double *M, co
     }
   }
   memcpy(z, zfirst, (size_t)n * sizeof(double));
-  sb_errorf(msg, msg_size, "lemke: %s, and again with q perturbed by up to %g |q| (no solution found)",
-            lemke_failure(first),
-            lemke_deltas[sizeof lemke_deltas / sizeof lemke_deltas[0] - 1]);
+  sb_errorf(msg, msg_size, "lemke: %s, and again with q perturbed by %g and %g |q| (no solution found)",
+            lemke_failure(first), lemke_deltas[0], LEMKE_TIE_DELTA);
   return first;
 }
-
-/* The perturbation of Lemke's first attempt (lemke_tie_broken). */
-#define LEMKE_TIE_DELTA 1e-7
 
 /* Lemke's first attempt: on q perturbed by LEMKE_TIE_DELTA |q|inf rho
  * (lemke_on_perturbed), so that the ratio test's ties are broken by the
