@@ -36,6 +36,12 @@ typedef struct {
 
 /* Unknowns of the LCP: nk (r + 2). */
 static inline int sb_kept_op_size(const sb_kept_op *op) { return op->nk * (op->r + 2); }
+/* Multiply-adds of one sb_kept_op_apply (W's product, the pyramids' O(n)), for
+ * sb_lcp_entries.apply_cost. */
+static inline double sb_kept_op_apply_cost(const sb_kept_op *op) {
+  double m = 3.0 * op->nk;
+  return m * m + 4.0 * sb_kept_op_size(op);
+}
 
 /* Sets the pyramid's directions D_l for r directions, as the assembly uses them. */
 void sb_kept_op_directions(sb_kept_op *op, int r);

@@ -71,6 +71,9 @@ typedef struct {
    * on apply's own rounding for that x and b */
   void (*apply)(const void *ctx, const double *x, const double *b, double *y);
   void (*apply_bound)(const void *ctx, const double *x, const double *b, double *e);
+  double apply_cost; /* optional (0: unknown): multiply-adds of one apply, so that a solver holding
+                       some of M's columns formed can choose apply over their product (Lemke's
+                       revised form, with k basic columns: apply when cheaper than n k) */
   double *storage; /* optional: n x n doubles where an unformed M (NULL) is formed when a solver needs it */
 } sb_lcp_entries;
 

@@ -66,6 +66,7 @@ typedef struct {
   int ecol_id;
   double *Mc;   /* n x k, leading dimension n: M's column of each basic z
                    (d for z0), in K's column order kcol */
+  double *xa;   /* n: the basic z's part of a direction scattered by index, for entries' apply */
   double *bbar, *uc, *uw, *dir;
   int *basis;   /* slot -> id */
   int *slot;    /* id -> slot, -1 nonbasic */
@@ -232,6 +233,32 @@ static void solve_entering(revised_basis *b, int e) {
     if (b->bcol[t] >= 0) b->uc[b->colpos[b->bcol[t] - n]] = rb[t];
 }
 
+/* uw += Mc uc. With entries whose apply costs fewer multiply-adds than the
+ * n x k product (a contact LCP's kept operator: W's m x m product plus O(n)
+ * for the pyramids, m = 3 contacts, against n = (r + 2) contacts times k),
+ * through apply on uc scattered to the basic z's indices, the covering
+ * vector's share (z0's column) added apart: item 1 of issue 15, the pivot
+ * O(m^2 + k^2) instead of O(n k). The doubles differ from the formed
+ * columns' product by rounding only. */
+static void add_basic_columns(revised_basis *b, int k, const double *uc, double *uw) {
+  int n = b->n;
+  if (!(b->ent && b->ent->apply && b->ent->apply_cost > 0 && b->ent->apply_cost < (double)n * k)) {
+    cblas_dgemv(CblasColMajor, CblasNoTrans, n, k, 1.0, b->Mc, n, uc, 1, 1.0, uw, 1);
+    return;
+  }
+  double covering = 0;
+  memset(b->xa, 0, (size_t)n * sizeof(double));
+  for (int c = 0; c < k; c++) {
+    int id = b->kcol[c];
+    if (id == 2 * n)
+      covering = uc[c];
+    else
+      b->xa[id - n] = uc[c];
+  }
+  b->ent->apply(b->ent->ctx, b->xa, uw, uw);
+  if (covering != 0) cblas_daxpy(n, covering, b->d, 1, uw, 1);
+}
+
 /* dir = B^-1 a_e by slot, a_e the column of variable e in [I, -M, -d]:
  * the basic z's part uc from K (K uc = a_e on the rows R), the basic w's
  * part uw = a_e + Mc uc (B's column of a basic z is -Mc's), zero on the
@@ -251,7 +278,7 @@ static int direction(revised_basis *b, int e) {
       memset(uw, 0, (size_t)n * sizeof(double));
       uw[e] = 1;
     }
-    if (k) cblas_dgemv(CblasColMajor, CblasNoTrans, n, k, 1.0, b->Mc, n, uc, 1, 1.0, uw, 1);
+    if (k) add_basic_columns(b, k, uc, uw);
     double res = 0, bmax = 0, xmax = 0;
     for (int i = 0; i < n; i++)
       if (b->rowpos[i] >= 0) {
@@ -508,7 +535,7 @@ sb_lcp_status sb_lemke_revised(sb_lcp_work *wk, int n, const double *M, int ldm,
   lds = lds < n ? lds : n;
   lds = lds < SB_LEMKE_BORDER_MAX ? lds : SB_LEMKE_BORDER_MAX;
   revised_basis b = {.n = n, .ldm = ldm, .k = 0, .M = M, .d = wk->d, .ent = entries, .ecol = wk->rv_col,
-                     .ecol_id = -1, .Mc = wk->T, .bbar = wk->ztry,
+                     .ecol_id = -1, .Mc = wk->T, .xa = wk->ebound, .bbar = wk->ztry,
                      .uc = wk->rowbuf, .uw = wk->colbuf, .dir = wk->da, .basis = wk->basis, .slot = wk->rv_slot,
                      .kcol = wk->rv_kcol, .colpos = wk->rv_colpos, .rowpos = wk->rv_rowpos, .k0 = 0,
                      .piv = wk->fc[0].piv, .r0 = wk->fc[0].set, .c0 = wk->fc[1].set, .r0pos = wk->rv_r0pos,

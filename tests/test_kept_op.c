@@ -37,6 +37,8 @@ typedef struct {
   double worst_residual; /* largest |residual - dense residual| / bound */
   double worst_apply;    /* largest |conditioned op - long double| / its bound */
   int product_solves;    /* chain solves with the operator's products */
+  int apply_runs;        /* Lemke runs whose directions went through the operator's apply */
+  long apply_calls;      /* the applies they made */
 } tally;
 
 static unsigned long long rng = 0x2545F4914F6CDD1Dull;
@@ -77,6 +79,53 @@ static void lemke_both_ways(int n, const double *As, const double *bs, const sb_
          "%s, step %d: Lemke from As: %s after %d pivots; from the operator: %s after %d pivots; answers %s", what,
          t->steps, sb_lcp_status_name(st[0]), piv[0], sb_lcp_status_name(st[1]), piv[1],
          memcmp(z, z + n, sizeof(double) * n) ? "differ" : "equal");
+  free(z);
+  sb_lcp_work_free(wk);
+}
+
+static long apply_calls;
+static void counted_apply(const void *ctx, const double *x, const double *b, double *y) {
+  apply_calls++;
+  sb_kept_op_conditioned_apply(ctx, x, b, y);
+}
+
+/* Lemke's revised form with the basic columns' product through the
+ * operator's apply (sb_lcp_entries.apply_cost, here 1 so that every
+ * direction takes it, whatever k) against the same run on As: the same
+ * status, an apply on each pivot's direction, and where As's run solved,
+ * a raw answer (before any polish) that passes the dense test on As as
+ * closely as As's own: a wrong scatter of the basic z's, or the covering
+ * vector's column left out, sends the path elsewhere. Only the rounding
+ * of that product differs, so the pivots may too, by ties. */
+static void lemke_with_products(int n, const double *As, const double *bs, const sb_lcp_entries *ce, const char *what,
+                                tally *t) {
+  sb_lcp_entries ca = *ce;
+  ca.apply = counted_apply;
+  ca.apply_bound = sb_kept_op_conditioned_apply_bound;
+  ca.apply_cost = 1;
+  sb_lcp_work *wk = sb_lcp_work_create(n);
+  double *z = malloc(sizeof(double) * 3 * n), *w = z + 2 * n, compl;
+  int piv[2];
+  sb_lcp_status st[2];
+  char msg[160];
+  long before = apply_calls;
+  for (int k = 0; k < 2; k++)
+    st[k] = sb_lemke_revised(wk, n, k ? NULL : As, n, k ? &ca : NULL, bs, NULL, z + k * n, 50 * n + 100, &piv[k],
+                             NULL, msg, sizeof msg);
+  long calls = apply_calls - before;
+  t->apply_runs++;
+  t->apply_calls += calls;
+  EXPECT(st[0] == st[1], "%s, step %d: Lemke on As: %s; with the operator's products: %s (%s)", what, t->steps,
+         sb_lcp_status_name(st[0]), sb_lcp_status_name(st[1]), msg);
+  EXPECT(calls >= piv[1] - 1, "%s, step %d: %ld applies over %d pivots: the directions did not use apply", what,
+         t->steps, calls, piv[1]);
+  if (st[0] == SB_LCP_SOLVED && st[1] == SB_LCP_SOLVED) {
+    double qs = 1, r[2];
+    for (int i = 0; i < n; i++) qs = fmax(qs, fabs(bs[i]));
+    for (int k = 0; k < 2; k++) r[k] = sb_lcp_residual(n, As, bs, z + k * n, w, &compl);
+    EXPECT(r[1] <= fmax(1e3 * r[0], 1e-12 * qs), "%s, step %d: the raw answer with the operator's products misses "
+           "As's LCP by %.3g, As's own by %.3g", what, t->steps, r[1], r[0]);
+  }
   free(z);
   sb_lcp_work_free(wk);
 }
@@ -267,6 +316,7 @@ static void check_columns(const sb_contact_problem *P, const sb_kept_op *op, int
   free(set);
   free(blk);
   lemke_both_ways(n, As, bs, ce, what, t);
+  lemke_with_products(n, As, bs, ce, what, t);
   check_products(n, As, bs, ce, what, t);
   check_compliance(n, A, As, bs, ce, what, t);
   EXPECT(differ == 0, "%s, step %d: %d of %d columns differ from A's", what, t->steps, differ, n);
@@ -367,10 +417,12 @@ static void check_solve(const sb_contact_problem *P, const sb_contact_info *info
 static void report(const char *what, const tally *t) {
   printf("%-34s %5d steps, %5d with kept contacts (%d solved), %9d entries and %6d columns (plain and "
          "conditioned) equal, %d Lemke runs (%d pivots) alike; |op - dense| <= %.3f of the bound, residuals within "
-         "%.3f of it; conditioned products within %.3f of their bound, %d chain solves on them\n",
+         "%.3f of it; conditioned products within %.3f of their bound, %d chain solves on them; %d Lemke runs "
+         "through apply (%ld applies)\n",
          what, t->steps, t->checked, t->solved, t->entries, t->columns, t->lemke_runs, t->lemke_pivots,
-         t->worst_product, t->worst_residual, t->worst_apply, t->product_solves);
+         t->worst_product, t->worst_residual, t->worst_apply, t->product_solves, t->apply_runs, t->apply_calls);
   EXPECT(t->checked > 0, "%s: no step had kept contacts", what);
+  EXPECT(t->apply_calls > 0, "%s: no Lemke direction went through apply", what);
 }
 
 /* The box sliding down a 30 degree incline (mu 0.3) and sticking on a 10
