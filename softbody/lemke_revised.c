@@ -6,9 +6,10 @@
  * whose w is nonbasic against the columns of the basic z's (and z0), k x k
  * with k = |R|. Only K need be solved: the entering variable's column
  * B^-1 a_e is K^-1 of its rows R for the basic z's and M's columns of the
- * basic z's for the basic w's, O(k^2 + n k) a pivot. On a contact LCP with
- * many contacts of which few carry load, k is a fraction of n
- * (docs/contact_scaling.md).
+ * basic z's for the basic w's, O(k^2 + n k) a pivot, or O(k^2) plus one
+ * product with M where the entries' product is cheaper than n k
+ * (add_basic_columns). On a contact LCP with many contacts of which few
+ * carry load, k is a fraction of n (docs/contact_scaling.md).
  *
  * The path is the tableau's in exact arithmetic: the same entering rule (the
  * complement of the variable that left), the same ratio test and tolerances,
