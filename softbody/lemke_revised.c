@@ -236,7 +236,7 @@ static void solve_entering(revised_basis *b, int e) {
 
 /* uw += Mc uc. With entries whose apply costs fewer multiply-adds than the
  * n x k product (a contact LCP's kept operator: W's m x m product plus O(n)
- * for the pyramids, m = 3 contacts, against n = (r + 2) contacts times k),
+ * for the pyramids, m three times the kept contacts, n = r + 2 times them),
  * through apply on uc scattered to the basic z's indices, the covering
  * vector's share (z0's column) added apart: item 1 of issue 15, the pivot
  * O(m^2 + k^2) instead of O(n k). The doubles differ from the formed
