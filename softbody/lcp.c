@@ -1586,7 +1586,7 @@ static int lemke_finish(sb_lcp_work *wk, int n, const double *M, const double *q
  * which form and factor n x n matrices (docs/contact_scaling.md, session 37:
  * a lying rope's step, whose Lemke broke down so with some BLAS kernels).
  * An answer within the looser test still goes to the next solver (the
- * comment on lemke_deltas says why). */
+ * comment on LEMKE_RETRY_DELTA says why). */
 #define LEMKE_BROKEN_FACTOR 1e3
 static int lemke_broken(sb_lcp_work *wk, int n, const double *M, const double *q, const double *z, double tol) {
   double r, loose = LEMKE_BROKEN_FACTOR * tol;
@@ -1622,11 +1622,12 @@ static int lemke_broken(sb_lcp_work *wk, int n, const double *M, const double *q
  * first attempt's z (FB's, unused by Lemke). Returns the status, *pivots
  * accumulated.
  *
- * The perturbations tried here: lemke_tie_broken already ran the cold Lemke
- * on q perturbed by LEMKE_TIE_DELTA before the plain attempt that failed,
- * and the same input takes the same path, so that delta is not tried again. */
+ * One perturbation is tried here: lemke_tie_broken already ran the cold
+ * Lemke on q perturbed by LEMKE_TIE_DELTA before the plain attempt that
+ * failed, and the same input takes the same path, so that delta is not
+ * tried again. */
 #define LEMKE_TIE_DELTA 1e-7
-static const double lemke_deltas[] = {1e-9};
+#define LEMKE_RETRY_DELTA 1e-9
 
 /* Lemke on q + delta |q|inf rho (rho_i = 1 + frac(0.618... (i + 1)), distinct
  * for i < 2^26) into z, finished in the given problem; wk->qloc holds the
@@ -1657,16 +1658,14 @@ static sb_lcp_status lemke_perturbed(sb_lcp_work *wk, int n, const double *M, co
                                      int msg_size) {
   double *zfirst = wk->phi;
   memcpy(zfirst, z, (size_t)n * sizeof(double));
-  for (size_t k = 0; k < sizeof lemke_deltas / sizeof lemke_deltas[0]; k++) {
-    if (lemke_on_perturbed(wk, n, M, q, NULL, z, lemke_deltas[k], max_pivots, tol, pivots, NULL, msg, msg_size)) {
-      sb_errorf(msg, msg_size, "lemke: solved with q perturbed by %g |q| after %s", lemke_deltas[k],
-                lemke_failure(first));
-      return SB_LCP_SOLVED;
-    }
+  if (lemke_on_perturbed(wk, n, M, q, NULL, z, LEMKE_RETRY_DELTA, max_pivots, tol, pivots, NULL, msg, msg_size)) {
+    sb_errorf(msg, msg_size, "lemke: solved with q perturbed by %g |q| after %s", LEMKE_RETRY_DELTA,
+              lemke_failure(first));
+    return SB_LCP_SOLVED;
   }
   memcpy(z, zfirst, (size_t)n * sizeof(double));
   sb_errorf(msg, msg_size, "lemke: %s, and again with q perturbed by %g and %g |q| (no solution found)",
-            lemke_failure(first), lemke_deltas[0], LEMKE_TIE_DELTA);
+            lemke_failure(first), LEMKE_RETRY_DELTA, LEMKE_TIE_DELTA);
   return first;
 }
 
