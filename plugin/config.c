@@ -235,8 +235,8 @@ static const cusp_key key_table[] = {
             "revised form, the warm pivot and the acceptance test read: the same doubles, so the same answers "
             "bit for bit), operator (the entries and the products: another order of summation, so answers "
             "that pass the same acceptance test, equal up to round-off, and on a degenerate LCP possibly "
-            "another of its solutions; the step then forms neither the matrix nor its conditioned copy, but "
-            "where the fallback solvers FB or PGS run) or auto (each stage-1 pass operator from "
+            "another of its solutions; the step then forms neither the matrix nor its conditioned copy, the "
+            "fallback solvers FB and PGS included) or auto (each stage-1 pass operator from "
             KEY_STR(SB_CONTACT_LCP_AUTO_MIN_N) " unknowns on, where its time a step fell below stored's and "
             "the n x n matrices outgrow a cache, stored below, where it costs the least; issue 15, item 1; "
             "docs/contact_factor_design.md, docs/contact_scaling.md, session 34)"},

@@ -854,6 +854,7 @@ static int damped_fallback(sb_contact_problem *p, int n, int nk, int bs, const s
                             .column_rows = sb_kept_op_conditioned_column_rows,
                             .apply = sb_kept_op_conditioned_apply,
                             .apply_bound = sb_kept_op_conditioned_apply_bound,
+                            .apply_transposed = sb_kept_op_conditioned_apply_transposed,
                             .apply_cost = sb_kept_op_apply_cost(&p->op), .storage = p->As};
   if (on_op) {
     damped_columns columns = {{&p->op, p->ruiz_block, -1}, d};
@@ -912,6 +913,7 @@ static void condition_operator(sb_contact_problem *p, const sb_contact_options *
                                      .column_rows = sb_kept_op_conditioned_column_rows,
                                      .apply = products ? sb_kept_op_conditioned_apply : NULL,
                                      .apply_bound = products ? sb_kept_op_conditioned_apply_bound : NULL,
+                                     .apply_transposed = products ? sb_kept_op_conditioned_apply_transposed : NULL,
                                      .apply_cost = products ? sb_kept_op_apply_cost(&p->op) : 0,
                                      .storage = p->As};
 }

@@ -120,11 +120,11 @@ typedef struct {
                               differ in the last bits, and where round-off decides a degenerate
                               LCP's tie, another of its solutions; and neither A nor its
                               conditioned copy is formed: stage 2 takes its scales from the
-                              operator's columns (sb_ruiz_scales: the same doubles), and a pass
-                              forms the matrices only where a solver that reads a stored matrix
-                              runs (FB or PGS, the chain's fallbacks; Lemke's auto form is the
-                              revised one at every size, and the damped fallback reads the
-                              operator with its compliance; counted in
+                              operator's columns (sb_ruiz_scales: the same doubles), and no
+                              solver forms them (Lemke's auto form is the revised one at every
+                              size, FB runs through the operator's products, PGS by its columns,
+                              and the damped fallback reads the operator with its compliance;
+                              a pass that forms them all the same is counted in
                               sb_contact_info.matrices_formed) (issue 15, item 1;
                               docs/contact_factor_design.md; plugin key lcp_matrix).
                               SB_CONTACT_LCP_STORED (0): from the formed matrices.
@@ -155,9 +155,8 @@ typedef struct {
   int warm_lemke_solved;   /* of those, the ones it solved (3) */
   int matrices_formed;     /* stage-1 passes whose conditioned LCP, which lcp_from_operator
                               SB_CONTACT_LCP_OPERATOR reads from the operator alone, was formed as
-                              n x n matrices all the same: a solver that reads a stored matrix ran
-                              (FB or PGS, in the solve or in the damped fallback's), or W was not
-                              finite */
+                              n x n matrices all the same: W was not finite, or FB ran on an LCP
+                              below 5 unknowns (fb_krylov.c) */
   int immobile;            /* contacts left out because no impulse moves their normal (a disk fixed
                               at a static mount or where a held end clamps: its whitened, projected
                               normal within rank_tol of the largest; contact.c, drop_immobile_kept);

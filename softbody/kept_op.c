@@ -47,6 +47,26 @@ void sb_kept_op_apply(const sb_kept_op *op, const double *z, const double *b, do
   }
 }
 
+/* y = A^T z: W is symmetric, so E^T W E is its own transpose and only the
+ * per-contact couplings C turn around (gamma's row into the betas' columns
+ * and fn's, the betas' rows into gamma's). */
+void sb_kept_op_apply_transposed(const sb_kept_op *op, const double *z, double *y) {
+  int nk = op->nk, r = op->r, bs = r + 2, m3k = 3 * nk;
+  if (nk == 0) return;
+  frame_impulses(op, z, op->lam);
+  cblas_dgemv(CblasColMajor, CblasNoTrans, m3k, m3k, 1.0, op->W, m3k, op->lam, 1, 0.0, op->v, 1);
+  for (int a = 0; a < nk; a++) {
+    const double *za = z + a * bs, *va = op->v + 3 * a;
+    double *ya = y + a * bs, gamma_row = za[bs - 1], sum_beta = 0;
+    ya[0] = va[2] + op->mu[a] * gamma_row;
+    for (int k = 0; k < r; k++) {
+      ya[1 + k] = (op->Dx[k] * va[0] + op->Dy[k] * va[1]) - gamma_row;
+      sum_beta += za[1 + k];
+    }
+    ya[bs - 1] = sum_beta;
+  }
+}
+
 void sb_kept_op_abs_apply(const sb_kept_op *op, const double *z, double *y) {
   int nk = op->nk, r = op->r, bs = r + 2, m3k = 3 * nk;
   double *lam = op->lam, *v = op->v;
@@ -249,6 +269,19 @@ void sb_kept_op_conditioned_apply(const void *ctx, const double *x, const double
   for (int i = 0; i < n; i++) {
     double v = (b ? b[i] : 0) + s->dr[i] * s->t[i];
     y[i] = tikhonov_at(s, i) > 0 ? v + s->eps * x[i] : v;
+  }
+}
+
+void sb_kept_op_conditioned_apply_transposed(const void *ctx, const double *x, double *y) {
+  const sb_kept_op_conditioned *s = ctx;
+  int n = sb_kept_op_size(s->op);
+  for (int i = 0; i < n; i++) s->xs[i] = s->dr[i] * x[i];
+  sb_kept_op_apply_transposed(s->op, s->xs, s->t);
+  if (s->diag)
+    for (int j = 0; j < n; j++) s->t[j] += s->diag[j] * s->xs[j];
+  for (int j = 0; j < n; j++) {
+    double v = s->dc[j] * s->t[j];
+    y[j] = tikhonov_at(s, j) > 0 ? v + s->eps * x[j] : v;
   }
 }
 

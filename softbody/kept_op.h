@@ -49,6 +49,10 @@ void sb_kept_op_directions(sb_kept_op *op, int r);
 /* y = b + A z (b NULL: y = A z). y must not alias z. */
 void sb_kept_op_apply(const sb_kept_op *op, const double *z, const double *b, double *y);
 
+/* y = A^T z (y must not alias z): the transposed product, as the
+ * operator's semismooth Newton fallback needs for its least-squares steps. */
+void sb_kept_op_apply_transposed(const sb_kept_op *op, const double *z, double *y);
+
 /* y = (|E|^T |W| |E| + |C|) |z|: what bounds the rounding of any way of
  * forming A z from W's entries, A's own included (a product of m terms is
  * within about m u times it, u the unit round-off). */
@@ -131,5 +135,7 @@ void sb_kept_op_conditioned_column_rows(const void *ctx, int j, const int *rows,
  * themselves, which the product does not form). */
 void sb_kept_op_conditioned_apply(const void *ctx, const double *x, const double *b, double *y);
 void sb_kept_op_conditioned_apply_bound(const void *ctx, const double *x, const double *b, double *e);
+/* y = (Dr A Dc + eps diag(mask))^T x through W (y must not alias x). */
+void sb_kept_op_conditioned_apply_transposed(const void *ctx, const double *x, double *y);
 
 #endif

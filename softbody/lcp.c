@@ -399,10 +399,15 @@ static double complementarity(int n, const double *z, const double *w) {
 /* ---------- Fischer-Burmeister semismooth Newton, LM trust region ---------- */
 
 /* phi(a, b) = sqrt(a^2 + b^2) - a - b: zero exactly when a, b >= 0, ab = 0. */
-static double fb_eval(int n, const double *M, const double *q, const double *z, double *w,
+/* M NULL: an unformed M, w by the entries' product. */
+static double fb_eval(const sb_lcp_work *wk, int n, const double *M, const double *q, const double *z, double *w,
                       double *phi) {
-  memcpy(w, q, n * sizeof(double));
-  cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, 1.0, M, n, z, 1, 1.0, w, 1);
+  if (M) {
+    memcpy(w, q, n * sizeof(double));
+    cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, 1.0, M, n, z, 1, 1.0, w, 1);
+  } else {
+    m_product(wk, n, M, q, z, w);
+  }
   double s = 0;
   for (int i = 0; i < n; i++) {
     phi[i] = hypot(z[i], w[i]) - z[i] - w[i];
@@ -1139,16 +1144,18 @@ static int warm_pivot_from_support(sb_lcp_work *wk, int n, const double *M, cons
  * tries the Newton direction H d = -Phi (H an element of the generalized
  * Jacobian) with an Armijo backtracking on |Phi|^2; when H is singular or
  * the search fails, Levenberg-Marquardt steps (H^T H + mu I) d = -H^T Phi with mu
- * adapted as a trust region (ratio of actual to predicted reduction). */
+ * adapted as a trust region (ratio of actual to predicted reduction).
+ * M NULL: M unformed, read through the solve's entries' products alone
+ * (fb_krylov.c). */
 static sb_lcp_status solve_fb(sb_lcp_work *wk, int n, const double *M, const double *q, double *z,
                               double tol, int max_iter, int *iters, char *msg, int msg_size) {
   double *w = wk->w, *phi = wk->phi, *H = wk->H, *A = wk->HtH, *g = wk->g, *d = wk->d;
   double *zt = wk->ztry, *wt = wk->colbuf, *phit = wk->phitry, *Hd = wk->da;
   int *piv = wk->ipiv;
-  double psi = fb_eval(n, M, q, z, w, phi), qs = q_scale(n, q);
+  double psi = fb_eval(wk, n, M, q, z, w, phi), qs = q_scale(n, q);
   double lambda = 1e-6; /* mu = lambda * max diag(H^T H) */
   int it = 0, collapsed = 0, *last_set = wk->idx, last_count = -1, stagnant = 0, ref_it = 0;
-  double psi_ref = psi;
+  double psi_ref = psi, psi0 = psi;
   for (; it < max_iter && !collapsed && !stagnant; it++) {
     if (within_tol(wk, n, M, q, z, w, min_residual(n, z, w), tol, qs, zt)) break;
     /* Near a stationary point that is not a solution the merit function
@@ -1165,28 +1172,35 @@ static sb_lcp_status solve_fb(sb_lcp_work *wk, int n, const double *M, const dou
       *iters = it;
       return SB_LCP_SOLVED; /* z >= 0 exactly, w = Mz + q: nothing to polish */
     }
-    /* H = Da + Db M; at a degenerate pair (0, 0) any (a, b) with |(a, b)| <= 1 is valid */
-    for (int i = 0; i < n; i++) {
-      double r = hypot(z[i], w[i]), a, b;
-      if (r > 1e-300) {
-        a = z[i] / r - 1;
-        b = w[i] / r - 1;
-      } else {
-        a = b = M_SQRT1_2 - 1;
+    /* Newton: H d = -Phi, H = Da + Db M, by LU of the formed H; on an unformed M
+     * by GMRES through M's products, to a forcing term that shrinks with
+     * |Phi| (superlinear convergence, as the exact step's near a solution) */
+    int newton;
+    if (M) {
+      for (int i = 0; i < n; i++) {
+        double a, b;
+        sb_fb_coefficients(z[i], w[i], &a, &b);
+        for (int j = 0; j < n; j++) H[(size_t)j * n + i] = b * M[(size_t)j * n + i];
+        H[(size_t)i * n + i] += a;
       }
-      for (int j = 0; j < n; j++) H[(size_t)j * n + i] = b * M[(size_t)j * n + i];
-      H[(size_t)i * n + i] += a;
+      memcpy(A, H, (size_t)n * n * sizeof(double));
+      newton = !LAPACKE_dgetrf_work(LAPACK_COL_MAJOR, n, n, A, n, piv);
+      if (newton) {
+        for (int i = 0; i < n; i++) d[i] = -phi[i];
+        LAPACKE_dgetrs_work(LAPACK_COL_MAJOR, 'N', n, 1, A, n, piv, d, n);
+      }
+    } else {
+      sb_fb_krylov_jacobian(wk, n, z, w);
+      double eta = fmax(1e-12, fmin(0.1, sqrt(psi / psi0)));
+      newton = sb_fb_krylov_newton(wk, n, phi, eta, d) < 1 && all_finite(n, d);
     }
-    /* Newton */
-    memcpy(A, H, (size_t)n * n * sizeof(double));
-    if (!LAPACKE_dgetrf_work(LAPACK_COL_MAJOR, n, n, A, n, piv)) {
-      for (int i = 0; i < n; i++) d[i] = -phi[i];
-      LAPACKE_dgetrs_work(LAPACK_COL_MAJOR, 'N', n, 1, A, n, piv, d, n);
-      /* Armijo backtracking: d is a descent direction, grad(psi) . d = -|Phi|^2 */
+    if (newton) {
+      /* Armijo backtracking: d is a descent direction, grad(psi) . d = -|Phi|^2
+       * (or, solved inexactly to |H d + Phi| < |Phi|, still negative) */
       int accepted = 0;
       for (double t = 1; t > 1e-4 && !accepted; t *= 0.5) {
         for (int i = 0; i < n; i++) zt[i] = z[i] + t * d[i];
-        double psit = fb_eval(n, M, q, zt, wt, phit);
+        double psit = fb_eval(wk, n, M, q, zt, wt, phit);
         if (isfinite(psit) && psit <= (1 - 2e-4 * t) * psi) {
           memcpy(z, zt, n * sizeof(double));
           memcpy(w, wt, n * sizeof(double));
@@ -1200,35 +1214,50 @@ static sb_lcp_status solve_fb(sb_lcp_work *wk, int n, const double *M, const dou
         continue;
       }
     }
-    /* Levenberg-Marquardt. H^T H is formed once an iteration (n^3): a retry
-     * with a larger lambda takes its lower triangle back from the mirror in
-     * the strict upper one, which Cholesky's lower factor leaves untouched,
-     * and its diagonal from hth_diag (O(n^2), the same doubles). */
-    cblas_dgemv(CblasColMajor, CblasTrans, n, n, 1.0, H, n, phi, 1, 0.0, g, 1);
-    cblas_dsyrk(CblasColMajor, CblasLower, CblasTrans, n, n, 1.0, H, n, 0.0, A, n);
+    /* Levenberg-Marquardt: (H^T H + mu I) d = -H^T Phi. Formed: H^T H once an
+     * iteration (n^3), a retry with a larger lambda taking its lower triangle
+     * back from the mirror in the strict upper one, which Cholesky's lower
+     * factor leaves untouched, and its diagonal from hth_diag (O(n^2), the
+     * same doubles). Unformed: CGLS through H's and H^T's products, mu on the
+     * scale of H's largest diagonal entry squared. */
     double *hth_diag = wk->db, dmax = 0;
-    for (int i = 0; i < n; i++) {
-      hth_diag[i] = A[(size_t)i * n + i];
-      dmax = fmax(dmax, hth_diag[i]);
+    if (M) {
+      cblas_dgemv(CblasColMajor, CblasTrans, n, n, 1.0, H, n, phi, 1, 0.0, g, 1);
+      cblas_dsyrk(CblasColMajor, CblasLower, CblasTrans, n, n, 1.0, H, n, 0.0, A, n);
+      for (int i = 0; i < n; i++) {
+        hth_diag[i] = A[(size_t)i * n + i];
+        dmax = fmax(dmax, hth_diag[i]);
+      }
+      for (int j = 0; j < n; j++)
+        for (int i = j + 1; i < n; i++) A[(size_t)i * n + j] = A[(size_t)j * n + i];
+    } else {
+      dmax = sb_fb_krylov_hth_scale(wk, n);
     }
-    for (int j = 0; j < n; j++)
-      for (int i = j + 1; i < n; i++) A[(size_t)i * n + j] = A[(size_t)j * n + i];
     for (int retry = 0;; retry++) {
-      if (retry)
-        for (int j = 0; j < n; j++)
-          for (int i = j + 1; i < n; i++) A[(size_t)j * n + i] = A[(size_t)i * n + j];
       double mu = lambda * fmax(dmax, 1e-300);
-      for (int i = 0; i < n; i++) A[(size_t)i * n + i] = hth_diag[i] + mu;
-      int ok = !LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'L', n, A, n);
+      int ok;
+      if (M) {
+        if (retry)
+          for (int j = 0; j < n; j++)
+            for (int i = j + 1; i < n; i++) A[(size_t)j * n + i] = A[(size_t)i * n + j];
+        for (int i = 0; i < n; i++) A[(size_t)i * n + i] = hth_diag[i] + mu;
+        ok = !LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'L', n, A, n);
+        if (ok) {
+          for (int i = 0; i < n; i++) d[i] = -g[i];
+          LAPACKE_dpotrs_work(LAPACK_COL_MAJOR, 'L', n, 1, A, n, d, n);
+          memcpy(Hd, phi, n * sizeof(double));
+          cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, 1.0, H, n, d, 1, 1.0, Hd, 1);
+        }
+      } else {
+        sb_fb_krylov_least_squares(wk, n, phi, mu, d);
+        ok = all_finite(n, d);
+        if (ok) sb_fb_krylov_model(wk, n, phi, d, Hd);
+      }
       double rho = -1, psit = INFINITY;
       if (ok) {
-        for (int i = 0; i < n; i++) d[i] = -g[i];
-        LAPACKE_dpotrs_work(LAPACK_COL_MAJOR, 'L', n, 1, A, n, d, n);
-        memcpy(Hd, phi, n * sizeof(double));
-        cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, 1.0, H, n, d, 1, 1.0, Hd, 1);
         double pred = psi - 0.5 * cblas_ddot(n, Hd, 1, Hd, 1);
         for (int i = 0; i < n; i++) zt[i] = z[i] + d[i];
-        psit = fb_eval(n, M, q, zt, wt, phit);
+        psit = fb_eval(wk, n, M, q, zt, wt, phit);
         if (pred > 0 && isfinite(psit)) rho = (psi - psit) / pred;
       }
       if (rho > 1e-4) {
@@ -1252,7 +1281,7 @@ static sb_lcp_status solve_fb(sb_lcp_work *wk, int n, const double *M, const dou
    * unless that costs accuracy */
   double res = min_residual(n, z, w);
   for (int i = 0; i < n; i++) zt[i] = fmax(z[i], 0);
-  fb_eval(n, M, q, zt, wt, phit);
+  fb_eval(wk, n, M, q, zt, wt, phit);
   double rclip = min_residual(n, zt, wt);
   if (rclip <= res || within_tol(wk, n, M, q, zt, wt, rclip, tol, qs, phit)) {
     memcpy(z, zt, n * sizeof(double));
@@ -1950,9 +1979,9 @@ static sb_lcp_status run_one(sb_lcp_work *wk, sb_lcp_solver solver, int n, const
   if (!warm || !all_finite(n, z)) memset(z, 0, n * sizeof(double));
   *iters = 0;
   switch (solver) {
-    case SB_LCP_FB:
-      return solve_fb(wk, n, stored_matrix(wk, n, M), q, z, tol, opt->max_iter > 0 ? opt->max_iter : 100, iters, msg,
-                      msg_size);
+    case SB_LCP_FB: /* an unformed M through its products where the entries have both (fb_krylov.c) */
+      return solve_fb(wk, n, !M && sb_fb_krylov_usable(wk, n) ? NULL : stored_matrix(wk, n, M), q, z, tol,
+                      opt->max_iter > 0 ? opt->max_iter : 100, iters, msg, msg_size);
     case SB_LCP_LEMKE: {
       int maxp = opt->max_pivots > 0 ? opt->max_pivots : 50 * n + 100;
       const int *start = warm && opt->warm_lemke ? lemke_guess_set(wk, n, z) : NULL;

@@ -51,12 +51,13 @@ typedef enum {
  * products of the warm pivot, Lemke's finish and the chain's checks and
  * residuals are the operator's too: they sum in its order, so answers may
  * differ from the stored matrix's in the last bits, and the acceptance test
- * bounds their rounding by apply_bound instead of by the row terms. The
- * fallback solvers (FB, PGS) and Lemke's tableau still read M: it is given
- * too, or, with apply and storage, M may be NULL (an unformed matrix): a
- * solve then fills storage from column() before the first of those solvers
- * runs, and never otherwise (Lemke's auto form is then the revised one at
- * every size); it does not scan the entries for non-finite ones, which the
+ * bounds their rounding by apply_bound instead of by the row terms. With
+ * apply and storage, M may be NULL (an unformed matrix): Lemke's auto form
+ * is then the revised one at every size, PGS sweeps by columns, and FB runs
+ * through apply and apply_transposed when both are given (fb_krylov.c); a
+ * solve fills storage from column() only before a solver that must read M
+ * stored runs (Lemke's tableau, FB without apply_transposed), and never
+ * otherwise; it does not scan the entries for non-finite ones, which the
  * caller vouches for. */
 typedef struct {
   const void *ctx;
@@ -71,6 +72,9 @@ typedef struct {
    * on apply's own rounding for that x and b */
   void (*apply)(const void *ctx, const double *x, const double *b, double *y);
   void (*apply_bound)(const void *ctx, const double *x, const double *b, double *e);
+  /* optional (NULL: none): y = M^T x (y must not alias x). With apply, FB runs on an unformed M
+     through the two products (fb_krylov.c) instead of forming it in storage */
+  void (*apply_transposed)(const void *ctx, const double *x, double *y);
   double apply_cost; /* optional (0: unknown): multiply-adds of one apply, so that a solver holding
                        some of M's columns formed can choose apply over their product (Lemke's
                        revised form, with k basic columns: apply when cheaper than n k) */

@@ -2,6 +2,8 @@
 #ifndef SB_LCP_INTERNAL_H
 #define SB_LCP_INTERNAL_H
 
+#include <math.h>
+
 #include "lcp.h"
 
 /* A factorization of a principal submatrix M_AA, for reuse (lcp.c) */
@@ -51,6 +53,8 @@ struct sb_lcp_work {
   long factorizations;      /* the warm pivot's factorizations of a set so far (fb_factor,
                                fb_factor_bordered): for tests */
   long bordered_factors;    /* of them by fb_factor_bordered: for tests */
+  long krylov_newton, krylov_least_squares; /* FB's steps on an unformed M so far (fb_krylov.c): for tests */
+  int krylov_iterations;    /* GMRES's iterations in the last of them */
   int border;               /* sb_lcp_options.border_factors of the solve under way */
   /* The set that solved the last warm pivot (prev_na entries, of a problem of size prev_n; 0 when
    * that set was solved by least norm), kept across matrices: a warm solve of a new matrix of that
@@ -177,5 +181,32 @@ sb_lcp_status sb_lemke_revised(sb_lcp_work *wk, int n, const double *M, int ldm,
 
 /* Wall clock in microseconds. */
 double sb_lcp_now_us(void);
+
+/* FB's Jacobian H = diag(a) + diag(b) M at (z_i, w_i): phi = sqrt(z^2 + w^2)
+ * - z - w has a = z / |(z, w)| - 1, b = w / |(z, w)| - 1; at a degenerate
+ * pair (0, 0) any (a, b) with |(a + 1, b + 1)| <= 1 is valid. */
+static inline void sb_fb_coefficients(double z, double w, double *a, double *b) {
+  double r = hypot(z, w);
+  if (r > 1e-300) {
+    *a = z / r - 1;
+    *b = w / r - 1;
+  } else {
+    *a = *b = M_SQRT1_2 - 1;
+  }
+}
+
+/* FB's steps on an unformed M through the solve's entries (fb_krylov.c):
+ * usable when the entries have apply and apply_transposed and the
+ * workspace holds the Krylov scratch at this size. jacobian sets H at
+ * (z, w) and its block preconditioner; newton solves H d = -phi to the
+ * relative residual eta and returns the one reached; hth_scale is the
+ * largest squared diagonal entry of H (the scale of mu); least_squares
+ * solves (H^T H + mu I) d = -H^T phi; model writes phi + H d. */
+int sb_fb_krylov_usable(const sb_lcp_work *wk, int n);
+void sb_fb_krylov_jacobian(sb_lcp_work *wk, int n, const double *z, const double *w);
+double sb_fb_krylov_newton(sb_lcp_work *wk, int n, const double *phi, double eta, double *d);
+double sb_fb_krylov_hth_scale(sb_lcp_work *wk, int n);
+void sb_fb_krylov_least_squares(sb_lcp_work *wk, int n, const double *phi, double mu, double *d);
+void sb_fb_krylov_model(sb_lcp_work *wk, int n, const double *phi, const double *d, double *out);
 
 #endif

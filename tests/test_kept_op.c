@@ -15,6 +15,7 @@
  * plugin Scenario A, the 6-section arm sliding, and the rod clamped at both
  * ends carrying a ball (the bilateral Schur complement in W). */
 #include <cblas.h>
+#include <lapacke.h>
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -221,6 +222,172 @@ static void check_products(int n, const double *As, const double *bs, const sb_l
   free(z);
 }
 
+/* Over every scene: FB alone, cold, on the stored As and on the unformed operator (runs, and
+ * those each solved) */
+static int fb_runs_all, fb_stored_solved_all, fb_operator_solved_all;
+static long fb_newton_all, fb_least_squares_all;
+
+/* Over every scene: the Krylov steps against dense LAPACK (runs; GMRES's largest iterations over
+ * 3nk + 1, the rank bound; the Newton steps left above 1e-8 of |Phi| where LU's is within it; the
+ * CGLS steps whose objective is off the dense optimum's by more than 1e-6 of |Phi|^2) */
+static int krylov_runs_all, newton_loose_all, least_squares_off_all;
+static double krylov_rank_ratio_all;
+
+/* FB's Newton and least-squares steps on the unformed operator
+ * (fb_krylov.c) at a random point (z, w) of every kind FB meets (active
+ * z > 0 = w, inactive, both positive, the degenerate (0, 0)), against H
+ * = diag(a) + diag(b) As formed here and LAPACK:
+ *   - GMRES's d: the relative residual |H d + Phi| / |Phi| it reports is
+ *     the dense one, and its iterations stay within the rank bound the
+ *     preconditioner promises (3nk + 1: H less its blocks is diag(b) Dr
+ *     E^T (W - W's blocks) E Dc, of rank <= 3nk), a few of rounding aside;
+ *   - CGLS's d for (H^T H + mu I) d = -H^T Phi: its objective |H d + Phi|^2
+ *     + mu |d|^2 against the dense solution's (dposv). */
+static void krylov_against_dense(int n, const double *As, const sb_lcp_entries *ca, const int *blocks, int nk,
+                                 const char *what, tally *t) {
+  sb_lcp_work *wk = sb_lcp_work_create(n);
+  double *z = malloc(sizeof(double) * 8 * n), *w = z + n, *phi = w + n, *d = phi + n, *a = d + n, *b = a + n,
+         *r = b + n, *dd = r + n;
+  double *H = malloc(sizeof(double) * n * n), *N = malloc(sizeof(double) * n * n);
+  wk->entries = ca;
+  wk->fric_block = blocks;
+  wk->fric_nblock = nk;
+  for (int i = 0; i < n; i++) {
+    int kind = (int)(4 * tu_rand_r(&rng));
+    z[i] = kind == 0 || kind == 2 ? tu_rand_r(&rng) : 0;
+    w[i] = kind == 1 || kind == 2 ? tu_rand_r(&rng) : 0;
+    phi[i] = 2 * tu_rand_r(&rng) - 1;
+    sb_fb_coefficients(z[i], w[i], &a[i], &b[i]);
+  }
+  for (int j = 0; j < n; j++)
+    for (int i = 0; i < n; i++) H[(size_t)j * n + i] = b[i] * As[(size_t)j * n + i] + (i == j ? a[i] : 0);
+  sb_fb_krylov_jacobian(wk, n, z, w);
+  double rel = sb_fb_krylov_newton(wk, n, phi, 1e-10, d), nphi = cblas_dnrm2(n, phi, 1);
+  memcpy(r, phi, sizeof(double) * n);
+  cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, 1.0, H, n, d, 1, 1.0, r, 1);
+  double dense_rel = cblas_dnrm2(n, r, 1) / nphi, mag = 0;
+  for (int i = 0; i < n; i++) {
+    double s = fabs(phi[i]);
+    for (int j = 0; j < n; j++) s += fabs(H[(size_t)j * n + i] * d[j]);
+    mag = fmax(mag, s);
+  }
+  /* the dense LU's own step, for what a direct solve reaches at this point */
+  memcpy(N, H, sizeof(double) * n * n);
+  for (int i = 0; i < n; i++) dd[i] = -phi[i];
+  int *ipiv = malloc(sizeof(int) * n);
+  LAPACKE_dgesv(LAPACK_COL_MAJOR, n, 1, N, n, ipiv, dd, n);
+  free(ipiv);
+  memcpy(r, phi, sizeof(double) * n);
+  cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, 1.0, H, n, dd, 1, 1.0, r, 1);
+  double lu_rel = cblas_dnrm2(n, r, 1) / nphi;
+  int bound = 3 * nk + 1;
+  krylov_runs_all++;
+  krylov_rank_ratio_all = fmax(krylov_rank_ratio_all, (double)wk->krylov_iterations / bound);
+  newton_loose_all += !(dense_rel <= 1e-8) && lu_rel <= 1e-8;
+  if (getenv("KRYLOV_TRACE"))
+    printf("TRACE %s step %d n %d nk %d: gmres %.3g (dense %.3g) in %d its; LU %.3g\n", what, t->steps, n, nk, rel,
+           dense_rel, wk->krylov_iterations, lu_rel);
+  EXPECT(fabs(dense_rel - rel) <= 1e-6 * rel + 1e3 * n * DBL_EPSILON * mag / nphi, "%s, step %d: GMRES reports "
+         "relative residual %.3g, the dense product %.3g", what, t->steps, rel, dense_rel);
+  /* where H is ill-conditioned (LU's own step above 1e-8 of |Phi|) rounding adds iterations, as it loosens
+   * both steps */
+  EXPECT(lu_rel > 1e-8 || wk->krylov_iterations <= bound + 2, "%s, step %d: GMRES took %d iterations on a regular "
+         "H (LU's relative residual %.3g), above 3nk + 1 = %d", what, t->steps, wk->krylov_iterations, lu_rel, bound);
+  /* the least-squares step against dposv */
+  double mu = 1e-6 * sb_fb_krylov_hth_scale(wk, n);
+  sb_fb_krylov_least_squares(wk, n, phi, mu, d);
+  cblas_dsyrk(CblasColMajor, CblasLower, CblasTrans, n, n, 1.0, H, n, 0.0, N, n);
+  for (int i = 0; i < n; i++) N[(size_t)i * n + i] += mu;
+  cblas_dgemv(CblasColMajor, CblasTrans, n, n, -1.0, H, n, phi, 1, 0.0, dd, 1);
+  int info = LAPACKE_dposv(LAPACK_COL_MAJOR, 'L', n, 1, N, n, dd, n);
+  double f[2];
+  for (int k = 0; k < 2; k++) {
+    const double *x = k ? dd : d;
+    memcpy(r, phi, sizeof(double) * n);
+    cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, 1.0, H, n, x, 1, 1.0, r, 1);
+    f[k] = cblas_ddot(n, r, 1, r, 1) + mu * cblas_ddot(n, x, 1, x, 1);
+  }
+  EXPECT(info == 0, "%s, step %d: dposv failed (%d)", what, t->steps, info);
+  EXPECT(f[0] <= nphi * nphi, "%s, step %d: CGLS's step raises the objective above |Phi|^2: %.6g > %.6g", what,
+         t->steps, f[0], nphi * nphi);
+  least_squares_off_all += !(f[0] - f[1] <= 1e-6 * nphi * nphi);
+  free(H);
+  free(N);
+  free(z);
+  sb_lcp_work_free(wk);
+}
+
+/* FB alone (the chain's fallback), cold, on the conditioned LCP (As, bs)
+ * stored and unformed (M NULL: its Newton and least-squares steps through
+ * the operator's products, fb_krylov.c):
+ *   - the operator's transposed product, y = As^T x for x of random signs
+ *     over six decades, within rounding of the long double sum over As's
+ *     doubles (a wrong coupling of gamma's row is off by O(1));
+ *   - the unformed run forms nothing: storage, filled with NaN, stays so,
+ *     and the solve says it formed no matrix;
+ *   - where it solved, its answer passes the dense acceptance test on As.
+ * main then compares how often each solved over all scenes: GMRES and
+ * CGLS solve H's systems to a relative residual, so the two runs' paths
+ * differ by more than rounding, but FB's own tests judge each step. */
+static void fb_both_ways(int n, const double *As, const double *bs, const sb_lcp_entries *ce, const char *what,
+                         tally *t) {
+  const sb_kept_op_conditioned *cd = ce->ctx;
+  int bsz = cd->op->r + 2, nk = n / bsz, *blocks = malloc(sizeof(int) * nk);
+  for (int c = 0; c < nk; c++) blocks[c] = bsz;
+  double *x = malloc(sizeof(double) * 5 * n), *y = x + n, *z0 = y + n, *z1 = z0 + n, *w = z1 + n;
+  double *storage = malloc(sizeof(double) * n * n);
+  for (size_t k = 0; k < (size_t)n * n; k++) storage[k] = NAN;
+  for (int i = 0; i < n; i++) x[i] = (2 * tu_rand_r(&rng) - 1) * pow(10, -6 * tu_rand_r(&rng));
+  sb_kept_op_conditioned_apply_transposed(cd, x, y);
+  int far = 0;
+  for (int j = 0; j < n; j++) {
+    long double sum = 0, mag = 0;
+    for (int i = 0; i < n; i++) {
+      sum += (long double)As[(size_t)j * n + i] * x[i];
+      mag += fabsl((long double)As[(size_t)j * n + i] * x[i]);
+    }
+    far += !(fabsl((long double)y[j] - sum) <= (long double)(4.0 * (n + 16) * DBL_EPSILON) * mag + DBL_MIN);
+  }
+  EXPECT(far == 0, "%s, step %d: %d rows of As^T x through the operator beyond rounding", what, t->steps, far);
+  sb_lcp_entries ca = *ce;
+  ca.apply = sb_kept_op_conditioned_apply;
+  ca.apply_bound = sb_kept_op_conditioned_apply_bound;
+  ca.apply_transposed = sb_kept_op_conditioned_apply_transposed;
+  ca.storage = storage;
+  sb_lcp_options o = sb_lcp_default_options();
+  o.nchain = 1;
+  o.chain[0] = SB_LCP_FB;
+  o.nblock = nk;
+  o.block = blocks;
+  o.friction_blocks = 1;
+  krylov_against_dense(n, As, &ca, blocks, nk, what, t);
+  sb_lcp_work *wk = sb_lcp_work_create(n);
+  sb_lcp_info info[2];
+  memset(z0, 0, sizeof(double) * 2 * n);
+  sb_lcp_status st0 = sb_lcp_solve(wk, n, As, bs, z0, NULL, &o, &info[0]);
+  o.entries = &ca;
+  sb_lcp_status st1 = sb_lcp_solve(wk, n, NULL, bs, z1, NULL, &o, &info[1]);
+  fb_newton_all += wk->krylov_newton;
+  fb_least_squares_all += wk->krylov_least_squares;
+  int untouched = 1;
+  for (size_t k = 0; k < (size_t)n * n && untouched; k++) untouched = isnan(storage[k]);
+  EXPECT(untouched && !info[1].matrix_formed, "%s, step %d: FB on the unformed operator formed M (storage %s, "
+         "matrix_formed %d)", what, t->steps, untouched ? "untouched" : "written", info[1].matrix_formed);
+  fb_runs_all++;
+  fb_stored_solved_all += st0 == SB_LCP_SOLVED;
+  fb_operator_solved_all += st1 == SB_LCP_SOLVED;
+  if (st1 == SB_LCP_SOLVED) {
+    double r, qs = 1;
+    for (int i = 0; i < n; i++) qs = fmax(qs, fabs(bs[i]));
+    EXPECT(sb_lcp_check(n, As, bs, z1, w, 1.01 * o.tol * qs, 1.01 * o.tol, &r, NULL, y),
+           "%s, step %d: FB on the operator solved, yet the dense test on As finds residual %.3g", what, t->steps, r);
+  }
+  sb_lcp_work_free(wk);
+  free(storage);
+  free(blocks);
+  free(x);
+}
+
 /* Every column of the operator, and of the conditioned operator that
  * Lemke reads (sb_contact_conditioned_entries), against A's and the
  * conditioned copy As's, bit for bit; the conditioned entry() on the
@@ -333,6 +500,7 @@ static void check_columns(const sb_contact_problem *P, const sb_kept_op *op, int
   lemke_with_products(n, As, bs, ce, what, t);
   check_products(n, As, bs, ce, what, t);
   check_compliance(n, A, As, bs, ce, what, t);
+  fb_both_ways(n, As, bs, ce, what, t);
   EXPECT(differ == 0, "%s, step %d: %d of %d columns differ from A's", what, t->steps, differ, n);
   EXPECT(cdiffer == 0, "%s, step %d: %d conditioned entries differ from As's, first column's at (%d, %d): %.17g vs "
          "%.17g", what, t->steps, cdiffer, first_i, first_j,
@@ -614,6 +782,9 @@ typedef struct {
   const cusp_override *ov;
   int nov;
   double t1;
+  int fb_first; /* ov makes FB the chain's first solver */
+  int may_part; /* a settling scene whose degenerate LCPs FB may answer by another solution on each path: the
+                   states may part, and only the steps each path solved are compared */
 } pair_scene;
 
 /* The scene loaded twice, m[k], d[k] with lcp_matrix = value[k]. */
@@ -676,9 +847,9 @@ static void test_scene_same_doubles(const pair_scene *sc, const char *const valu
 static void test_auto_matrix(void) {
   static const char *const small[2] = {"stored", "auto"}, *const large[2] = {"operator", "auto"};
   static const cusp_override rope40 = {"rod0", "sections", "40"};
-  const pair_scene a = {"Scenario A (auto)", CUSP_SOURCE_DIR "/mjcf/scenario_a.xml", "arm", NULL, 0, 0.6};
+  const pair_scene a = {"Scenario A (auto)", CUSP_SOURCE_DIR "/mjcf/scenario_a.xml", "arm", NULL, 0, 0.6, 0, 0};
   const pair_scene rope = {"tiled rope of 40 elements (auto)", CUSP_SOURCE_DIR "/bench/scenes/rope_plane_tiled.xml",
-                           "rod0", &rope40, 1, 0.0025};
+                           "rod0", &rope40, 1, 0.0025, 0, 0};
   long op = -1, passes = 0;
   test_scene_same_doubles(&a, small, &op, &passes);
   EXPECT(op == 0 && passes > 0, "Scenario A under auto: %ld of %ld passes on the operator (none expected below %d "
@@ -694,8 +865,11 @@ static void test_auto_matrix(void) {
  * products through W too, A and As unformed): both answers pass the same acceptance test, so
  * the states after the step differ by round-off, or where a degenerate LCP
  * has several solutions by another one's velocities, which stay within the
- * tolerance's reach: at most 1e-6 of the state's largest entry (a wrong
- * product accepts a wrong impulse, and its velocities are off by O(1)). */
+ * tolerance's reach: MuJoCo's velocities and the soft bodies' coordinates
+ * and velocities within 1e-6 of their largest entry (a wrong product
+ * accepts a wrong impulse, and its velocities are off by O(1)). With FB
+ * first in the chain (fb_first), FB runs on the operator through its
+ * products alone (fb_krylov.c), and solves to the same test. */
 static void test_scene_operator_steps(const pair_scene *sc) {
   static const char *const value[2] = {"stored", "operator"};
   const char *what = sc->what;
@@ -708,7 +882,7 @@ static void test_scene_operator_steps(const pair_scene *sc) {
     return;
   }
   int spec = mjSTATE_INTEGRATION, size = mj_stateSize(m[0], spec), steps = 0, differ = 0;
-  long formed = 0, passes = 0, formed_unasked = 0;
+  long formed = 0, passes = 0, fb_ran = 0, unsolved = 0;
   mjtNum *state = malloc(sizeof(mjtNum) * size);
   double worst = 0;
   while (d[0]->time < t1) {
@@ -719,34 +893,44 @@ static void test_scene_operator_steps(const pair_scene *sc) {
     if (rep) {
       formed += rep->info.matrices_formed;
       passes += rep->info.rank_passes;
-      /* a step answered by Lemke or the warm pivot alone (no fallback solver tried) */
-      formed_unasked += rep->info.lcp.attempts <= 1 && rep->info.lcp.solver == SB_LCP_LEMKE ?
-                        rep->info.matrices_formed : 0;
+      /* steps whose last pass the chain answered (not the warm pivot) with FB */
+      fb_ran += rep->info.nvar > 0 && rep->info.cold_solves > 0 && rep->info.lcp.solver == SB_LCP_FB &&
+                rep->info.lcp.warm_pivot == 0;
+      const cusp_step_report *r0 = cusp_report(m[0], d[0]);
+      unsolved += r0 && r0->info.lcp.status == SB_LCP_SOLVED && rep->info.lcp.status != SB_LCP_SOLVED;
     }
     double dv = 0, vmax = 0;
     for (int i = 0; i < m[0]->nv; i++) {
       dv = fmax(dv, fabs(d[0]->qvel[i] - d[1]->qvel[i]));
       vmax = fmax(vmax, fabs(d[0]->qvel[i]));
     }
-    for (int i = 0; i < m[0]->npluginstate; i++) {
-      dv = fmax(dv, fabs(d[0]->plugin_state[i] - d[1]->plugin_state[i]));
-      vmax = fmax(vmax, fabs(d[0]->plugin_state[i]));
+    /* the soft bodies' coordinates and velocities (the rest of the plugin's state, the warm start's
+     * record of which contacts carried impulse, may differ where a degenerate LCP's solutions do) */
+    for (int in = 0; in < cusp_instance_count(m[0]); in++) {
+      const double *q[2], *v[2];
+      int ns = cusp_soft_state(m[0], d[0], in, &q[0], &v[0]);
+      if (ns <= 0 || cusp_soft_state(m[1], d[1], in, &q[1], &v[1]) != ns) continue;
+      for (int i = 0; i < ns; i++) {
+        dv = fmax(dv, fmax(fabs(q[0][i] - q[1][i]), fabs(v[0][i] - v[1][i])));
+        vmax = fmax(vmax, fmax(fabs(q[0][i]), fabs(v[0][i])));
+      }
     }
     differ += dv > 0;
     worst = fmax(worst, dv / fmax(vmax, 1e-3));
     steps++;
   }
   printf("%-34s lcp_matrix operator from stored's states: %d steps, %d differ, at most by %.3g of the state's "
-         "largest entry; the matrices formed on %ld of %ld passes\n", what, steps, differ, worst, formed, passes);
-  EXPECT(steps > 0 && worst <= 1e-6, "%s: a step with lcp_matrix operator from stored's state differs by %.3g of "
-         "the state's largest entry", what, worst);
-  /* only a fallback solver that reads a stored matrix forms them (FB; PGS
-   * sweeps by the operator's columns, Lemke runs in its revised form on an
-   * unformed matrix at any size, and the damped problem reads the operator
-   * too) */
-  EXPECT(passes > 0 && formed_unasked == 0, "%s: lcp_matrix operator formed the n x n matrices on %ld passes of "
-         "steps that Lemke or the warm pivot answered (%ld of %ld passes in all)", what, formed_unasked, formed,
-         passes);
+         "largest entry; the matrices formed on %ld of %ld passes; FB answered %ld steps; %ld unsolved on the "
+         "operator alone\n", what, steps, differ, worst, formed, passes, fb_ran, unsolved);
+  EXPECT(steps > 0 && (sc->may_part || worst <= 1e-6), "%s: a step with lcp_matrix operator from stored's state "
+         "differs by %.3g of the state's largest entry", what, worst);
+  EXPECT(unsolved == 0, "%s: %ld steps that stored solved, operator did not", what, unsolved);
+  /* no solver reads a stored matrix on the operator: Lemke runs in its revised form on an unformed matrix at any
+   * size, FB through the products (fb_krylov.c), PGS by the operator's columns, and the damped problem reads
+   * the operator too */
+  EXPECT(passes > 0 && formed == 0, "%s: lcp_matrix operator formed the n x n matrices on %ld of %ld passes", what,
+         formed, passes);
+  EXPECT(!sc->fb_first || fb_ran > 0, "%s: FB answered no step", what);
   free(state);
   for (int k = 0; k < 2; k++) finish(m[k], d[k]);
 }
@@ -771,15 +955,36 @@ int main(void) {
     if (mb) mj_deleteModel(mb);
   }
   const pair_scene scenes[] = {
-      {"Scenario A", CUSP_SOURCE_DIR "/mjcf/scenario_a.xml", "arm", NULL, 0, 1.0},
-      {"6-section arm sliding", CUSP_SOURCE_DIR "/mjcf/scenario_a.xml", "arm", ov, nk, 1.7},
-      {"rod of 80 elements lying", CUSP_SOURCE_DIR "/bench/scenes/rod_plane.xml", "arm", NULL, 0, 0.25},
-      {"tiled rope settling", CUSP_SOURCE_DIR "/bench/scenes/rope_plane_tiled.xml", "rod0", NULL, 0, 0.1}};
+      {"Scenario A", CUSP_SOURCE_DIR "/mjcf/scenario_a.xml", "arm", NULL, 0, 1.0, 0, 0},
+      {"6-section arm sliding", CUSP_SOURCE_DIR "/mjcf/scenario_a.xml", "arm", ov, nk, 1.7, 0, 0},
+      {"rod of 80 elements lying", CUSP_SOURCE_DIR "/bench/scenes/rod_plane.xml", "arm", NULL, 0, 0.25, 0, 0},
+      {"tiled rope settling", CUSP_SOURCE_DIR "/bench/scenes/rope_plane_tiled.xml", "rod0", NULL, 0, 0.1, 0, 0}};
   static const char *const entries[2] = {"stored", "entries"};
   for (unsigned k = 0; k < sizeof scenes / sizeof scenes[0]; k++) test_scene_same_doubles(&scenes[k], entries, NULL, NULL);
   test_auto_matrix();
   for (unsigned k = 0; k < sizeof scenes / sizeof scenes[0]; k++) test_scene_operator_steps(&scenes[k]);
+  { /* FB first in the chain (the solver key): on the operator it runs through the products alone */
+    static const cusp_override fb_arm = {"arm", "solver", "fb"}, fb_rope = {"rod0", "solver", "fb"};
+    const pair_scene fb_scenes[] = {
+        {"Scenario A, FB first", CUSP_SOURCE_DIR "/mjcf/scenario_a.xml", "arm", &fb_arm, 1, 0.5, 1, 0},
+        {"tiled rope settling, FB first", CUSP_SOURCE_DIR "/bench/scenes/rope_plane_tiled.xml", "rod0", &fb_rope, 1,
+         0.003, 1, 1}};
+    for (unsigned k = 0; k < sizeof fb_scenes / sizeof fb_scenes[0]; k++) test_scene_operator_steps(&fb_scenes[k]);
+  }
   printf("Lemke through apply: %d of %d runs ended otherwise than on As\n", apply_off_all, apply_runs_all);
+  printf("FB alone, cold: %d of %d solved on As stored, %d on the unformed operator (%ld Newton steps by GMRES, "
+         "%ld least-squares steps by CGLS)\n", fb_stored_solved_all, fb_runs_all, fb_operator_solved_all,
+         fb_newton_all, fb_least_squares_all);
+  printf("FB's Krylov steps against LAPACK: %d runs; GMRES at most %.3f of its rank bound 3nk + 1, %d Newton steps "
+         "above 1e-8 of |Phi|; %d least-squares steps off the optimum by more than 1e-6 of |Phi|^2\n",
+         krylov_runs_all, krylov_rank_ratio_all, newton_loose_all, least_squares_off_all);
+  EXPECT(krylov_runs_all > 0 && 100 * newton_loose_all <= krylov_runs_all && 100 * least_squares_off_all <=
+         krylov_runs_all, "FB's Krylov steps: %d of %d Newton steps above 1e-8 of |Phi| where LU's is within it, %d "
+         "least-squares steps off the optimum (at most 1 %% each)", newton_loose_all, krylov_runs_all,
+         least_squares_off_all);
+  EXPECT(fb_runs_all > 0 && fb_operator_solved_all >= fb_stored_solved_all - fb_runs_all / 20,
+         "FB on the unformed operator solved %d of %d, on As stored %d", fb_operator_solved_all, fb_runs_all,
+         fb_stored_solved_all);
   EXPECT(apply_runs_all > 0 && 20 * apply_off_all <= apply_runs_all,
          "Lemke through apply: %d of %d runs ended otherwise than on As (a status, or a raw answer off)", apply_off_all,
          apply_runs_all);
