@@ -242,7 +242,12 @@ double sb_fb_krylov_newton(sb_lcp_work *wk, int n, const double *phi, double eta
       cblas_daxpy(n, -1.0, k.u, 1, d, 1);
       break;
     }
+    /* a round that did not halve the residual meets a (nearly) singular H, as near a sticking
+     * answer, whose dependent rows no further round resolves: FB's least-squares step is the one
+     * for that, so stop with this descent direction */
+    int stagnant = nb > 0.5 * beta;
     beta = nb;
+    if (stagnant) break;
   }
   return beta / beta0;
 }
