@@ -29,11 +29,18 @@ static void frame_impulses(const sb_kept_op *op, const double *z, double *lam) {
   }
 }
 
-void sb_kept_op_apply(const sb_kept_op *op, const double *z, const double *b, double *y) {
-  int nk = op->nk, r = op->r, bs = r + 2, m3k = 3 * nk;
-  if (nk == 0) return;
+/* op->v = W E z: the kept contacts' frame velocities of z's impulses, the
+ * product A z and A^T z share. */
+static void frame_velocities(const sb_kept_op *op, const double *z) {
+  int m3k = 3 * op->nk;
   frame_impulses(op, z, op->lam);
   cblas_dgemv(CblasColMajor, CblasNoTrans, m3k, m3k, 1.0, op->W, m3k, op->lam, 1, 0.0, op->v, 1);
+}
+
+void sb_kept_op_apply(const sb_kept_op *op, const double *z, const double *b, double *y) {
+  int nk = op->nk, r = op->r, bs = r + 2;
+  if (nk == 0) return;
+  frame_velocities(op, z);
   for (int a = 0; a < nk; a++) {
     const double *za = z + a * bs, *va = op->v + 3 * a;
     const double *ba = b ? b + a * bs : NULL;
@@ -51,10 +58,9 @@ void sb_kept_op_apply(const sb_kept_op *op, const double *z, const double *b, do
  * per-contact couplings C turn around (gamma's row into the betas' columns
  * and fn's, the betas' rows into gamma's). */
 void sb_kept_op_apply_transposed(const sb_kept_op *op, const double *z, double *y) {
-  int nk = op->nk, r = op->r, bs = r + 2, m3k = 3 * nk;
+  int nk = op->nk, r = op->r, bs = r + 2;
   if (nk == 0) return;
-  frame_impulses(op, z, op->lam);
-  cblas_dgemv(CblasColMajor, CblasNoTrans, m3k, m3k, 1.0, op->W, m3k, op->lam, 1, 0.0, op->v, 1);
+  frame_velocities(op, z);
   for (int a = 0; a < nk; a++) {
     const double *za = z + a * bs, *va = op->v + 3 * a;
     double *ya = y + a * bs, gamma_row = za[bs - 1], sum_beta = 0;
