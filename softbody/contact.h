@@ -121,7 +121,8 @@ typedef struct {
                               LCP's tie, another of its solutions; and neither A nor its
                               conditioned copy is formed: stage 2 takes its scales from the
                               operator's columns (sb_ruiz_scales: the same doubles), and no
-                              solver forms them (Lemke's auto form is the revised one at every
+                              solver forms them (but Lemke's tableau where lemke_form asks for
+                              it: its auto form is the revised one at every
                               size, FB runs through the operator's products, PGS by its columns,
                               and the damped fallback reads the operator with its compliance;
                               a pass that forms them all the same is counted in
@@ -155,8 +156,9 @@ typedef struct {
   int warm_lemke_solved;   /* of those, the ones it solved (3) */
   int matrices_formed;     /* stage-1 passes whose conditioned LCP, which lcp_from_operator
                               SB_CONTACT_LCP_OPERATOR reads from the operator alone, was formed as
-                              n x n matrices all the same: W was not finite, or FB ran on an LCP
-                              below 5 unknowns (fb_krylov.c) */
+                              n x n matrices all the same: W was not finite, FB ran on an LCP
+                              below 5 unknowns (fb_krylov.c), or Lemke's tableau form was asked
+                              for (sb_lcp_options.lemke_form) */
   int immobile;            /* contacts left out because no impulse moves their normal (a disk fixed
                               at a static mount or where a held end clamps: its whitened, projected
                               normal within rank_tol of the largest; contact.c, drop_immobile_kept);

@@ -6,8 +6,9 @@
  * per-contact blocks plus E^T W E, W the kept contacts' Delassus blocks
  * (3nk x 3nk, 3nk <= the dofs), so H less its diagonal blocks has rank at
  * most 3nk: with those blocks as the preconditioner, GMRES ends in at most
- * 3nk + 1 iterations in exact arithmetic, each one product through W, the
- * Krylov form of a capacitance (Woodbury) solve. The least-squares step of
+ * 3nk + 1 iterations in exact arithmetic (unrestarted; a round here is at
+ * most FB_KRYLOV_RESTART), each one product through W, the Krylov form of a
+ * capacitance (Woodbury) solve. The least-squares step of
  * the trust region, (H^T H + mu I) d = -H^T Phi, is CGLS on the same
  * products and M^T's. Both are solved to a relative residual, not exactly:
  * FB's line search and trust-region test judge the step they get (an
@@ -52,7 +53,8 @@ static int block_size(const sb_lcp_work *wk, int c) { return wk->fric_block ? wk
  * sets H again); 0 when a problem is too small for it (below 5 unknowns:
  * FB then forms M, which costs nothing there). */
 static int layout(const sb_lcp_work *wk, int n, fb_krylov *k) {
-  int m = n - 3 < FB_KRYLOV_RESTART ? n - 3 : FB_KRYLOV_RESTART;
+  int restart = wk->krylov_restart > 0 ? wk->krylov_restart : FB_KRYLOV_RESTART;
+  int m = n - 3 < restart ? n - 3 : restart;
   if (m < 1 || n < 5) return 0;
   k->m = m;
   k->V = wk->H;
@@ -202,7 +204,8 @@ double sb_fb_krylov_newton(sb_lcp_work *wk, int n, const double *phi, double eta
   double beta0 = cblas_dnrm2(n, r, 1), beta = beta0;
   memset(d, 0, (size_t)n * sizeof(double));
   if (!(beta0 > 0)) return 0;
-  for (int round = 0; round < FB_KRYLOV_ROUNDS && beta > eta * beta0; round++) {
+  int rounds = wk->krylov_rounds > 0 ? wk->krylov_rounds : FB_KRYLOV_ROUNDS;
+  for (int round = 0; round < rounds && beta > eta * beta0; round++) {
     memcpy(k.V, r, (size_t)n * sizeof(double));
     cblas_dscal(n, 1 / beta, k.V, 1);
     memset(k.s, 0, (size_t)(m + 1) * sizeof(double));
@@ -225,27 +228,32 @@ double sb_fb_krylov_newton(sb_lcp_work *wk, int n, const double *phi, double eta
       used = j + 1;
       if (!(fabs(k.s[j + 1]) > eta * beta0) || nv == 0 || h[j] == 0) break;
     }
-    /* y from the triangle, then d += P^-1 V y */
+    /* the round's step P^-1 V y, y from the leading nu x nu triangle; where the preconditioner is
+     * nearly singular its rounding can leave the true residual above the estimate, even above
+     * the round's start: then the step of half as many vectors, and so on, the first that
+     * lowers it taken (a trial in k.x, its residual in k.p, so d is never undone by
+     * subtraction) */
     int nu = used;
     while (nu > 0 && k.Hh[(size_t)(nu - 1) * ld + nu - 1] == 0) nu--;
-    if (nu == 0) break;
-    memcpy(k.y, k.s, (size_t)nu * sizeof(double));
-    cblas_dtrsv(CblasColMajor, CblasUpper, CblasNoTrans, CblasNonUnit, nu, k.Hh, ld, k.y, 1);
-    cblas_dgemv(CblasColMajor, CblasNoTrans, n, nu, 1.0, k.V, n, k.y, 1, 0.0, k.u, 1);
-    precondition_solve(wk, &k, n, k.u);
-    cblas_daxpy(n, 1.0, k.u, 1, d, 1);
-    /* the true residual, for the next round and the answer */
-    h_apply(wk, &k, n, d, r);
-    for (int i = 0; i < n; i++) r[i] = -phi[i] - r[i];
-    double nb = cblas_dnrm2(n, r, 1);
-    if (!(nb < beta)) { /* the round made it worse (rounding through an ill-conditioned block): undo it */
-      cblas_daxpy(n, -1.0, k.u, 1, d, 1);
-      break;
+    double nb = INFINITY;
+    for (; nu > 0; nu /= 2) {
+      memcpy(k.y, k.s, (size_t)nu * sizeof(double));
+      cblas_dtrsv(CblasColMajor, CblasUpper, CblasNoTrans, CblasNonUnit, nu, k.Hh, ld, k.y, 1);
+      cblas_dgemv(CblasColMajor, CblasNoTrans, n, nu, 1.0, k.V, n, k.y, 1, 0.0, k.u, 1);
+      precondition_solve(wk, &k, n, k.u);
+      for (int i = 0; i < n; i++) k.x[i] = d[i] + k.u[i];
+      h_apply(wk, &k, n, k.x, k.p);
+      for (int i = 0; i < n; i++) k.p[i] = -phi[i] - k.p[i];
+      nb = cblas_dnrm2(n, k.p, 1);
+      if (nb < beta) break;
     }
-    /* a round that did not halve the residual meets a (nearly) singular H, as near a sticking
-     * answer, whose dependent rows no further round resolves: FB's least-squares step is the one
-     * for that, so stop with this descent direction */
-    int stagnant = nb > 0.5 * beta;
+    if (!(nu > 0 && nb < beta)) break; /* no step of this round lowers the residual */
+    memcpy(d, k.x, (size_t)n * sizeof(double));
+    memcpy(r, k.p, (size_t)n * sizeof(double));
+    /* a round that did not lower the residual by a tenth meets a (nearly) singular H, as near a
+     * sticking answer, whose dependent rows no further round resolves: FB's least-squares step
+     * is the one for that, so stop with this descent direction */
+    int stagnant = nb > 0.9 * beta;
     beta = nb;
     if (stagnant) break;
   }

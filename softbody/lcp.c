@@ -1168,7 +1168,8 @@ static sb_lcp_status solve_fb(sb_lcp_work *wk, int n, const double *M, const dou
       ref_it = it;
       if (stagnant) break;
     }
-    if (fb_pivot_step(wk, n, M, q, z, w, last_set, &last_count, tol, qs, FB_PIVOT_PASSES, 0, NULL, 0)) {
+    if (!wk->fb_no_pivot &&
+        fb_pivot_step(wk, n, M, q, z, w, last_set, &last_count, tol, qs, FB_PIVOT_PASSES, 0, NULL, 0)) {
       *iters = it;
       return SB_LCP_SOLVED; /* z >= 0 exactly, w = Mz + q: nothing to polish */
     }

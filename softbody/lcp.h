@@ -67,7 +67,7 @@ typedef struct {
   void (*principal)(const void *ctx, const int *set, int na, double *out);
   /* optional (NULL: by entry): column j's entries at the nr rows rows[0..nr) (any order), into out */
   void (*column_rows)(const void *ctx, int j, const int *rows, int nr, double *out);
-  /* optional, both or neither (NULL: M's product): y = b + M x (y must not alias x; b may be y),
+  /* optional, both or neither (NULL: M's product): y = b + M x (b NULL: M x; y must not alias x; b may be y),
    * and e with e_i >= |y_i - (b_i + sum_j M_ij x_j)|, the sum exact over M's doubles: a bound
    * on apply's own rounding for that x and b */
   void (*apply)(const void *ctx, const double *x, const double *b, double *y);

@@ -55,6 +55,9 @@ struct sb_lcp_work {
   long bordered_factors;    /* of them by fb_factor_bordered: for tests */
   long krylov_newton, krylov_least_squares; /* FB's steps on an unformed M so far (fb_krylov.c): for tests */
   int krylov_iterations;    /* GMRES's iterations in the last of them */
+  /* for tests (0: the defaults): GMRES's restart length and rounds, and FB without its pivot
+   * passes, so that its Newton and least-squares steps answer alone */
+  int krylov_restart, krylov_rounds, fb_no_pivot;
   int border;               /* sb_lcp_options.border_factors of the solve under way */
   /* The set that solved the last warm pivot (prev_na entries, of a problem of size prev_n; 0 when
    * that set was solved by least norm), kept across matrices: a warm solve of a new matrix of that

@@ -224,13 +224,13 @@ static void check_products(int n, const double *As, const double *bs, const sb_l
 
 /* Over every scene: FB alone, cold, on the stored As and on the unformed operator (runs, and
  * those each solved) */
-static int fb_runs_all, fb_stored_solved_all, fb_operator_solved_all;
+static int fb_runs_all, fb_stored_solved_all, fb_operator_solved_all, fb_bare_stored_all, fb_bare_operator_all;
 static long fb_newton_all, fb_least_squares_all;
 
 /* Over every scene: the Krylov steps against dense LAPACK (runs; GMRES's largest iterations over
  * 3nk + 1, the rank bound; the Newton steps left above 1e-8 of |Phi| where LU's is within it; the
  * CGLS steps whose objective is off the dense optimum's by more than 1e-6 of |Phi|^2) */
-static int krylov_runs_all, newton_loose_all, least_squares_off_all;
+static int krylov_runs_all, newton_loose_all, least_squares_off_all, restarted_loose_all;
 static double krylov_rank_ratio_all;
 
 /* FB's Newton and least-squares steps on the unformed operator
@@ -293,6 +293,19 @@ static void krylov_against_dense(int n, const double *As, const sb_lcp_entries *
    * both steps */
   EXPECT(lu_rel > 1e-8 || wk->krylov_iterations <= bound + 2, "%s, step %d: GMRES took %d iterations on a regular "
          "H (LU's relative residual %.3g), above 3nk + 1 = %d", what, t->steps, wk->krylov_iterations, lu_rel, bound);
+  /* restarted: a quarter of the rank bound a round (the restart from the true residual; a wrong
+   * restart vector, or a round's step undone inexactly, leaves it far off) */
+  wk->krylov_restart = bound / 4 > 2 ? bound / 4 : 2;
+  wk->krylov_rounds = 40;
+  double rel_restarted = sb_fb_krylov_newton(wk, n, phi, 1e-10, d);
+  wk->krylov_restart = wk->krylov_rounds = 0;
+  memcpy(r, phi, sizeof(double) * n);
+  cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, 1.0, H, n, d, 1, 1.0, r, 1);
+  double dense_restarted = cblas_dnrm2(n, r, 1) / nphi;
+  restarted_loose_all += !(dense_restarted <= 1e-8) && lu_rel <= 1e-8;
+  EXPECT(fabs(dense_restarted - rel_restarted) <= 1e-6 * rel_restarted + 1e3 * n * DBL_EPSILON * mag / nphi,
+         "%s, step %d: restarted GMRES reports relative residual %.3g, the dense product %.3g", what, t->steps,
+         rel_restarted, dense_restarted);
   /* the least-squares step against dposv */
   double mu = 1e-6 * sb_fb_krylov_hth_scale(wk, n);
   sb_fb_krylov_least_squares(wk, n, phi, mu, d);
@@ -308,6 +321,19 @@ static void krylov_against_dense(int n, const double *As, const sb_lcp_entries *
     f[k] = cblas_ddot(n, r, 1, r, 1) + mu * cblas_ddot(n, x, 1, x, 1);
   }
   EXPECT(info == 0, "%s, step %d: dposv failed (%d)", what, t->steps, info);
+  /* the trust region's model Phi + H d, as FB's ratio test reads it, against the dense product */
+  sb_fb_krylov_model(wk, n, phi, d, dd);
+  memcpy(r, phi, sizeof(double) * n);
+  cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, 1.0, H, n, d, 1, 1.0, r, 1);
+  double model_off = 0, model_mag = 0;
+  for (int i = 0; i < n; i++) {
+    model_off = fmax(model_off, fabs(dd[i] - r[i]));
+    double s = fabs(phi[i]);
+    for (int j = 0; j < n; j++) s += fabs(H[(size_t)j * n + i] * d[j]);
+    model_mag = fmax(model_mag, s);
+  }
+  EXPECT(model_off <= 1e3 * n * DBL_EPSILON * model_mag, "%s, step %d: the model Phi + H d off the dense product by "
+         "%.3g (terms %.3g)", what, t->steps, model_off, model_mag);
   EXPECT(f[0] <= nphi * nphi, "%s, step %d: CGLS's step raises the objective above |Phi|^2: %.6g > %.6g", what,
          t->steps, f[0], nphi * nphi);
   least_squares_off_all += !(f[0] - f[1] <= 1e-6 * nphi * nphi);
@@ -376,6 +402,26 @@ static void fb_both_ways(int n, const double *As, const double *bs, const sb_lcp
   fb_runs_all++;
   fb_stored_solved_all += st0 == SB_LCP_SOLVED;
   fb_operator_solved_all += st1 == SB_LCP_SOLVED;
+  /* FB bare (no pivot passes): its Newton and least-squares steps alone, each way */
+  wk->fb_no_pivot = 1;
+  long ls0 = wk->krylov_least_squares;
+  sb_lcp_status bare[2];
+  for (int k = 0; k < 2; k++) {
+    o.entries = k ? &ca : NULL;
+    memset(z0, 0, sizeof(double) * n);
+    bare[k] = sb_lcp_solve(wk, n, k ? NULL : As, bs, z0, NULL, &o, &info[0]);
+    if (bare[k] == SB_LCP_SOLVED) {
+      double r, qs = 1;
+      for (int i = 0; i < n; i++) qs = fmax(qs, fabs(bs[i]));
+      EXPECT(sb_lcp_check(n, As, bs, z0, w, 1.01 * o.tol * qs, 1.01 * o.tol, &r, NULL, y),
+             "%s, step %d: FB bare %s solved, yet the dense test on As finds residual %.3g", what, t->steps,
+             k ? "on the operator" : "on As", r);
+    }
+  }
+  fb_bare_stored_all += bare[0] == SB_LCP_SOLVED;
+  fb_bare_operator_all += bare[1] == SB_LCP_SOLVED;
+  fb_least_squares_all += wk->krylov_least_squares - ls0;
+  wk->fb_no_pivot = 0;
   if (st1 == SB_LCP_SOLVED) {
     double r, qs = 1;
     for (int i = 0; i < n; i++) qs = fmax(qs, fabs(bs[i]));
@@ -973,11 +1019,18 @@ int main(void) {
   }
   printf("Lemke through apply: %d of %d runs ended otherwise than on As\n", apply_off_all, apply_runs_all);
   printf("FB alone, cold: %d of %d solved on As stored, %d on the unformed operator (%ld Newton steps by GMRES, "
-         "%ld least-squares steps by CGLS)\n", fb_stored_solved_all, fb_runs_all, fb_operator_solved_all,
-         fb_newton_all, fb_least_squares_all);
+         "%ld least-squares steps by CGLS); without its pivot passes %d on As, %d on the operator\n",
+         fb_stored_solved_all, fb_runs_all, fb_operator_solved_all, fb_newton_all, fb_least_squares_all,
+         fb_bare_stored_all, fb_bare_operator_all);
+  EXPECT(fb_least_squares_all > 0 && fb_bare_operator_all >= fb_bare_stored_all - fb_runs_all / 20,
+         "FB without its pivot passes: %d of %d solved on the operator, %d on As stored (%ld least-squares steps)",
+         fb_bare_operator_all, fb_runs_all, fb_bare_stored_all, fb_least_squares_all);
+  EXPECT(100 * restarted_loose_all <= 15 * krylov_runs_all, "restarted GMRES above 1e-8 of |Phi| on %d of %d "
+         "regular steps (at most 15 %%)", restarted_loose_all, krylov_runs_all);
   printf("FB's Krylov steps against LAPACK: %d runs; GMRES at most %.3f of its rank bound 3nk + 1, %d Newton steps "
-         "above 1e-8 of |Phi|; %d least-squares steps off the optimum by more than 1e-6 of |Phi|^2\n",
-         krylov_runs_all, krylov_rank_ratio_all, newton_loose_all, least_squares_off_all);
+         "above 1e-8 of |Phi| (%d restarted every quarter of the bound); %d least-squares steps off the optimum by "
+         "more than 1e-6 of |Phi|^2\n", krylov_runs_all, krylov_rank_ratio_all, newton_loose_all,
+         restarted_loose_all, least_squares_off_all);
   EXPECT(krylov_runs_all > 0 && 100 * newton_loose_all <= krylov_runs_all && 100 * least_squares_off_all <=
          krylov_runs_all, "FB's Krylov steps: %d of %d Newton steps above 1e-8 of |Phi| where LU's is within it, %d "
          "least-squares steps off the optimum (at most 1 %% each)", newton_loose_all, krylov_runs_all,
