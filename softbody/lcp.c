@@ -1140,6 +1140,78 @@ static int warm_pivot_from_support(sb_lcp_work *wk, int n, const double *M, cons
   return fb_pivot_step(wk, n, M, q, zg, w0, wk->idx, &last_count, tol, qs, SUPPORT_PIVOT_PASSES, 1, NULL, 0);
 }
 
+/* FB's Newton direction d (H d = -Phi, H = Da + Db M at (z, w)): by LU of
+ * the formed H (in wk->H, its factor in wk->HtH); on an unformed M by GMRES
+ * through M's products (fb_krylov.c) to the relative residual eta. Returns
+ * 1 with a descent direction, 0 when there is none (H singular, or GMRES
+ * made no progress). */
+static int fb_newton_direction(sb_lcp_work *wk, int n, const double *M, const double *z, const double *w,
+                               const double *phi, double eta, double *d) {
+  if (!M) {
+    sb_fb_krylov_jacobian(wk, n, z, w);
+    return sb_fb_krylov_newton(wk, n, phi, eta, d) < 1 && all_finite(n, d);
+  }
+  double *H = wk->H, *A = wk->HtH;
+  for (int i = 0; i < n; i++) {
+    double a, b;
+    sb_fb_coefficients(z[i], w[i], &a, &b);
+    for (int j = 0; j < n; j++) H[(size_t)j * n + i] = b * M[(size_t)j * n + i];
+    H[(size_t)i * n + i] += a;
+  }
+  memcpy(A, H, (size_t)n * n * sizeof(double));
+  if (LAPACKE_dgetrf_work(LAPACK_COL_MAJOR, n, n, A, n, wk->ipiv)) return 0;
+  for (int i = 0; i < n; i++) d[i] = -phi[i];
+  LAPACKE_dgetrs_work(LAPACK_COL_MAJOR, 'N', n, 1, A, n, wk->ipiv, d, n);
+  return 1;
+}
+
+/* The Levenberg-Marquardt system (H^T H + mu I) d = -H^T Phi at the H of the
+ * last fb_newton_direction: its parts that do not depend on mu, and mu's
+ * scale (returned). Formed: H^T H once an iteration (n^3) into wk->HtH,
+ * mirrored into its strict upper triangle (which Cholesky's lower factor
+ * leaves untouched), its diagonal into wk->db, -H^T Phi's H^T Phi into
+ * wk->g; the scale is H^T H's largest diagonal entry. Unformed: nothing to
+ * form; the scale is H's largest diagonal entry squared. */
+static double fb_lm_prepare(sb_lcp_work *wk, int n, const double *M, const double *phi) {
+  if (!M) return sb_fb_krylov_hth_scale(wk, n);
+  double *H = wk->H, *A = wk->HtH, dmax = 0;
+  cblas_dgemv(CblasColMajor, CblasTrans, n, n, 1.0, H, n, phi, 1, 0.0, wk->g, 1);
+  cblas_dsyrk(CblasColMajor, CblasLower, CblasTrans, n, n, 1.0, H, n, 0.0, A, n);
+  for (int i = 0; i < n; i++) {
+    wk->db[i] = A[(size_t)i * n + i];
+    dmax = fmax(dmax, wk->db[i]);
+  }
+  for (int j = 0; j < n; j++)
+    for (int i = j + 1; i < n; i++) A[(size_t)i * n + j] = A[(size_t)j * n + i];
+  return dmax;
+}
+
+/* One Levenberg-Marquardt step for mu (retry: not the first mu of this
+ * iteration): d, and the model Phi + H d into Hd. Formed: Cholesky of H^T H
+ * + mu I, its lower triangle taken back from the mirror on a retry (O(n^2),
+ * the same doubles); unformed: CGLS (fb_krylov.c). Returns 0 when there is
+ * no step (Cholesky failed, or d not finite). */
+static int fb_lm_step(sb_lcp_work *wk, int n, const double *M, const double *phi, double mu, int retry, double *d,
+                      double *Hd) {
+  if (!M) {
+    sb_fb_krylov_least_squares(wk, n, phi, mu, d);
+    if (!all_finite(n, d)) return 0;
+    sb_fb_krylov_model(wk, n, phi, d, Hd);
+    return 1;
+  }
+  double *A = wk->HtH;
+  if (retry)
+    for (int j = 0; j < n; j++)
+      for (int i = j + 1; i < n; i++) A[(size_t)j * n + i] = A[(size_t)i * n + j];
+  for (int i = 0; i < n; i++) A[(size_t)i * n + i] = wk->db[i] + mu;
+  if (LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'L', n, A, n)) return 0;
+  for (int i = 0; i < n; i++) d[i] = -wk->g[i];
+  LAPACKE_dpotrs_work(LAPACK_COL_MAJOR, 'L', n, 1, A, n, d, n);
+  memcpy(Hd, phi, n * sizeof(double));
+  cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, 1.0, wk->H, n, d, 1, 1.0, Hd, 1);
+  return 1;
+}
+
 /* Semismooth Newton on Phi(z) = phi(z, Mz + q) = 0. Each iteration first
  * tries the Newton direction H d = -Phi (H an element of the generalized
  * Jacobian) with an Armijo backtracking on |Phi|^2; when H is singular or
@@ -1149,9 +1221,8 @@ static int warm_pivot_from_support(sb_lcp_work *wk, int n, const double *M, cons
  * (fb_krylov.c). */
 static sb_lcp_status solve_fb(sb_lcp_work *wk, int n, const double *M, const double *q, double *z,
                               double tol, int max_iter, int *iters, char *msg, int msg_size) {
-  double *w = wk->w, *phi = wk->phi, *H = wk->H, *A = wk->HtH, *g = wk->g, *d = wk->d;
+  double *w = wk->w, *phi = wk->phi, *d = wk->d;
   double *zt = wk->ztry, *wt = wk->colbuf, *phit = wk->phitry, *Hd = wk->da;
-  int *piv = wk->ipiv;
   double psi = fb_eval(wk, n, M, q, z, w, phi), qs = q_scale(n, q);
   double lambda = 1e-6; /* mu = lambda * max diag(H^T H) */
   int it = 0, collapsed = 0, *last_set = wk->idx, last_count = -1, stagnant = 0, ref_it = 0;
@@ -1173,29 +1244,10 @@ static sb_lcp_status solve_fb(sb_lcp_work *wk, int n, const double *M, const dou
       *iters = it;
       return SB_LCP_SOLVED; /* z >= 0 exactly, w = Mz + q: nothing to polish */
     }
-    /* Newton: H d = -Phi, H = Da + Db M, by LU of the formed H; on an unformed M
-     * by GMRES through M's products, to a forcing term that shrinks with
-     * |Phi| (superlinear convergence, as the exact step's near a solution) */
-    int newton;
-    if (M) {
-      for (int i = 0; i < n; i++) {
-        double a, b;
-        sb_fb_coefficients(z[i], w[i], &a, &b);
-        for (int j = 0; j < n; j++) H[(size_t)j * n + i] = b * M[(size_t)j * n + i];
-        H[(size_t)i * n + i] += a;
-      }
-      memcpy(A, H, (size_t)n * n * sizeof(double));
-      newton = !LAPACKE_dgetrf_work(LAPACK_COL_MAJOR, n, n, A, n, piv);
-      if (newton) {
-        for (int i = 0; i < n; i++) d[i] = -phi[i];
-        LAPACKE_dgetrs_work(LAPACK_COL_MAJOR, 'N', n, 1, A, n, piv, d, n);
-      }
-    } else {
-      sb_fb_krylov_jacobian(wk, n, z, w);
-      double eta = fmax(1e-12, fmin(0.1, sqrt(psi / psi0)));
-      newton = sb_fb_krylov_newton(wk, n, phi, eta, d) < 1 && all_finite(n, d);
-    }
-    if (newton) {
+    /* Newton, to a forcing term that shrinks with |Phi| where solved
+     * inexactly (superlinear convergence, as the exact step's near a solution) */
+    double eta = fmax(1e-12, fmin(0.1, sqrt(psi / psi0)));
+    if (fb_newton_direction(wk, n, M, z, w, phi, eta, d)) {
       /* Armijo backtracking: d is a descent direction, grad(psi) . d = -|Phi|^2
        * (or, solved inexactly to |H d + Phi| < |Phi|, still negative) */
       int accepted = 0;
@@ -1215,45 +1267,11 @@ static sb_lcp_status solve_fb(sb_lcp_work *wk, int n, const double *M, const dou
         continue;
       }
     }
-    /* Levenberg-Marquardt: (H^T H + mu I) d = -H^T Phi. Formed: H^T H once an
-     * iteration (n^3), a retry with a larger lambda taking its lower triangle
-     * back from the mirror in the strict upper one, which Cholesky's lower
-     * factor leaves untouched, and its diagonal from hth_diag (O(n^2), the
-     * same doubles). Unformed: CGLS through H's and H^T's products, mu on the
-     * scale of H's largest diagonal entry squared. */
-    double *hth_diag = wk->db, dmax = 0;
-    if (M) {
-      cblas_dgemv(CblasColMajor, CblasTrans, n, n, 1.0, H, n, phi, 1, 0.0, g, 1);
-      cblas_dsyrk(CblasColMajor, CblasLower, CblasTrans, n, n, 1.0, H, n, 0.0, A, n);
-      for (int i = 0; i < n; i++) {
-        hth_diag[i] = A[(size_t)i * n + i];
-        dmax = fmax(dmax, hth_diag[i]);
-      }
-      for (int j = 0; j < n; j++)
-        for (int i = j + 1; i < n; i++) A[(size_t)i * n + j] = A[(size_t)j * n + i];
-    } else {
-      dmax = sb_fb_krylov_hth_scale(wk, n);
-    }
+    /* Levenberg-Marquardt, mu adapted as a trust region */
+    double dmax = fb_lm_prepare(wk, n, M, phi);
     for (int retry = 0;; retry++) {
       double mu = lambda * fmax(dmax, 1e-300);
-      int ok;
-      if (M) {
-        if (retry)
-          for (int j = 0; j < n; j++)
-            for (int i = j + 1; i < n; i++) A[(size_t)j * n + i] = A[(size_t)i * n + j];
-        for (int i = 0; i < n; i++) A[(size_t)i * n + i] = hth_diag[i] + mu;
-        ok = !LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'L', n, A, n);
-        if (ok) {
-          for (int i = 0; i < n; i++) d[i] = -g[i];
-          LAPACKE_dpotrs_work(LAPACK_COL_MAJOR, 'L', n, 1, A, n, d, n);
-          memcpy(Hd, phi, n * sizeof(double));
-          cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, 1.0, H, n, d, 1, 1.0, Hd, 1);
-        }
-      } else {
-        sb_fb_krylov_least_squares(wk, n, phi, mu, d);
-        ok = all_finite(n, d);
-        if (ok) sb_fb_krylov_model(wk, n, phi, d, Hd);
-      }
+      int ok = fb_lm_step(wk, n, M, phi, mu, retry, d, Hd);
       double rho = -1, psit = INFINITY;
       if (ok) {
         double pred = psi - 0.5 * cblas_ddot(n, Hd, 1, Hd, 1);
