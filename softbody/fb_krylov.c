@@ -48,10 +48,12 @@ static int block_count(const sb_lcp_work *wk, int n) { return wk->fric_block ? w
 static int block_size(const sb_lcp_work *wk, int c) { return wk->fric_block ? wk->fric_block[c] : 1; }
 
 /* The layout: the Krylov basis in wk->H, GMRES's small arrays in wk->HtH,
- * the blocks' factors in wk->LU, the vectors in wk->T (the last two
- * fb_pivot_step's and Lemke's, both idle until FB's next iteration, which
- * sets H again); 0 when a problem is too small for it (below 5 unknowns:
- * FB then forms M, which costs nothing there). */
+ * the blocks' factors in wk->LU, the vectors in wk->T. HtH and LU are the
+ * factor cache's slot 0, which FB's pivot step refills at the start of each
+ * iteration and leaves invalid (it does not reuse), and T is Lemke's
+ * tableau, idle while FB runs; everything here is set again each iteration
+ * (sb_fb_krylov_jacobian). 0 when a problem is too small for it (below 5
+ * unknowns: FB then forms M, which costs nothing there). */
 static int layout(const sb_lcp_work *wk, int n, fb_krylov *k) {
   int restart = wk->krylov_restart > 0 ? wk->krylov_restart : FB_KRYLOV_RESTART;
   int m = n - 3 < restart ? n - 3 : restart;
