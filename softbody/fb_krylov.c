@@ -97,11 +97,14 @@ static void ht_apply(const sb_lcp_work *wk, const fb_krylov *k, int n, const dou
   for (int i = 0; i < n; i++) y[i] += k->a[i] * x[i];
 }
 
-static double m_diag(const sb_lcp_work *wk, int i) { return wk->entries->entry(wk->entries->ctx, i, i); }
+/* H's diagonal entry i, a_i + b_i M_ii. */
+static double h_diag(const sb_lcp_work *wk, const fb_krylov *k, int i) {
+  return k->a[i] + k->b[i] * wk->entries->entry(wk->entries->ctx, i, i);
+}
 
 /* Each block of H, diag(a) + diag(b) M_cc, LU-factored in place (pivots in
- * wk->ipiv); a block LU finds singular (or with a pivot below 1e-12 of its
- * largest) is kept as its diagonal instead, each zero of it replaced by 1:
+ * wk->ipiv); a block the LU paths' test finds singular is kept as its
+ * diagonal instead, each zero of it replaced by 1:
  * the preconditioner only has to be regular, GMRES corrects the rest. Its
  * kind, 1 LU or 0 diagonal, in wk->rv_rowpos (idle while FB runs). */
 static void precondition(const sb_lcp_work *wk, const fb_krylov *k, int n) {
@@ -123,15 +126,11 @@ static void precondition(const sb_lcp_work *wk, const fb_krylov *k, int n) {
     }
     int info = LAPACKE_dgetrf_work(LAPACK_COL_MAJOR, bs, bs, B, bs, piv + o);
     double umin = INFINITY, umax = 0;
-    for (int i = 0; i < bs; i++) {
-      double u = fabs(B[(size_t)i * bs + i]);
-      umin = u < umin ? u : umin;
-      umax = u > umax ? u : umax;
-    }
-    kind[c] = info == 0 && umin > 1e-12 * umax;
+    sb_lu_pivot_range(bs, B, &umin, &umax);
+    kind[c] = info == 0 && sb_lu_pivots_regular(umin, umax);
     if (!kind[c])
       for (int i = 0; i < bs; i++) {
-        double d = k->a[o + i] + k->b[o + i] * m_diag(wk, o + i);
+        double d = h_diag(wk, k, o + i);
         B[(size_t)i * bs + i] = d != 0 && isfinite(d) ? d : 1;
       }
     B += (size_t)bs * bs;
@@ -267,7 +266,7 @@ double sb_fb_krylov_hth_scale(sb_lcp_work *wk, int n) {
   layout(wk, n, &k);
   double dmax = 0;
   for (int i = 0; i < n; i++) {
-    double h = fabs(k.a[i]) + fabs(k.b[i] * m_diag(wk, i));
+    double h = h_diag(wk, &k, i);
     dmax = fmax(dmax, h * h);
   }
   return dmax;

@@ -531,18 +531,6 @@ static int fb_factor_least_norm(sb_lcp_work *wk, sb_lcp_factor *f, int na) {
   return 2;
 }
 
-/* The smallest and largest |pivot| of the n x n LU factor F (the diagonal
- * of U), folded into *umin and *umax. */
-static void lu_pivot_range(int n, const double *F, double *umin, double *umax) {
-  for (int k = 0; k < n; k++) {
-    double u = fabs(F[(size_t)k * n + k]);
-    *umin = u < *umin ? u : *umin;
-    *umax = u > *umax ? u : *umax;
-  }
-}
-
-/* The LU paths' singularity test: every pivot above 1e-11 of the largest. */
-static int pivots_regular(double umin, double umax) { return umin > 1e-11 * umax; }
 
 /* Solves A x = b for the na x na matrix A in f->A (b in x on entry). By
  * LU; when its pivots show A singular (dependent friction directions,
@@ -568,8 +556,8 @@ static int fb_factor_lu(sb_lcp_factor *f, int na) {
   int info = LAPACKE_dgetrf_work(LAPACK_COL_MAJOR, na, na, F, na, f->piv);
   if (info < 0) return 0;
   double umin = INFINITY, umax = 0;
-  lu_pivot_range(na, F, &umin, &umax);
-  return info == 0 && pivots_regular(umin, umax);
+  sb_lu_pivot_range(na, F, &umin, &umax);
+  return info == 0 && sb_lu_pivots_regular(umin, umax);
 }
 
 static int fb_factor(sb_lcp_work *wk, sb_lcp_factor *f, int na, int singular) {
@@ -733,7 +721,7 @@ static int fb_factor_bordered(sb_lcp_work *wk, sb_lcp_factor *f, const sb_lcp_fa
   int k = nadd + nrem;
   if (k == 0 || k > SB_LCP_BORDER_MAX || 3 * k > nc) return 0;
   double *Y = f->Y, *S = f->S, *Mdc = f->Mdc, bmin = INFINITY, scale = 0;
-  lu_pivot_range(nc, base->F, &bmin, &scale);
+  sb_lu_pivot_range(nc, base->F, &bmin, &scale);
   /* Mdc = M_DC, Y's first nadd columns M_CD; scale: the largest of M_CC's
    * pivots and |M_DC|, |M_CD|, |M_DD| */
   for (int a = 0; a < nc; a++) {
@@ -775,8 +763,8 @@ static int fb_factor_bordered(sb_lcp_work *wk, sb_lcp_factor *f, const sb_lcp_fa
   int info = LAPACKE_dgetrf_work(LAPACK_COL_MAJOR, k, k, S, k, f->spiv);
   if (info) return 0;
   double smin = INFINITY, smax = 0, growth = scale > bmin ? scale / bmin : 1;
-  lu_pivot_range(k, S, &smin, &smax);
-  if (!pivots_regular(bmin, scale) || !pivots_regular(smin, scale) || !(smin > BORDER_ROUNDING_MARGIN * scale * growth))
+  sb_lu_pivot_range(k, S, &smin, &smax);
+  if (!sb_lu_pivots_regular(bmin, scale) || !sb_lu_pivots_regular(smin, scale) || !(smin > BORDER_ROUNDING_MARGIN * scale * growth))
     return 0;
   f->border_scale = alpha;
   memcpy(f->F, base->F, (size_t)nc * nc * sizeof(double));

@@ -185,6 +185,19 @@ sb_lcp_status sb_lemke_revised(sb_lcp_work *wk, int n, const double *M, int ldm,
 /* Wall clock in microseconds. */
 double sb_lcp_now_us(void);
 
+/* The smallest and largest |pivot| of the n x n LU factor F (the diagonal
+ * of U), folded into *umin and *umax. */
+static inline void sb_lu_pivot_range(int n, const double *F, double *umin, double *umax) {
+  for (int k = 0; k < n; k++) {
+    double u = fabs(F[(size_t)k * n + k]);
+    *umin = u < *umin ? u : *umin;
+    *umax = u > *umax ? u : *umax;
+  }
+}
+
+/* The LU paths' singularity test: every pivot above 1e-11 of the largest. */
+static inline int sb_lu_pivots_regular(double umin, double umax) { return umin > 1e-11 * umax; }
+
 /* FB's Jacobian H = diag(a) + diag(b) M at (z_i, w_i): phi = sqrt(z^2 + w^2)
  * - z - w has a = z / |(z, w)| - 1, b = w / |(z, w)| - 1; at a degenerate
  * pair (0, 0) any (a, b) with |(a + 1, b + 1)| <= 1 is valid. */
