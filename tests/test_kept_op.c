@@ -233,6 +233,25 @@ static long fb_newton_all, fb_least_squares_all;
 static int krylov_runs_all, newton_loose_all, least_squares_off_all, restarted_loose_all;
 static double krylov_rank_ratio_all;
 
+/* r = Phi + H x (H formed, n x n); returns |r|. */
+static double dense_model(int n, const double *H, const double *phi, const double *x, double *r) {
+  memcpy(r, phi, sizeof(double) * n);
+  cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, 1.0, H, n, x, 1, 1.0, r, 1);
+  return cblas_dnrm2(n, r, 1);
+}
+
+/* The largest row of |Phi| + |H| |x|: the size of the terms whose rounding
+ * Phi + H x carries. */
+static double model_terms(int n, const double *H, const double *phi, const double *x) {
+  double mag = 0;
+  for (int i = 0; i < n; i++) {
+    double s = fabs(phi[i]);
+    for (int j = 0; j < n; j++) s += fabs(H[(size_t)j * n + i] * x[j]);
+    mag = fmax(mag, s);
+  }
+  return mag;
+}
+
 /* FB's Newton and least-squares steps on the unformed operator
  * (fb_krylov.c) at a random point (z, w) of every kind FB meets (active
  * z > 0 = w, inactive, both positive, the degenerate (0, 0)), against H
@@ -263,23 +282,14 @@ static void krylov_against_dense(int n, const double *As, const sb_lcp_entries *
     for (int i = 0; i < n; i++) H[(size_t)j * n + i] = b[i] * As[(size_t)j * n + i] + (i == j ? a[i] : 0);
   sb_fb_krylov_jacobian(wk, n, z, w);
   double rel = sb_fb_krylov_newton(wk, n, phi, 1e-10, d), nphi = cblas_dnrm2(n, phi, 1);
-  memcpy(r, phi, sizeof(double) * n);
-  cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, 1.0, H, n, d, 1, 1.0, r, 1);
-  double dense_rel = cblas_dnrm2(n, r, 1) / nphi, mag = 0;
-  for (int i = 0; i < n; i++) {
-    double s = fabs(phi[i]);
-    for (int j = 0; j < n; j++) s += fabs(H[(size_t)j * n + i] * d[j]);
-    mag = fmax(mag, s);
-  }
+  double dense_rel = dense_model(n, H, phi, d, r) / nphi, mag = model_terms(n, H, phi, d);
   /* the dense LU's own step, for what a direct solve reaches at this point */
   memcpy(N, H, sizeof(double) * n * n);
   for (int i = 0; i < n; i++) dd[i] = -phi[i];
   int *ipiv = malloc(sizeof(int) * n);
   LAPACKE_dgesv(LAPACK_COL_MAJOR, n, 1, N, n, ipiv, dd, n);
   free(ipiv);
-  memcpy(r, phi, sizeof(double) * n);
-  cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, 1.0, H, n, dd, 1, 1.0, r, 1);
-  double lu_rel = cblas_dnrm2(n, r, 1) / nphi;
+  double lu_rel = dense_model(n, H, phi, dd, r) / nphi;
   int bound = 3 * nk + 1;
   krylov_runs_all++;
   krylov_rank_ratio_all = fmax(krylov_rank_ratio_all, (double)wk->krylov_iterations / bound);
@@ -299,9 +309,7 @@ static void krylov_against_dense(int n, const double *As, const sb_lcp_entries *
   wk->krylov_rounds = 40;
   double rel_restarted = sb_fb_krylov_newton(wk, n, phi, 1e-10, d);
   wk->krylov_restart = wk->krylov_rounds = 0;
-  memcpy(r, phi, sizeof(double) * n);
-  cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, 1.0, H, n, d, 1, 1.0, r, 1);
-  double dense_restarted = cblas_dnrm2(n, r, 1) / nphi;
+  double dense_restarted = dense_model(n, H, phi, d, r) / nphi;
   restarted_loose_all += !(dense_restarted <= 1e-8) && lu_rel <= 1e-8;
   EXPECT(fabs(dense_restarted - rel_restarted) <= 1e-6 * rel_restarted + 1e3 * n * DBL_EPSILON * mag / nphi,
          "%s, step %d: restarted GMRES reports relative residual %.3g, the dense product %.3g", what, t->steps,
@@ -316,22 +324,15 @@ static void krylov_against_dense(int n, const double *As, const sb_lcp_entries *
   double f[2];
   for (int k = 0; k < 2; k++) {
     const double *x = k ? dd : d;
-    memcpy(r, phi, sizeof(double) * n);
-    cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, 1.0, H, n, x, 1, 1.0, r, 1);
-    f[k] = cblas_ddot(n, r, 1, r, 1) + mu * cblas_ddot(n, x, 1, x, 1);
+    double rn = dense_model(n, H, phi, x, r);
+    f[k] = rn * rn + mu * cblas_ddot(n, x, 1, x, 1);
   }
   EXPECT(info == 0, "%s, step %d: dposv failed (%d)", what, t->steps, info);
   /* the trust region's model Phi + H d, as FB's ratio test reads it, against the dense product */
   sb_fb_krylov_model(wk, n, phi, d, dd);
-  memcpy(r, phi, sizeof(double) * n);
-  cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, 1.0, H, n, d, 1, 1.0, r, 1);
-  double model_off = 0, model_mag = 0;
-  for (int i = 0; i < n; i++) {
-    model_off = fmax(model_off, fabs(dd[i] - r[i]));
-    double s = fabs(phi[i]);
-    for (int j = 0; j < n; j++) s += fabs(H[(size_t)j * n + i] * d[j]);
-    model_mag = fmax(model_mag, s);
-  }
+  dense_model(n, H, phi, d, r);
+  double model_off = 0, model_mag = model_terms(n, H, phi, d);
+  for (int i = 0; i < n; i++) model_off = fmax(model_off, fabs(dd[i] - r[i]));
   EXPECT(model_off <= 1e3 * n * DBL_EPSILON * model_mag, "%s, step %d: the model Phi + H d off the dense product by "
          "%.3g (terms %.3g)", what, t->steps, model_off, model_mag);
   EXPECT(f[0] <= nphi * nphi, "%s, step %d: CGLS's step raises the objective above |Phi|^2: %.6g > %.6g", what,
