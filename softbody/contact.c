@@ -712,19 +712,55 @@ static void bilateral_apply(void *ctx, int which, double *x, int ncol, int ld) {
  * beta rows, with coefficient 1. w = A z + b (n) is updated, through the
  * operator on W when the problem was assembled from it: a quarter of the
  * dense product's work at r = 4. */
-static void canonical_gamma(sb_contact_problem *p, int n, int nk, int bs, double *z, double *w) {
-  for (int a = 0; a < nk; a++) z[a * bs + bs - 1] = 0;
+/* w = A z + b over the kept contacts' LCP (n), through the operator on W
+ * when the problem was assembled from it. */
+static void kept_lcp_product(sb_contact_problem *p, int n, const double *z, double *w) {
   if (p->op_valid) {
     sb_kept_op_apply(&p->op, z, p->b, w);
   } else {
     memcpy(w, p->b, n * sizeof(double));
     cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, 1.0, p->A, n, z, 1, 1.0, w, 1);
   }
+}
+
+static void canonical_gamma(sb_contact_problem *p, int n, int nk, int bs, double *z, double *w) {
+  for (int a = 0; a < nk; a++) z[a * bs + bs - 1] = 0;
+  kept_lcp_product(p, n, z, w);
   for (int a = 0; a < nk; a++) {
     int o = a * bs;
     double g = 0;
     for (int k = 1; k < bs - 1; k++) g = fmax(g, -w[o + k]);
     for (int k = 1; k < bs - 1; k++) w[o + k] += g;
+    z[o + bs - 1] = g;
+  }
+}
+
+/* The warm guess of each kept contact that carries no normal impulse in it
+ * (new this step, or unloaded in the last answer): no friction, and gamma
+ * its sliding speed now, max(0, max_k -D_k . vt) at the guess's impulses:
+ * the value canonical_gamma gives every answer that leaves it unloaded. Left
+ * at the last step's gamma (zero for a new contact), a contact that now
+ * slides has a beta row with w < 0 at the guess, which predicts that beta
+ * into the warm pivot's set: a friction impulse without a normal one, which
+ * no answer has, and the pass on that set fails across the whole arm (a
+ * 12-section arm creeping down the incline went cold whenever stage 1 kept
+ * another unloaded contact). Loaded contacts keep their guess. w: n doubles
+ * of scratch. */
+static void guess_unloaded_gamma(sb_contact_problem *p, int n, int nk, int bs, double *z, double *w) {
+  int unloaded = 0;
+  for (int a = 0; a < nk; a++) {
+    double *za = z + (size_t)a * bs;
+    if (za[0] > 0) continue;
+    memset(za, 0, bs * sizeof(double));
+    unloaded = 1;
+  }
+  if (!unloaded) return;
+  kept_lcp_product(p, n, z, w);
+  for (int a = 0; a < nk; a++) {
+    int o = a * bs;
+    if (z[o] > 0) continue;
+    double g = 0;
+    for (int k = 1; k < bs - 1; k++) g = fmax(g, -w[o + k]);
     z[o + bs - 1] = g;
   }
 }
@@ -1736,6 +1772,7 @@ static int select_and_solve(sb_contact_problem *p, const sb_contact_options *opt
         for (int v = 0; v < bs; v++) p->dr[a * bs + v] = p->dc[a * bs + v] = 1;
       }
     }
+    if (opt->warm_start) guess_unloaded_gamma(p, n, nk, bs, p->z, p->wv);
     solve_assembled(p, n, nk, bs, opt->warm_start ? p->z : NULL, opt->warm_start, opt, info);
     /* impulses: contact frame (t1, t2, n) per contact, then generalized */
     for (int a = 0; a < nk; a++) {

@@ -741,7 +741,8 @@ static void test_rod(void) {
  * the default) against reading the assembled copy: the same doubles, so the
  * same path, and every step's answer equal bit for bit. The soft rod lying
  * (n about 100: Lemke's revised form), 60 steps from rest, with warm starts
- * (Lemke where the warm pivot fails) and without (Lemke on every step);
+ * after the first step (Lemke there and where the warm pivot fails) and
+ * without (Lemke on every step);
  * each run must have run the revised form from the operator. */
 static void test_lemke_on_operator(void) {
   char err[256];
@@ -767,7 +768,9 @@ static void test_lemke_on_operator(void) {
       for (int k = 0; k < 2; k++) {
         sb_contact_options o = sb_contact_default_options();
         o.lcp_from_operator = k == 0;
-        o.warm_start = warm;
+        /* the first step cold: from the unloaded contacts' sliding speeds alone (the guess a warm
+         * start makes of a step without history) the warm pivot answers this rod on every step */
+        o.warm_start = warm && step > 0;
         EXPECT(sb_step_prepare(m[k], st[k], w[k], NULL, h, err, sizeof err) == 0, "prepare: %s", err);
         sb_contact_clear(P[k]);
         EXPECT(scene_rod_fill(P[k], &rod, m[k], w[k], 0.5, err, sizeof err) >= 0, "rod scene: %s", err);
