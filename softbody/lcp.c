@@ -297,27 +297,68 @@ static double row_exact(const sb_lcp_work *wk, int n, const double *M, const dou
 
 static void row_terms(const sb_lcp_work *wk, int n, const double *restrict M, const double *restrict q,
                       const double *restrict z, double *restrict s);
+static void listed_row_terms(const sb_lcp_work *wk, int n, const double *q, const double *z, const int *rows, int nr,
+                             double *s);
+
+/* Whether row i passes check_given_w's test without its terms s_i: from
+ * the lower bound |q_i| + |w_i - q_i| - e_w <= s_i (|sum_j M_ij z_j| <=
+ * sum_j |M_ij z_j|, w_i within e_w of the exact sum), the threshold is at
+ * most the test's, and e <= abs_tol keeps the test from summing the row
+ * exactly; apply_bound's e_w also bounds the row's terms, so they are
+ * finite. A row that passes here passes the test with the same residual
+ * and w_i; the others are tested as before. */
+static int passes_without_terms(double q, double z, double w, double e, double abs_tol, double rel_tol) {
+  const double u = DBL_EPSILON / 2;
+  if (!isfinite(w) || !(e <= abs_tol)) return 0;
+  double moved = fabs(w - q) * (1 - 2 * u) - e, lower = (fabs(q) + (moved > 0 ? moved : 0)) * (1 - 4 * u);
+  double ri = fabs(fmin(z, w));
+  return ri + e <= fmax(abs_tol, rel_tol * lower);
+}
+
+/* check_given_w's row terms for the solve's products (eb: apply_bound's
+ * bounds, under added): only the rows passes_without_terms cannot pass get
+ * theirs, from the entries' columns restricted to them (a contact LCP at its
+ * answer: mostly none), where row_terms takes every column of z's support
+ * whole. Rows left out hold -1 in s (terms are never negative). */
+static void doubtful_row_terms(const sb_lcp_work *wk, int n, const double *q, const double *z, const double *w,
+                               const double *eb, double under, double abs_tol, double rel_tol, double *s) {
+  int nr = 0, *rows = wk->term_rows;
+  for (int i = 0; i < n; i++) {
+    s[i] = -1;
+    if (!passes_without_terms(q[i], z[i], w[i], eb[i] + under, abs_tol, rel_tol)) rows[nr++] = i;
+  }
+  listed_row_terms(wk, n, q, z, rows, nr, s);
+}
 
 /* sb_lcp_check for a finite z whose w already holds Mz + q summed in floating
  * point, as a solver's last trial leaves it: by M in any order (the bound
  * below holds for every order of the n + 1 terms), or by the solve's
  * entries' product (m_product), whose rounding their apply_bound bounds. wk:
  * the solve's workspace, or NULL for M alone. */
-static int check_given_w(const sb_lcp_work *wk, int n, const double *M, const double *q, const double *z, double *w,
+static int check_given_w(sb_lcp_work *wk, int n, const double *M, const double *q, const double *z, double *w,
                          double abs_tol, double rel_tol, double *residual, int *bad_row, double *scratch) {
   *residual = INFINITY;
   if (bad_row) *bad_row = -1;
   double *s = scratch, *eb = op_products(wk) ? wk->ebound : NULL;
-  row_terms(wk, n, M, q, z, s);
-  if (eb) wk->entries->apply_bound(wk->entries->ctx, z, q, eb);
   /* gamma_{n+2} = (n + 2) u / (1 - (n + 2) u) bounds the relative rounding of
    * a sum of n + 1 products (and of s itself); each product may also lose
    * up to the smallest subnormal to underflow. */
   const double u = DBL_EPSILON / 2, g = (n + 2) * u / (1 - (n + 2) * u);
   const double under = (n + 2) * DBL_TRUE_MIN;
+  int some_rows = eb && wk->entries->column_rows && !wk->check_all_terms;
+  if (eb) wk->entries->apply_bound(wk->entries->ctx, z, q, eb);
+  if (some_rows)
+    doubtful_row_terms(wk, n, q, z, w, eb, under, abs_tol, rel_tol, s);
+  else
+    row_terms(wk, n, M, q, z, s);
   double r = 0;
   int ok = 1;
   for (int i = 0; i < n; i++) {
+    if (some_rows && s[i] == -1) { /* passes_without_terms */
+      r = fmax(r, fabs(fmin(z[i], w[i])));
+      wk->rows_without_terms++;
+      continue;
+    }
     double si = s[i] * (1 + g);
     /* a term or partial sum that overflows cannot be verified: |w_i|'s
      * partial sums are bounded by s_i, so s_i finite means none did */
@@ -358,8 +399,18 @@ int sb_lcp_check(int n, const double *M, const double *q, const double *z, doubl
   return check_given_w(NULL, n, M, q, z, w, abs_tol, rel_tol, residual, bad_row, scratch);
 }
 
+int sb_lcp_check_by_entries(sb_lcp_work *wk, int n, const sb_lcp_entries *entries, const double *q, const double *z,
+                            double *w, double abs_tol, double rel_tol, double *residual, int *bad_row) {
+  const sb_lcp_entries *was = wk->entries;
+  wk->entries = entries;
+  m_product(wk, n, NULL, q, z, w);
+  int ok = check_given_w(wk, n, NULL, q, z, w, abs_tol, rel_tol, residual, bad_row, wk->da);
+  wk->entries = was;
+  return ok;
+}
+
 /* sb_lcp_check with the solve's product (m_product) and entries. */
-static int check_on(const sb_lcp_work *wk, int n, const double *M, const double *q, const double *z, double *w,
+static int check_on(sb_lcp_work *wk, int n, const double *M, const double *q, const double *z, double *w,
                     double abs_tol, double rel_tol, double *residual, int *bad_row, double *scratch) {
   if (bad_row) *bad_row = -1;
   if (!all_finite(n, z)) {
@@ -379,7 +430,7 @@ static int check_on(const sb_lcp_work *wk, int n, const double *M, const double 
 
 /* sb_lcp_check of a pivot's answer z, whose w = Mz + q the pivot formed (wp, copied to w, where
  * the check may refine rows): the same verdict and w without a second product by M. */
-static int check_pivot_answer(const sb_lcp_work *wk, int n, const double *M, const double *q, const double *z,
+static int check_pivot_answer(sb_lcp_work *wk, int n, const double *M, const double *q, const double *z,
                               const double *wp, double *w, double abs_tol, double rel_tol, double *residual,
                               double *scratch) {
   if (!all_finite(n, z)) {

@@ -58,6 +58,11 @@ struct sb_lcp_work {
   /* for tests (0: the defaults): GMRES's restart length and rounds, and FB without its pivot
    * passes, so that its Newton and least-squares steps answer alone */
   int krylov_restart, krylov_rounds, fb_no_pivot;
+  /* for tests: 1 makes the acceptance test on the entries' products take every row's terms
+   * (check_given_w in lcp.c), as before the test took only the doubtful rows'; the rows it
+   * passed without their terms so far */
+  int check_all_terms;
+  long rows_without_terms;
   int border;               /* sb_lcp_options.border_factors of the solve under way */
   /* The set that solved the last warm pivot (prev_na entries, of a problem of size prev_n; 0 when
    * that set was solved by least norm), kept across matrices: a warm solve of a new matrix of that
@@ -210,6 +215,13 @@ static inline void sb_fb_coefficients(double z, double w, double *a, double *b) 
     *a = *b = M_SQRT1_2 - 1;
   }
 }
+
+/* For tests: the acceptance test of a solve on unformed entries (apply and
+ * apply_bound given), w = q + M z by their product, as a solve's check
+ * leaves it (w then exact where the sum could not tell): returns 1 when z
+ * passes, with the residual and the first bad row (-1 none). */
+int sb_lcp_check_by_entries(sb_lcp_work *wk, int n, const sb_lcp_entries *entries, const double *q, const double *z,
+                            double *w, double abs_tol, double rel_tol, double *residual, int *bad_row);
 
 /* FB's steps on an unformed M through the solve's entries (fb_krylov.c):
  * usable when the entries have apply and apply_transposed and the

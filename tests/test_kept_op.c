@@ -160,6 +160,86 @@ static double row_slack(int n, const double *M, const double *b, const double *z
   return e[i] + (double)(mag * (n + 2) * 0x1p-63L);
 }
 
+/* Over every scene: the acceptance test on the products, by the doubtful rows' terms against by
+ * every row's (points tested, of them passed, rows passed without their terms, rows tested) */
+static long terms_points_all, terms_passed_all, terms_skipped_all, terms_rows_all;
+
+/* The acceptance test on the conditioned operator's products (the solve's,
+ * lcp_matrix operator) takes the terms sum_j |M_ij z_j| only of the rows a
+ * lower bound from w cannot pass: against the test with every row's terms,
+ * the same verdict, residual, first bad row and w (bit for bit), at the
+ * chain's answer zs and at points moved off it by 1e-15 to 1e-9 of each
+ * entry, half the zeros pushed by as much of zs's scale (rows pass and fail
+ * there alike). */
+/* One point of check_terms_on_demand: both tests, compared; 0 when they differ. */
+static int terms_agree(sb_lcp_work *wk, int n, const sb_lcp_entries *ca, const double *q, const double *z,
+                       double abs_tol, double *w0, double *w1, const char *what, int step, const char *where) {
+  const double tol = 1e-12;
+  double r0, r1;
+  int b0, b1;
+  wk->check_all_terms = 1;
+  int ok1 = sb_lcp_check_by_entries(wk, n, ca, q, z, w1, abs_tol, tol, &r1, &b1);
+  wk->check_all_terms = 0;
+  long skipped = wk->rows_without_terms;
+  int ok0 = sb_lcp_check_by_entries(wk, n, ca, q, z, w0, abs_tol, tol, &r0, &b0);
+  terms_points_all++;
+  terms_passed_all += ok0;
+  terms_skipped_all += wk->rows_without_terms - skipped;
+  terms_rows_all += n;
+  int same = ok0 == ok1 && b0 == b1 && memcmp(&r0, &r1, sizeof r0) == 0 && memcmp(w0, w1, sizeof(double) * n) == 0;
+  EXPECT(same,
+         "%s, step %d, %s: the test by the doubtful rows' terms says %d (residual %.17g, row %d), by every row's "
+         "%d (%.17g, row %d), or w differs",
+         what, step, where, ok0, r0, b0, ok1, r1, b1);
+  return same;
+}
+
+static void check_terms_on_demand(int n, const double *As, const double *bs, const sb_lcp_entries *ca,
+                                  const double *zs, const char *what, tally *t) {
+  static const double moves[] = {0, 1e-15, 1e-13, 1e-12, 1e-11, 1e-9};
+  double *z = malloc(sizeof(double) * 4 * n), *w0 = z + n, *w1 = w0 + n, *q = w1 + n, qs = 1, zmax = 0;
+  sb_lcp_work *wk = sb_lcp_work_create(n);
+  const double tol = 1e-12;
+  for (int i = 0; i < n; i++) {
+    qs = fmax(qs, fabs(bs[i]));
+    zmax = fmax(zmax, fabs(zs[i]));
+  }
+  int same = 1;
+  for (size_t k = 0; same && k < sizeof moves / sizeof moves[0]; k++) {
+    for (int i = 0; i < n; i++) {
+      double r = 2 * tu_rand_r(&rng) - 1;
+      z[i] = zs[i] != 0 ? zs[i] * (1 + moves[k] * r) : r > 0 ? moves[k] * zmax * r : 0;
+    }
+    char where[32];
+    snprintf(where, sizeof where, "moved %.0e", moves[k]);
+    same = terms_agree(wk, n, ca, bs, z, tol * qs, w0, w1, what, t->steps, where);
+  }
+  /* one row at a time at its threshold: q_i moved so that the row's residual is c times the
+   * threshold max(abs_tol, tol s_i), c in [0.5, 2), s_i = |q_i| + sum_j |As_ij zs_j| (w_i = c thr
+   * where zs_i > 0, -c thr where not); abs_tol the solve's tol qs, and 1e-2 and 1e-3 of it, where
+   * the lower bound sets the threshold of rows whose terms' rounding is within abs_tol (those with
+   * larger terms are summed exactly either way) */
+  static const double floors[] = {1, 1e-2, 1e-3};
+  for (int trial = 0; same && trial < 24; trial++) {
+    int i = (int)(tu_rand_r(&rng) * n);
+    double c = 0.5 + 1.5 * tu_rand_r(&rng), abs_tol = tol * qs * floors[trial % 3], si = 0, wi = bs[i];
+    for (int j = 0; j < n; j++) {
+      si += fabs(As[(size_t)j * n + i] * zs[j]);
+      wi += As[(size_t)j * n + i] * zs[j];
+    }
+    memcpy(q, bs, sizeof(double) * n);
+    q[i] -= wi; /* w_i = 0, then its residual: s_i with the new q_i */
+    si += fabs(q[i]);
+    double shift = (zs[i] > 0 ? 1 : -1) * c * fmax(abs_tol, tol * si);
+    q[i] += shift;
+    char where[64];
+    snprintf(where, sizeof where, "row %d at %.2f of its threshold (abs_tol %.0e)", i, c, abs_tol);
+    same = terms_agree(wk, n, ca, q, zs, abs_tol, w0, w1, what, t->steps, where);
+  }
+  sb_lcp_work_free(wk);
+  free(z);
+}
+
 /* The conditioned operator's products (sb_kept_op_conditioned_apply, the
  * solve's with lcp_matrix operator) on the step's conditioned LCP (As, bs):
  *   - y = bs + As z for a z of random signs over six decades (cancellation in
@@ -200,6 +280,7 @@ static void check_products(int n, const double *As, const double *bs, const sb_l
       }
     }
   }
+  if (st == SB_LCP_SOLVED) check_terms_on_demand(n, As, bs, &ca, zs, what, t);
   o.entries = &ca;
   for (int warm = 0; warm < 2; warm++) {
     if (warm)
@@ -1039,6 +1120,12 @@ int main(void) {
          krylov_runs_all, "FB's Krylov steps: %d of %d Newton steps above 1e-8 of |Phi| where LU's is within it, %d "
          "least-squares steps off the optimum (at most 1 %% each)", newton_loose_all, krylov_runs_all,
          least_squares_off_all);
+  printf("acceptance test on the products: %ld points, %ld passed; %ld of %ld rows passed without their terms\n",
+         terms_points_all, terms_passed_all, terms_skipped_all, terms_rows_all);
+  EXPECT(terms_passed_all > 0 && terms_passed_all < terms_points_all && 2 * terms_skipped_all > terms_rows_all,
+         "acceptance test on the products: %ld of %ld points passed, %ld of %ld rows without their terms: both "
+         "verdicts and mostly rows without terms expected", terms_passed_all, terms_points_all, terms_skipped_all,
+         terms_rows_all);
   EXPECT(fb_runs_all > 0 && fb_operator_solved_all >= fb_stored_solved_all - fb_runs_all / 20,
          "FB on the unformed operator solved %d of %d, on As stored %d", fb_operator_solved_all, fb_runs_all,
          fb_stored_solved_all);
