@@ -207,7 +207,7 @@ static void check_terms_on_demand(int n, const double *As, const double *bs, con
   int same = 1;
   for (size_t k = 0; same && k < sizeof moves / sizeof moves[0]; k++) {
     for (int i = 0; i < n; i++) {
-      double r = 2 * tu_rand_r(&rng) - 1;
+      double r = tu_rand_r(&rng); /* in [-1, 1) */
       z[i] = zs[i] != 0 ? zs[i] * (1 + moves[k] * r) : r > 0 ? moves[k] * zmax * r : 0;
     }
     char where[32];
@@ -221,8 +221,8 @@ static void check_terms_on_demand(int n, const double *As, const double *bs, con
    * larger terms are summed exactly either way) */
   static const double floors[] = {1, 1e-2, 1e-3};
   for (int trial = 0; same && trial < 24; trial++) {
-    int i = (int)(tu_rand_r(&rng) * n);
-    double c = 0.5 + 1.5 * tu_rand_r(&rng), abs_tol = tol * qs * floors[trial % 3], si = 0, wi = bs[i];
+    int i = (int)((tu_rand_r(&rng) + 1) / 2 * n); /* tu_rand_r is in [-1, 1) */
+    double c = 0.5 + 0.75 * (tu_rand_r(&rng) + 1), abs_tol = tol * qs * floors[trial % 3], si = 0, wi = bs[i];
     for (int j = 0; j < n; j++) {
       si += fabs(As[(size_t)j * n + i] * zs[j]);
       wi += As[(size_t)j * n + i] * zs[j];
