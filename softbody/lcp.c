@@ -992,7 +992,7 @@ static int fb_pivot_step(sb_lcp_work *wk, int n, const double *M, const double *
   if (na == *last_count && !memcmp(set, last_set, (size_t)na * sizeof(int))) return 0;
   memcpy(last_set, set, (size_t)na * sizeof(int));
   *last_count = na;
-  int best = n + 1, stale = 0, *dropped = wk->fric_dropped, ndropped = 0, basic = 1;
+  int best = n + 1, stale = 0, *dropped = wk->fric_dropped, ndropped = 0, basic = 1, bordered_ok = 1;
   for (int pass = 0; pass < max_passes; pass++) {
     na = 0;
     for (int i = 0; i < n; i++)
@@ -1036,7 +1036,7 @@ static int fb_pivot_step(sb_lcp_work *wk, int n, const double *M, const double *
       how = f->how;
     } else if (na > 0) {
       int singular = sb_lcp_friction_set_singular(wk->fric_nblock, wk->fric_block, in);
-      how = sb_lcp_factor_set(wk, s, n, M, set, na, singular, reuse && wk->border);
+      how = sb_lcp_factor_set(wk, s, n, M, set, na, singular, reuse && wk->border && bordered_ok);
       f->valid &= reuse;
     }
     set_residual(na, A, set, q, z, x);
@@ -1093,7 +1093,16 @@ static int fb_pivot_step(sb_lcp_work *wk, int n, const double *M, const double *
       continue;
     }
     if (ninf == 0) {
-      if (!accept_clipped_trial(wk, n, M, q, set, na, zt, wt, z, w, tol, qs)) return 0;
+      if (!accept_clipped_trial(wk, n, M, q, set, na, zt, wt, z, w, tol, qs)) {
+        /* A bordered factorization (the Schur complement of a few changed indices) is less
+         * accurate than the set's own LU: where its feasible trial misses the tolerance, this
+         * pass again with that LU (the 6- and 12-section arms: a cold solve each time) */
+        if (how != 3) return 0;
+        f->valid = 0;
+        bordered_ok = 0;
+        pass--;
+        continue;
+      }
       if (reuse) {
         wk->fc_solved = f->valid ? s : -1;
         /* a regular set only (LU or bordered): a least-norm one is singular, and its union with the
