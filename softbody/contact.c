@@ -700,6 +700,17 @@ static void bilateral_apply(void *ctx, int which, double *x, int ncol, int ld) {
   apply_all(ctx, which, x, ncol, ld, NULL);
 }
 
+/* w = A z + b over the kept contacts' LCP (n), through the operator on W
+ * when the problem was assembled from it. */
+static void kept_lcp_product(sb_contact_problem *p, int n, const double *z, double *w) {
+  if (p->op_valid) {
+    sb_kept_op_apply(&p->op, z, p->b, w);
+  } else {
+    memcpy(w, p->b, n * sizeof(double));
+    cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, 1.0, p->A, n, z, 1, 1.0, w, 1);
+  }
+}
+
 /* The sliding-speed bound gamma of a contact that carries no load (fn = 0,
  * beta = 0: a speculative or separating contact) is not determined by the
  * LCP: any gamma >= max_k -(D_k . vt) solves it. Solvers may return any of
@@ -712,17 +723,6 @@ static void bilateral_apply(void *ctx, int which, double *x, int ncol, int ld) {
  * beta rows, with coefficient 1. w = A z + b (n) is updated, through the
  * operator on W when the problem was assembled from it: a quarter of the
  * dense product's work at r = 4. */
-/* w = A z + b over the kept contacts' LCP (n), through the operator on W
- * when the problem was assembled from it. */
-static void kept_lcp_product(sb_contact_problem *p, int n, const double *z, double *w) {
-  if (p->op_valid) {
-    sb_kept_op_apply(&p->op, z, p->b, w);
-  } else {
-    memcpy(w, p->b, n * sizeof(double));
-    cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, 1.0, p->A, n, z, 1, 1.0, w, 1);
-  }
-}
-
 static void canonical_gamma(sb_contact_problem *p, int n, int nk, int bs, double *z, double *w) {
   for (int a = 0; a < nk; a++) z[a * bs + bs - 1] = 0;
   kept_lcp_product(p, n, z, w);
