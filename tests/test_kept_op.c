@@ -164,13 +164,6 @@ static double row_slack(int n, const double *M, const double *b, const double *z
  * every row's (points tested, of them passed, rows passed without their terms, rows tested) */
 static long terms_points_all, terms_passed_all, terms_skipped_all, terms_rows_all;
 
-/* The acceptance test on the conditioned operator's products (the solve's,
- * lcp_matrix operator) takes the terms sum_j |M_ij z_j| only of the rows a
- * lower bound from w cannot pass: against the test with every row's terms,
- * the same verdict, residual, first bad row and w (bit for bit), at the
- * chain's answer zs and at points moved off it by 1e-15 to 1e-9 of each
- * entry, half the zeros pushed by as much of zs's scale (rows pass and fail
- * there alike). */
 /* One point of check_terms_on_demand: both tests, compared; 0 when they differ. */
 static int terms_agree(sb_lcp_work *wk, int n, const sb_lcp_entries *ca, const double *q, const double *z,
                        double abs_tol, double *w0, double *w1, const char *what, int step, const char *where) {
@@ -194,6 +187,13 @@ static int terms_agree(sb_lcp_work *wk, int n, const sb_lcp_entries *ca, const d
   return same;
 }
 
+/* The acceptance test on the conditioned operator's products (the solve's,
+ * lcp_matrix operator) takes the terms sum_j |M_ij z_j| only of the rows a
+ * lower bound from w cannot pass: against the test with every row's terms,
+ * the same verdict, residual, first bad row and w (bit for bit), at the
+ * chain's answer zs and at points moved off it by 1e-15 to 1e-9 of each
+ * entry, half the zeros pushed by as much of zs's scale (rows pass and fail
+ * there alike). */
 static void check_terms_on_demand(int n, const double *As, const double *bs, const sb_lcp_entries *ca,
                                   const double *zs, const char *what, tally *t) {
   static const double moves[] = {0, 1e-15, 1e-13, 1e-12, 1e-11, 1e-9};
