@@ -80,6 +80,9 @@ struct sb_contact_problem {
   int order_active;
   int *force;              /* stage-1 columns kept even when dependent (last step's loaded contacts) */
   int *keep_prev;          /* the selection before a union pass */
+  int pass_nk;             /* the contacts whose answer the pass before a union pass left (0: none) */
+  int *pass_kept;          /* max_k: those contacts, in order */
+  double *pass_z;          /* their answer, r + 2 each (physical units): the union pass's guess */
   int keep_given;          /* the pass solves p->keep as it stands (a union pass): no selection */
   int kept_dependent;      /* the last pass kept contacts whose normals depend on the others' */
   int directions;          /* r of the last solve */
@@ -145,6 +148,7 @@ void sb_contact_free(sb_contact_problem *p) {
                  p->A, p->b, p->As, p->bs, p->z, p->zs, p->wv, p->ruizw, p->ruiz_block, p->dr, p->dc, p->lambda,
                  p->p,
                  p->pv, p->normal_mask, p->blocks, p->prev_id, p->prev_z, p->prev_t1, p->prev_dr, p->prev_dc, p->prev_in, p->last_in, p->stabv, p->order, p->force, p->keep_prev,
+                 p->pass_kept, p->pass_z,
                  p->admit, p->screen_int, p->screen_order, p->wn, p->wn_ok, p->immobile, p->head, p->colc,
                  p->order_head, p->count_head, p->basic, p->basic_int, p->prev_scale,
                  p->kept_mu, p->op.lam, p->op.v, p->cond_x, p->cond_t, p->damp_diag};
@@ -163,9 +167,11 @@ size_t sb_contact_workspace_bytes_kept(int max_contacts, int max_kept, int max_d
                    nd * mc + (size_t)sb_rank_select_work_size(max_dof, max_contacts) + 2 * nvark * nvark +
                    14 * nvark + nvark * (size_t)(max_directions + 2) + m3 + 2 * nd + nvar + m3 + 2 * mc + mc + nd * mc +
                    2 * nvar /* ..., screen_order, wn, prev_dr, prev_dc */
-                   + 7 * mk; /* kept_mu, op.lam, op.v */
-  size_t ints = 2 * mc + 3 * mc + nvark + mc + 8 * mc + mc + mc + 3 * mc + 3 * mc + 3 * mc + nd + 1 + nvar + nvark;
-  /* ... wn_ok, immobile, head, colc, order_head, count_head, prev_in, last_in */
+                   + 7 * mk /* kept_mu, op.lam, op.v */
+                   + nvark; /* pass_z */
+  size_t ints = 2 * mc + 3 * mc + nvark + mc + 8 * mc + mc + mc + 3 * mc + 3 * mc + 3 * mc + nd + 1 + nvar + nvark +
+                mk;
+  /* ... wn_ok, immobile, head, colc, order_head, count_head, prev_in, last_in, pass_kept */
   return sizeof(sb_contact_problem) + sizeof(sb_contact) * mc + sizeof(long) * mc + sizeof(double) * doubles +
          sizeof(int) * ints + sb_lcp_work_bytes((int)nvark);
 }
@@ -262,6 +268,8 @@ sb_contact_problem *sb_contact_create_kept(int max_contacts, int max_kept, int m
   ALLOC(p->prev_dc, nvar);
   ALLOC(p->prev_in, nvar);
   ALLOC(p->last_in, nvark);
+  ALLOC(p->pass_kept, max_kept);
+  ALLOC(p->pass_z, nvark);
   ALLOC(p->basic, 2 * (size_t)max_kept * max_kept + 6 * (size_t)max_kept);
   ALLOC(p->basic_int, 2 * (size_t)max_kept);
   ALLOC(p->prev_scale, max_kept);
@@ -1651,6 +1659,33 @@ static int screen_admit_closing(sb_contact_problem *p, double vtol) {
   return admitted;
 }
 
+/* The answer of a pass that a union pass follows, kept for that union's
+ * guess (guess_from_last_pass); none where the pass was not solved. */
+static void keep_pass_answer(sb_contact_problem *p, const sb_contact_info *info) {
+  int nk = info->nkept, bs = p->directions + 2;
+  p->pass_nk = info->lcp.status == SB_LCP_SOLVED && p->nvar == nk * bs ? nk : 0;
+  if (p->pass_nk == 0) return;
+  memcpy(p->pass_kept, p->kept, nk * sizeof(int));
+  memcpy(p->pass_z, p->z, (size_t)nk * bs * sizeof(double));
+}
+
+/* A union pass's guess: the pass before it answered all its contacts but
+ * the closing ones this step, so its answer replaces the last step's for
+ * them; the closing ones start unloaded. From the last step's answer
+ * instead, nine in ten of the lying rod's union passes went cold: their
+ * first pass had moved loads between disks, which the last step's answer
+ * does not know. Both lists are in contact order. */
+static void guess_from_last_pass(sb_contact_problem *p, int nk, int bs) {
+  if (p->pass_nk == 0) return;
+  for (int a = 0, b = 0; a < nk; a++) {
+    while (b < p->pass_nk && p->pass_kept[b] < p->kept[a]) b++;
+    if (b < p->pass_nk && p->pass_kept[b] == p->kept[a])
+      memcpy(p->z + (size_t)a * bs, p->pass_z + (size_t)b * bs, bs * sizeof(double));
+    else
+      memset(p->z + (size_t)a * bs, 0, bs * sizeof(double));
+  }
+}
+
 /* A union pass: the next pass solves this pass's kept contacts and every
  * contact that would close, as given (keep_given: no selection); keep_prev
  * holds this pass's set for going back. */
@@ -1772,6 +1807,7 @@ static int select_and_solve(sb_contact_problem *p, const sb_contact_options *opt
         for (int v = 0; v < bs; v++) p->dr[a * bs + v] = p->dc[a * bs + v] = 1;
       }
     }
+    if (opt->warm_start && p->keep_given) guess_from_last_pass(p, nk, bs);
     if (opt->warm_start) guess_unloaded_gamma(p, n, nk, bs, p->z, p->wv);
     solve_assembled(p, n, nk, bs, opt->warm_start ? p->z : NULL, opt->warm_start, opt, info);
     /* impulses: contact frame (t1, t2, n) per contact, then generalized */
@@ -2042,6 +2078,7 @@ int sb_contact_solve(sb_contact_problem *p, double h, const sb_contact_options *
        * failed again on the next. Keeping the warm set and the closing ones
        * together answers at once; the kept normals may then be dependent,
        * as in the union pass below. */
+      keep_pass_answer(p, info);
       keep_closing_too(p, vtol);
       warm_union = 1;
       continue;
@@ -2053,6 +2090,7 @@ int sb_contact_solve(sb_contact_problem *p, double h, const sb_contact_options *
        * up to a centimetre per second, however the independent set was
        * re-chosen). The last pass keeps them too: the kept normals are then
        * dependent, which stage 3 and the proximal step are there for. */
+      keep_pass_answer(p, info);
       keep_closing_too(p, vtol);
       continue;
     }

@@ -16,7 +16,10 @@
  * neither contact kept though it closes, so the warm order fails on most
  * steps; its own set with the closing contacts (the warm union) answers it,
  * where the force-blind selection that followed before made two passes on
- * every step and answered 40 % of the solves cold. */
+ * every step and answered 40 % of the solves cold. That union pass starts
+ * from its first pass's answer (guess_from_last_pass in contact.c): from the
+ * last step's, nine in ten of them went cold, the first pass having moved a
+ * load between neighbouring disks; with either lcp_matrix. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -30,6 +33,7 @@
 
 typedef struct {
   int steps, unsolved, fallbacks, multipass, solves, cold;
+  int cold_last_pass; /* steps of more than one stage-1 pass whose last pass's solve was cold */
   double dropped_min_vn, max_penetration;
 } window_stats;
 
@@ -51,6 +55,7 @@ static window_stats run_scene(const char *path, const cusp_override *ov, int nk,
     w.unsolved += !r->solved;
     w.fallbacks += r->fallback;
     w.multipass += r->info.rank_passes > 1;
+    w.cold_last_pass += r->info.rank_passes > 1 && !r->info.lcp.warm_pivot;
     w.solves += r->info.solves;
     w.cold += r->info.cold_solves;
     w.dropped_min_vn = fmin(w.dropped_min_vn, r->info.dropped_min_vn);
@@ -112,16 +117,34 @@ static void test_creeping(int sections) {
   EXPECT(w.cold == 0, "%d sections creeping: %d of %d solves cold", sections, w.cold, w.solves);
 }
 
-static void test_rod_lying(void) {
-  window_stats w = run_scene(CUSP_SOURCE_DIR "/bench/scenes/rod_plane.xml", NULL, 0, 0.5, 0.8);
-  printf("rod of 80 elements lying, t 0.5..0.8 s: %d steps, %d unsolved, %d with more than one stage-1 pass, "
-         "%d cold of %d solves, dropped contacts' normal speed >= %.3g m/s, penetration <= %.3g m\n",
-         w.steps, w.unsolved, w.multipass, w.cold, w.solves, w.dropped_min_vn, w.max_penetration);
-  EXPECT(w.steps >= 290 && w.unsolved == 0, "rod lying: %d of %d steps unsolved", w.unsolved, w.steps);
-  EXPECT(w.multipass <= 0.15 * w.steps, "rod lying: %d of %d steps selected and solved more than once", w.multipass,
+/* The rod's loads are statically indeterminate (stage 1 keeps about one
+ * contact a disk of two), and a nanometre's change of its sag moves them
+ * from disk to disk: when the last step's set no longer carries the rod,
+ * its first pass goes cold and a union pass follows. How often is chaotic:
+ * over t = 0.2 .. 0.8 s, the BLAS kernels (the contact_scaling_* tests) and
+ * both lcp_matrix values gave 16 to 125 such steps of 600 and 1.0 to 8.6 %
+ * of the solves cold; the regime these bounds exclude made two passes on
+ * every step and answered 40 % of the solves cold. */
+static void test_rod_lying(const char *lcp_matrix) {
+  cusp_override ov = {"arm", "lcp_matrix", lcp_matrix};
+  window_stats w = run_scene(CUSP_SOURCE_DIR "/bench/scenes/rod_plane.xml", &ov, 1, 0.2, 0.8);
+  printf("rod of 80 elements lying, lcp_matrix %s, t 0.2..0.8 s: %d steps, %d unsolved, %d with more than one "
+         "stage-1 pass (%d of their last passes cold), %d cold of %d solves, dropped contacts' normal speed >= %.3g "
+         "m/s, penetration <= %.3g m\n",
+         lcp_matrix, w.steps, w.unsolved, w.multipass, w.cold_last_pass, w.cold, w.solves, w.dropped_min_vn,
+         w.max_penetration);
+  EXPECT(w.steps >= 590 && w.unsolved == 0, "rod lying (%s): %d of %d steps unsolved", lcp_matrix, w.unsolved,
          w.steps);
-  EXPECT(w.cold <= 0.1 * w.solves, "rod lying: %d of %d solves cold", w.cold, w.solves);
-  EXPECT(w.dropped_min_vn >= -1e-6, "rod lying: a dropped contact closes at %.3g m/s", w.dropped_min_vn);
+  EXPECT(w.multipass <= 0.3 * w.steps, "rod lying (%s): %d of %d steps selected and solved more than once",
+         lcp_matrix, w.multipass, w.steps);
+  EXPECT(w.cold <= 0.15 * w.solves, "rod lying (%s): %d of %d solves cold", lcp_matrix, w.cold, w.solves);
+  EXPECT(w.dropped_min_vn >= -1e-6, "rod lying (%s): a dropped contact closes at %.3g m/s", lcp_matrix,
+         w.dropped_min_vn);
+  /* the union pass starts from its first pass's answer */
+  EXPECT(w.multipass >= 5, "rod lying (%s): %d union passes, too few to test their warm start", lcp_matrix,
+         w.multipass);
+  EXPECT(w.cold_last_pass <= 0.1 * w.multipass, "rod lying (%s): %d of %d union passes cold", lcp_matrix,
+         w.cold_last_pass, w.multipass);
 }
 
 int main(void) {
@@ -131,6 +154,7 @@ int main(void) {
   test_lying(12);
   test_creeping(6);
   test_creeping(12);
-  test_rod_lying();
+  test_rod_lying("stored");
+  test_rod_lying("operator");
   return test_report("contact_scaling");
 }
