@@ -83,6 +83,9 @@ struct sb_contact_problem {
   int pass_nk;             /* the contacts whose answer the pass before a union pass left (0: none) */
   int *pass_kept;          /* max_k: those contacts, in order */
   double *pass_z;          /* their answer, r + 2 each (physical units): the union pass's guess */
+  double *z2, *zs2;        /* nvar each: a pass's second guess, in physical units and scaled (or none:
+                              has_z2 0) */
+  int has_z2;
   int keep_given;          /* the pass solves p->keep as it stands (a union pass): no selection */
   int kept_dependent;      /* the last pass kept contacts whose normals depend on the others' */
   int directions;          /* r of the last solve */
@@ -148,7 +151,7 @@ void sb_contact_free(sb_contact_problem *p) {
                  p->A, p->b, p->As, p->bs, p->z, p->zs, p->wv, p->ruizw, p->ruiz_block, p->dr, p->dc, p->lambda,
                  p->p,
                  p->pv, p->normal_mask, p->blocks, p->prev_id, p->prev_z, p->prev_t1, p->prev_dr, p->prev_dc, p->prev_in, p->last_in, p->stabv, p->order, p->force, p->keep_prev,
-                 p->pass_kept, p->pass_z,
+                 p->pass_kept, p->pass_z, p->z2, p->zs2,
                  p->admit, p->screen_int, p->screen_order, p->wn, p->wn_ok, p->immobile, p->head, p->colc,
                  p->order_head, p->count_head, p->basic, p->basic_int, p->prev_scale,
                  p->kept_mu, p->op.lam, p->op.v, p->cond_x, p->cond_t, p->damp_diag};
@@ -168,7 +171,7 @@ size_t sb_contact_workspace_bytes_kept(int max_contacts, int max_kept, int max_d
                    14 * nvark + nvark * (size_t)(max_directions + 2) + m3 + 2 * nd + nvar + m3 + 2 * mc + mc + nd * mc +
                    2 * nvar /* ..., screen_order, wn, prev_dr, prev_dc */
                    + 7 * mk /* kept_mu, op.lam, op.v */
-                   + nvark; /* pass_z */
+                   + 3 * nvark; /* pass_z, z2, zs2 */
   size_t ints = 2 * mc + 3 * mc + nvark + mc + 8 * mc + mc + mc + 3 * mc + 3 * mc + 3 * mc + nd + 1 + nvar + nvark +
                 mk;
   /* ... wn_ok, immobile, head, colc, order_head, count_head, prev_in, last_in, pass_kept */
@@ -270,6 +273,8 @@ sb_contact_problem *sb_contact_create_kept(int max_contacts, int max_kept, int m
   ALLOC(p->last_in, nvark);
   ALLOC(p->pass_kept, max_kept);
   ALLOC(p->pass_z, nvark);
+  ALLOC(p->z2, nvark);
+  ALLOC(p->zs2, nvark);
   ALLOC(p->basic, 2 * (size_t)max_kept * max_kept + 6 * (size_t)max_kept);
   ALLOC(p->basic_int, 2 * (size_t)max_kept);
   ALLOC(p->prev_scale, max_kept);
@@ -987,6 +992,7 @@ static void solve_assembled(sb_contact_problem *p, int n, int nk, int bs, const 
   p->As_formed = !unformed;
   const double *Ms = unformed ? NULL : p->As;
   for (int i = 0; i < n; i++) p->zs[i] = zwarm && isfinite(zwarm[i]) ? zwarm[i] / p->dc[i] : 0;
+  for (int i = 0; i < n && zwarm && p->has_z2; i++) p->zs2[i] = p->z2[i] / p->dc[i];
   sb_lcp_options lo = opt->lcp;
   condition_operator(p, opt);
   lo.entries = p->op_valid && p->lcp_matrix != SB_CONTACT_LCP_STORED ? &p->cond_entries : NULL;
@@ -996,7 +1002,10 @@ static void solve_assembled(sb_contact_problem *p, int n, int nk, int bs, const 
   lo.friction_blocks = 1; /* eq. (11)-(13)'s pyramids: the warm pivot knows their singular sets */
   lo.border_factors = 1;  /* a pass adding the answer's degenerate indices borders the last set's LU */
   lo.warm_last_set = 1;   /* the last step's solved set, degenerate indices included, joins the guess's */
+  lo.second_guess = zwarm && p->has_z2 ? p->zs2 : NULL;
   sb_lcp_solve(p->lcp, n, Ms, p->bs, p->zs, NULL, &lo, &info->lcp);
+  lo.second_guess = NULL;
+  p->has_z2 = 0;
   count_solve(info, &info->lcp);
   p->As_formed |= info->lcp.matrix_formed;
   /* Proximal correction: solving (A + eps I_N) z = ... - eps I_N z_prev
@@ -1669,14 +1678,19 @@ static void keep_pass_answer(sb_contact_problem *p, const sb_contact_info *info)
   memcpy(p->pass_z, p->z, (size_t)nk * bs * sizeof(double));
 }
 
-/* A union pass's guess: the pass before it answered all its contacts but
- * the closing ones this step, so its answer replaces the last step's for
- * them; the closing ones start unloaded. From the last step's answer
- * instead, nine in ten of the lying rod's union passes went cold: their
- * first pass had moved loads between disks, which the last step's answer
- * does not know. Both lists are in contact order. */
+/* A union pass's guesses: the pass before it answered all its contacts but
+ * the closing ones this step, so its answer comes first, the closing ones
+ * unloaded, and the last step's answer (in p->z on entry) second, in p->z2.
+ * From the last step's answer alone, nine in ten of the lying rod's union
+ * passes went cold: their first pass had moved loads between disks, which
+ * the last step's answer does not know. From the first pass's alone, a
+ * sliding 12-section arm's union went cold where the last step's answered
+ * it, and the arm went on with another contact kept. Both lists are in
+ * contact order. */
 static void guess_from_last_pass(sb_contact_problem *p, int nk, int bs) {
   if (p->pass_nk == 0) return;
+  memcpy(p->z2, p->z, (size_t)nk * bs * sizeof(double));
+  p->has_z2 = 1;
   for (int a = 0, b = 0; a < nk; a++) {
     while (b < p->pass_nk && p->pass_kept[b] < p->kept[a]) b++;
     if (b < p->pass_nk && p->pass_kept[b] == p->kept[a])
@@ -1807,8 +1821,10 @@ static int select_and_solve(sb_contact_problem *p, const sb_contact_options *opt
         for (int v = 0; v < bs; v++) p->dr[a * bs + v] = p->dc[a * bs + v] = 1;
       }
     }
+    p->has_z2 = 0;
     if (opt->warm_start && p->keep_given) guess_from_last_pass(p, nk, bs);
     if (opt->warm_start) guess_unloaded_gamma(p, n, nk, bs, p->z, p->wv);
+    if (p->has_z2) guess_unloaded_gamma(p, n, nk, bs, p->z2, p->wv);
     solve_assembled(p, n, nk, bs, opt->warm_start ? p->z : NULL, opt->warm_start, opt, info);
     /* impulses: contact frame (t1, t2, n) per contact, then generalized */
     for (int a = 0; a < nk; a++) {

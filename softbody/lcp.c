@@ -2135,6 +2135,15 @@ static sb_lcp_status solve_chain_on(sb_lcp_work *wk, int nchain, const sb_lcp_so
                     warm_pivot_from_support(wk, n, M, q, zg, tol, qs, &wp);
       solved = pivoted && check_pivot_answer(wk, n, M, q, zg, wp, wk->w, tol * qs, tol, &rg, wk->da);
     }
+    if (!solved && opt->second_guess && all_finite(n, opt->second_guess)) {
+      const double *wp = wg;
+      memcpy(zg, opt->second_guess, n * sizeof(double));
+      m_product(wk, n, M, q, zg, wg);
+      int pivoted = fb_pivot_step(wk, n, M, q, zg, wg, wk->idx, &last_count, tol, qs, WARM_PIVOT_PASSES, 1,
+                                  NULL, 0) ||
+                    warm_pivot_from_support(wk, n, M, q, zg, tol, qs, &wp);
+      solved = pivoted && check_pivot_answer(wk, n, M, q, zg, wp, wk->w, tol * qs, tol, &rg, wk->da);
+    }
     if (solved) {
       memcpy(z, zg, n * sizeof(double));
       if (wout) memcpy(wout, wk->w, n * sizeof(double));

@@ -140,6 +140,10 @@ typedef struct {
                             towards a solve that never stores M; docs/contact_factor_design.md).
                             Not passed on by sb_lcp_condition_solve, whose solve is of its own
                             scaled copy */
+  const double *second_guess; /* with warm_start (NULL: none): another guess (n), whose active set is
+                            pivoted from as the first's is (its predicted set, then its support)
+                            when the first's pivots fail, before the chain runs (which starts from
+                            the first); a solve it answers counts as warm_pivot */
 } sb_lcp_options;
 
 enum { SB_LCP_LEMKE_TABLEAU = 0, SB_LCP_LEMKE_REVISED = 1, SB_LCP_LEMKE_AUTO = 2 };

@@ -17,9 +17,10 @@
  * steps; its own set with the closing contacts (the warm union) answers it,
  * where the force-blind selection that followed before made two passes on
  * every step and answered 40 % of the solves cold. That union pass starts
- * from its first pass's answer (guess_from_last_pass in contact.c): from the
- * last step's, nine in ten of them went cold, the first pass having moved a
- * load between neighbouring disks; with either lcp_matrix. */
+ * from its first pass's answer, then the last step's (guess_from_last_pass
+ * in contact.c): from the last step's alone, nine in ten of them went cold,
+ * the first pass having moved a load between neighbouring disks; with
+ * either lcp_matrix. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -121,10 +122,11 @@ static void test_creeping(int sections) {
  * contact a disk of two), and a nanometre's change of its sag moves them
  * from disk to disk: when the last step's set no longer carries the rod,
  * its first pass goes cold and a union pass follows. How often is chaotic:
- * over t = 0.2 .. 0.8 s, the BLAS kernels (the contact_scaling_* tests) and
- * both lcp_matrix values gave 16 to 125 such steps of 600 and 1.0 to 8.6 %
- * of the solves cold; the regime these bounds exclude made two passes on
- * every step and answered 40 % of the solves cold. */
+ * over t = 0.2 .. 0.8 s, five BLAS kernels (this test and the
+ * contact_scaling_* ones) and both lcp_matrix values gave 15 to 59 such
+ * steps of 601 and 1.2 to 4.5 % of the solves cold; the regime these bounds
+ * exclude made two passes on every step and answered 40 % of the solves
+ * cold. */
 static void test_rod_lying(const char *lcp_matrix) {
   cusp_override ov = {"arm", "lcp_matrix", lcp_matrix};
   window_stats w = run_scene(CUSP_SOURCE_DIR "/bench/scenes/rod_plane.xml", &ov, 1, 0.2, 0.8);
@@ -135,9 +137,9 @@ static void test_rod_lying(const char *lcp_matrix) {
          w.max_penetration);
   EXPECT(w.steps >= 590 && w.unsolved == 0, "rod lying (%s): %d of %d steps unsolved", lcp_matrix, w.unsolved,
          w.steps);
-  EXPECT(w.multipass <= 0.3 * w.steps, "rod lying (%s): %d of %d steps selected and solved more than once",
+  EXPECT(w.multipass <= 0.2 * w.steps, "rod lying (%s): %d of %d steps selected and solved more than once",
          lcp_matrix, w.multipass, w.steps);
-  EXPECT(w.cold <= 0.15 * w.solves, "rod lying (%s): %d of %d solves cold", lcp_matrix, w.cold, w.solves);
+  EXPECT(w.cold <= 0.1 * w.solves, "rod lying (%s): %d of %d solves cold", lcp_matrix, w.cold, w.solves);
   EXPECT(w.dropped_min_vn >= -1e-6, "rod lying (%s): a dropped contact closes at %.3g m/s", lcp_matrix,
          w.dropped_min_vn);
   /* the union pass starts from its first pass's answer */

@@ -824,6 +824,58 @@ static void test_lemke_form_reported(void) {
   sb_lcp_work_free(wk);
 }
 
+/* sb_lcp_options.second_guess: where the first guess's pivots fail, the
+ * second's active set answers before the chain runs (a union pass of the
+ * contact pipeline tries its first pass's answer, then the last step's).
+ * The first guess loads every index the answer leaves out and none it
+ * loads; on the LCPs where neither the pivot from its predicted set nor
+ * from its support repairs that in their passes (without the second guess
+ * the chain answers), the second, the answer moved by 1e-9 of its size,
+ * must answer warm. A non-finite second guess is ignored. */
+static void test_second_guess(void) {
+  enum { n = 60 };
+  static double M[n * n], q[n], z[n], zref[n], bad[n], second[n], w[n];
+  sb_lcp_work *wk = sb_lcp_work_create(n);
+  sb_lcp_options o = sb_lcp_default_options();
+  sb_lcp_info info;
+  int tried = 0, cold_without = 0, warm_with = 0, same = 0, nan_ignored = 0;
+  for (int trial = 0; trial < 120; trial++) {
+    make(SPD, n, M, q);
+    o.warm_start = 0;
+    o.second_guess = NULL;
+    memset(zref, 0, sizeof zref);
+    if (sb_lcp_solve(wk, n, M, q, zref, w, &o, &info) != SB_LCP_SOLVED) continue;
+    double zmax = 0;
+    for (int i = 0; i < n; i++) zmax = fmax(zmax, zref[i]);
+    for (int i = 0; i < n; i++) {
+      bad[i] = zref[i] > 0 ? 0 : zmax;
+      second[i] = zref[i] > 0 ? zref[i] * (1 + 1e-9 * sin(i + 1.0)) : 0;
+    }
+    tried++;
+    o.warm_start = 1;
+    memcpy(z, bad, sizeof z);
+    if (sb_lcp_solve(wk, n, M, q, z, w, &o, &info) != SB_LCP_SOLVED || info.warm_pivot) continue;
+    cold_without++;
+    memcpy(z, bad, sizeof z);
+    o.second_guess = second;
+    int ok = sb_lcp_solve(wk, n, M, q, z, w, &o, &info) == SB_LCP_SOLVED && info.warm_pivot;
+    warm_with += ok;
+    same += ok && tu_relerr(z, zref, n, 1.0) <= 1e-9;
+    second[0] = NAN;
+    memcpy(z, bad, sizeof z);
+    nan_ignored += sb_lcp_solve(wk, n, M, q, z, w, &o, &info) == SB_LCP_SOLVED && !info.warm_pivot;
+  }
+  printf("second guess: %d LCPs of %d unknowns, %d of them cold from the first guess alone; with the second, "
+         "warm on %d (its answer on %d); a NaN in it ignored on %d\n", tried, n, cold_without, warm_with, same,
+         nan_ignored);
+  EXPECT(cold_without >= 5, "second guess: the bad first guess failed on %d of %d LCPs, too few to test",
+         cold_without, tried);
+  EXPECT(warm_with == cold_without && same == cold_without, "second guess: warm on %d, the answer on %d of %d",
+         warm_with, same, cold_without);
+  EXPECT(nan_ignored == cold_without, "second guess with a NaN: ignored on %d of %d", nan_ignored, cold_without);
+  sb_lcp_work_free(wk);
+}
+
 /* Where an explicit K^-1 drifts: friction-pyramid LCPs of many contacts,
  * all approaching, on few dofs (W of rank ndof), Tikhonov 1e-12, so that the
  * basis block K grows past rank(W) and stays regular only by the pyramids'
@@ -1512,6 +1564,7 @@ int main(void) {
   test_warm_lemke();
   test_lemke_revised();
   test_lemke_form_reported();
+  test_second_guess();
   test_lemke_revised_drift();
   test_unformed_matrix();
   test_row_terms_from_entries();
