@@ -24,7 +24,7 @@
  *        (bench/scenes/rope_plane_tiled.xml): t in [0.1, 0.2) s; run only when
  *        named by --case
  * --lcp-matrix sets every case's key lcp_matrix (what the solve reads from
- * the kept contacts' operator; the scenes' default: auto); --set KEY=VALUE
+ * the kept contacts' operator; the scenes' default: operator); --set KEY=VALUE
  * (up to 8) any key of every case's soft instance, e.g. surface_layer=0.
  * The windows are cut into R rounds of equal steps (--steps K: K steps per
  * round from the window's start instead, e.g. a short window for callgrind); round r steps every

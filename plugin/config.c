@@ -230,7 +230,7 @@ static const cusp_key key_table[] = {
             "smaller, but on a pass that reads the operator alone (lcp_matrix), whose matrix the tableau "
             "would form; docs/contact_scaling.md, sessions 26 and 27)"},
     {.name = "lcp_matrix", .kind = CUSP_KEY_ENUM, .unit = "", FIELD(lcp_matrix), WORDS(w_lcp_matrix),
-     .def = {"auto", "auto"},
+     .def = {"operator", "operator"},
      .doc = "lcp contact: what the solve reads from the kept contacts' Delassus blocks instead of the "
             "assembled n x n matrix: stored (nothing), entries (the conditioned LCP's entries that Lemke's "
             "revised form, the warm pivot and the acceptance test read: the same doubles, so the same answers "
@@ -239,8 +239,10 @@ static const cusp_key key_table[] = {
             "another of its solutions; the step then forms neither the matrix nor its conditioned copy, the "
             "fallback solvers FB and PGS included) or auto (each stage-1 pass operator from "
             KEY_STR(SB_CONTACT_LCP_AUTO_MIN_N) " unknowns on, where its time a step fell below stored's and "
-            "the n x n matrices outgrow a cache, stored below, where it costs the least; issue 15, item 1; "
-            "docs/contact_factor_design.md, docs/contact_scaling.md, sessions 34 and 40)"},
+            "the n x n matrices outgrow a cache, stored below, where it costs the least). The default, "
+            "operator, keeps every step free of n x n matrices at 1-2 % more instructions than stored at a "
+            "few dozen unknowns and no measurable time (issue 15, item 1; docs/contact_factor_design.md, "
+            "docs/contact_scaling.md, sessions 34, 40 and 41)"},
     {.name = "conditioning", .kind = CUSP_KEY_MASK, .unit = "", FIELD(conditioning),
      WORDS(w_conditioning), .flags = CUSP_KEY_NONE,
      .def = {"qr ruiz tikhonov", "qr ruiz tikhonov"}, LIVE(CUSP_LIVE_CONDITIONING),

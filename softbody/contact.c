@@ -139,7 +139,7 @@ sb_contact_options sb_contact_default_options(void) {
   o.rank_refine = 2;
   o.proximal_steps = 1;
   o.screen = 1;
-  o.lcp_from_operator = SB_CONTACT_LCP_AUTO;
+  o.lcp_from_operator = SB_CONTACT_LCP_OPERATOR;
   o.lcp = sb_lcp_default_options();
   return o;
 }

@@ -128,13 +128,13 @@ typedef struct {
                               a pass that forms them all the same is counted in
                               sb_contact_info.matrices_formed) (issue 15, item 1;
                               docs/contact_factor_design.md; plugin key lcp_matrix).
+                              SB_CONTACT_LCP_OPERATOR is the default: at Scenario A's and the
+                              arms' sizes it costs 1-2 % more instructions than STORED and no
+                              measurable time, and it keeps the hot path free of n x n matrices
+                              at every size (sessions 40 and 41, docs/contact_scaling.md).
                               SB_CONTACT_LCP_STORED (0): from the formed matrices.
-                              SB_CONTACT_LCP_AUTO (default): each pass OPERATOR from
-                              SB_CONTACT_LCP_AUTO_MIN_N unknowns on, STORED below (session 40:
-                              OPERATOR at every size costs 1-2 % more instructions at Scenario
-                              A's and the arms' sizes and no measurable time, but the 80-element
-                              rod on a plane made more union passes and cold solves on it;
-                              docs/contact_scaling.md) */
+                              SB_CONTACT_LCP_AUTO: each pass OPERATOR from
+                              SB_CONTACT_LCP_AUTO_MIN_N unknowns on, STORED below */
   sb_lcp_options lcp;      /* solver chain, tolerances */
 } sb_contact_options;
 

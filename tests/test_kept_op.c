@@ -971,7 +971,7 @@ static void test_scene_same_doubles(const pair_scene *sc, const char *const valu
   for (int k = 0; k < 2; k++) finish(m[k], d[k]);
 }
 
-/* lcp_matrix auto (the default): stored's doubles where every pass is below
+/* lcp_matrix auto (the default until session 41, now operator): stored's doubles where every pass is below
  * SB_CONTACT_LCP_AUTO_MIN_N unknowns (Scenario A, n <= 36), operator's where
  * the passes are above it (the tiled rope at 40 elements, n 800-880), and
  * the passes said so. */
