@@ -1066,7 +1066,41 @@ static void test_scene_operator_steps(const pair_scene *sc) {
   for (int k = 0; k < 2; k++) finish(m[k], d[k]);
 }
 
+/* The default keys (no lcp_matrix): every stage-1 pass reads its LCP from
+ * the operator and none forms the n x n matrices (issue 15, item 1, by
+ * default since session 41), on Scenario A (n <= 36, where auto would form
+ * them) and the rod lying on a plane (n about 500). */
+static void test_default_is_operator(void) {
+  const char *const scenes[2] = {CUSP_SOURCE_DIR "/mjcf/scenario_a.xml", CUSP_SOURCE_DIR "/bench/scenes/rod_plane.xml"};
+  const double t1[2] = {1.0, 0.3};
+  for (int k = 0; k < 2; k++) {
+    mjModel *m = load(scenes[k], NULL, 0);
+    mjData *d = m ? attach(m) : NULL;
+    long passes = 0, op = 0, formed = 0, solved = 0, steps = 0;
+    while (d && d->time < t1[k]) {
+      mj_step(m, d);
+      const cusp_step_report *r = cusp_report(m, d);
+      if (!r) break;
+      steps++;
+      solved += r->solved;
+      if (r->info.nvar == 0) continue;
+      passes += r->info.rank_passes;
+      op += r->info.operator_passes;
+      formed += r->info.matrices_formed;
+    }
+    printf("%s, default keys: %ld steps (%ld solved), %ld of %ld passes on the operator, the matrices formed on %ld\n",
+           scenes[k], steps, solved, op, passes, formed);
+    EXPECT(steps > 0 && solved == steps, "%s, default keys: %ld of %ld steps solved", scenes[k], solved, steps);
+    /* a screen pass repeats a stage-1 pass, counted once in rank_passes and each time in operator_passes */
+    EXPECT(passes > 0 && op >= passes && formed == 0,
+           "%s, default keys: %ld of %ld passes on the operator, the matrices formed on %ld", scenes[k], op, passes,
+           formed);
+    finish(m, d);
+  }
+}
+
 int main(void) {
+  test_default_is_operator();
   test_block();
   test_rod();
   test_lemke_on_operator();
