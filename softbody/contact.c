@@ -1702,8 +1702,9 @@ static void guess_from_last_pass(sb_contact_problem *p, int nk, int bs) {
 
 /* A union pass: the next pass solves this pass's kept contacts and every
  * contact that would close, as given (keep_given: no selection); keep_prev
- * holds this pass's set for going back. */
-static void keep_closing_too(sb_contact_problem *p, double vtol) {
+ * holds this pass's set for going back, and pass_z its answer. */
+static void keep_closing_too(sb_contact_problem *p, const sb_contact_info *info, double vtol) {
+  keep_pass_answer(p, info);
   memcpy(p->keep_prev, p->keep, p->nc * sizeof(int));
   for (int i = 0; i < p->nc; i++) p->keep[i] |= closes_after_pass(p, i, vtol);
   p->keep_given = 1;
@@ -2094,8 +2095,7 @@ int sb_contact_solve(sb_contact_problem *p, double h, const sb_contact_options *
        * failed again on the next. Keeping the warm set and the closing ones
        * together answers at once; the kept normals may then be dependent,
        * as in the union pass below. */
-      keep_pass_answer(p, info);
-      keep_closing_too(p, vtol);
+      keep_closing_too(p, info, vtol);
       warm_union = 1;
       continue;
     }
@@ -2106,8 +2106,7 @@ int sb_contact_solve(sb_contact_problem *p, double h, const sb_contact_options *
        * up to a centimetre per second, however the independent set was
        * re-chosen). The last pass keeps them too: the kept normals are then
        * dependent, which stage 3 and the proximal step are there for. */
-      keep_pass_answer(p, info);
-      keep_closing_too(p, vtol);
+      keep_closing_too(p, info, vtol);
       continue;
     }
     /* next pass: contacts that would penetrate first (deepest first), then

@@ -1188,6 +1188,18 @@ static int warm_pivot_from_support(sb_lcp_work *wk, int n, const double *M, cons
   return fb_pivot_step(wk, n, M, q, zg, w0, wk->idx, &last_count, tol, qs, SUPPORT_PIVOT_PASSES, 1, NULL, 0);
 }
 
+/* The warm start's pivots from a guess zg (wg = M zg + q): from the set it
+ * predicts (extra joining it, fb_pivot_step), then from its support; 1 when
+ * one solves to the final test, with zg the answer and wk->w its Mz + q
+ * (computed from that z), *rg its residual. */
+static int pivot_from_guess(sb_lcp_work *wk, int n, const double *M, const double *q, double *zg, double *wg,
+                            int *last_count, double tol, double qs, const int *extra, int nextra, double *rg) {
+  const double *wp = wg;
+  int pivoted = fb_pivot_step(wk, n, M, q, zg, wg, wk->idx, last_count, tol, qs, WARM_PIVOT_PASSES, 1, extra, nextra) ||
+                warm_pivot_from_support(wk, n, M, q, zg, tol, qs, &wp);
+  return pivoted && check_pivot_answer(wk, n, M, q, zg, wp, wk->w, tol * qs, tol, rg, wk->da);
+}
+
 /* FB's Newton direction d (H d = -Phi, H = Da + Db M at (z, w)): by LU of
  * the formed H (in wk->H, its factor in wk->HtH); on an unformed M by GMRES
  * through M's products (fb_krylov.c) to the relative residual eta. Returns
@@ -2127,22 +2139,11 @@ static sb_lcp_status solve_chain_on(sb_lcp_work *wk, int nchain, const sb_lcp_so
     /* a new matrix of the same size: the set that solved the last one, by position, joins the
      * prediction (its degenerate indices, z = 0 there, the guess does not predict) */
     int prev = opt->warm_last_set && !opt->same_matrix && wk->prev_n == n ? wk->prev_na : 0;
-    if (!solved) {
-      /* a pivot that solves leaves its answer's Mz + q (computed from that z) in its w */
-      const double *wp = wg;
-      int pivoted = fb_pivot_step(wk, n, M, q, zg, wg, wk->idx, &last_count, tol, qs, WARM_PIVOT_PASSES, 1,
-                                  wk->prev_set, prev) ||
-                    warm_pivot_from_support(wk, n, M, q, zg, tol, qs, &wp);
-      solved = pivoted && check_pivot_answer(wk, n, M, q, zg, wp, wk->w, tol * qs, tol, &rg, wk->da);
-    }
+    if (!solved) solved = pivot_from_guess(wk, n, M, q, zg, wg, &last_count, tol, qs, wk->prev_set, prev, &rg);
     if (!solved && opt->second_guess && all_finite(n, opt->second_guess)) {
-      const double *wp = wg;
       memcpy(zg, opt->second_guess, n * sizeof(double));
       m_product(wk, n, M, q, zg, wg);
-      int pivoted = fb_pivot_step(wk, n, M, q, zg, wg, wk->idx, &last_count, tol, qs, WARM_PIVOT_PASSES, 1,
-                                  NULL, 0) ||
-                    warm_pivot_from_support(wk, n, M, q, zg, tol, qs, &wp);
-      solved = pivoted && check_pivot_answer(wk, n, M, q, zg, wp, wk->w, tol * qs, tol, &rg, wk->da);
+      solved = pivot_from_guess(wk, n, M, q, zg, wg, &last_count, tol, qs, NULL, 0, &rg);
     }
     if (solved) {
       memcpy(z, zg, n * sizeof(double));
