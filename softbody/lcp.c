@@ -42,7 +42,7 @@ sb_lcp_work *sb_lcp_work_create(int nmax) {
   w->nmax = nmax;
   double **vec[] = {&w->w, &w->zbest, &w->ztry, &w->phi, &w->phitry, &w->g, &w->d, &w->da,
                     &w->db, &w->colbuf, &w->zloc, &w->qloc, &w->qs, &w->zs, &w->dr, &w->dc, &w->rv_col,
-                    &w->ebound};
+                    &w->ebound, &w->regular_colmax};
   int ok = 1;
   for (size_t k = 0; k < sizeof vec / sizeof vec[0]; k++) ok &= (*vec[k] = calloc(n, sizeof(double))) != NULL;
   ok &= (w->rowbuf = calloc(n + 2, sizeof(double))) != NULL;
@@ -64,6 +64,8 @@ sb_lcp_work *sb_lcp_work_create(int nmax) {
   ok &= (w->fric_dropped = calloc(n, sizeof(int))) != NULL;
   ok &= (w->term_rows = calloc(n, sizeof(int))) != NULL;
   ok &= (w->prev_set = calloc(n, sizeof(int))) != NULL;
+  ok &= (w->regular_order = calloc(n, sizeof(int))) != NULL;
+  ok &= (w->regular_state = calloc(n, sizeof(int))) != NULL;
   for (int k = 0; k < 2; k++) {
     sb_lcp_factor *f = &w->fc[k];
     ok &= (f->set = calloc(n, sizeof(int))) != NULL;
@@ -91,18 +93,18 @@ sb_lcp_work *sb_lcp_work_create(int nmax) {
 
 size_t sb_lcp_work_bytes(int nmax) {
   size_t n = nmax > 0 ? (size_t)nmax : 0;
-  /* H, HtH, LU, Ms, T; 19 vectors; 12 int vectors and the revised Lemke's 6 n + 4 ints; per cache
+  /* H, HtH, LU, Ms, T; 20 vectors; 14 int vectors and the revised Lemke's 6 n + 4 ints; per cache
    * slot the bordered factor's Y, Mdc, S and 2 int vectors, 3 short ones */
   size_t kb = SB_LCP_BORDER_MAX;
-  return sizeof(sb_lcp_work) + sizeof(double) * (4 * n * n + n * (n + 2) + 19 * n + 2 + 2 * (2 * n * kb + kb * kb)) +
-         sizeof(int) * (12 * n + 1 + 6 * n + 4 + 2 * (2 * n + 3 * kb));
+  return sizeof(sb_lcp_work) + sizeof(double) * (4 * n * n + n * (n + 2) + 20 * n + 2 + 2 * (2 * n * kb + kb * kb)) +
+         sizeof(int) * (14 * n + 1 + 6 * n + 4 + 2 * (2 * n + 3 * kb));
 }
 
 void sb_lcp_work_free(sb_lcp_work *w) {
   if (!w) return;
   void *p[] = {w->w, w->zbest, w->ztry, w->phi, w->phitry, w->g, w->d, w->da, w->db, w->colbuf,
                w->zloc, w->qloc, w->qs, w->zs, w->dr, w->dc, w->rv_col, w->ebound, w->rowbuf, w->H, w->HtH, w->LU,
-               w->Ms, w->T, w->basis, w->nonbasis, w->ties, w->ipiv, w->idx, w->rv_slot, w->rv_kcol, w->rv_r0pos, w->rv_colpos, w->rv_rowpos, w->fric_dropped, w->term_rows, w->prev_set, w->fc[0].set, w->fc[0].piv,
+               w->Ms, w->T, w->basis, w->nonbasis, w->ties, w->ipiv, w->idx, w->rv_slot, w->rv_kcol, w->rv_r0pos, w->rv_colpos, w->rv_rowpos, w->fric_dropped, w->term_rows, w->prev_set, w->regular_order, w->regular_state, w->regular_colmax, w->fc[0].set, w->fc[0].piv,
                w->fc[1].set, w->fc[1].piv};
   for (size_t k = 0; k < sizeof p / sizeof p[0]; k++) free(p[k]);
   for (int k = 0; k < 2; k++) {
@@ -951,6 +953,63 @@ static int accept_clipped_trial(sb_lcp_work *wk, int n, const double *M, const d
   return 1;
 }
 
+/* The regular part of a singular set (fb_pivot_step's pivot on regular sets): the set's columns
+ * in order of preference (those loaded in zref first, the most loaded first, then the others by
+ * index), each kept when its pivot, after eliminating the columns kept before it, is regular
+ * against its column's largest entry (sb_lu_pivots_regular, LU's test); repeated until none is
+ * added, since a gamma's zero diagonal becomes a pivot once a beta of its block is in. A column
+ * left out depends on the kept ones, so its impulse can be zero in the answer. A: na x na
+ * (column-major); F: scratch of that size. Writes wk->regular_state[b] (1: kept) and returns how
+ * many are left out. */
+static int regular_part(sb_lcp_work *wk, int na, const double *restrict A, const int *set, const double *zref,
+                        double *restrict F) {
+  int *order = wk->regular_order, *keep = wk->regular_state, no = 0;
+  double *colmax = wk->regular_colmax;
+  memcpy(F, A, (size_t)na * na * sizeof(double));
+  for (int b = 0; b < na; b++) {
+    double big = 0;
+    for (int a = 0; a < na; a++) big = fmax(big, fabs(A[(size_t)b * na + a]));
+    colmax[b] = big;
+    keep[b] = 0;
+    if (!(zref[set[b]] > 0)) continue;
+    int o = no++; /* insertion, most loaded first */
+    for (; o > 0 && zref[set[order[o - 1]]] < zref[set[b]]; o--) order[o] = order[o - 1];
+    order[o] = b;
+  }
+  for (int b = 0; b < na; b++)
+    if (!(zref[set[b]] > 0)) order[no++] = b;
+  int kept = 0;
+  for (int added = 1; added;) {
+    added = 0;
+    for (int o = 0; o < na; o++) {
+      int c = order[o];
+      double pivot = F[(size_t)c * na + c];
+      if (keep[c] || !sb_lu_pivots_regular(fabs(pivot), colmax[c])) continue;
+      /* the columns still undecided less column c times their row-c entry over the pivot (the
+       * kept ones are eliminated already: row c is zero there) */
+      const double *restrict fc = F + (size_t)c * na;
+      for (int j = 0; j < na; j++) {
+        double *restrict fj = F + (size_t)j * na, m = fj[c] / pivot;
+        if (keep[j] || j == c || m == 0) continue;
+        for (int i = 0; i < na; i++) fj[i] -= fc[i] * m;
+      }
+      keep[c] = 1;
+      kept++;
+      added = 1;
+    }
+  }
+  return na - kept;
+}
+
+/* The size of the largest friction block of the solve under way, 1 without blocks: the warm
+ * start's pivot on regular sets is tried where the support's first trial had at most that many
+ * infeasible indices, a contact's worth of change (pivot_from_guess). */
+static int largest_block(const sb_lcp_work *wk) {
+  int big = 1;
+  for (int b = 0; wk->fric_block && b < wk->fric_nblock; b++) big = wk->fric_block[b] > big ? wk->fric_block[b] : big;
+  return big;
+}
+
 /* fb_pivot_step takes all rows' terms at once (row_terms, by columns of the
  * trial's support) instead of each doubtful row's (row_term) from this many
  * doubtful rows, and when they are at least 1/RATIO of the support: a row
@@ -968,12 +1027,17 @@ static int accept_clipped_trial(sb_lcp_work *wk, int n, const double *M, const d
  * digits), and from z = 0 it mostly solves contact LCPs outright. eps keeps
  * round-off (q of 1e-19 for a tangential velocity that is zero) out of the
  * set; infeasible means beyond round-off of the terms of w (the yardstick of
- * the final test). A start set already tried is not tried again. Returns 1 with z, w
- * replaced when it solved the LCP to tolerance. */
+ * the final test). A start set already tried is not tried again. regular:
+ * a set whose LU is singular is reduced to its regular part (regular_part)
+ * instead of being solved by least norm, and a pass with fewer infeasible
+ * indices than the pass before keeps the block swaps going. Writes
+ * wk->pivot_first_infeasible (the first trial's count, n + 1 when there was
+ * none). Returns 1 with z, w replaced when it solved the LCP to tolerance. */
 static int fb_pivot_step(sb_lcp_work *wk, int n, const double *M, const double *q, double *z,
                          double *w, int *last_set, int *last_count, double tol, double qs, int max_passes,
-                         int reuse, const int *extra, int nextra) {
+                         int reuse, int regular, const int *extra, int nextra) {
   int *set = wk->ties, *in = wk->nonbasis, na = 0;
+  wk->pivot_first_infeasible = n + 1;
   double eps = tol * qs, *x = wk->zloc, *zt = wk->ztry, *wt = wk->colbuf;
   for (int i = 0; i < n; i++)
     if ((in[i] = z[i] - w[i] > eps)) set[na++] = i;
@@ -992,7 +1056,8 @@ static int fb_pivot_step(sb_lcp_work *wk, int n, const double *M, const double *
   if (na == *last_count && !memcmp(set, last_set, (size_t)na * sizeof(int))) return 0;
   memcpy(last_set, set, (size_t)na * sizeof(int));
   *last_count = na;
-  int best = n + 1, stale = 0, *dropped = wk->fric_dropped, ndropped = 0, basic = 1, bordered_ok = 1;
+  int best = n + 1, previous = n + 1, stale = 0, *dropped = wk->fric_dropped, ndropped = 0, basic = 1,
+      bordered_ok = 1;
   for (int pass = 0; pass < max_passes; pass++) {
     na = 0;
     for (int i = 0; i < n; i++)
@@ -1037,6 +1102,20 @@ static int fb_pivot_step(sb_lcp_work *wk, int n, const double *M, const double *
     } else if (na > 0) {
       int singular = sb_lcp_friction_set_singular(wk->fric_nblock, wk->fric_block, in);
       how = sb_lcp_factor_set(wk, s, n, M, set, na, singular, reuse && wk->border && bordered_ok);
+      f->valid &= reuse;
+    }
+    if (regular && how == 2 && na > 0) {
+      /* the set's regular part (its scratch the slot's factor, factored again either way) */
+      int left_out = regular_part(wk, na, A, set, pass ? zt : z, f->F);
+      if (left_out > 0) {
+        int kept = 0;
+        for (int b = 0; b < na; b++) {
+          if (wk->regular_state[b]) set[kept++] = set[b];
+          else in[set[b]] = 0;
+        }
+        na = kept;
+      }
+      how = sb_lcp_factor_set(wk, s, n, M, set, na, left_out == 0, 0);
       f->valid &= reuse;
     }
     set_residual(na, A, set, q, z, x);
@@ -1086,6 +1165,7 @@ static int fb_pivot_step(sb_lcp_work *wk, int n, const double *M, const double *
         first = first < 0 ? i : first;
       }
     }
+    if (pass == 0) wk->pivot_first_infeasible = ninf;
     if (ndropped && ninf) { /* the basic answer failed: this pass again, on the whole set */
       for (int i = 0; i < n; i++) in[i] |= dropped[i];
       basic = 0;
@@ -1113,12 +1193,17 @@ static int fb_pivot_step(sb_lcp_work *wk, int n, const double *M, const double *
       }
       return 1;
     }
+    /* On regular sets a pass with fewer infeasible indices than the one before is progress even
+     * above the best: the lying rod's count rises once (the unloaded contact's neighbours take up
+     * friction, and the rest of the rod slips slightly until they do) and then falls, and the
+     * rise spent the budget of block swaps */
     if (ninf < best) {
       best = ninf;
       stale = 0;
-    } else {
+    } else if (!(regular && ninf < previous)) {
       stale++;
     }
+    previous = ninf;
     if (stale < 3) {
       for (int i = 0; i < n; i++) in[i] ^= bad[i];
     } else {
@@ -1166,6 +1251,9 @@ static int resolve_on_solved_set(sb_lcp_work *wk, int n, const double *M, const 
 /* Passes of the warm start's second try (warm_pivot_from_support): a lying
  * rope's support is the answer's set or a few swaps from it. */
 #define SUPPORT_PIVOT_PASSES 6
+/* Passes of its third, on regular sets: the lying rod's needed up to nine
+ * (docs/contact_scaling.md, session 42) */
+#define REGULAR_PIVOT_PASSES 10
 
 /* The warm start's second try, when the pivot from the guess's predicted set
  * {z_i - w_i > eps} failed: principal pivoting from the guess's support
@@ -1180,24 +1268,48 @@ static int resolve_on_solved_set(sb_lcp_work *wk, int n, const double *M, const 
  * fb_pivot_step does; *wz then points at its Mz + q). Returns 1 when solved to
  * the pivot's own test (the caller still checks). */
 static int warm_pivot_from_support(sb_lcp_work *wk, int n, const double *M, const double *q, double *zg,
-                                   double tol, double qs, const double **wz) {
+                                   double tol, double qs, int passes, int regular, const double **wz) {
   double *w0 = wk->d; /* solve_fb's, free here: zero, so that the prediction is z alone */
   int last_count = -1;
   memset(w0, 0, (size_t)n * sizeof(double));
   *wz = w0;
-  return fb_pivot_step(wk, n, M, q, zg, w0, wk->idx, &last_count, tol, qs, SUPPORT_PIVOT_PASSES, 1, NULL, 0);
+  return fb_pivot_step(wk, n, M, q, zg, w0, wk->idx, &last_count, tol, qs, passes, 1, regular, NULL, 0);
 }
 
 /* The warm start's pivots from a guess zg (wg = M zg + q): from the set it
- * predicts (extra joining it, fb_pivot_step), then from its support; 1 when
- * one solves to the final test, with zg the answer and wk->w its Mz + q
- * (computed from that z), *rg its residual. */
+ * predicts (extra joining it, fb_pivot_step), then from its support, then
+ * from its support on regular sets; 1 when one solves to the final test,
+ * with zg the answer and wk->w its Mz + q (computed from that z), *rg its
+ * residual.
+ *
+ * The third try is for sticking friction that is statically indeterminate
+ * across contacts: on a rod lying along a plane, the betas of one direction
+ * at every disk are largely combinations of the normals (the slip at a
+ * disk's rim follows its neighbours' heights), so a set with them is
+ * singular. Its least-norm answer spreads the impulse over the dependent
+ * betas with mixed signs, slightly below zero, and the swaps that follow do
+ * not reach a feasible set: where one disk unloads and its neighbours take
+ * up its load and a little friction, the first two tries failed and Lemke
+ * answered from zero. On each set's regular part (regular_part) the answers
+ * are exact, and the swaps reach the set Lemke finds. The try follows the
+ * others, so that it changes nothing they answered: where the friction must
+ * spread to stay feasible (the tiled rope), the least-norm answer is the
+ * one that solves. It runs only where the support's first trial was a
+ * contact's change away (at most a block's count of infeasible indices):
+ * where it was tens of indices away (the tiled rope landing), the try
+ * seldom answered and its passes cost more than Lemke
+ * (docs/contact_scaling.md, session 42). */
 static int pivot_from_guess(sb_lcp_work *wk, int n, const double *M, const double *q, double *zg, double *wg,
                             int *last_count, double tol, double qs, const int *extra, int nextra, double *rg) {
   const double *wp = wg;
-  int pivoted = fb_pivot_step(wk, n, M, q, zg, wg, wk->idx, last_count, tol, qs, WARM_PIVOT_PASSES, 1, extra, nextra) ||
-                warm_pivot_from_support(wk, n, M, q, zg, tol, qs, &wp);
-  return pivoted && check_pivot_answer(wk, n, M, q, zg, wp, wk->w, tol * qs, tol, rg, wk->da);
+  int pivoted = fb_pivot_step(wk, n, M, q, zg, wg, wk->idx, last_count, tol, qs, WARM_PIVOT_PASSES, 1, 0, extra,
+                              nextra) ||
+                warm_pivot_from_support(wk, n, M, q, zg, tol, qs, SUPPORT_PIVOT_PASSES, 0, &wp);
+  int regular = !pivoted && wk->pivot_first_infeasible <= largest_block(wk);
+  if (regular) pivoted = warm_pivot_from_support(wk, n, M, q, zg, tol, qs, REGULAR_PIVOT_PASSES, 1, &wp);
+  int solved = pivoted && check_pivot_answer(wk, n, M, q, zg, wp, wk->w, tol * qs, tol, rg, wk->da);
+  wk->regular_pivots += solved && regular;
+  return solved;
 }
 
 /* FB's Newton direction d (H d = -Phi, H = Da + Db M at (z, w)): by LU of
@@ -1300,7 +1412,7 @@ static sb_lcp_status solve_fb(sb_lcp_work *wk, int n, const double *M, const dou
       if (stagnant) break;
     }
     if (!wk->fb_no_pivot &&
-        fb_pivot_step(wk, n, M, q, z, w, last_set, &last_count, tol, qs, FB_PIVOT_PASSES, 0, NULL, 0)) {
+        fb_pivot_step(wk, n, M, q, z, w, last_set, &last_count, tol, qs, FB_PIVOT_PASSES, 0, 0, NULL, 0)) {
       *iters = it;
       return SB_LCP_SOLVED; /* z >= 0 exactly, w = Mz + q: nothing to polish */
     }
@@ -1681,7 +1793,7 @@ static int lemke_finish(sb_lcp_work *wk, int n, const double *M, const double *q
   if (lemke_refine(wk, n, M, q, z, tol, qs)) return 1;
   int last_count = -1;
   m_product(wk, n, M, q, z, w);
-  return fb_pivot_step(wk, n, M, q, z, w, wk->idx, &last_count, tol, qs, 2, 0, NULL, 0) &&
+  return fb_pivot_step(wk, n, M, q, z, w, wk->idx, &last_count, tol, qs, 2, 0, 0, NULL, 0) &&
          check_on(wk, n, M, q, z, w, tol * qs, tol, &r, NULL, wk->da);
 }
 

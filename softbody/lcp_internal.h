@@ -97,6 +97,12 @@ struct sb_lcp_work {
   int *term_rows;           /* n: the rows whose terms flagged_row_terms takes */
   int *fric_dropped;        /* n flags: the betas the warm pivot's pass left out of its set
                                (sb_lcp_friction_set_basic) */
+  /* regular_part (lcp.c): the set's positions in order of preference and each one's state (n),
+   * and each column's largest entry (n) */
+  int *regular_order, *regular_state;
+  double *regular_colmax;
+  int pivot_first_infeasible; /* the last fb_pivot_step's first trial: its infeasible indices */
+  long regular_pivots;      /* warm solves answered by the pivot on regular sets: for tests */
   /* conditioning (condition.c) */
   double *Ms, *qs, *zs, *dr, *dc;
 };

@@ -20,7 +20,9 @@
  * from its first pass's answer, then the last step's (guess_from_last_pass
  * in contact.c): from the last step's alone, nine in ten of them went cold,
  * the first pass having moved a load between neighbouring disks; with
- * either lcp_matrix. */
+ * either lcp_matrix. And where a disk unloads, the warm start's pivot on
+ * regular sets answers the pass (pivot_from_guess in lcp.c): at most 1 % of
+ * the solves cold. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -120,13 +122,14 @@ static void test_creeping(int sections) {
 
 /* The rod's loads are statically indeterminate (stage 1 keeps about one
  * contact a disk of two), and a nanometre's change of its sag moves them
- * from disk to disk: when the last step's set no longer carries the rod,
- * its first pass goes cold and a union pass follows. How often is chaotic:
- * over t = 0.2 .. 0.8 s, five BLAS kernels (this test and the
- * contact_scaling_* ones) and both lcp_matrix values gave 15 to 59 such
- * steps of 601 and 1.2 to 4.5 % of the solves cold; the regime these bounds
- * exclude made two passes on every step and answered 40 % of the solves
- * cold. */
+ * from disk to disk: when the last step's set no longer carries the rod, a
+ * disk unloads, its neighbours take up its load and a little friction, and
+ * a union pass follows. How often is chaotic (BLAS kernels, lcp_matrix).
+ * Its friction is statically indeterminate across contacts too, and before
+ * the pivot on regular sets those passes went cold: 1.2 to 4.5 % of the
+ * solves over t = 0.2 .. 0.8 s, on five kernels and both lcp_matrix values.
+ * The regime the union bounds exclude made two passes on every step and
+ * answered 40 % of the solves cold. */
 static void test_rod_lying(const char *lcp_matrix) {
   cusp_override ov = {"arm", "lcp_matrix", lcp_matrix};
   window_stats w = run_scene(CUSP_SOURCE_DIR "/bench/scenes/rod_plane.xml", &ov, 1, 0.2, 0.8);
@@ -139,7 +142,7 @@ static void test_rod_lying(const char *lcp_matrix) {
          w.steps);
   EXPECT(w.multipass <= 0.2 * w.steps, "rod lying (%s): %d of %d steps selected and solved more than once",
          lcp_matrix, w.multipass, w.steps);
-  EXPECT(w.cold <= 0.1 * w.solves, "rod lying (%s): %d of %d solves cold", lcp_matrix, w.cold, w.solves);
+  EXPECT(w.cold <= 0.01 * w.solves, "rod lying (%s): %d of %d solves cold", lcp_matrix, w.cold, w.solves);
   EXPECT(w.dropped_min_vn >= -1e-6, "rod lying (%s): a dropped contact closes at %.3g m/s", lcp_matrix,
          w.dropped_min_vn);
   /* the union pass starts from its first pass's answer */
