@@ -1015,6 +1015,9 @@ static int largest_block(const sb_lcp_work *wk) {
  * doubtful rows, and when they are at least 1/RATIO of the support: a row
  * reads n entries strided, the columns n each contiguous. */
 #define ROW_TERMS_AT_ONCE_MIN 8
+/* Passes without progress before the pivot on regular sets swaps one index at a time
+ * (docs/contact_scaling.md, session 42) */
+#define REGULAR_STALE_PASSES 5
 #define ROW_TERMS_AT_ONCE_RATIO 4
 
 /* Principal pivoting from the active set the iterate predicts, A = {i :
@@ -1173,14 +1176,22 @@ static int fb_pivot_step(sb_lcp_work *wk, int n, const double *M, const double *
       continue;
     }
     if (ninf == 0) {
+      int negatives = 0; /* the set's round-off negatives, which the acceptance clips (bad is free) */
+      for (int b = 0; b < na; b++) negatives += bad[set[b]] = zt[set[b]] < 0;
       if (!accept_clipped_trial(wk, n, M, q, set, na, zt, wt, z, w, tol, qs)) {
         /* A bordered factorization (the Schur complement of a few changed indices) is less
          * accurate than the set's own LU: where its feasible trial misses the tolerance, this
          * pass again with that LU (the 6- and 12-section arms: a cold solve each time) */
-        if (how != 3) return 0;
-        f->valid = 0;
-        bordered_ok = 0;
-        pass--;
+        if (how == 3) {
+          f->valid = 0;
+          bordered_ok = 0;
+          pass--;
+          continue;
+        }
+        /* On regular sets, where clipping the negatives is what missed the test (a slip of the
+         * tolerance's size where they held it): those indices out, as a swap */
+        if (!regular || !negatives) return 0;
+        for (int i = 0; i < n; i++) in[i] &= !bad[i];
         continue;
       }
       if (reuse) {
@@ -1194,9 +1205,10 @@ static int fb_pivot_step(sb_lcp_work *wk, int n, const double *M, const double *
       return 1;
     }
     /* On regular sets a pass with fewer infeasible indices than the one before is progress even
-     * above the best: the lying rod's count rises once (the unloaded contact's neighbours take up
-     * friction, and the rest of the rod slips slightly until they do) and then falls, and the
-     * rise spent the budget of block swaps */
+     * above the best, and more passes without it are allowed before the swaps go one index at a
+     * time: the lying rod's count rises (the unloaded contact's neighbours take up friction, and
+     * the rest of the rod slips slightly until they do) and then falls, and the rise spent
+     * Judice and Pires' budget of three */
     if (ninf < best) {
       best = ninf;
       stale = 0;
@@ -1204,7 +1216,7 @@ static int fb_pivot_step(sb_lcp_work *wk, int n, const double *M, const double *
       stale++;
     }
     previous = ninf;
-    if (stale < 3) {
+    if (stale < (regular ? REGULAR_STALE_PASSES : 3)) {
       for (int i = 0; i < n; i++) in[i] ^= bad[i];
     } else {
       in[first] = !in[first]; /* Murty's least-index rule */

@@ -268,7 +268,7 @@ static void test_sticking_pair(int r) {
  * set with those betas and the normals is singular. Each problem is solved from zero, then its
  * free velocity is moved by 10 % and it is solved again from the first answer. Where the
  * predicted set and the support do not answer, the pivot on regular sets (pivot_from_guess) is
- * tried before Lemke: it must answer some of those (12 of the 37 when written; without it all 37
+ * tried before Lemke: it must answer some of those (15 of the 37 when written; without it all 37
  * were cold), and every answer must hold. */
 #define RC 8
 #define RV 30
