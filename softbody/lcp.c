@@ -1175,6 +1175,10 @@ static int fb_pivot_step(sb_lcp_work *wk, int n, const double *M, const double *
       pass--;
       continue;
     }
+    /* On regular sets, more infeasible indices than twice the contacts is not a contact's change
+     * away (the lying rod's rise is one beta of each contact): Lemke is the cheaper way on, where
+     * the tiled rope's landing otherwise spent the remaining passes */
+    if (regular && wk->fric_block && ninf > 2 * wk->fric_nblock) return 0;
     if (ninf == 0) {
       int negatives = 0; /* the set's round-off negatives, which the acceptance clips (bad is free) */
       for (int b = 0; b < na; b++) negatives += bad[set[b]] = zt[set[b]] < 0;
