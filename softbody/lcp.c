@@ -1182,8 +1182,8 @@ static int fb_pivot_step(sb_lcp_work *wk, int n, const double *M, const double *
       continue;
     }
     if (ninf == 0) {
-      int negatives = 0; /* the set's round-off negatives, which the acceptance clips (bad is free) */
-      for (int b = 0; b < na; b++) negatives += bad[set[b]] = zt[set[b]] < 0;
+      int negatives = 0; /* on regular sets, the round-off negatives the acceptance clips (bad is free) */
+      for (int b = 0; regular && b < na; b++) negatives += bad[set[b]] = zt[set[b]] < 0;
       if (!accept_clipped_trial(wk, n, M, q, set, na, zt, wt, z, w, tol, qs)) {
         /* A bordered factorization (the Schur complement of a few changed indices) is less
          * accurate than the set's own LU: where its feasible trial misses the tolerance, this
