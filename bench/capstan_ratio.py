@@ -26,7 +26,8 @@ rod's own (its stiffness), so that r_c's part can be measured alone.
 
   PYTHONPATH=python CUSP_LIBRARY=build/libcusp.so .venv/bin/python bench/capstan_ratio.py \
       [--elements 50] [--contact-radius 0.001 0.005] [--friction 0.3]
-prints one JSON line per contact radius; --quick brackets fewer times.
+prints one JSON line per contact radius; --quick brackets fewer times; --plot PNG draws
+the thresholds against the offset (--from FILE: from the lines an earlier run printed).
 """
 from __future__ import annotations
 
@@ -161,6 +162,36 @@ def bracket(xml: str, low: float, high: float, halvings: int) -> tuple[float, fl
   return low, high, runs
 
 
+def plot(results: list[dict], path: str) -> None:
+  """The thresholds found (the bracket as a bar) against r_c / R, with the analytic ratio
+  (with and without bending) and issue 16's 2 % about e^(mu pi)."""
+  import matplotlib
+  matplotlib.use("Agg")
+  import matplotlib.pyplot as plt
+  mu = results[0]["friction"]
+  thin = math.exp(mu * math.pi)
+  offsets = np.linspace(0.0, 1.2 * max(r["contact_radius"] for r in results), 100)
+  fig, ax = plt.subplots(figsize=(6.4, 4.2))
+  ax.axhspan(0.98, 1.02, color="0.9", label="issue 16: within 2 % of e^(mu pi)")
+  ax.plot(offsets / WRAP_RADIUS, [reference_ratio(mu, rc) / thin for rc in offsets], "k-",
+          label="analytic: surface friction and bending")
+  ax.plot(offsets / WRAP_RADIUS, [reference_ratio(mu, rc, bending=0.0) / thin for rc in offsets], "k:",
+          label="analytic: surface friction, no bending")
+  for n, marker in zip(sorted({r["elements"] for r in results}), "os^v"):
+    mine = [r for r in results if r["elements"] == n]
+    x = np.array([r["contact_radius"] / WRAP_RADIUS for r in mine])
+    low = np.array([r["holds_at"] / thin for r in mine])
+    high = np.array([r["slides_at"] / thin for r in mine])
+    ax.errorbar(x, (low + high) / 2, yerr=(high - low) / 2, fmt=marker, capsize=3, label=f"cusp, {n} elements")
+  ax.set_xlabel("contact offset from the centre line r_c / R")
+  ax.set_ylabel("tension ratio at which the rope slides / e^(mu pi)")
+  ax.set_title(f"Classic capstan, mu = {mu:g}, theta = pi")
+  ax.legend(fontsize=8)
+  fig.tight_layout()
+  fig.savefig(path, dpi=110)
+  plt.close(fig)
+
+
 def main() -> None:
   ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
   ap.add_argument("--elements", type=int, nargs="+", default=[50])
@@ -170,10 +201,21 @@ def main() -> None:
   ap.add_argument("--pyramid", type=int, default=ad.PYRAMID)
   ap.add_argument("--halvings", type=int, default=5)
   ap.add_argument("--quick", action="store_true", help="3 halvings")
+  ap.add_argument("--plot", help="a PNG of the thresholds against the contact offset")
+  ap.add_argument("--from", dest="saved", help="measure nothing: the JSON lines an earlier run printed")
   a = ap.parse_args()
+  if a.saved:
+    with open(a.saved) as f:
+      results = [json.loads(line) for line in f if line.strip()]
+    if not results:
+      raise SystemExit(f"{a.saved}: no results")
+    if a.plot:
+      plot(results, a.plot)
+    return
   halvings = 3 if a.quick else a.halvings
   mu = a.friction
   thin = math.exp(mu * math.pi)
+  results = []
   for n in a.elements:
     for rc in a.contact_radius:
       started = time.time()
@@ -181,7 +223,7 @@ def main() -> None:
       xml = scene(n, rc, mu, a.pyramid)
       low, high, runs = bracket(xml, 0.95 * expected, 1.05 * expected, halvings)
       found = 0.5 * (low + high)
-      print(json.dumps({
+      results.append({
           "elements": n, "contact_radius": rc, "wrap_radius": WRAP_RADIUS, "friction": mu,
           "pyramid": a.pyramid, "light_tension": light_tension(),
           "holds_at": low, "slides_at": high,
@@ -189,10 +231,13 @@ def main() -> None:
           "e_mu_theta": thin,
           "found_over_reference": found / expected, "found_over_e_mu_theta": found / thin,
           "runs": [{"ratio": r["ratio"], "rise_m": r["rise_m"]} for r in runs],
-          "wall_s": round(time.time() - started, 1)}), flush=True)
+          "wall_s": round(time.time() - started, 1)})
+      print(json.dumps(results[-1]), flush=True)
       print(f"  r_c {rc}: holds {low:.5f}, slides {high:.5f}; reference {expected:.5f} "
             f"(found/reference {found / expected:.4f}), e^(mu pi) {thin:.5f} (found/that {found / thin:.4f})",
             file=sys.stderr, flush=True)
+  if a.plot:
+    plot(results, a.plot)
 
 
 if __name__ == "__main__":
