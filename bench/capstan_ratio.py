@@ -75,7 +75,11 @@ def reference_ratio(mu: float, contact_radius: float, wrap: float = WRAP_RADIUS,
   m = mu * (1.0 - contact_radius / wrap)
 
   def lift_off(t):
-    return math.acos(1.0 - ei / (2.0 * t * wrap ** 2))
+    c = 1.0 - ei / (2.0 * t * wrap ** 2)
+    if c <= 0.0:   # the tail would leave the wrap a quarter turn early: no capstan left
+      raise ValueError(f"tension {t:g} N is too low for a rope of bending stiffness {ei:g} N m^2 "
+                       f"on radius {wrap:g} m: its lift-off angle would pass 90 degrees")
+    return math.acos(c)
 
   ratio = math.exp(m * math.pi)
   for _ in range(100):   # phi2 depends on T2: a fixed point, contracting fast (phi2 small)

@@ -476,9 +476,9 @@ def capstan_bracket() -> tuple[float, ...]:
 def classic_capstan(runner: Runner) -> dict | None:
   """Issue 16's tension ratio as the capstan equation states it (bench/capstan_ratio.py):
   cosseratbench's rope, weightless, over half of its cylinder, its ends pulled down by
-  T1 and k T1; runs at k = (1 -+ GOAL_TOLERANCE) e^(mu pi) with the contact at the centre
-  line's side a thin rope's (0.1 mm), and at (1 -+ 1 %) of the analytic ratio of the
-  rope as cusp models it (contact at its 1 mm surface). Saved under --out with the
+  T1 and k T1; runs at k = (1 -+ GOAL_TOLERANCE) e^(mu pi) with a thin rope's contact
+  (0.1 mm off the centre line), and at (1 -+ 1 %) of the analytic ratio of the rope as
+  cusp models it (contact at its 1 mm surface). Saved under --out with the
   library's digest, rerun when that changes (never with --saved-only)."""
   sys.path.insert(0, str(REPO / "bench"))
   import capstan_ratio
