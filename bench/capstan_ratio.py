@@ -10,17 +10,23 @@ reports how far the light end rose after the settling; a bisection on k finds wh
 the rope starts to slide.
 
 The reference (`reference_ratio`) is independent of cusp and of its discretization:
-- friction at the rope's surface: the contact acts r_c inside the centre line (the
-  disks' rim), so its couple r_c mu N is carried by shear, whose turning with the
-  centre line (radius R) takes r_c / R of the friction from the tension:
-  dT/dphi = mu (1 - r_c / R) T along the wrap (docs/capstan.md, section 2);
+- friction at the rope's surface: along the wrap (radius R, rho = r_c / R) the rod's
+  balance with tension T, shear V and normal load N per length reads
+      T' = V / R + mu N,   N = T / R + V',   V = -r_c mu N,
+  the last from the moments: the bending moment is constant where the rope follows the
+  wrap, so shear carries the couple of the friction, which acts r_c inside the centre
+  line (the disks' rim). So T' = mu (1 - rho) N: the shear's turning takes rho of the
+  friction from the tension (docs/capstan.md, section 2); and its growth along the wrap
+  takes from the normal load: with N = c T, x = c R solves rho mu^2 (1 - rho) x^2 + x = 1.
+  Along the wrap, dT/dphi = mu' T with mu' = mu (1 - rho) x;
 - bending: each hanging part is an elastica under its end load T, straight far from
   the cylinder; it leaves the wrap at phi_i before the horizontal, where its curvature
   is still 1 / R, so by the elastica's first integral 1 - cos phi_i = EI / (2 T_i R^2),
   and the shear T_i sin phi_i it carries there is a point contact whose friction acts
   with the wrap's: on the light side it adds, on the heavy side it takes,
       T2 / T1 = e^(mu' (pi - phi1 - phi2)) (cos phi1 + mu' sin phi1) / (cos phi2 - mu' sin phi2),
-  mu' = mu (1 - r_c / R) (the lift-off terms cancel e^(mu' phi) to first order).
+  (the lift-off terms cancel e^(mu' phi) to first order, so which coefficient they
+  carry is of second order).
 The disks' radius (the contact's offset r_c, key disk_radius) is set apart from the
 rod's own (its stiffness), so that r_c's part can be measured alone.
 
@@ -72,7 +78,10 @@ def reference_ratio(mu: float, contact_radius: float, wrap: float = WRAP_RADIUS,
   thick rope without bending, bending=0 and contact_radius=0 the thin rope, e^(mu pi)."""
   ei = stiffness()[1] if bending is None else bending
   t1 = light_tension() if t1 is None else t1
-  m = mu * (1.0 - contact_radius / wrap)
+  rho = contact_radius / wrap
+  a = rho * mu * mu * (1.0 - rho)   # the shear's growth's share of the normal load
+  x = 1.0 if a == 0.0 else 2.0 / (1.0 + math.sqrt(1.0 + 4.0 * a))   # root of a x^2 + x = 1
+  m = mu * (1.0 - rho) * x
 
   def lift_off(t):
     c = 1.0 - ei / (2.0 * t * wrap ** 2)
